@@ -1,0 +1,69 @@
+# Public C-level API of the Primal Gradient Solver kernel.
+#
+# Downstream Cython code can `cimport pgs._core` and drive the solver over its
+# own CSR buffers:
+#
+#     from pgs._core cimport PGSParams, PGSState, pgs_init, pgs_run_f64_i64
+#
+# The caller owns every buffer; the kernel never allocates, never raises and
+# never touches Python objects, so it can run with the GIL released.
+
+from libc.stdint cimport int64_t, uint64_t
+
+# How the exponent q - 1 of the dual mapping is evaluated (see pgs_init).
+cdef enum PKind:
+    P_TWO = 0       # p = 2: u is lambda itself
+    P_Q3 = 1        # p = 1.5 (q = 3): |l|^2, a multiply
+    P_Q225 = 2      # p = 1.8 (q = 2.25): |l| * sqrt(sqrt(|l|))
+    P_GENERAL = 3   # any other p in (1, 2): pow()
+
+# Status codes returned by the kernel (errors are flags, never exceptions).
+cdef enum PGSStatus:
+    PGS_OK = 0
+    PGS_NONFINITE = 1    # a margin or the iterate's scale became inf or NaN
+    PGS_BAD_ROW = 2      # a row index of a fixed sequence is outside [0, n_rows)
+
+
+cdef struct PGSParams:
+    double p                 # norm of the regulariser, in (1, 2]
+    double q                 # dual exponent p / (p - 1)
+    double sigma             # regularisation strength (> 0)
+    double B                 # radius of the domain ||w||_p <= B; <= 0 means unbounded
+    double icpt              # value of the implicit constant column; 0 for no intercept
+    double eps               # the loss's shape parameter (ignored by most losses)
+    Py_ssize_t k             # mini-batch size
+    int p_kind               # a PKind
+    int average              # nonzero: maintain the running average of the iterates
+    long long t_pick         # the iteration whose iterate is copied to w_pick (0: none)
+    long long recompute_every  # coordinate updates between exact recomputations of Q
+
+
+cdef struct PGSState:
+    # Arrays of length n_cols = n_features + 1 (the last one is the intercept column).
+    double* lam              # dual accumulator lambda = -sum_t lambda_t
+    double* u                # sign(lam) |lam|^(q-1); the same buffer as lam when p = 2
+    double* wsum             # lazily folded sum of the iterates (NULL unless average)
+    double* clast            # per coordinate: C at its last fold (NULL unless average)
+    double* w_pick           # receives w_{t_pick} (NULL unless t_pick > 0)
+    int64_t* rows            # scratch, length k: the batch's row indices
+    double* coefs            # scratch, length k: the batch's -loss'/k
+    double Q                 # sum_j |lam_j|^q, maintained incrementally ...
+    double Q_comp            # ... with Neumaier compensation
+    double C                 # sum_{s <= t} c_s (for the average)
+    double c                 # current scale: w_t = c * u
+    long long t              # iterations done
+    long long n_updates      # coordinate updates since Q was last recomputed exactly
+    uint64_t rng[4]          # xoshiro256** state (never all zero)
+
+
+cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt,
+                   double eps, Py_ssize_t k, long long t_pick, int average,
+                   Py_ssize_t n_cols) noexcept nogil
+
+cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
+                        Py_ssize_t n_cols) noexcept nogil
+
+cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices,
+                         const int64_t* indptr, const double* y, Py_ssize_t n_rows,
+                         Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
+                         long long t_end, const int64_t* fixed_rows) noexcept nogil

@@ -1,0 +1,162 @@
+"""Bring X and y to the kernel's form: raw CSR buffers (no copy when possible), float64 targets."""
+
+import numpy as np
+import scipy.sparse as sp
+
+from pgs._core import check_csr
+
+_FLOATS = (np.float32, np.float64)
+_INDEX = (np.int32, np.int64)
+
+
+class CSRBuffers:
+    """The three CSR arrays handed to the kernel, and the matrix's shape.
+
+    Attributes
+    ----------
+    data : ndarray of float32 or float64
+    indices : ndarray of int32 or int64
+    indptr : ndarray, same dtype as `indices`
+    shape : tuple of int
+    copied : bool
+        True when X had to be converted (so the kernel is not reading the
+        caller's own buffers).
+    """
+
+    def __init__(self, data, indices, indptr, shape, copied):
+        self.data = data
+        self.indices = indices
+        self.indptr = indptr
+        self.shape = shape
+        self.copied = copied
+
+    @property
+    def nnz(self):
+        return int(self.indptr[-1] - self.indptr[0])
+
+
+def _contiguous(a):
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def as_csr_buffers(X, *, name="X"):
+    """Return `X` as `CSRBuffers`, reading a CSR float32/64 matrix's buffers in place.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix/array, shape (n_samples, n_features)
+        Dense input and other sparse formats are converted once; CSR with
+        float32/float64 data and int32/int64 indices is used without a copy.
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    CSRBuffers
+
+    Raises
+    ------
+    TypeError
+        For non-numeric or complex input.
+    ValueError
+        For non-2-D input, an empty shape, inconsistent CSR buffers, out-of-range
+        column indices or non-finite values.
+    """
+    copied = False
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got {X.ndim} dimensions")
+        if X.format != "csr":
+            X = X.tocsr()
+            copied = True
+        if X.dtype not in _FLOATS:
+            _check_numeric_dtype(X.dtype, name)
+            X = X.astype(np.float64)
+            copied = True
+        data, indices, indptr = X.data, X.indices, X.indptr
+        if indices.dtype not in _INDEX:
+            indices = indices.astype(np.int64)
+            copied = True
+        if indptr.dtype != indices.dtype:
+            # Only the small index pointer is converted; data and indices stay shared.
+            indptr = indptr.astype(indices.dtype)
+        shape = X.shape
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(
+                f"{name} must be a 2-D array or sparse matrix, got shape {X.shape}"
+            )
+        _check_numeric_dtype(X.dtype, name)
+        if X.dtype not in _FLOATS:
+            X = X.astype(np.float64)
+        csr = sp.csr_matrix(X)
+        data, indices, indptr, shape = csr.data, csr.indices, csr.indptr, csr.shape
+        copied = True
+    if shape[0] == 0:
+        raise ValueError(f"{name} has 0 rows (shape {shape}); at least 1 is required")
+    if shape[1] == 0:
+        raise ValueError(f"{name} has 0 features (shape {shape}); at least 1 is required")
+    data, indices, indptr = _contiguous(data), _contiguous(indices), _contiguous(indptr)
+    if indptr.shape[0] != shape[0] + 1:
+        raise ValueError(f"{name}.indptr has length {indptr.shape[0]}, expected {shape[0] + 1}")
+    problem = check_csr(data, indices, indptr, shape[1])
+    if problem is not None:
+        raise ValueError(f"{name}: {problem}")
+    return CSRBuffers(data, indices, indptr, shape, copied)
+
+
+def _check_numeric_dtype(dtype, name):
+    if dtype.kind == "c":
+        raise TypeError(f"{name} must be real-valued, got complex dtype {dtype}")
+    if dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {dtype}")
+
+
+def check_targets(y, n_samples, *, classification):
+    """Validate targets and bring them to float64 (classes mapped to -1 / +1).
+
+    Parameters
+    ----------
+    y : array_like, shape (n_samples,)
+    n_samples : int
+        Rows of X; y must have as many entries.
+    classification : bool
+        When True, y must hold exactly two distinct values; the smaller is
+        mapped to -1 and the larger to +1.
+
+    Returns
+    -------
+    y_kernel : ndarray of float64
+        A new array (the caller's is never written to).
+    classes : ndarray or None
+        The two original labels, sorted, for classification.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} entries")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    if classification:
+        if y.dtype.kind == "O":
+            try:
+                classes, codes = np.unique(y, return_inverse=True)
+            except TypeError as exc:
+                raise TypeError(f"y's labels cannot be compared: {exc}") from None
+        else:
+            classes, codes = np.unique(y, return_inverse=True)
+        if classes.shape[0] == 1:
+            raise ValueError(
+                f"y has a single class ({classes[0]!r}); a classification loss needs two"
+            )
+        if classes.shape[0] > 2:
+            raise ValueError(
+                f"y has {classes.shape[0]} classes; pgs.train is binary: multiclass "
+                "(one-vs-rest) is handled by the estimator layer (pgs.PGSClassifier)"
+            )
+        return np.where(codes.reshape(-1) == 1, 1.0, -1.0), classes
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"y must be numeric for a regression loss, got dtype {y.dtype}")
+    return np.array(y, dtype=np.float64, copy=True), None

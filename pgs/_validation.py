@@ -1,0 +1,111 @@
+"""Argument checks for `pgs.train`: clear errors that name the argument and its value."""
+
+import math
+import numbers
+
+import numpy as np
+
+from pgs._core import LOSS_NAMES
+
+#: Losses whose targets are two classes, mapped to -1 / +1.
+CLASSIFICATION_LOSSES = frozenset(
+    {"hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber"}
+)
+#: Losses whose targets are real numbers.
+REGRESSION_LOSSES = frozenset({"squared", "huber", "epsilon_insensitive", "absolute"})
+#: Losses that are not Lipschitz on all of R^n: they need a bounded domain (DESIGN.md 2).
+UNBOUNDED_GRADIENT_LOSSES = frozenset({"squared", "squared_hinge", "modified_huber"})
+#: Default shape parameter of the losses that have one.
+DEFAULT_EPSILON = {"huber": 1.0, "epsilon_insensitive": 0.1, "smooth_hinge": 1.0}
+
+ITERATES = ("random", "last", "average")
+
+
+def _is_real(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _is_int(x):
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def check_loss(loss):
+    """Return the loss id of `loss` (a name in ``LOSS_NAMES``)."""
+    if not isinstance(loss, str):
+        raise TypeError(f"loss must be a string, got {loss!r} of type {type(loss).__name__}")
+    if loss not in LOSS_NAMES:
+        raise ValueError(f"loss={loss!r} is not one of {', '.join(LOSS_NAMES)}")
+    return LOSS_NAMES.index(loss)
+
+
+def check_p(p):
+    """p must be a real number in (1, 2]."""
+    if not _is_real(p):
+        raise TypeError(f"p must be a real number in (1, 2], got {p!r}")
+    p = float(p)
+    if not (1.0 < p <= 2.0):
+        raise ValueError(f"p must be in (1, 2], got p={p!r}")
+    return p
+
+
+def check_positive(name, value, *, allow_none=False):
+    """A finite real number > 0 (or None when allowed)."""
+    if value is None and allow_none:
+        return None
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a positive real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0, got {name}={value!r}")
+    return value
+
+
+def check_count(name, value, *, allow_none=False):
+    """An integer >= 1 (or None when allowed)."""
+    if value is None and allow_none:
+        return None
+    if not _is_int(value):
+        raise TypeError(f"{name} must be an integer >= 1, got {value!r}")
+    value = int(value)
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {name}={value!r}")
+    return value
+
+
+def check_iterate(iterate):
+    """One of "random", "last", "average"."""
+    if not isinstance(iterate, str) or iterate not in ITERATES:
+        raise ValueError(f"iterate must be one of {', '.join(ITERATES)}, got iterate={iterate!r}")
+    return iterate
+
+
+def check_B(B):
+    """None, "auto", or a finite number > 0."""
+    if B is None or (isinstance(B, str) and B == "auto"):
+        return B
+    if isinstance(B, str):
+        raise ValueError(f"B must be None, 'auto' or a number > 0, got B={B!r}")
+    return check_positive("B", B)
+
+
+def check_epsilon(loss, epsilon):
+    """The loss's shape parameter: its default, or a finite number > 0."""
+    if epsilon is None:
+        return DEFAULT_EPSILON.get(loss, 0.0)
+    if not _is_real(epsilon):
+        raise TypeError(f"epsilon must be a real number, got {epsilon!r}")
+    epsilon = float(epsilon)
+    if not math.isfinite(epsilon) or epsilon < 0.0:
+        raise ValueError(f"epsilon must be a finite number >= 0, got epsilon={epsilon!r}")
+    if loss == "smooth_hinge" and epsilon == 0.0:
+        raise ValueError("epsilon must be > 0 for loss='smooth_hinge' (it is the smoothing width)")
+    return epsilon
+
+
+def check_seed(seed):
+    """None, an int >= 0, or a numpy SeedSequence."""
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return seed
+    if not _is_int(seed) or seed < 0:
+        raise ValueError(f"seed must be None or an integer >= 0, got seed={seed!r}")
+    return int(seed)

@@ -1,0 +1,128 @@
+"""Plain NumPy transcriptions of the papers' pseudo-code, O(n) per iteration, for the tests.
+
+Written from DESIGN.md (and the papers), independently of the compiled kernel: they
+materialise w at every step, exactly as the paper's Figure 1 does.
+"""
+
+import numpy as np
+
+
+def _sigmoid_neg(m):
+    # 1 / (1 + exp(m)), stable
+    return np.where(m > 0, np.exp(-np.abs(m)) / (1 + np.exp(-np.abs(m))), 1 / (1 + np.exp(m)))
+
+
+def dloss(loss, z, y, eps):
+    """Derivative of each loss in z, transcribed from its textbook definition."""
+    m = y * z
+    if loss == "hinge":
+        return -y if m < 1 else 0.0
+    if loss == "logistic":
+        return -y * float(_sigmoid_neg(m))
+    if loss == "squared":
+        return 2.0 * (z - y)
+    if loss == "squared_hinge":
+        return -2.0 * y * max(0.0, 1 - m)
+    if loss == "smooth_hinge":
+        if m >= 1:
+            return 0.0
+        if m <= 1 - eps:
+            return -y
+        return -y * (1 - m) / eps
+    if loss == "modified_huber":
+        if m >= 1:
+            return 0.0
+        if m >= -1:
+            return -2.0 * y * (1 - m)
+        return -4.0 * y
+    if loss == "huber":
+        return float(np.clip(z - y, -eps, eps))
+    if loss == "epsilon_insensitive":
+        r = z - y
+        return 1.0 if r > eps else (-1.0 if r < -eps else 0.0)
+    if loss == "absolute":
+        return float(np.sign(z - y))
+    raise ValueError(loss)
+
+
+def loss_value(loss, z, y, eps):
+    """Value of each loss (vectorised over z, y)."""
+    z = np.asarray(z, dtype=float)
+    y = np.asarray(y, dtype=float)
+    m = y * z
+    if loss == "hinge":
+        return np.maximum(0.0, 1 - m)
+    if loss == "logistic":
+        return np.logaddexp(0.0, -m)
+    if loss == "squared":
+        return (z - y) ** 2
+    if loss == "squared_hinge":
+        return np.maximum(0.0, 1 - m) ** 2
+    if loss == "smooth_hinge":
+        return np.where(m >= 1, 0.0,
+                        np.where(m <= 1 - eps, 1 - m - eps / 2, (1 - m) ** 2 / (2 * eps)))
+    if loss == "modified_huber":
+        return np.where(m >= 1, 0.0, np.where(m >= -1, (1 - m) ** 2, -4 * m))
+    if loss == "huber":
+        a = np.abs(z - y)
+        return np.where(a <= eps, 0.5 * a**2, eps * a - 0.5 * eps**2)
+    if loss == "epsilon_insensitive":
+        return np.maximum(0.0, np.abs(z - y) - eps)
+    if loss == "absolute":
+        return np.abs(z - y)
+    raise ValueError(loss)
+
+
+def grad_r_star(theta, p):
+    """The mirror map: grad r*(theta)_j = (p-1) ||theta||_q^(2-q) sign(theta_j) |theta_j|^(q-1)."""
+    q = p / (p - 1)
+    norm_q = np.sum(np.abs(theta) ** q) ** (1 / q)
+    if norm_q == 0:
+        return np.zeros_like(theta)
+    return (p - 1) * norm_q ** (2 - q) * np.sign(theta) * np.abs(theta) ** (q - 1)
+
+
+def pgs_reference(X, y, *, loss, p, sigma, T, k, rows, B=None, icpt=0.0, eps=0.0):
+    """The Primal Gradient Solver of Zhu et al. (2009), Figure 1, on a dense X.
+
+    `rows` holds the T*k sampled row indices; returns the list of iterates
+    w_1..w_T, each of length n_features + 1 (the last entry is the weight of
+    the constant column of value `icpt`).
+    """
+    X = np.asarray(X, dtype=float)
+    m, n = X.shape
+    Xa = np.hstack([X, np.full((m, 1), icpt)])
+    lam = np.zeros(n + 1)
+    w = np.zeros(n + 1)
+    iterates = []
+    for t in range(1, T + 1):
+        batch = rows[(t - 1) * k: t * k]
+        lam_t = np.zeros(n + 1)
+        for i in batch:
+            lam_t += dloss(loss, Xa[i] @ w, y[i], eps) * Xa[i]
+        lam = lam - lam_t / k
+        w = grad_r_star(lam / (t * sigma), p)
+        if B is not None:
+            norm_w = np.sum(np.abs(w) ** p) ** (1 / p)
+            if norm_w > B:
+                w = w * (B / norm_w)
+        iterates.append(w.copy())
+    return iterates
+
+
+def pegasos_reference(X, y, *, sigma, T, rows):
+    """Pegasos (Shalev-Shwartz et al.), k = 1, no projection, no bias, its own update rule.
+
+    w_{t+1} = (1 - 1/t) w_t + 1[y <w_t, x> < 1] y x / (sigma t).
+    """
+    X = np.asarray(X, dtype=float)
+    w = np.zeros(X.shape[1])
+    iterates = []
+    for t in range(1, T + 1):
+        i = rows[t - 1]
+        hit = y[i] * (X[i] @ w) < 1
+        w = (1 - 1 / t) * w
+        if hit:
+            w = w + y[i] * X[i] / (sigma * t)
+        iterates.append(w.copy())
+    return iterates
