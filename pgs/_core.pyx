@@ -37,13 +37,13 @@ ctypedef fused index_t:
 
 # ------------------------------------------------------------------ scalar helpers
 
-cdef inline double _pow_qm1(double a, const PGSParams* prm) noexcept nogil:
+cdef inline double _pow_qm1(double a, int p_kind, double qm1) noexcept nogil:
     """a^(q-1) for a >= 0, without pow() for the common p."""
-    if prm.p_kind == P_Q3:
+    if p_kind == P_Q3:
         return a * a
-    elif prm.p_kind == P_Q225:
+    elif p_kind == P_Q225:
         return a * sqrt(sqrt(a))
-    return pow(a, prm.q - 1.0)
+    return pow(a, qm1)
 
 
 cdef inline void _add_compensated(double* s, double* comp, double x) noexcept nogil:
@@ -56,24 +56,70 @@ cdef inline void _add_compensated(double* s, double* comp, double x) noexcept no
     s[0] = t
 
 
-cdef inline void _update(const PGSParams* prm, PGSState* st, Py_ssize_t j,
-                         double delta) noexcept nogil:
-    """lam_j += delta, keeping u_j, Q and the lazy average consistent."""
-    cdef double old = st.lam[j]
+cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double* u,
+                                 double* wsum, double* clast, double C, int p_kind,
+                                 int average, double qm1) noexcept nogil:
+    """lam_j += delta, keeping u_j and the lazy average consistent; returns the change of Q.
+
+    Called with constant `p_kind` and `average` so that the C compiler specialises it.
+    """
+    cdef double old = lam[j]
     cdef double new = old + delta
     cdef double old_u, new_u
-    if prm.average:
+    if average:
         # u_j was constant since its last fold: add its span of the C sum.
-        st.wsum[j] += st.u[j] * (st.C - st.clast[j])
-        st.clast[j] = st.C
-    st.lam[j] = new
-    if prm.p_kind == P_TWO:
-        _add_compensated(&st.Q, &st.Q_comp, delta * (old + new))
-    else:
-        old_u = st.u[j]
-        new_u = copysign(_pow_qm1(fabs(new), prm), new)
-        st.u[j] = new_u
-        _add_compensated(&st.Q, &st.Q_comp, fabs(new) * fabs(new_u) - fabs(old) * fabs(old_u))
+        wsum[j] += u[j] * (C - clast[j])
+        clast[j] = C
+    lam[j] = new
+    if p_kind == P_TWO:
+        return delta * (old + new)            # new^2 - old^2, without cancellation
+    old_u = u[j]
+    new_u = copysign(_pow_qm1(fabs(new), p_kind, qm1), new)
+    u[j] = new_u
+    return fabs(new) * fabs(new_u) - fabs(old) * fabs(old_u)
+
+
+cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
+                                 Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
+                                 double* u, double* wsum, double* clast, double C,
+                                 int p_kind, int average, double qm1) noexcept nogil:
+    """lam += g * x over one row's entries; returns the change of Q (summed locally)."""
+    cdef double dq = 0.0
+    cdef Py_ssize_t jj
+    for jj in range(lo, hi):
+        dq += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
+                            average, qm1)
+    return dq
+
+
+cdef inline double _row_update(const floating_t* data, const index_t* indices,
+                               Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
+                               double* u, double* wsum, double* clast, double C,
+                               int p_kind, int average, double qm1) noexcept nogil:
+    """`_row_update_k` with p_kind and average turned into compile-time constants."""
+    if average:
+        if p_kind == P_TWO:
+            return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                                 P_TWO, 1, qm1)
+        elif p_kind == P_Q225:
+            return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                                 P_Q225, 1, qm1)
+        elif p_kind == P_Q3:
+            return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                                 P_Q3, 1, qm1)
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_GENERAL, 1, qm1)
+    if p_kind == P_TWO:
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_TWO, 0, qm1)
+    elif p_kind == P_Q225:
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_Q225, 0, qm1)
+    elif p_kind == P_Q3:
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_Q3, 0, qm1)
+    return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                         P_GENERAL, 0, qm1)
 
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
@@ -254,15 +300,18 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef int a, b
     cdef Py_ssize_t r, jj, j
     cdef int64_t i
-    cdef double s, z, g, row_w
+    cdef double s, z, g, row_w, dq
+    cdef int p_kind = prm.p_kind
+    cdef int average = prm.average
+    cdef double qm1 = prm.q - 1.0
 
     if mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
     if mode == SAMPLE_FIXED and smp.fixed == NULL:
         return PGS_BAD_SAMPLER
+    for b in range(4):
+        rng[b] = st.rng[b]
     if mode == SAMPLE_IID:
-        for b in range(4):
-            rng[b] = st.rng[b]
         for a in range(RING):
             for b in range(4):
                 ring_rng[a][b] = rng[b]
@@ -319,18 +368,21 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         if status != PGS_OK:
             break
 
-        # 2. lam <- lam - lambda_t, row by row
+        # 2. lam <- lam - lambda_t, row by row; Q's change summed per row, then
+        #    added with compensation
         for r in range(k):
             g = coefs[r]
             if g == 0.0:
                 continue
             i = rows[r]
-            for jj in range(indptr[i], indptr[i + 1]):
-                _update(prm, st, indices[jj], g * data[jj])
+            dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, st.lam, u,
+                             st.wsum, st.clast, st.C, p_kind, average, qm1)
             st.n_updates += indptr[i + 1] - indptr[i]
             if icpt != 0.0:
-                _update(prm, st, icol, g * icpt)
+                dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, st.clast, st.C,
+                                    p_kind, average, qm1)
                 st.n_updates += 1
+            _add_compensated(&st.Q, &st.Q_comp, dq)
 
         st.t += 1
         if st.n_updates >= prm.recompute_every:
