@@ -70,7 +70,7 @@ cdef struct PGSState:
 
 cdef struct PGSSampler:
     int mode                 # a SamplingMode
-    const double* alias_prob # iid by weight: Vose alias table (NULL: uniform)
+    const double* alias_prob  # iid by weight: Vose alias table (NULL: uniform)
     const int64_t* alias_idx
     const double* row_scale  # permutation / cyclic by weight: gradient factor per row
     double grad_scale        # gradient factor for every row (the mean weight with alias)

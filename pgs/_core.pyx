@@ -221,11 +221,12 @@ cdef extern from *:
     """
     void PGS_PREFETCH(const void* p) noexcept nogil
 
+# In iid mode RING rows are drawn ahead (a power of two). The data of the row AHEAD
+# places ahead is prefetched: RING - AHEAD draws after its indptr entry was.
 cdef enum:
-    RING = 16           # rows drawn ahead in iid mode (a power of two)
+    RING = 16
     RING_MASK = 15
-    AHEAD = 8           # rows ahead whose data is prefetched: RING - AHEAD draws after
-                        # their indptr entry was prefetched, AHEAD rows before use
+    AHEAD = 8
 
 
 cdef inline double _uniform01(uint64_t* rng) noexcept nogil:
