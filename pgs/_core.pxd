@@ -61,8 +61,9 @@ cdef struct PGSState:
     double Q_comp            # ... with Neumaier compensation
     double C                 # sum_{s <= t} c_s (for the average)
     double c                 # current scale: w_t = c * u
-    double S                 # p < 2: the unit of lam in u and Q, so that (|lam| / S)^q
-                             # neither overflows nor underflows for large q (0 means 1)
+    # p < 2: the unit of lam in u and Q, so that (|lam| / S)^q neither overflows
+    # nor underflows for large q (0 means 1)
+    double S
     long long t              # iterations done
     long long n_updates      # coordinate updates since Q was last recomputed exactly
     long long consumed       # rows consumed in all (indexes a fixed sequence)
