@@ -9,7 +9,7 @@ import numpy as np
 
 def _sigmoid_neg(m):
     """1 / (1 + exp(m)) for a scalar m, without ever evaluating exp of a large positive number."""
-    # (np.where would evaluate both branches and overflow, which the test suite turns into an error.)
+    # (np.where would evaluate both branches and overflow: an error under the suite's filters.)
     m = float(m)
     if m > 0:
         e = np.exp(-m)
