@@ -59,6 +59,19 @@ def test_seed_none_records_reproducible_entropy(iterate):
     _same(a, pgs.train(X, y, T=1000, iterate=iterate, seed=entropy))
 
 
+@pytest.mark.parametrize("p, k", [(2.0, 1), (1.5, 3), (1.25, 2)])
+def test_random_iterate_is_the_last_iterate_of_the_truncated_run(p, k):
+    """iterate="random" returns w_t, t = model.iteration: a run of T = t iterations with the
+    same seed draws the same rows, so its last iterate is bit-identical."""
+    X, y = _data()
+    for seed in range(5):
+        rnd = pgs.train(X, y, loss="logistic", p=p, k=k, T=3000, iterate="random", seed=seed)
+        last = pgs.train(X, y, loss="logistic", p=p, k=k, T=rnd.iteration, iterate="last",
+                         seed=seed)
+        np.testing.assert_array_equal(rnd.coef, last.coef)
+        assert rnd.intercept == last.intercept
+
+
 def test_integer_seed_is_recorded_as_given():
     X, y = _data()
     assert pgs.train(X, y, T=10, seed=7).params["seed"] == 7

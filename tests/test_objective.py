@@ -135,16 +135,18 @@ def test_gap_shrinks_like_one_over_T(data, loss, p):
 
 @pytest.mark.parametrize("loss, p", CASES)
 def test_every_iterate_choice_converges(data, loss, p):
-    """last and random iterates at T = 1e5 are close to optimal too (1e-2 relative: the random
-    iterate is one draw of a distribution whose mean gap is O(log T / T))."""
+    """last and random iterates at T = 1e5 are close to optimal too (1e-2 relative).
+
+    The random iterate is w_t for t uniform in 1..T and its gap is ~ 1/t: heavy-tailed (a 1 %
+    chance of t < T/100), so its median over seeds is checked, the last iterate's mean."""
     X, y_cls, y_reg = data
     y = y_reg if loss == "squared" else y_cls
     Xa = _augment(X)
     f_star, _ = certified_optimum(Xa, y, loss, p, SIGMA)
-    for iterate in ("last", "random"):
+    for iterate, summary, seeds in (("last", np.mean, 3), ("random", np.median, 5)):
         gaps = [pgs.train(X, y, loss=loss, p=p, sigma=SIGMA, T=100000, iterate=iterate,
-                          seed=s).objective(X, y) - f_star for s in range(3)]
-        assert np.mean(gaps) < 1e-2 * f_star, (iterate, gaps)
+                          seed=s).objective(X, y) - f_star for s in range(seeds)]
+        assert summary(gaps) < 1e-2 * f_star, (iterate, gaps)
 
 
 @pytest.mark.parametrize("loss, p", [("squared", 2.0), ("squared", 1.8), ("squared", 1.25)])
