@@ -452,6 +452,10 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                 inv_S = 1.0 / st.S
         if st.n_updates >= prm.recompute_every:
             _rebase(prm, st, n_cols)
+        elif average and (st.t & (st.t - 1)) == 0:
+            # For p < 2, c_t falls like t^(1-q): restarting C whenever t doubles keeps
+            # it a sum over a recent window (O(log T) extra folds in all).
+            _rebase(prm, st, n_cols)
 
         # 3. w_t = grad r*(lam / (t sigma)), projected: only the scalar c changes
         _set_scale(prm, st)

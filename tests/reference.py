@@ -8,8 +8,13 @@ import numpy as np
 
 
 def _sigmoid_neg(m):
-    # 1 / (1 + exp(m)), stable
-    return np.where(m > 0, np.exp(-np.abs(m)) / (1 + np.exp(-np.abs(m))), 1 / (1 + np.exp(m)))
+    """1 / (1 + exp(m)) for a scalar m, without ever evaluating exp of a large positive number."""
+    # (np.where would evaluate both branches and overflow: an error under the suite's filters.)
+    m = float(m)
+    if m > 0:
+        e = np.exp(-m)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + np.exp(m))
 
 
 def dloss(loss, z, y, eps):
