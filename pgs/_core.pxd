@@ -87,6 +87,9 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
                    double eps, Py_ssize_t k, long long t_pick, int average,
                    Py_ssize_t n_cols) noexcept nogil
 
+cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
+                         double* coefs, const uint64_t* rng) noexcept nogil
+
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
                         Py_ssize_t n_cols) noexcept nogil
 

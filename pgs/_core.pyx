@@ -225,6 +225,21 @@ cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
     st.c = c
 
 
+cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
+                         double* coefs, const uint64_t* rng) noexcept nogil:
+    """Zero `st` and bind the caller's buffers: lam and u of length n_cols (zeroed by the
+    caller; u may be lam itself when p = 2), rows and coefs of length k, and the PRNG's
+    four words (not all zero). The average and the picked iterate are off (NULL)."""
+    cdef int a
+    memset(st, 0, sizeof(PGSState))
+    st.lam = lam
+    st.u = u
+    st.rows = rows
+    st.coefs = coefs
+    for a in range(4):
+        st.rng[a] = rng[a]
+
+
 cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt,
                    double eps, Py_ssize_t k, long long t_pick, int average,
                    Py_ssize_t n_cols) noexcept nogil:

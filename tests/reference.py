@@ -79,12 +79,18 @@ def loss_value(loss, z, y, eps):
 
 
 def grad_r_star(theta, p):
-    """The mirror map: grad r*(theta)_j = (p-1) ||theta||_q^(2-q) sign(theta_j) |theta_j|^(q-1)."""
+    """The mirror map: grad r*(theta)_j = (p-1) ||theta||_q^(2-q) sign(theta_j) |theta_j|^(q-1).
+
+    Evaluated on theta / max|theta| (the map is positively homogeneous of degree 1), so that
+    |theta_j|^q neither overflows nor underflows when q is large (p near 1).
+    """
     q = p / (p - 1)
-    norm_q = np.sum(np.abs(theta) ** q) ** (1 / q)
-    if norm_q == 0:
+    scale = np.max(np.abs(theta))
+    if scale == 0:
         return np.zeros_like(theta)
-    return (p - 1) * norm_q ** (2 - q) * np.sign(theta) * np.abs(theta) ** (q - 1)
+    r = theta / scale
+    norm_q = np.sum(np.abs(r) ** q) ** (1 / q)
+    return scale * (p - 1) * norm_q ** (2 - q) * np.sign(r) * np.abs(r) ** (q - 1)
 
 
 def pgs_reference(X, y, *, loss, p, sigma, T, k, rows, B=None, icpt=0.0, eps=0.0):

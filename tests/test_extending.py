@@ -33,7 +33,9 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free
 
 cimport pgs._losses as L
-from pgs._core cimport PGSParams, PGSState, pgs_init, pgs_exact_Q, pgs_run_f64_i64
+from pgs._core cimport (
+    PGSParams, PGSState, pgs_init, pgs_state_init, pgs_exact_Q, pgs_run_f64_i64,
+)
 from pgs._random cimport xoshiro_bounded
 
 
@@ -63,14 +65,13 @@ def run_last(int loss_id, const double[::1] data, const int64_t[::1] indices,
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
     cdef int status
     cdef Py_ssize_t j
+    cdef uint64_t seed[4]
+    cdef double* lam = <double*>calloc(n_cols, sizeof(double))
+    cdef double* u = lam if p == 2.0 else <double*>calloc(n_cols, sizeof(double))
+    seed[0] = 1; seed[1] = 2; seed[2] = 3; seed[3] = 4
     pgs_init(&prm, p, sigma, B, icpt, eps, k, 0, 0, n_cols)
-    st = PGSState(lam=NULL, u=NULL, wsum=NULL, clast=NULL, w_pick=NULL, rows=NULL,
-                  coefs=NULL, Q=0.0, Q_comp=0.0, C=0.0, c=0.0, t=0, n_updates=0,
-                  rng=[1, 2, 3, 4])
-    st.lam = <double*>calloc(n_cols, sizeof(double))
-    st.u = st.lam if p == 2.0 else <double*>calloc(n_cols, sizeof(double))
-    st.rows = <int64_t*>calloc(k, sizeof(int64_t))
-    st.coefs = <double*>calloc(k, sizeof(double))
+    pgs_state_init(&st, lam, u, <int64_t*>calloc(k, sizeof(int64_t)),
+                   <double*>calloc(k, sizeof(double)), seed)
     try:
         with nogil:
             status = pgs_run_f64_i64(loss_id, &data[0], &indices[0], &indptr[0], &y[0],
