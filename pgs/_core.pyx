@@ -446,9 +446,9 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef uint64_t rng[4]
     cdef int head = 0
     cdef int a, b
-    cdef Py_ssize_t r, jj, j
+    cdef Py_ssize_t r, j
     cdef int64_t i
-    cdef double s, z, g, row_w, dq
+    cdef double z, g, row_w, dq
     cdef int p_kind = prm.p_kind
     cdef int average = prm.average
     cdef double qm1 = prm.q - 1.0
