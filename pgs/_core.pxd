@@ -6,7 +6,8 @@
 #     from pgs._core cimport PGSParams, PGSState, pgs_init, pgs_run_f64_i64
 #
 # The caller owns every buffer; the kernel never allocates, never raises and
-# never touches Python objects, so it can run with the GIL released.
+# never touches Python objects, so it can run with the GIL released. Start from a
+# zeroed PGSState (memset) with the buffers set; fill PGSParams with pgs_init.
 
 from libc.stdint cimport int64_t, uint64_t
 
@@ -36,24 +37,29 @@ cdef struct PGSParams:
     int average              # nonzero: maintain the running average of the iterates
     long long t_pick         # the iteration whose iterate is copied to w_pick (0: none)
     long long recompute_every  # coordinate updates between exact recomputations of Q
+    double rescale_above     # p < 2: re-choose lam_scale when |lam_j| / lam_scale exceeds this
+    double rescale_below     # p < 2: ... or when Q falls below this (lam tiny for its scale)
 
 
 cdef struct PGSState:
     # Arrays of length n_cols = n_features + 1 (the last one is the intercept column).
     double* lam              # dual accumulator lambda = -sum_t lambda_t
-    double* u                # sign(lam) |lam|^(q-1); the same buffer as lam when p = 2
+    double* u                # sign(lam) |lam / lam_scale|^(q-1); lam's buffer when p = 2
     double* wsum             # lazily folded sum of the iterates (NULL unless average)
     double* clast            # per coordinate: C at its last fold (NULL unless average)
     double* w_pick           # receives w_{t_pick} (NULL unless t_pick > 0)
     int64_t* rows            # scratch, length k: the batch's row indices
     double* coefs            # scratch, length k: the batch's -loss'/k
-    double Q                 # sum_j |lam_j|^q, maintained incrementally ...
+    double Q                 # sum_j |lam_j / lam_scale|^q, maintained incrementally ...
     double Q_comp            # ... with Neumaier compensation
     double C                 # sum_{s <= t} c_s (for the average)
     double c                 # current scale: w_t = c * u
     long long t              # iterations done
     long long n_updates      # coordinate updates since Q was last recomputed exactly
     uint64_t rng[4]          # xoshiro256** state (never all zero)
+    double lam_scale         # power of two s keeping |lam/s|^q in range (0 in a zeroed state: 1)
+    double inv_scale         # 1 / s
+    double Q_abs             # p < 2: sum of |terms| added to Q since it was last recomputed
 
 
 cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt,

@@ -7,7 +7,7 @@ the projection onto ``||w||_p <= B`` a change of the scalar ``c_t``.  One loop
 is compiled per loss (a fused tag type), data dtype and index dtype.
 """
 
-from libc.math cimport sqrt, cbrt, pow, fabs, copysign, isfinite
+from libc.math cimport sqrt, cbrt, pow, fabs, copysign, isfinite, frexp, ldexp
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memset
 
@@ -56,35 +56,20 @@ cdef inline void _add_compensated(double* s, double* comp, double x) noexcept no
     s[0] = t
 
 
-cdef inline void _update(const PGSParams* prm, PGSState* st, Py_ssize_t j,
-                         double delta) noexcept nogil:
-    """lam_j += delta, keeping u_j, Q and the lazy average consistent."""
-    cdef double old = st.lam[j]
-    cdef double new = old + delta
-    cdef double old_u, new_u
-    if prm.average:
-        # u_j was constant since its last fold: add its span of the C sum.
-        st.wsum[j] += st.u[j] * (st.C - st.clast[j])
-        st.clast[j] = st.C
-    st.lam[j] = new
-    if prm.p_kind == P_TWO:
-        _add_compensated(&st.Q, &st.Q_comp, delta * (old + new))
-    else:
-        old_u = st.u[j]
-        new_u = copysign(_pow_qm1(fabs(new), prm), new)
-        st.u[j] = new_u
-        _add_compensated(&st.Q, &st.Q_comp, fabs(new) * fabs(new_u) - fabs(old) * fabs(old_u))
+cdef void _recompute_Q(PGSState* st, Py_ssize_t n_cols) noexcept nogil:
+    """Q = sum_j |lam_j / s|^q afresh, kept as the compensated pair (Q, Q_comp).
 
-
-cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
-                        Py_ssize_t n_cols) noexcept nogil:
-    """sum_j |lam_j|^q recomputed from lam and u (u holds |lam_j|^(q-1) exactly)."""
-    cdef double s = 0.0
-    cdef double comp = 0.0
+    Rounding the pair to one double would leave an error eps * Q that outlives a later
+    collapse of Q (one dominant term shrinking by 1e13 when q is large).
+    """
+    cdef double inv = 1.0 if st.lam_scale == 0.0 else 1.0 / st.lam_scale
     cdef Py_ssize_t j
+    st.Q = 0.0
+    st.Q_comp = 0.0
     for j in range(n_cols):
-        _add_compensated(&s, &comp, fabs(st.lam[j]) * fabs(st.u[j]))
-    return s + comp
+        _add_compensated(&st.Q, &st.Q_comp, fabs(st.lam[j]) * inv * fabs(st.u[j]))
+    st.Q_abs = st.Q
+    st.n_updates = 0
 
 
 cdef inline void _rebase_average(PGSState* st, Py_ssize_t n_cols) noexcept nogil:
@@ -93,15 +78,89 @@ cdef inline void _rebase_average(PGSState* st, Py_ssize_t n_cols) noexcept nogil
     A span is u_j * (C - clast_j). For p < 2, c_t falls like t^(1-q) while u
     grows, so C is dominated by the first iterations and C - clast_j cancels
     catastrophically (relative error ~ eps * C / span, growing like t^(q-1)).
-    Restarting C whenever t doubles and at every exact recomputation of Q keeps
-    C a sum over a short recent window; the cost is O(n_cols) at moments that
-    already cost O(n_cols) (or O(log T) times in all).
+    The loop restarts C when t doubles, at every exact recomputation of Q, when
+    C exceeds 2^16 c_t and before lam is rescaled, so a span never loses more than
+    ~16 bits; the cost is O(n_cols) at moments that already cost O(n_cols), or
+    O(log T) times in all (O(q log T) when c_t decays fastest, p near 1).
     """
     cdef Py_ssize_t j
     for j in range(n_cols):
         st.wsum[j] += st.u[j] * (st.C - st.clast[j])
         st.clast[j] = 0.0
     st.C = 0.0
+
+
+cdef void _rescale(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
+    """Set lam_scale = 2^e with max_j |lam_j| / 2^e in [0.5, 1); recompute u and Q from lam.
+
+    For p < 2 the kernel stores u_j = sign(lam_j) |lam_j / s|^(q-1) and Q = sum |lam_j / s|^q
+    for a power of two s. Unscaled, these powers leave the double range when q is large
+    (p = 1.01, q = 101: |lam_j| > ~1100 overflows Q; tiny features underflow u to 0).
+    w = c u is unchanged: c absorbs s (see _set_scale). O(n_cols), needed O(log) times.
+    """
+    cdef Py_ssize_t j
+    cdef double big = 0.0
+    cdef double a
+    cdef int e
+    for j in range(n_cols):
+        a = fabs(st.lam[j])
+        if a > big:
+            big = a
+    if big == 0.0:
+        return
+    if prm.average:
+        _rebase_average(st, n_cols)     # fold the spans with the old u before it changes
+    frexp(big, &e)
+    st.lam_scale = ldexp(1.0, e)
+    st.inv_scale = ldexp(1.0, -e)
+    for j in range(n_cols):
+        st.u[j] = copysign(_pow_qm1(fabs(st.lam[j]) * st.inv_scale, prm), st.lam[j])
+    _recompute_Q(st, n_cols)
+
+
+cdef inline void _update(const PGSParams* prm, PGSState* st, Py_ssize_t j,
+                         double delta, Py_ssize_t n_cols) noexcept nogil:
+    """lam_j += delta, keeping u_j, Q and the lazy average consistent."""
+    cdef double old = st.lam[j]
+    cdef double new = old + delta
+    cdef double old_u, new_u, a, t_new, t_old
+    if prm.average:
+        # u_j was constant since its last fold: add its span of the C sum.
+        st.wsum[j] += st.u[j] * (st.C - st.clast[j])
+        st.clast[j] = st.C
+    st.lam[j] = new
+    if prm.p_kind == P_TWO:
+        _add_compensated(&st.Q, &st.Q_comp, delta * (old + new))
+    else:
+        a = fabs(new) * st.inv_scale
+        if a > prm.rescale_above:
+            _rescale(prm, st, n_cols)   # recomputes u (u_j included) and Q from lam
+            return
+        old_u = st.u[j]
+        new_u = copysign(_pow_qm1(a, prm), new)
+        st.u[j] = new_u
+        # Two separate terms, not their difference: the old term is bit for bit the one
+        # added before, so it cancels in the compensated sum. For large q a term collapses
+        # (0.74^101 ~ 6e-14): rounding the difference first left an error of eps * old
+        # term in Q (2e-3 relative in w_t at p = 1.01). Q_abs bounds what compensation
+        # cannot: an error ~ eps^2 * Q_abs, so Q is recomputed when Q << Q_abs.
+        t_new = a * fabs(new_u)
+        t_old = fabs(old) * st.inv_scale * fabs(old_u)
+        _add_compensated(&st.Q, &st.Q_comp, t_new)
+        _add_compensated(&st.Q, &st.Q_comp, -t_old)
+        st.Q_abs += t_new + t_old
+
+
+cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
+                        Py_ssize_t n_cols) noexcept nogil:
+    """sum_j |lam_j / s|^q recomputed from lam and u (u holds |lam_j / s|^(q-1) exactly)."""
+    cdef double s = 0.0
+    cdef double comp = 0.0
+    cdef double inv = 1.0 if st.lam_scale == 0.0 else 1.0 / st.lam_scale
+    cdef Py_ssize_t j
+    for j in range(n_cols):
+        _add_compensated(&s, &comp, fabs(st.lam[j]) * inv * fabs(st.u[j]))
+    return s + comp
 
 
 cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
@@ -124,8 +183,10 @@ cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
             norm_lam = r * r
         else:
             norm_lam = pow(Qv, 1.0 / prm.q)
-        # (p-1) ||lam||_q^(2-q) / (t sigma), with ||lam||_q^(2-q) = ||lam||_q^2 / Q
-        c = (prm.p - 1.0) * (norm_lam * norm_lam / Qv) / tsig
+        # (p-1) ||lam||_q^(2-q) / (t sigma), with ||lam||_q^(2-q) = ||lam||_q^2 / Q; Q and
+        # u are of lam / s, and w = c u needs (s ||lam/s||)^(2-q) s^(q-1) = s ||lam/s||^(2-q)
+        c = (prm.p - 1.0) * (norm_lam * norm_lam / Qv) / tsig * st.lam_scale
+        norm_lam = norm_lam * st.lam_scale
     if prm.B > 0.0:
         norm_w = (prm.p - 1.0) * norm_lam / tsig
         if norm_w > prm.B:
@@ -160,6 +221,9 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
         prm.q = 2.25
     else:
         prm.p_kind = P_GENERAL
+    # Keep |lam_j / s|^q below 2^256 (see _rescale); at least 2 so a fresh scale is stable.
+    prm.rescale_above = ldexp(1.0, max(1, <int>(256.0 / prm.q)))
+    prm.rescale_below = ldexp(1.0, -(min(<int>prm.q, 900) + 64))
 
 
 # ---------------------------------------------------------------------- the loop
@@ -184,7 +248,11 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef Py_ssize_t r, jj, j
     cdef int64_t i
     cdef double s, z, g
+    cdef bint touched
 
+    if st.lam_scale == 0.0:          # a zeroed state: no scaling yet
+        st.lam_scale = 1.0
+        st.inv_scale = 1.0
     while st.t < t_end:
         # 1. the batch and its loss derivatives at w_{t-1} = c * u
         for r in range(k):
@@ -204,23 +272,29 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             coefs[r] = -L.dloss(tag, z, y[i], eps) * inv_k
 
         # 2. lam <- lam - lambda_t, row by row
+        touched = False
         for r in range(k):
             g = coefs[r]
             if g == 0.0:
                 continue
+            touched = True
             i = rows[r]
             for jj in range(indptr[i], indptr[i + 1]):
-                _update(prm, st, indices[jj], g * data[jj])
+                _update(prm, st, indices[jj], g * data[jj], n_cols)
             st.n_updates += indptr[i + 1] - indptr[i]
             if icpt != 0.0:
-                _update(prm, st, icol, g * icpt)
+                _update(prm, st, icol, g * icpt, n_cols)
                 st.n_updates += 1
+        if touched and prm.p_kind != P_TWO and st.Q + st.Q_comp < prm.rescale_below:
+            # lam is tiny (or shrank) relative to its scale: |lam/s|^q underflows
+            _rescale(prm, st, n_cols)
 
         st.t += 1
-        if st.n_updates >= prm.recompute_every:
-            st.Q = pgs_exact_Q(prm, st, n_cols)
-            st.Q_comp = 0.0
-            st.n_updates = 0
+        # Recompute Q exactly every recompute_every updates (bounded drift, amortised O(1))
+        # and when it has collapsed far below the mass added since (error ~ eps^2 Q_abs).
+        if (st.n_updates >= prm.recompute_every
+                or st.Q + st.Q_comp < st.Q_abs * 9.313225746154785e-10):     # 2^-30
+            _recompute_Q(st, n_cols)
             if prm.average:
                 _rebase_average(st, n_cols)
         elif prm.average and (st.t & (st.t - 1)) == 0:
@@ -231,6 +305,10 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         if not isfinite(st.c):
             return PGS_NONFINITE
         if prm.average:
+            if st.c > 0.0 and st.C > 65536.0 * st.c:
+                # c_t has decayed far below the C sum (fast for p near 1: c_t falls like
+                # t^(1-q)); a span C - clast would lose log2(C / c) bits: restart C.
+                _rebase_average(st, n_cols)
             st.C += st.c
         if st.t == prm.t_pick:
             for j in range(n_cols):
@@ -367,13 +445,18 @@ cdef class Solver:
 
     @property
     def Q(self):
-        """The maintained sum_j |lam_j|^q."""
+        """The maintained sum_j |lam_j / lam_scale|^q."""
         return self.st.Q + self.st.Q_comp
 
     @property
     def q(self):
         """The dual exponent used by the kernel."""
         return self.prm.q
+
+    @property
+    def lam_scale(self):
+        """The power of two s such that u and Q are stored for lam / s (1 for p = 2)."""
+        return self.st.lam_scale if self.st.lam_scale != 0.0 else 1.0
 
     @property
     def scale(self):
