@@ -31,6 +31,7 @@ PYX = '''
 # cython: language_level=3, boundscheck=False, wraparound=False
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free
+from libc.string cimport memset
 
 cimport pgs._losses as L
 from pgs._core cimport PGSParams, PGSState, pgs_init, pgs_exact_Q, pgs_run_f64_i64
@@ -64,9 +65,8 @@ def run_last(int loss_id, const double[::1] data, const int64_t[::1] indices,
     cdef int status
     cdef Py_ssize_t j
     pgs_init(&prm, p, sigma, B, icpt, eps, k, 0, 0, n_cols)
-    st = PGSState(lam=NULL, u=NULL, wsum=NULL, clast=NULL, w_pick=NULL, rows=NULL,
-                  coefs=NULL, Q=0.0, Q_comp=0.0, C=0.0, c=0.0, t=0, n_updates=0,
-                  rng=[1, 2, 3, 4])
+    memset(&st, 0, sizeof(PGSState))       # the documented starting state
+    st.rng[0] = 1                          # unused with fixed rows, but never all zero
     st.lam = <double*>calloc(n_cols, sizeof(double))
     st.u = st.lam if p == 2.0 else <double*>calloc(n_cols, sizeof(double))
     st.rows = <int64_t*>calloc(k, sizeof(int64_t))
