@@ -311,7 +311,7 @@ cdef extern from *:
 cdef double Q_LO = 5.421010862427522e-20     # 2^-64
 cdef double Q_HI = 1.8446744073709552e+19    # 2^64
 # ... and recomputed when it falls below Q_CANCEL times the terms added since.
-cdef double Q_CANCEL = 9.313225746154785e-10  # 2^-30
+cdef double Q_CANCEL = 0.000244140625     # 2^-12
 # The average's C restarts when it exceeds C_RESTART c_t (its spans would cancel).
 cdef double C_RESTART = 65536.0
 
