@@ -755,7 +755,8 @@ def build_alias(const double[::1] weights):
 SAMPLING_MODES = ("iid", "permutation", "cyclic")
 
 # Scalars of PGSState that make up a resumable state (with the arrays).
-_STATE_SCALARS = ("Q", "Q_comp", "Q_abs", "C", "c", "S", "t", "n_updates", "consumed", "pos", "loss_sum")
+_STATE_SCALARS = ("Q", "Q_comp", "Q_abs", "C", "c", "S", "t", "n_updates", "consumed", "pos",
+                  "loss_sum")
 
 
 cdef class Solver:
