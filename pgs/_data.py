@@ -113,7 +113,7 @@ def _check_numeric_dtype(dtype, name):
         raise TypeError(f"{name} must be numeric, got dtype {dtype}")
 
 
-def check_targets(y, n_samples, *, classification):
+def check_targets(y, n_samples, *, classification, classes=None):
     """Validate targets and bring them to float64 (classes mapped to -1 / +1).
 
     Parameters
@@ -124,6 +124,9 @@ def check_targets(y, n_samples, *, classification):
     classification : bool
         When True, y must hold exactly two distinct values; the smaller is
         mapped to -1 and the larger to +1.
+    classes : ndarray of shape (2,), optional
+        Known labels (those of a warm-started model): y may then hold only one of
+        them, as a batch of a stream can; ``classes[1]`` is mapped to +1.
 
     Returns
     -------
@@ -139,6 +142,11 @@ def check_targets(y, n_samples, *, classification):
         raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} entries")
     if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
+    if classification and classes is not None:
+        pos, neg = y == classes[1], y == classes[0]
+        if not np.all(pos | neg):
+            raise ValueError(f"y holds labels other than the warm_start model's {classes}")
+        return np.where(pos, 1.0, -1.0), classes
     if classification:
         if y.dtype.kind == "O":
             try:

@@ -52,10 +52,10 @@ def digits():
 _CHECKED = [
     PGSClassifier(),
     PGSClassifier(loss="logistic"),
-    PGSClassifier(loss="modified_huber", p=1.5, iterate="average"),
+    PGSClassifier(loss="modified_huber", p=1.5),
     PGSClassifier(loss="squared", sigma=1e-2),
     PGSRegressor(sigma=0.1),
-    PGSRegressor(loss="huber", sigma=0.1, p=1.8),
+    PGSRegressor(loss="huber", sigma=0.1, p=1.8, iterate="average"),
 ]
 
 
@@ -299,7 +299,7 @@ def test_partial_fit_continues_the_stream(digits):
     Xtr, Xte, ytr, yte = digits
     clf = PGSClassifier(loss="logistic", sigma=1e-3, random_state=0)
     batches = np.array_split(np.arange(len(ytr)), 5)
-    for epoch in range(5):
+    for _ in range(5):
         for b in batches:
             clf.partial_fit(Xtr[b], ytr[b], classes=np.arange(10))
     assert clf.n_iter_ == 5 * len(ytr)  # one pass per call, k=1
@@ -410,7 +410,7 @@ def test_callers_arrays_untouched():
     Xs, ys = sp.csr_matrix(X), y.copy()
     before = (Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy())
     PGSClassifier(random_state=0).fit(Xs, ys)
-    for a, b in zip(before, (Xs.data, Xs.indices, Xs.indptr)):
+    for a, b in zip(before, (Xs.data, Xs.indices, Xs.indptr), strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(ys, y)
 
