@@ -23,7 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from pgs import _validation as V
-from pgs._train import _fit, default_T
+from pgs._train import SAMPLING_MODES, _fit, default_T
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
@@ -156,8 +156,8 @@ class _PGSBase(BaseEstimator):
     _allowed_losses = ()
 
     def __init__(self, loss, *, p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="last",
-                 fit_intercept=True, intercept_scaling=1.0, epsilon=None, random_state=None,
-                 n_jobs=None, warm_start=False):
+                 fit_intercept=True, intercept_scaling=1.0, epsilon=None, sampling="iid",
+                 random_state=None, n_jobs=None, warm_start=False):
         self.loss = loss
         self.p = p
         self.sigma = sigma
@@ -168,6 +168,7 @@ class _PGSBase(BaseEstimator):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.epsilon = epsilon
+        self.sampling = sampling
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.warm_start = warm_start
@@ -191,6 +192,9 @@ class _PGSBase(BaseEstimator):
             raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}")
         V.check_positive("intercept_scaling", self.intercept_scaling)
         V.check_epsilon(self._kernel_loss(), self.epsilon)
+        if not isinstance(self.sampling, str) or self.sampling not in SAMPLING_MODES:
+            raise ValueError(f"sampling must be one of {', '.join(SAMPLING_MODES)}, "
+                             f"got sampling={self.sampling!r}")
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise TypeError(f"warm_start must be a bool, got {self.warm_start!r}")
         _effective_n_jobs(self.n_jobs)
@@ -201,7 +205,8 @@ class _PGSBase(BaseEstimator):
     def _train_kwargs(self):
         return dict(loss=self._kernel_loss(), p=self.p, sigma=self.sigma, k=self.k, B=self.B,
                     iterate=self.iterate, fit_intercept=bool(self.fit_intercept),
-                    intercept_scaling=self.intercept_scaling, epsilon=self.epsilon)
+                    intercept_scaling=self.intercept_scaling, epsilon=self.epsilon,
+                    sampling=self.sampling)
 
     def _validate_X(self, X, *, reset):
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
@@ -295,6 +300,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Value of that constant column.
     epsilon : float or None, default None
         Shape parameter of "smooth_hinge" (default 1.0).
+    sampling : {"iid", "permutation", "cyclic"}, default "iid"
+        How rows are drawn (see :func:`pgs.train`): with replacement (the paper),
+        a fresh random permutation per pass, or in order.
     random_state : None, int >= 0 or numpy RandomState, default None
         Seeds row sampling. Binary problem ``c`` of a multiclass fit is seeded with
         ``numpy.random.SeedSequence(random_state, spawn_key=(c,))``; a binary fit with
@@ -356,10 +364,12 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def __init__(self, loss="hinge", *, p=2.0, sigma=1e-4, T=None, k=1, B=None,
                  iterate="last", fit_intercept=True, intercept_scaling=1.0, epsilon=None,
-                 random_state=None, n_jobs=None, class_weight=None, warm_start=False):
+                 sampling="iid", random_state=None, n_jobs=None, class_weight=None,
+                 warm_start=False):
         super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                          fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         epsilon=epsilon, random_state=random_state, n_jobs=n_jobs,
+                         epsilon=epsilon, sampling=sampling, random_state=random_state,
+                         n_jobs=n_jobs,
                          warm_start=warm_start)
         self.class_weight = class_weight
 
@@ -617,7 +627,9 @@ class PGSRegressor(RegressorMixin, _PGSBase):
     loss : {"squared", "huber", "epsilon_insensitive", "absolute"}, default "squared"
         "squared" is :math:`(z - y)^2` (no 1/2). Its gradient is unbounded, so the
         domain radius defaults to the automatic B (see :func:`pgs.train`).
-    p, sigma, T, k, B, fit_intercept, intercept_scaling, random_state, n_jobs, warm_start
+    p, sigma, T, k, B, fit_intercept, intercept_scaling, sampling, random_state
+        As in `PGSClassifier`.
+    n_jobs, warm_start
         As in `PGSClassifier`; `n_jobs` has no effect (one problem) and is accepted for
         a uniform interface.
     iterate : {"last", "average", "random"}, default "last"
@@ -643,10 +655,11 @@ class PGSRegressor(RegressorMixin, _PGSBase):
 
     def __init__(self, loss="squared", *, p=2.0, sigma=1e-4, T=None, k=1, B=None,
                  iterate="last", fit_intercept=True, intercept_scaling=1.0, epsilon=None,
-                 random_state=None, n_jobs=None, warm_start=False):
+                 sampling="iid", random_state=None, n_jobs=None, warm_start=False):
         super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                          fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         epsilon=epsilon, random_state=random_state, n_jobs=n_jobs,
+                         epsilon=epsilon, sampling=sampling, random_state=random_state,
+                         n_jobs=n_jobs,
                          warm_start=warm_start)
 
     def fit(self, X, y, sample_weight=None):

@@ -54,7 +54,7 @@ _CHECKED = [
     PGSClassifier(loss="logistic"),
     PGSClassifier(loss="modified_huber", p=1.5),
     PGSClassifier(loss="squared", sigma=1e-2),
-    PGSRegressor(sigma=0.1),
+    PGSRegressor(sigma=0.1, sampling="permutation"),
     PGSRegressor(loss="huber", sigma=0.1, p=1.8, iterate="average"),
 ]
 
@@ -366,6 +366,7 @@ def test_pipeline_grid_search_cross_val(digits):
         (PGSClassifier(k=0), "k must be >= 1"),
         (PGSClassifier(iterate="best"), "iterate must be one of"),
         (PGSClassifier(B="big"), "B must be None, 'auto' or a number"),
+        (PGSClassifier(sampling="shuffle"), "sampling must be one of iid, permutation"),
         (PGSClassifier(n_jobs=0), "n_jobs must be None or a non-zero integer"),
         (PGSClassifier(class_weight="auto"), "class_weight must be None, 'balanced' or a dict"),
         (PGSClassifier(random_state=-1), "random_state must be None, an int >= 0"),
