@@ -14,7 +14,7 @@ from pgs._model import Model
 _STATUS_MESSAGES = {
     1: "a margin or the iterate became infinite or NaN at iteration {t}; rescale X or "
     "bound the domain with B",
-    2: "fixed_rows holds a row index outside [0, n_samples), or too few of them",
+    2: "fixed_rows holds a row index outside [0, n_samples)",
     3: "the sampler is missing a buffer (internal error)",
 }
 
@@ -303,6 +303,8 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
             solver.set_t_pick(t_pick)
     if fixed_rows is not None:
         fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
+        if fixed_rows.ndim != 1 or fixed_rows.shape[0] < T * k:
+            raise ValueError(f"fixed_rows is shorter than t_end * k = {T * k}")
 
     stopped = _run_chunks(solver, Xb, y_kernel, weights, fixed_rows, t_total, callback,
                           callback_every, start, sigma, p)
@@ -338,7 +340,8 @@ def _run_chunks(solver, Xb, y_kernel, weights, fixed_rows, t_total, callback, ev
                             weights)
         if status != 0:
             msg = _STATUS_MESSAGES.get(status, "solver failed with status {status}")
-            raise FloatingPointError(msg.format(t=solver.t + 1, status=status))
+            error = FloatingPointError if status == 1 else ValueError
+            raise error(msg.format(t=solver.t + 1, status=status))
 
     if callback is None:
         run_to(t_total)
