@@ -132,18 +132,19 @@ def _map_threads(fn, n_items, n_jobs):
         return list(pool.map(fn, range(n_items)))
 
 
-def _train_problem(X, y, *, train_kwargs, T, seed, sample_weight, warm_model, keep_state):
+def _train_problem(X, y, *, train_kwargs, T, seed, sample_weight, warm_model):
     """Train (or continue) one binary or regression problem with `pgs.train`.
 
     This is the single place where the estimators call a solver; another solver
     (e.g. ``pgs.train_csgd`` for ``solver="csgd"``) would be selected here.
     """
-    # A warm start continues the model's own random stream: the seed is not used.
+    # The solver state is always kept, so that warm_start and partial_fit can continue
+    # any fit. A warm start continues the model's own random stream: no seed.
     # `_fit` is `train` plus `known_classes`: a one-vs-rest target is always -1/+1, and a
     # partial_fit batch may hold only one of the two.
     known = _PLUS_MINUS if train_kwargs["loss"] in V.CLASSIFICATION_LOSSES else None
     return _fit(X, y, T=T, seed=None if warm_model is not None else seed,
-                sample_weight=sample_weight, keep_state=keep_state, warm_start=warm_model,
+                sample_weight=sample_weight, keep_state=True, warm_start=warm_model,
                 known_classes=known, **train_kwargs)
 
 
@@ -214,8 +215,7 @@ class _PGSBase(BaseEstimator):
 
     # -- the shared fit loop ----------------------------------------------------------
 
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, keep_state,
-                      random_state):
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state):
         """Train one problem per column of `targets` (a list of 1-D arrays).
 
         Returns the list of `pgs.Model`, in order. `warm_models` (or None) continues
@@ -231,7 +231,6 @@ class _PGSBase(BaseEstimator):
                 seed=None if entropy is None else _problem_seed(entropy, index, n_problems),
                 sample_weight=sample_weight,
                 warm_model=None if warm_models is None else warm_models[index],
-                keep_state=keep_state,
             )
 
         return _map_threads(fit_one, n_problems, self.n_jobs)
@@ -342,8 +341,14 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     **partial_fit.** Each call runs ``ceil(n_batch / k)`` iterations, one pass's worth
     of samples, drawn from the new batch, continuing the accumulator of the previous
-    calls. The regularisation weight therefore keeps growing with the total number of
-    iterations, exactly as in a single long run over a stream.
+    calls (or of a previous `fit`). The dual average is over all iterations so far,
+    exactly as in a single long run over the concatenated stream. A batch may lack
+    some classes. ``class_weight="balanced"`` is refused (the stream's class
+    frequencies are unknown); pass a dict.
+
+    Every fitted binary problem keeps its solver state (about two to four float64
+    arrays of length n_features + 1), which is what makes the above possible; it is
+    pickled with the estimator.
 
     **Weights.** The objective is the weighted empirical risk; `pgs.train` samples rows
     with probability proportional to their weight and rescales the gradient by the mean
@@ -414,9 +419,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             return [np.where(y_index == c, 1.0, 0.0) for c in positives]
         return [np.where(y_index == c, 1.0, -1.0) for c in positives]
 
-    def _kernel_loss(self):
-        return self.loss
-
     def fit(self, X, y, sample_weight=None):
         """Fit one-vs-rest binary problems with the Primal Gradient Solver.
 
@@ -453,7 +455,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         models = self._fit_problems(
             X, self._targets(y_index, classes.shape[0]), weights, T=T,
             warm_models=self._models if warm else None,
-            keep_state=True, random_state=self.random_state,
+            random_state=self.random_state,
         )
         self.classes_ = classes
         self._set_fitted(models)
@@ -507,7 +509,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         models = self._fit_problems(
             X, self._targets(y_index, all_classes.shape[0]), weights,
             T=max(1, math.ceil(X.shape[0] / self.k)),
-            warm_models=None if first else self._models, keep_state=True,
+            warm_models=None if first else self._models,
             random_state=self.random_state,
         )
         self.classes_ = all_classes
@@ -683,7 +685,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         T = self.T if self.T is not None else default_T(X.shape[0], self.k)
         models = self._fit_problems(
             X, [np.asarray(y, dtype=np.float64)], weights, T=T,
-            warm_models=self._models if warm else None, keep_state=True,
+            warm_models=self._models if warm else None,
             random_state=self.random_state,
         )
         self._set_fitted(models)
@@ -711,7 +713,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         models = self._fit_problems(
             X, [np.asarray(y, dtype=np.float64)], weights,
             T=max(1, math.ceil(X.shape[0] / self.k)),
-            warm_models=None if first else self._models, keep_state=True,
+            warm_models=None if first else self._models,
             random_state=self.random_state,
         )
         self._set_fitted(models)
