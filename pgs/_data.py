@@ -44,9 +44,10 @@ def as_csr_buffers(X, *, name="X"):
 
     Parameters
     ----------
-    X : array_like or scipy.sparse matrix/array, shape (n_samples, n_features)
+    X : array_like, scipy.sparse matrix/array or CSRBuffers, shape (n_samples, n_features)
         Dense input and other sparse formats are converted once; CSR with
-        float32/float64 data and int32/int64 indices is used without a copy.
+        float32/float64 data and int32/int64 indices is used without a copy;
+        CSRBuffers (already validated) are returned as they are.
     name : str
         Name used in error messages.
 
@@ -62,6 +63,8 @@ def as_csr_buffers(X, *, name="X"):
         For non-2-D input, an empty shape, inconsistent CSR buffers, out-of-range
         column indices or non-finite values.
     """
+    if isinstance(X, CSRBuffers):
+        return X  # already validated (the estimators check X once for all their problems)
     copied = False
     if sp.issparse(X):
         if X.ndim != 2:

@@ -23,6 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from pgs import _validation as V
+from pgs._data import as_csr_buffers
 from pgs._train import SAMPLING_MODES, _fit, default_T
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
@@ -223,6 +224,7 @@ class _PGSBase(BaseEstimator):
         """
         n_problems = len(targets)
         entropy = None if warm_models is not None else _base_entropy(random_state)
+        X = as_csr_buffers(X)  # validated once here, not once per problem
         train_kwargs = self._train_kwargs()
 
         def fit_one(index):
