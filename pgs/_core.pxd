@@ -44,6 +44,7 @@ cdef struct PGSParams:
     int average              # nonzero: maintain the running average of the iterates
     long long t_pick         # the iteration whose iterate is copied to w_pick (0: none)
     int track_loss           # nonzero: add each sampled loss (at w_{t-1}) to loss_sum
+    int n_threads            # threads for batches of >= 16 rows (1: serial)
     long long recompute_every  # coordinate updates between exact recomputations of Q
     double ratio_hi          # p < 2: |lam_j| / S beyond this would overflow u_j: rescale
 

@@ -10,6 +10,7 @@ is compiled per loss (a fused tag type), data dtype and index dtype.
 from libc.math cimport sqrt, cbrt, pow, fabs, copysign, isfinite, INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memset
+from cython.parallel cimport prange
 
 import numpy as np
 
@@ -253,6 +254,8 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     prm.k = k
     prm.t_pick = t_pick
     prm.average = average
+    prm.track_loss = 0
+    prm.n_threads = 1
     # Recomputing Q costs n_cols; doing it every n_cols updates keeps that O(1)
     # per non-zero and bounds the drift to n_cols roundings.
     prm.recompute_every = n_cols if n_cols > 256 else 256
@@ -296,6 +299,11 @@ cdef enum:
     RING_MASK = 15
     AHEAD = 8
 
+# Batches of at least K_PART rows update lam in two halves (by column parity), which
+# two threads can do at once with results identical to one thread's.
+cdef enum:
+    K_PART = 16
+
 
 cdef inline double _uniform01(uint64_t* rng) noexcept nogil:
     return <double>(xoshiro_next(rng) >> 11) * (1.0 / 9007199254740992.0)
@@ -337,6 +345,77 @@ cdef inline void _shuffle(int64_t* perm, Py_ssize_t n, uint64_t* rng) noexcept n
         perm[b] = tmp
 
 
+cdef inline double _margin(const floating_t* data, const index_t* indices,
+                           const index_t* indptr, const double* u, int64_t i, double icpt,
+                           Py_ssize_t icol) noexcept nogil:
+    """<x_i, u> with the implicit constant column."""
+    cdef double s = icpt * u[icol]
+    cdef Py_ssize_t jj
+    for jj in range(indptr[i], indptr[i + 1]):
+        s += data[jj] * u[indices[jj]]
+    return s
+
+
+cdef double _half_update(const floating_t* data, const index_t* indices,
+                         const index_t* indptr, const int64_t* rows, const double* coefs,
+                         Py_ssize_t k, Py_ssize_t part, double icpt, Py_ssize_t icol,
+                         double* lam, double* u, double* wsum, double* clast, double C,
+                         int p_kind, int average, double qm1, double inv_S,
+                         double ratio_hi) noexcept nogil:
+    """The batch's updates of the coordinates j with j % 2 == part; their change of Q."""
+    cdef double dq = 0.0
+    cdef double g
+    cdef Py_ssize_t r, jj
+    cdef int64_t i
+    for r in range(k):
+        g = coefs[r]
+        if g == 0.0:
+            continue
+        i = rows[r]
+        for jj in range(indptr[i], indptr[i + 1]):
+            if (indices[jj] & 1) == part:
+                dq += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C,
+                                    p_kind, average, qm1, inv_S, ratio_hi)
+        if icpt != 0.0 and (icol & 1) == part:
+            dq += _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind, average,
+                                qm1, inv_S, ratio_hi)
+    return dq
+
+
+cdef void _batch_update_by_parity(const floating_t* data, const index_t* indices,
+                                  const index_t* indptr, const int64_t* rows,
+                                  const double* coefs, Py_ssize_t k, double icpt,
+                                  Py_ssize_t icol, double* lam, double* u, double* wsum,
+                                  double* clast, double C, int p_kind, int average,
+                                  double qm1, double inv_S, double ratio_hi,
+                                  double* part_dq) noexcept nogil:
+    """One pass doing what `_half_update` does for part 0 and 1 (same sums, same bits)."""
+    cdef double dq0 = 0.0, dq1 = 0.0, g, d
+    cdef Py_ssize_t r, jj
+    cdef int64_t i
+    for r in range(k):
+        g = coefs[r]
+        if g == 0.0:
+            continue
+        i = rows[r]
+        for jj in range(indptr[i], indptr[i + 1]):
+            d = _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
+                              average, qm1, inv_S, ratio_hi)
+            if indices[jj] & 1:
+                dq1 += d
+            else:
+                dq0 += d
+        if icpt != 0.0:
+            d = _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind, average,
+                              qm1, inv_S, ratio_hi)
+            if icol & 1:
+                dq1 += d
+            else:
+                dq0 += d
+    part_dq[0] = dq0
+    part_dq[8] = dq1
+
+
 # ---------------------------------------------------------------------- the loop
 
 cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices,
@@ -367,15 +446,19 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef uint64_t rng[4]
     cdef int head = 0
     cdef int a, b
-    cdef Py_ssize_t r, jj, j
+    cdef Py_ssize_t r, j
     cdef int64_t i
-    cdef double s, z, g, row_w, dq
+    cdef double z, g, row_w, dq
     cdef int p_kind = prm.p_kind
     cdef int average = prm.average
     cdef double qm1 = prm.q - 1.0
     cdef double inv_S = 1.0 / _unit(prm, st)
-    cdef double Qv
+    cdef double Qv, c
     cdef int updated
+    cdef double part_dq[16]
+    cdef Py_ssize_t part
+    cdef int n_threads = prm.n_threads
+    cdef bint parallel = n_threads > 1 and k >= K_PART
 
     if mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
@@ -391,7 +474,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             PGS_PREFETCH(&indptr[ring_rows[a]])
 
     while st.t < t_end:
-        # 1. the batch and its loss derivatives at w_{t-1} = c * u
+        # 1. the batch's rows
         for r in range(k):
             if mode == SAMPLE_IID:
                 i = ring_rows[head]
@@ -424,10 +507,23 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                     break
             st.consumed += 1
             rows[r] = i
-            s = icpt * u[icol]
-            for jj in range(indptr[i], indptr[i + 1]):
-                s += data[jj] * u[indices[jj]]
-            z = st.c * s
+        if status != PGS_OK:
+            break
+
+        # 2. their margins at w_{t-1} = c * u (in parallel for large batches: each
+        #    margin is computed the same way whichever thread does it)
+        c = st.c
+        if parallel:
+            for r in prange(k, num_threads=n_threads, schedule="static"):
+                coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+        else:
+            for r in range(k):
+                coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+
+        # 3. the loss derivatives: coefs[r] = -loss'(z_r) * weight / k
+        for r in range(k):
+            z = coefs[r]
+            i = rows[r]
             if not isfinite(z):
                 status = PGS_NONFINITE
                 break
@@ -440,24 +536,48 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         if status != PGS_OK:
             break
 
-        # 2. lam <- lam - lambda_t, row by row; Q's change summed per row, then
-        #    added with compensation
+        # 4. lam <- lam - lambda_t, row by row
         updated = 0
-        for r in range(k):
-            g = coefs[r]
-            if g == 0.0:
-                continue
-            i = rows[r]
-            dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, st.lam, u,
-                             st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
-                             prm.ratio_hi)
-            st.n_updates += indptr[i + 1] - indptr[i]
-            if icpt != 0.0:
-                dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, st.clast, st.C,
-                                    p_kind, average, qm1, inv_S, prm.ratio_hi)
-                st.n_updates += 1
-            _add_compensated(&st.Q, &st.Q_comp, dq)
-            updated = 1
+        if k < K_PART:
+            # Q's change summed per row, then added with compensation.
+            for r in range(k):
+                g = coefs[r]
+                if g == 0.0:
+                    continue
+                i = rows[r]
+                dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, st.lam, u,
+                                 st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
+                                 prm.ratio_hi)
+                st.n_updates += indptr[i + 1] - indptr[i]
+                if icpt != 0.0:
+                    dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, st.clast, st.C,
+                                        p_kind, average, qm1, inv_S, prm.ratio_hi)
+                    st.n_updates += 1
+                _add_compensated(&st.Q, &st.Q_comp, dq)
+                updated = 1
+        else:
+            # Large batches: coordinates split by parity, each half's change of Q
+            # summed on its own, so that two threads (one per half) and one thread
+            # give the same bits.
+            for r in range(k):
+                if coefs[r] != 0.0:
+                    updated = 1
+                    i = rows[r]
+                    st.n_updates += indptr[i + 1] - indptr[i] + (icpt != 0.0)
+            if updated:
+                if parallel:
+                    for part in prange(2, num_threads=2, schedule="static", chunksize=1):
+                        part_dq[part * 8] = _half_update(
+                            data, indices, indptr, rows, coefs, k, part, icpt, icol,
+                            st.lam, u, st.wsum, st.clast, st.C, p_kind, average, qm1,
+                            inv_S, prm.ratio_hi)
+                else:
+                    _batch_update_by_parity(
+                        data, indices, indptr, rows, coefs, k, icpt, icol, st.lam, u,
+                        st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
+                        prm.ratio_hi, part_dq)
+                _add_compensated(&st.Q, &st.Q_comp, part_dq[0])
+                _add_compensated(&st.Q, &st.Q_comp, part_dq[8])
 
         st.t += 1
         if p_kind != P_TWO and updated:
@@ -626,6 +746,8 @@ cdef class Solver:
         Index of the sampling mode in ``SAMPLING_MODES``.
     track_loss : bool
         Accumulate the sampled losses (for progress reports).
+    n_threads : int
+        Threads for the margins and updates of batches of >= 16 rows (OpenMP).
     """
     cdef PGSParams prm
     cdef PGSState st
@@ -640,7 +762,7 @@ cdef class Solver:
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
                   bint average, uint64_t[::1] rng_state, int sampling=0,
-                  bint track_loss=False):
+                  bint track_loss=False, int n_threads=1):
         cdef int a
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
@@ -653,6 +775,9 @@ cdef class Solver:
         self.n_cols = n_features + 1
         pgs_init(&self.prm, p, sigma, B, icpt, eps, k, t_pick, average, self.n_cols)
         self.prm.track_loss = track_loss
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        self.prm.n_threads = n_threads
         memset(&self.st, 0, sizeof(PGSState))
         memset(&self.smp, 0, sizeof(PGSSampler))
         for a in range(4):

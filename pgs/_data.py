@@ -152,7 +152,7 @@ def check_targets(y, n_samples, *, classification, classes=None):
     if classification and classes is not None:
         pos, neg = y == classes[1], y == classes[0]
         if not np.all(pos | neg):
-            raise ValueError(f"y holds labels other than the warm_start model's {classes}")
+            raise ValueError(f"y holds labels other than the known classes {classes}")
         return np.where(pos, 1.0, -1.0), classes
     if classification:
         if y.dtype.kind == "O":
