@@ -193,7 +193,7 @@ class _PGSBase(BaseEstimator):
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}")
         V.check_positive("intercept_scaling", self.intercept_scaling)
-        V.check_epsilon(self._kernel_loss(), self.epsilon)
+        V.check_epsilon(self.loss, self.epsilon)
         if not isinstance(self.sampling, str) or self.sampling not in SAMPLING_MODES:
             raise ValueError(f"sampling must be one of {', '.join(SAMPLING_MODES)}, "
                              f"got sampling={self.sampling!r}")
@@ -201,11 +201,8 @@ class _PGSBase(BaseEstimator):
             raise TypeError(f"warm_start must be a bool, got {self.warm_start!r}")
         _effective_n_jobs(self.n_jobs)
 
-    def _kernel_loss(self):
-        return self.loss
-
     def _train_kwargs(self):
-        return dict(loss=self._kernel_loss(), p=self.p, sigma=self.sigma, k=self.k, B=self.B,
+        return dict(loss=self.loss, p=self.p, sigma=self.sigma, k=self.k, B=self.B,
                     iterate=self.iterate, fit_intercept=bool(self.fit_intercept),
                     intercept_scaling=self.intercept_scaling, epsilon=self.epsilon,
                     sampling=self.sampling)
