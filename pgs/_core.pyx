@@ -754,10 +754,6 @@ def build_alias(const double[::1] weights):
 
 SAMPLING_MODES = ("iid", "permutation", "cyclic")
 
-# Scalars of PGSState that make up a resumable state (with the arrays).
-_STATE_SCALARS = ("Q", "Q_comp", "Q_abs", "C", "c", "S", "t", "n_updates", "consumed", "pos",
-                  "loss_sum")
-
 
 cdef class Solver:
     """The resumable state of one PGS run.
@@ -1020,9 +1016,10 @@ cdef class Solver:
 
     def get_state(self):
         """A dict of copies of everything needed to resume (see `set_state`)."""
-        state = {name: getattr(self, "_st_" + name)() for name in _STATE_SCALARS}
-        state["rng"] = self.rng_state
-        state["t_pick"] = self.prm.t_pick
+        st = &self.st
+        state = dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
+                     t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
+                     loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick)
         for name in ("lam", "u", "wsum", "clast", "w_pick", "perm"):
             arr = getattr(self, name)
             state[name] = None if arr is None else arr.copy()
@@ -1066,39 +1063,6 @@ cdef class Solver:
         """The PRNG state before the next unconsumed draw, as 4 uint64 words."""
         return np.array([self.st.rng[0], self.st.rng[1], self.st.rng[2], self.st.rng[3]],
                         dtype=np.uint64)
-
-    def _st_Q(self):
-        return self.st.Q
-
-    def _st_Q_comp(self):
-        return self.st.Q_comp
-
-    def _st_C(self):
-        return self.st.C
-
-    def _st_c(self):
-        return self.st.c
-
-    def _st_S(self):
-        return self.st.S
-
-    def _st_Q_abs(self):
-        return self.st.Q_abs
-
-    def _st_t(self):
-        return self.st.t
-
-    def _st_n_updates(self):
-        return self.st.n_updates
-
-    def _st_consumed(self):
-        return self.st.consumed
-
-    def _st_pos(self):
-        return self.st.pos
-
-    def _st_loss_sum(self):
-        return self.st.loss_sum
 
 
 def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,
