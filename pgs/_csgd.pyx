@@ -71,6 +71,7 @@ cdef struct CSGDParams:
     double icpt              # value of the implicit constant column; 0 for none
     Py_ssize_t K             # number of outputs
     int average              # nonzero: keep the running sum of the iterates
+    int permutation          # nonzero: rows in a fresh random order each epoch, else i.i.d.
     long long recompute_every
 
 
@@ -81,14 +82,16 @@ cdef struct CSGDState:
     double* gamma            # K
     double* ax               # scratch K: <a_k, x>
     double* delta            # scratch K: the step's coefficient of x in a
-    double* wsum             # n_cols * K, lazily folded sum of the iterates (average)
-    double* glast            # n_cols * K: G at the coordinate's last fold (average)
+    # (average) n_cols blocks of 2K + 1: [step of the last fold, wsum_j0 .. wsum_j(K-1),
+    # G_0 .. G_(K-1) at the last fold]; wsum is the lazily folded sum of the iterates.
+    double* acc
     double* G                # K: sum of gamma over the steps done (average)
-    int64_t* tlast           # n_cols: step of the coordinate's last fold (average)
     double N                 # ||S||^2
     long long t              # steps done
     long long n_updates      # coordinate updates since D and N were last recomputed
     uint64_t rng[4]          # xoshiro256** state
+    int64_t* perm            # n_rows (permutation sampling): the current epoch's order
+    long long pos            # position in perm of the next row
 
 
 # ------------------------------------------------------------------ helpers
@@ -110,16 +113,15 @@ cdef inline void _fold(const CSGDParams* prm, CSGDState* st, Py_ssize_t j) noexc
     """
     cdef Py_ssize_t K = prm.K
     cdef Py_ssize_t k
-    cdef double cnt = <double>(st.t - st.tlast[j])
+    cdef double* ab = st.acc + j * (2 * K + 1)
+    cdef double cnt = <double>st.t - ab[0]
     cdef double* blk = st.w + j * (K + 1)
-    cdef double* ws = st.wsum + j * K
-    cdef double* gl = st.glast + j * K
     if cnt == 0.0:
         return
     for k in range(K):
-        ws[k] += cnt * blk[1 + k] + blk[0] * (st.G[k] - gl[k])
-        gl[k] = st.G[k]
-    st.tlast[j] = st.t
+        ab[1 + k] += cnt * blk[1 + k] + blk[0] * (st.G[k] - ab[1 + K + k])
+        ab[1 + K + k] = st.G[k]
+    ab[0] = <double>st.t
 
 
 cdef void csgd_flush(const CSGDParams* prm, CSGDState* st, Py_ssize_t n_cols) noexcept nogil:
@@ -191,6 +193,17 @@ cdef inline void _apply_plain(const CSGDParams* prm, CSGDState* st, Py_ssize_t j
 
 # ---------------------------------------------------------------------- the loop
 
+cdef inline void _shuffle(int64_t* perm, Py_ssize_t n, uint64_t* rng) noexcept nogil:
+    """Fisher-Yates shuffle in place (once per epoch: O(1) per step amortised)."""
+    cdef Py_ssize_t k, r
+    cdef int64_t tmp
+    for k in range(n - 1, 0, -1):
+        r = <Py_ssize_t>xoshiro_bounded(rng, <uint64_t>(k + 1))
+        tmp = perm[k]
+        perm[k] = perm[r]
+        perm[r] = tmp
+
+
 # Single-output fast paths: the scalars live in registers, not behind pointers that
 # alias the weight blocks.
 
@@ -247,21 +260,32 @@ cdef inline void _dot_many(proj_tag* tag, const floating_t* data, const index_t*
 
 cdef inline void _update_one(proj_tag* tag, const floating_t* data, const index_t* indices,
                              Py_ssize_t lo, Py_ssize_t hi, double* w, double icpt,
-                             Py_ssize_t icol, CSGDState* st) noexcept nogil:
-    """The update of _apply_projected / _apply_plain for K = 1 without averaging."""
+                             Py_ssize_t icol, CSGDState* st, bint average) noexcept nogil:
+    """_apply_projected / _apply_plain (and _fold) for K = 1, scalars in registers."""
     cdef double dl = st.delta[0]
     cdef double N = st.N
     cdef double D = st.D[0]
-    cdef double d, s, av, dk
+    cdef double G0 = st.G[0]
+    cdef double tnow = <double>st.t
+    cdef double d, s, av, dk, cnt
     cdef double* blk
-    cdef Py_ssize_t jj
+    cdef double* ab
+    cdef Py_ssize_t jj, j
     for jj in range(lo, hi + (1 if icpt != 0.0 else 0)):
         if jj < hi:
             d = data[jj]
-            blk = w + 2 * indices[jj]
+            j = indices[jj]
         else:
             d = icpt
-            blk = w + 2 * icol
+            j = icol
+        blk = w + 2 * j
+        if average:
+            ab = st.acc + 3 * j
+            cnt = tnow - ab[0]
+            if cnt != 0.0:
+                ab[1] += cnt * blk[1] + blk[0] * (G0 - ab[2])
+                ab[2] = G0
+                ab[0] = tnow
         dk = dl * d
         if proj_tag is Projected:
             s = blk[0]
@@ -298,6 +322,13 @@ cdef int _csgd_loop(proj_tag* tag, const floating_t* data, const index_t* indice
             i = fixed_rows[st.t]
             if i < 0 or i >= n_rows:
                 return CSGD_BAD_ROW
+        elif prm.permutation:
+            if st.pos == 0:
+                _shuffle(st.perm, n_rows, st.rng)
+            i = st.perm[st.pos]
+            st.pos += 1
+            if st.pos == n_rows:
+                st.pos = 0
         else:
             i = <int64_t>xoshiro_bounded(st.rng, <uint64_t>n_rows)
         lo = indptr[i]
@@ -322,8 +353,8 @@ cdef int _csgd_loop(proj_tag* tag, const floating_t* data, const index_t* indice
                 delta[k] = eta * (yi[k] - z)
             if not isfinite(z):
                 return CSGD_NONFINITE
-        if K == 1 and not prm.average:
-            _update_one(tag, data, indices, lo, hi, w, icpt, icol, st)
+        if K == 1:
+            _update_one(tag, data, indices, lo, hi, w, icpt, icol, st, prm.average)
         else:
             for jj in range(lo, hi):
                 if proj_tag is Projected:
@@ -391,15 +422,18 @@ cdef class CSGDSolver:
         Initial xoshiro256** state.
     constant_step : bool
         Use eta_t = eta0 (Adaline's rule; for the benchmarks).
+    permutation : bool
+        Draw the rows in a fresh random order each epoch instead of i.i.d.
     """
     cdef CSGDParams prm
     cdef CSGDState st
     cdef readonly Py_ssize_t n_cols
-    cdef readonly object buf, D_arr, sumy, gamma_arr, ax, delta, wsum, glast, G, tlast
+    cdef readonly object buf, D_arr, sumy, gamma_arr, ax, delta, acc, G, perm
 
     def __cinit__(self, Py_ssize_t n_features, Py_ssize_t n_outputs, int variant,
                   double eta0, long long switch, double icpt, bint average,
-                  uint64_t[::1] rng_state, bint constant_step=False):
+                  uint64_t[::1] rng_state, bint constant_step=False,
+                  bint permutation=False):
         cdef int r
         if variant < 0 or variant > 2:
             raise ValueError(f"variant={variant} is not a variant id")
@@ -412,6 +446,7 @@ cdef class CSGDSolver:
         memset(&self.st, 0, sizeof(CSGDState))
         self.prm.variant = variant
         self.prm.constant_step = constant_step
+        self.prm.permutation = permutation
         self.prm.eta0 = eta0
         self.prm.switch_t = <double>(switch if switch > 0 else 1)
         self.prm.sqrt_switch = sqrt(self.prm.switch_t)
@@ -434,15 +469,12 @@ cdef class CSGDSolver:
         self.delta = np.zeros(K)
         self.G = np.zeros(K)
         if average:
-            self.wsum = np.zeros(self.n_cols * K)
-            self.glast = np.zeros(self.n_cols * K)
-            self.tlast = np.zeros(self.n_cols, dtype=np.int64)
+            self.acc = np.zeros(self.n_cols * (2 * K + 1))
         self._bind()
 
     cdef void _bind(self):
         """Point the C state at the numpy buffers this object owns."""
         cdef double[::1] v
-        cdef int64_t[::1] iv
         v = self.buf
         self.st.w = &v[0]
         v = self.D_arr
@@ -458,12 +490,8 @@ cdef class CSGDSolver:
         v = self.G
         self.st.G = &v[0]
         if self.prm.average:
-            v = self.wsum
-            self.st.wsum = &v[0]
-            v = self.glast
-            self.st.glast = &v[0]
-            iv = self.tlast
-            self.st.tlast = &iv[0]
+            v = self.acc
+            self.st.acc = &v[0]
 
     @property
     def t(self):
@@ -531,7 +559,18 @@ cdef class CSGDSolver:
             fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
             if fixed_rows.shape[0] < t_end:
                 raise ValueError("fixed_rows is shorter than t_end")
+        n_rows = len(indptr) - 1
+        if self.prm.permutation and fixed_rows is None:
+            if self.perm is None:
+                self.perm = np.arange(n_rows, dtype=np.int64)
+                self._bind_perm()
+            elif self.perm.shape[0] != n_rows:
+                raise ValueError("permutation sampling: the number of rows changed")
         return _run(self, data, indices, indptr, y, t_end, fixed_rows)
+
+    cdef void _bind_perm(self):
+        cdef int64_t[::1] p = self.perm
+        self.st.perm = &p[0]
 
     def last(self):
         """The current iterate w = a + gamma S, shape (n_cols, K)."""
@@ -543,12 +582,13 @@ cdef class CSGDSolver:
 
     def average(self):
         """The mean of the iterates after steps 1 .. t, shape (n_cols, K) (O(n K))."""
-        if self.wsum is None:
+        if self.acc is None:
             raise ValueError("this solver does not keep the average")
         if self.st.t == 0:
             return np.zeros((self.n_cols, self.prm.K))
         csgd_flush(&self.prm, &self.st, self.n_cols)
-        return self.wsum.reshape(self.n_cols, self.prm.K) / <double>self.st.t
+        K = self.prm.K
+        return self.acc.reshape(self.n_cols, 2 * K + 1)[:, 1:1 + K] / <double>self.st.t
 
 
 def _run(CSGDSolver s, const floating_t[::1] data, const index_t[::1] indices,

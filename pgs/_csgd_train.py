@@ -18,6 +18,8 @@ from pgs._model import Model
 
 #: The iterates `train_csgd` can return.
 CSGD_ITERATES = ("last", "average")
+#: How rows are drawn: i.i.d. uniformly (the paper), or a fresh random order each epoch.
+SAMPLINGS = ("iid", "permutation")
 #: Rows of the subsample on which eta0="auto" runs its trials.
 AUTO_SUBSAMPLE = 1000
 #: Factor between two step sizes tried by eta0="auto".
@@ -72,6 +74,14 @@ def _check_iterate(iterate):
     return iterate
 
 
+def _check_sampling(sampling):
+    if not isinstance(sampling, str) or sampling not in SAMPLINGS:
+        raise ValueError(
+            f"sampling must be one of {', '.join(SAMPLINGS)}, got sampling={sampling!r}"
+        )
+    return sampling
+
+
 def _check_bool(name, value):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {value!r}")
@@ -81,12 +91,12 @@ def _check_bool(name, value):
 # ------------------------------------------------------------------ running
 
 def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
-           fixed_rows=None, constant_step=False, name="CSGD"):
+           fixed_rows=None, constant_step=False, permutation=False, name="CSGD"):
     """Run the kernel for T steps; return the selected weights, shape (n_cols, K)."""
     n_features = Xb.shape[1]
     K = Y.shape[1]
     solver = CSGDSolver(n_features, K, variant_id, eta0, switch, icpt, average, rng_state,
-                        constant_step)
+                        constant_step, permutation)
     status = solver.run(T, Xb.data, Xb.indices, Xb.indptr, Y.reshape(-1), fixed_rows)
     if status == 2:
         raise ValueError(_STATUS_MESSAGES[2])
@@ -112,7 +122,7 @@ def _subsample(Xb, Y, n_rows, rng):
     return as_csr_buffers(X), np.ascontiguousarray(Y[rows])
 
 
-def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq):
+def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=False):
     """Pick eta0 by short trial runs on a subsample (after Bottou's sgd, `determineEta0`).
 
     The search starts at the classical LMS scale 1 / mean ||x||^2 (constant column
@@ -149,7 +159,8 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq):
         if eta not in trials:
             try:
                 W = _solve(Xs, Ys, variant_id=variant_id, eta0=eta, switch=switch_trial,
-                           icpt=icpt, average=average, rng_state=rng_state, T=T_trial)
+                           icpt=icpt, average=average, rng_state=rng_state, T=T_trial,
+                           permutation=permutation)
                 value = _half_squared_loss(Xs, Ys, W, icpt)
             except FloatingPointError:
                 value = math.inf
@@ -158,10 +169,10 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq):
 
     best = start
     up = start * AUTO_FACTOR
-    if loss_at(up) <= loss_at(start):
+    if math.isfinite(loss_at(up)) and loss_at(up) <= loss_at(start):
         direction, best = AUTO_FACTOR, up
     else:
-        direction = 1.0 / AUTO_FACTOR
+        direction = 1.0 / AUTO_FACTOR      # also when even the LMS scale diverges
     while len(trials) < AUTO_MAX_TRIALS:
         nxt = best * direction
         if not loss_at(nxt) < loss_at(best):
@@ -170,8 +181,9 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq):
     return best, sorted(trials.items())
 
 
-def _prepare(X, T, eta0, switch, variant, fit_intercept, iterate, seed):
+def _prepare(X, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling):
     """Shared validation of train_csgd and train_cadaline."""
+    sampling = _check_sampling(sampling)
     T = V.check_count("T", T, allow_none=True)
     eta0 = _check_eta0(eta0)
     variant_id = _check_variant(variant)
@@ -184,19 +196,20 @@ def _prepare(X, T, eta0, switch, variant, fit_intercept, iterate, seed):
     if T is None:
         T = default_T(m)
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq
+    return Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq, sampling
 
 
-def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, fixed_rows=None,
-         constant_step=False, name="CSGD"):
+def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling="iid",
+         fixed_rows=None, constant_step=False, name="CSGD"):
     """Validate, pick eta0, run; Y is the (m, K) float64 target matrix (a test/bench hook).
 
     Returns (W, eta0_used, params, Xb) with W of shape (n_features + 1, K), the
     constant column's weights last.
     """
-    Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq = _prepare(
-        X, T, eta0, switch, variant, fit_intercept, iterate, seed
+    Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq, sampling = _prepare(
+        X, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling
     )
+    permutation = sampling == "permutation"
     if Y.shape[0] != Xb.shape[0]:
         raise ValueError(f"X has {Xb.shape[0]} rows but y has {Y.shape[0]} entries")
     icpt = 1.0 if fit_intercept else 0.0
@@ -207,15 +220,17 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, fixed_
             raise ValueError(f"fixed_rows must be 1-D with at least T={T} row indices")
     if eta0 == "auto":
         eta0_used, _ = auto_eta0(Xb, Y, variant_id=variant_id, switch=switch, icpt=icpt,
-                                 average=average, seq=seq.spawn(1)[0])
+                                 average=average, seq=seq.spawn(1)[0],
+                                 permutation=permutation)
     else:
         eta0_used = eta0
     rng_state = seq.generate_state(4, dtype=np.uint64)
     W = _solve(Xb, Y, variant_id=variant_id, eta0=eta0_used, switch=switch, icpt=icpt,
                average=average, rng_state=rng_state, T=T, fixed_rows=fixed_rows,
-               constant_step=constant_step, name=name)
+               constant_step=constant_step, permutation=permutation, name=name)
     params = dict(T=T, eta0=eta0, switch=switch, variant=VARIANT_NAMES[variant_id],
-                  fit_intercept=fit_intercept, iterate=iterate, seed=seq.entropy)
+                  fit_intercept=fit_intercept, iterate=iterate, sampling=sampling,
+                  seed=seq.entropy)
     return W, eta0_used, params, Xb
 
 
@@ -274,7 +289,7 @@ class CSGDModel(Model):
 
 
 def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
-               fit_intercept=True, iterate="last", seed=None):
+               fit_intercept=True, iterate="last", sampling="iid", seed=None):
     r"""Least-squares regression by Constrained SGD (Mu et al., KDD 2013).
 
     Minimises :math:`l(w) = \frac1m \sum_i \frac12 (y_i - \langle w, x_i\rangle - b)^2`
@@ -313,6 +328,11 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     iterate : {"last", "average"}, default "last"
         Return the last iterate or the average of the iterates after steps 1..T
         (Polyak-Ruppert; "sgd" with "average" is ASGD).
+    sampling : {"iid", "permutation"}, default "iid"
+        "iid": every step draws a row uniformly with replacement (the paper's set-up);
+        "permutation": each epoch visits every row once in a fresh random order (as
+        scikit-learn's SGD with shuffle=True). After each full epoch the running mean
+        is then exactly the data mean.
     seed : None or int >= 0, default None
         Seeds the row draws and the eta0 search; the same seed gives a bit-identical
         model. None draws fresh entropy, recorded in ``model.params["seed"]``.
@@ -339,7 +359,7 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     y_kernel, _ = check_targets(y, Xb_shape, classification=False)
     W, eta0_used, params, Xb = _fit(
         X, y_kernel.reshape(-1, 1), T=T_, eta0=eta0, switch=switch, variant=variant,
-        fit_intercept=fit_intercept, iterate=iterate, seed=seed,
+        fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed,
     )
     return CSGDModel(coef=W[:-1, 0].copy(), intercept=W[-1, 0] if fit_intercept else 0.0,
                      T=params["T"], eta0_=eta0_used, params=params)
@@ -461,7 +481,7 @@ def class_indicators(y, n_samples):
 
 
 def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
-                   fit_intercept=True, iterate="last", seed=None):
+                   fit_intercept=True, iterate="last", sampling="iid", seed=None):
     """Multiclass classification by C-Adaline: one CSGD regressor per class, argmax.
 
     Output k is trained on the 0/1 indicator of class k. All outputs see the same
@@ -475,7 +495,7 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     X : array_like or scipy.sparse matrix/array, shape (m, n_features)
     y : array_like, shape (m,)
         Class labels (at least two distinct values, any sortable type).
-    T, eta0, switch, variant, fit_intercept, iterate, seed
+    T, eta0, switch, variant, fit_intercept, iterate, sampling, seed
         As in `train_csgd`; eta0="auto" picks one step size for all classes from
         the mean loss over the classes.
 
@@ -493,7 +513,7 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     classes, Y = class_indicators(y, _rows_of(X))
     W, eta0_used, params, _ = _fit(
         X, Y, T=T_, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
-        iterate=iterate, seed=seed, name="C-Adaline",
+        iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline",
     )
     intercept = W[-1].copy() if fit_intercept else np.zeros(W.shape[1])
     return CAdalineModel(coef=np.ascontiguousarray(W[:-1].T), intercept=intercept,

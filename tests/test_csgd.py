@@ -272,7 +272,8 @@ def test_model_attributes_and_objective():
     assert isinstance(model, pgs.Model)
     assert model.T == 500 and model.eta0_ == 0.1 and not model.is_classifier
     assert model.params == dict(T=500, eta0=0.1, switch=30, variant="ncsgd",
-                                fit_intercept=True, iterate="average", seed=0)
+                                fit_intercept=True, iterate="average", sampling="iid",
+                                seed=0)
     z = X @ model.coef + model.intercept
     np.testing.assert_allclose(model.predict(X), z)
     assert model.objective(X, y) == pytest.approx(0.5 * np.mean((y - z) ** 2))
