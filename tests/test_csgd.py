@@ -378,3 +378,54 @@ def test_cadaline_on_digits():
     m2 = pgs.train_cadaline(Xtr, names[ytr], seed=0)
     assert np.array_equal(m2.predict(Xte), names[model.predict(Xte)])
     assert m2.objective(Xte, names[yte]) == pytest.approx(model.objective(Xte, yte))
+
+
+# ---------------------------------------------------------------- sampling
+
+def test_permutation_sampling_visits_every_row_once_per_epoch():
+    """sampling="permutation": the kernel's epoch order is a permutation, and the run equals
+    the fixed-row run on that order (so every row was used exactly once)."""
+    X, y = _problem(m=50, seed=20)
+    Xb = as_csr_buffers(X)
+    state = np.array([3, 1, 4, 1], dtype=np.uint64)
+    s = CSGDSolver(X.shape[1], 1, 0, 0.1, 25, 1.0, True, state, False, True)
+    assert s.run(50, Xb.data, Xb.indices, Xb.indptr, y) == 0
+    order = s.perm.copy()
+    assert np.array_equal(np.sort(order), np.arange(50))
+    assert not np.array_equal(order, np.arange(50))
+    ref = CSGDSolver(X.shape[1], 1, 0, 0.1, 25, 1.0, True, state)
+    ref.run(50, Xb.data, Xb.indices, Xb.indptr, y, order)
+    assert np.array_equal(s.last(), ref.last())
+    assert np.array_equal(s.average(), ref.average())
+    # the next epoch is a fresh order, and chunked runs are bit-identical
+    s.run(100, Xb.data, Xb.indices, Xb.indptr, y)
+    assert not np.array_equal(s.perm, order)
+    chunked = CSGDSolver(X.shape[1], 1, 0, 0.1, 25, 1.0, True, state, False, True)
+    for t_end in (7, 50, 51, 100):
+        chunked.run(t_end, Xb.data, Xb.indices, Xb.indptr, y)
+    assert np.array_equal(chunked.last(), s.last())
+
+
+def test_train_csgd_permutation_is_deterministic_and_converges():
+    X, y = _problem(m=300, seed=21)
+    a = pgs.train_csgd(X, y, sampling="permutation", seed=5)
+    b = pgs.train_csgd(X, y, sampling="permutation", seed=5)
+    assert np.array_equal(a.coef, b.coef) and a.params["sampling"] == "permutation"
+    A = np.hstack([X, np.ones((X.shape[0], 1))])
+    l_opt = 0.5 * np.mean((A @ np.linalg.lstsq(A, y, rcond=None)[0] - y) ** 2)
+    assert a.objective(X, y) - l_opt < 0.05 * l_opt
+    with pytest.raises(ValueError, match="sampling"):
+        pgs.train_csgd(X, y, sampling="cyclic")
+
+
+def test_auto_eta0_survives_rows_of_very_different_norms():
+    """The LMS start 1/mean||x||^2 can diverge when one row dominates; the search must
+    then go down, not return a diverging step size."""
+    rng = np.random.default_rng(22)
+    X = rng.random((500, 8))
+    X[::100] *= 300.0
+    y = X @ rng.normal(size=8) + 0.1 * rng.normal(size=500)
+    model = pgs.train_csgd(X, y, variant="sgd", seed=0)
+    assert np.isfinite(model.objective(X, y)) and model.eta0_ > 0
+    lms_start = 1.0 / (np.mean(np.sum(X**2, axis=1)) + 1.0)
+    assert model.eta0_ < lms_start       # the search went down from its start
