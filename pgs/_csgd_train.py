@@ -126,7 +126,7 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
     """Pick eta0 by short trial runs on a subsample (after Bottou's sgd, `determineEta0`).
 
     The search starts at the classical LMS scale 1 / mean ||x||^2 (constant column
-    included), runs the requested variant for two passes over a subsample of at most
+    included), runs the requested variant for four passes over a subsample of at most
     `AUTO_SUBSAMPLE` rows with the same row sequence for every candidate, and moves by
     factors of `AUTO_FACTOR` in the direction that lowers the subsample's least-squares
     loss, until it rises again.  A run that diverges counts as an infinite loss.
@@ -142,7 +142,9 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
     n_sub = min(m, AUTO_SUBSAMPLE)
     Xs, Ys = _subsample(Xb, Y, n_sub, rng)
     rng_state = children[1].generate_state(4, dtype=np.uint64)
-    T_trial = 2 * n_sub
+    # Four passes: shorter trials favour step sizes that are too small for a long run
+    # (measured on the paper's d = n = 5000 set-up and on NCSGD, bench/bench_csgd.py).
+    T_trial = 4 * n_sub
     # The switch keeps its place relative to the data size.
     switch_trial = max(1, int(round(switch * n_sub / m)))
     sq_norms = np.asarray(
