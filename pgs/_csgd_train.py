@@ -271,13 +271,15 @@ class CSGDModel(Model):
         """The weights the solver optimises: coef, then the constant column's weight."""
         return np.append(self.coef, self.intercept)
 
-    def objective(self, X, y):
-        """The least-squares loss l(w) = mean_i (y_i - <w, x_i> - b)^2 / 2 on (X, y).
+    def objective(self, X, y, sample_weight=None):
+        """The least-squares loss l(w) = (1/m) sum_i s_i (y_i - <w, x_i> - b)^2 / 2 on (X, y).
 
         Parameters
         ----------
         X : array_like or sparse matrix, shape (n_samples, n_features)
         y : array_like, shape (n_samples,)
+        sample_weight : array_like, shape (n_samples,), optional
+            Weights s_i (all ones by default), as in `pgs.Model.objective`.
 
         Returns
         -------
@@ -287,7 +289,17 @@ class CSGDModel(Model):
         y = np.asarray(y, dtype=np.float64)
         if y.shape != z.shape:
             raise ValueError(f"y has shape {y.shape}, expected {z.shape}")
-        return 0.5 * float(np.mean((y - z) ** 2))
+        return _weighted_mean(0.5 * (y - z) ** 2, sample_weight)
+
+
+def _weighted_mean(values, sample_weight):
+    """(1/m) sum_i s_i v_i, the plain mean without weights."""
+    if sample_weight is None:
+        return float(np.mean(values))
+    s = np.asarray(sample_weight, dtype=np.float64)
+    if s.shape != values.shape:
+        raise ValueError(f"sample_weight has shape {s.shape}, expected {values.shape}")
+    return float(np.sum(s * values) / values.shape[0])
 
 
 def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
@@ -452,14 +464,26 @@ class CAdalineModel:
         """
         return self.classes[np.argmax(self.decision_function(X), axis=1)]
 
-    def objective(self, X, y):
-        """Mean over rows and classes of (indicator - output)^2 / 2 on (X, y)."""
+    def objective(self, X, y, sample_weight=None):
+        """Mean over rows (weighted by s_i) and classes of (indicator - output)^2 / 2.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+            Labels from `classes`.
+        sample_weight : array_like, shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
         y = np.asarray(y)
         Z = self.decision_function(X)
         if y.shape != (Z.shape[0],):
             raise ValueError(f"y has shape {y.shape}, expected ({Z.shape[0]},)")
         Y = (y[:, None] == self.classes[None, :]).astype(np.float64)
-        return 0.5 * float(np.mean((Y - Z) ** 2))
+        return _weighted_mean(0.5 * np.mean((Y - Z) ** 2, axis=1), sample_weight)
 
 
 def class_indicators(y, n_samples):

@@ -277,6 +277,8 @@ def test_model_attributes_and_objective():
     z = X @ model.coef + model.intercept
     np.testing.assert_allclose(model.predict(X), z)
     assert model.objective(X, y) == pytest.approx(0.5 * np.mean((y - z) ** 2))
+    sw = np.linspace(0.0, 2.0, len(y))
+    assert model.objective(X, y, sw) == pytest.approx(0.5 * np.mean(sw * (y - z) ** 2))
     assert "CSGDModel" in repr(model)
     assert pgs.train_csgd(X, y, T=10, seed=0).params["switch"] == X.shape[0] // 2
     assert pgs.train_csgd(X, y, seed=0).T == 10 * X.shape[0]
