@@ -5,12 +5,13 @@ Learning", ICDM 2009.
 """
 
 from pgs._core import LOSS_NAMES
+from pgs._csgd_train import train_cadaline, train_csgd
 from pgs._model import Model
 from pgs._train import Progress, train
 
 __version__ = "0.1.0"
 
-__all__ = ["LOSS_NAMES", "Model", "Progress", "train", "__version__"]
+__all__ = ["LOSS_NAMES", "Model", "Progress", "train", "train_cadaline", "train_csgd", "__version__"]
 
 _ESTIMATORS = ("PGSClassifier", "PGSRegressor")
 

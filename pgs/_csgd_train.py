@@ -1,0 +1,546 @@
+"""`pgs.train_csgd` and `pgs.train_cadaline`: Constrained SGD for least squares.
+
+Mu, Ding, Zhou, Tao, "Constrained Stochastic Gradient Descent for Large-scale Least
+Squares Problem", KDD 2013 (DESIGN.md section 6).  The compiled loop is in
+``pgs/_csgd.pyx``; this module validates the arguments, picks the step size and
+wraps the result in a model.
+"""
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from pgs import _validation as V
+from pgs._csgd import VARIANT_NAMES, CSGDSolver
+from pgs._data import as_csr_buffers, check_targets
+from pgs._model import Model
+
+#: The iterates `train_csgd` can return.
+CSGD_ITERATES = ("last", "average")
+#: How rows are drawn: i.i.d. uniformly (the paper), or a fresh random order each epoch.
+SAMPLINGS = ("iid", "permutation")
+#: Rows of the subsample on which eta0="auto" runs its trials.
+AUTO_SUBSAMPLE = 1000
+#: Factor between two step sizes tried by eta0="auto".
+AUTO_FACTOR = 2.0
+#: Most step sizes eta0="auto" tries.
+AUTO_MAX_TRIALS = 16
+
+_STATUS_MESSAGES = {
+    1: "{name} diverged at step {t}: a prediction became infinite or NaN; eta0={eta0!r} is "
+    "too large for this data (use a smaller eta0, or eta0='auto')",
+    2: "fixed_rows holds a row index outside [0, n_samples)",
+}
+
+
+def default_T(n_samples):
+    """The default number of steps: 10 passes' worth of samples, 10 * n_samples."""
+    return 10 * n_samples
+
+
+# ------------------------------------------------------------------ validation
+
+def _check_variant(variant):
+    if not isinstance(variant, str) or variant not in VARIANT_NAMES:
+        raise ValueError(
+            f"variant must be one of {', '.join(VARIANT_NAMES)}, got variant={variant!r}"
+        )
+    return VARIANT_NAMES.index(variant)
+
+
+def _check_eta0(eta0):
+    if isinstance(eta0, str):
+        if eta0 == "auto":
+            return eta0
+        raise ValueError(f"eta0 must be 'auto' or a number > 0, got eta0={eta0!r}")
+    return V.check_positive("eta0", eta0)
+
+
+def _check_switch(switch, n_samples):
+    """The step m_switch where the 2-phase step size starts decaying as 1/t."""
+    if isinstance(switch, str):
+        if switch == "half":
+            return max(1, n_samples // 2)
+        raise ValueError(f"switch must be 'half' or an integer >= 1, got switch={switch!r}")
+    return V.check_count("switch", switch)
+
+
+def _check_iterate(iterate):
+    if not isinstance(iterate, str) or iterate not in CSGD_ITERATES:
+        raise ValueError(
+            f"iterate must be one of {', '.join(CSGD_ITERATES)}, got iterate={iterate!r}"
+        )
+    return iterate
+
+
+def _check_sampling(sampling):
+    if not isinstance(sampling, str) or sampling not in SAMPLINGS:
+        raise ValueError(
+            f"sampling must be one of {', '.join(SAMPLINGS)}, got sampling={sampling!r}"
+        )
+    return sampling
+
+
+def _check_bool(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+# ------------------------------------------------------------------ running
+
+def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
+           fixed_rows=None, constant_step=False, permutation=False, name="CSGD"):
+    """Run the kernel for T steps; return the selected weights, shape (n_cols, K)."""
+    n_features = Xb.shape[1]
+    K = Y.shape[1]
+    solver = CSGDSolver(n_features, K, variant_id, eta0, switch, icpt, average, rng_state,
+                        constant_step, permutation)
+    status = solver.run(T, Xb.data, Xb.indices, Xb.indptr, Y.reshape(-1), fixed_rows)
+    if status == 2:
+        raise ValueError(_STATUS_MESSAGES[2])
+    if status != 0:
+        raise FloatingPointError(
+            _STATUS_MESSAGES[1].format(name=name, t=solver.t + 1, eta0=eta0)
+        )
+    return solver.average() if average else solver.last()
+
+
+def _half_squared_loss(Xb, Y, W, icpt):
+    """Mean over rows and outputs of (y - <w, x>)^2 / 2; W has shape (n_cols, K)."""
+    X = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape)
+    Z = np.asarray(X @ W[:-1]) + icpt * W[-1]
+    return 0.5 * float(np.mean((Y - Z) ** 2))
+
+
+def _subsample(Xb, Y, n_rows, rng):
+    """The CSR buffers and targets of `n_rows` rows drawn without replacement."""
+    m = Xb.shape[0]
+    rows = np.sort(rng.choice(m, size=n_rows, replace=False)) if n_rows < m else np.arange(m)
+    X = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape)[rows]
+    return as_csr_buffers(X), np.ascontiguousarray(Y[rows])
+
+
+def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=False):
+    """Pick eta0 by short trial runs on a subsample (after Bottou's sgd, `determineEta0`).
+
+    The search starts at the classical LMS scale 1 / mean ||x||^2 (constant column
+    included), runs the requested variant for four passes over a subsample of at most
+    `AUTO_SUBSAMPLE` rows with the same row sequence for every candidate, and moves by
+    factors of `AUTO_FACTOR` in the direction that lowers the subsample's least-squares
+    loss, until it rises again.  A run that diverges counts as an infinite loss.
+
+    Returns
+    -------
+    eta0 : float
+    trials : list of (eta0, loss)
+    """
+    m = Xb.shape[0]
+    children = seq.spawn(2)
+    rng = np.random.default_rng(children[0])
+    n_sub = min(m, AUTO_SUBSAMPLE)
+    Xs, Ys = _subsample(Xb, Y, n_sub, rng)
+    rng_state = children[1].generate_state(4, dtype=np.uint64)
+    # Four passes: shorter trials favour step sizes that are too small for a long run
+    # (measured on the paper's d = n = 5000 set-up and on NCSGD, bench/bench_csgd.py).
+    T_trial = 4 * n_sub
+    # The switch keeps its place relative to the data size.
+    switch_trial = max(1, int(round(switch * n_sub / m)))
+    sq_norms = np.asarray(
+        sp.csr_matrix((Xs.data, Xs.indices, Xs.indptr), shape=Xs.shape).multiply(
+            sp.csr_matrix((Xs.data, Xs.indices, Xs.indptr), shape=Xs.shape)
+        ).sum(axis=1)
+    ).reshape(-1)
+    mean_sq = float(np.mean(sq_norms)) + icpt * icpt
+    start = 1.0 / mean_sq if mean_sq > 0.0 else 1.0
+
+    trials = {}
+
+    def loss_at(eta):
+        if eta not in trials:
+            try:
+                W = _solve(Xs, Ys, variant_id=variant_id, eta0=eta, switch=switch_trial,
+                           icpt=icpt, average=average, rng_state=rng_state, T=T_trial,
+                           permutation=permutation)
+                value = _half_squared_loss(Xs, Ys, W, icpt)
+            except FloatingPointError:
+                value = math.inf
+            trials[eta] = value if math.isfinite(value) else math.inf
+        return trials[eta]
+
+    best = start
+    up = start * AUTO_FACTOR
+    if math.isfinite(loss_at(up)) and loss_at(up) <= loss_at(start):
+        direction, best = AUTO_FACTOR, up
+    else:
+        direction = 1.0 / AUTO_FACTOR      # also when even the LMS scale diverges
+    while len(trials) < AUTO_MAX_TRIALS:
+        nxt = best * direction
+        if not loss_at(nxt) < loss_at(best):
+            break
+        best = nxt
+    return best, sorted(trials.items())
+
+
+def _prepare(X, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling):
+    """Shared validation of train_csgd and train_cadaline."""
+    sampling = _check_sampling(sampling)
+    T = V.check_count("T", T, allow_none=True)
+    eta0 = _check_eta0(eta0)
+    variant_id = _check_variant(variant)
+    fit_intercept = _check_bool("fit_intercept", fit_intercept)
+    iterate = _check_iterate(iterate)
+    seed = V.check_seed(seed)
+    Xb = as_csr_buffers(X)
+    m = Xb.shape[0]
+    switch = _check_switch(switch, m)
+    if T is None:
+        T = default_T(m)
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq, sampling
+
+
+def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling="iid",
+         fixed_rows=None, constant_step=False, name="CSGD"):
+    """Validate, pick eta0, run; Y is the (m, K) float64 target matrix (a test/bench hook).
+
+    Returns (W, eta0_used, params, Xb) with W of shape (n_features + 1, K), the
+    constant column's weights last.
+    """
+    Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq, sampling = _prepare(
+        X, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling
+    )
+    permutation = sampling == "permutation"
+    if Y.shape[0] != Xb.shape[0]:
+        raise ValueError(f"X has {Xb.shape[0]} rows but y has {Y.shape[0]} entries")
+    icpt = 1.0 if fit_intercept else 0.0
+    average = iterate == "average"
+    if fixed_rows is not None:
+        fixed_rows = np.asarray(fixed_rows, dtype=np.int64)
+        if fixed_rows.ndim != 1 or fixed_rows.shape[0] < T:
+            raise ValueError(f"fixed_rows must be 1-D with at least T={T} row indices")
+    if eta0 == "auto":
+        eta0_used, _ = auto_eta0(Xb, Y, variant_id=variant_id, switch=switch, icpt=icpt,
+                                 average=average, seq=seq.spawn(1)[0],
+                                 permutation=permutation)
+    else:
+        eta0_used = eta0
+    rng_state = seq.generate_state(4, dtype=np.uint64)
+    W = _solve(Xb, Y, variant_id=variant_id, eta0=eta0_used, switch=switch, icpt=icpt,
+               average=average, rng_state=rng_state, T=T, fixed_rows=fixed_rows,
+               constant_step=constant_step, permutation=permutation, name=name)
+    params = dict(T=T, eta0=eta0, switch=switch, variant=VARIANT_NAMES[variant_id],
+                  fit_intercept=fit_intercept, iterate=iterate, sampling=sampling,
+                  seed=seq.entropy)
+    return W, eta0_used, params, Xb
+
+
+# ------------------------------------------------------------------ models
+
+class CSGDModel(Model):
+    """A least-squares linear model trained by CSGD, NCSGD or plain SGD.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_features,)
+    intercept : float
+        Weight of the implicit constant column (0.0 without `fit_intercept`).
+    iteration, T : int
+        Steps run (the returned iterate is the last one or the average of all).
+    classes : None
+    eta0_ : float
+        The base step size used (the one picked when ``eta0="auto"``).
+    params : dict
+        The training arguments (``switch`` resolved to an int, ``seed`` the entropy
+        that reproduces the run).
+    """
+
+    def __init__(self, *, coef, intercept, T, eta0_, params):
+        super().__init__(coef=coef, intercept=intercept, iteration=T, T=T, classes=None,
+                         params=params)
+        self.eta0_ = float(eta0_)
+
+    def __repr__(self):
+        return (
+            f"CSGDModel(variant={self.params['variant']!r}, T={self.T}, "
+            f"eta0_={self.eta0_:.4g}, n_features={self.n_features})"
+        )
+
+    def full_weights(self):
+        """The weights the solver optimises: coef, then the constant column's weight."""
+        return np.append(self.coef, self.intercept)
+
+    def objective(self, X, y, sample_weight=None):
+        """The least-squares loss l(w) = (1/m) sum_i s_i (y_i - <w, x_i> - b)^2 / 2 on (X, y).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+        sample_weight : array_like, shape (n_samples,), optional
+            Weights s_i (all ones by default), as in `pgs.Model.objective`.
+
+        Returns
+        -------
+        float
+        """
+        z = self.decision_function(X)
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != z.shape:
+            raise ValueError(f"y has shape {y.shape}, expected {z.shape}")
+        return _weighted_mean(0.5 * (y - z) ** 2, sample_weight)
+
+
+def _weighted_mean(values, sample_weight):
+    """(1/m) sum_i s_i v_i, the plain mean without weights."""
+    if sample_weight is None:
+        return float(np.mean(values))
+    s = np.asarray(sample_weight, dtype=np.float64)
+    if s.shape != values.shape:
+        raise ValueError(f"sample_weight has shape {s.shape}, expected {values.shape}")
+    return float(np.sum(s * values) / values.shape[0])
+
+
+def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
+               fit_intercept=True, iterate="last", sampling="iid", seed=None):
+    r"""Least-squares regression by Constrained SGD (Mu et al., KDD 2013).
+
+    Minimises :math:`l(w) = \frac1m \sum_i \frac12 (y_i - \langle w, x_i\rangle - b)^2`
+    by SGD on rows drawn i.i.d. uniformly, projecting every step onto the hyperplane
+    :math:`\langle w, \bar x_t\rangle = \bar y_t` through the running mean of the rows
+    seen (the optimum lies on the hyperplane through the data's mean, the paper's
+    Theorem 2.1). Each step costs O(non-zeros of the row), not O(n_features).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix/array, shape (m, n_features)
+        Training rows; CSR float32/float64 with int32/int64 indices is read in place,
+        anything else converted once to CSR.
+    y : array_like, shape (m,)
+        Real targets.
+    T : int >= 1, optional
+        Number of steps (samples drawn); default ``10 * m`` (ten passes' worth).
+    eta0 : "auto" or float > 0, default "auto"
+        Base step size. "auto" picks it by short trial runs of the same variant on a
+        subsample of at most 1000 rows (see `auto_eta0`); the value used is
+        ``model.eta0_``.
+    switch : "half" or int >= 1, default "half"
+        m_switch of CSGD's 2-phase step size :math:`\eta_t = \eta_0/\sqrt t` for
+        :math:`t < m_{switch}` and :math:`\eta_0 \sqrt{m_{switch}}/t` afterwards;
+        "half" is ``m // 2``, the paper's choice. Ignored by the other variants.
+    variant : {"csgd", "ncsgd", "sgd"}, default "csgd"
+        "csgd": projection and the 2-phase step size; "ncsgd": projection and
+        :math:`\eta_0/\sqrt t`; "sgd": plain SGD (LMS) with :math:`\eta_0/\sqrt t`,
+        the baseline.
+    fit_intercept : bool, default True
+        Give the rows an implicit leading constant 1 (the paper's bias feature; X is
+        not copied). Without it the optimum lies on the hyperplane only if the
+        constant vector is in the span of X's columns (e.g. X has a constant
+        column); otherwise the projected variants converge to the best fit on the
+        hyperplane, not to the least-squares solution.
+    iterate : {"last", "average"}, default "last"
+        Return the last iterate or the average of the iterates after steps 1..T
+        (Polyak-Ruppert; "sgd" with "average" is ASGD).
+    sampling : {"iid", "permutation"}, default "iid"
+        "iid": every step draws a row uniformly with replacement (the paper's set-up);
+        "permutation": each epoch visits every row once in a fresh random order (as
+        scikit-learn's SGD with shuffle=True). After each full epoch the running mean
+        is then exactly the data mean.
+    seed : None or int >= 0, default None
+        Seeds the row draws and the eta0 search; the same seed gives a bit-identical
+        model. None draws fresh entropy, recorded in ``model.params["seed"]``.
+
+    Returns
+    -------
+    CSGDModel
+        With ``coef``, ``intercept``, ``eta0_``, ``predict``, ``objective``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For invalid arguments or data, naming the argument and the value.
+    FloatingPointError
+        If the run diverges (a user-given eta0 far too large).
+
+    References
+    ----------
+    Mu, Ding, Zhou, Tao, "Constrained Stochastic Gradient Descent for Large-scale
+    Least Squares Problem", KDD 2013, Algorithm 1 and section 4.2.
+    """
+    T_ = V.check_count("T", T, allow_none=True)
+    Xb_shape = _rows_of(X)
+    y_kernel, _ = check_targets(y, Xb_shape, classification=False)
+    W, eta0_used, params, Xb = _fit(
+        X, y_kernel.reshape(-1, 1), T=T_, eta0=eta0, switch=switch, variant=variant,
+        fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed,
+    )
+    return CSGDModel(coef=W[:-1, 0].copy(), intercept=W[-1, 0] if fit_intercept else 0.0,
+                     T=params["T"], eta0_=eta0_used, params=params)
+
+
+def _rows_of(X):
+    """Number of rows of X, validated lightly (as_csr_buffers does the rest)."""
+    if sp.issparse(X):
+        return X.shape[0]
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array or sparse matrix, got shape {X.shape}")
+    return X.shape[0]
+
+
+class CAdalineModel:
+    """A multiclass linear classifier: one least-squares regressor per class (C-Adaline).
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_classes, n_features)
+    intercept : ndarray of shape (n_classes,)
+    classes : ndarray of shape (n_classes,)
+        The sorted labels; output k regresses the indicator of ``classes[k]``.
+    T : int
+    eta0_ : float
+        The step size used.
+    params : dict
+        The training arguments.
+    """
+
+    def __init__(self, *, coef, intercept, classes, T, eta0_, params):
+        self.coef = coef
+        self.intercept = intercept
+        self.classes = classes
+        self.T = int(T)
+        self.iteration = int(T)
+        self.eta0_ = float(eta0_)
+        self.params = dict(params)
+
+    @property
+    def n_features(self):
+        """Number of features the model was trained on."""
+        return self.coef.shape[1]
+
+    @property
+    def is_classifier(self):
+        """Always True."""
+        return True
+
+    def __repr__(self):
+        return (
+            f"CAdalineModel(variant={self.params['variant']!r}, T={self.T}, "
+            f"n_classes={self.classes.shape[0]}, n_features={self.n_features})"
+        )
+
+    def decision_function(self, X):
+        """Each class's regression output ``<coef_k, x> + intercept_k``.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        if not sp.issparse(X):
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        if X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
+            )
+        return np.asarray(X @ self.coef.T, dtype=np.float64) + self.intercept
+
+    def predict(self, X):
+        """The class whose output is largest (the paper's Algorithm 2).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self.classes[np.argmax(self.decision_function(X), axis=1)]
+
+    def objective(self, X, y, sample_weight=None):
+        """Mean over rows (weighted by s_i) and classes of (indicator - output)^2 / 2.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+            Labels from `classes`.
+        sample_weight : array_like, shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        y = np.asarray(y)
+        Z = self.decision_function(X)
+        if y.shape != (Z.shape[0],):
+            raise ValueError(f"y has shape {y.shape}, expected ({Z.shape[0]},)")
+        Y = (y[:, None] == self.classes[None, :]).astype(np.float64)
+        return _weighted_mean(0.5 * np.mean((Y - Z) ** 2, axis=1), sample_weight)
+
+
+def class_indicators(y, n_samples):
+    """Validate class labels; return (classes, Y) with Y the (m, n_classes) 0/1 targets."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} entries")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    try:
+        classes, codes = np.unique(y, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"y's labels cannot be compared: {exc}") from None
+    if classes.shape[0] < 2:
+        raise ValueError(f"y has {classes.shape[0]} class(es); C-Adaline needs at least two")
+    Y = np.zeros((n_samples, classes.shape[0]))
+    Y[np.arange(n_samples), codes.reshape(-1)] = 1.0
+    return classes, Y
+
+
+def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
+                   fit_intercept=True, iterate="last", sampling="iid", seed=None):
+    """Multiclass classification by C-Adaline: one CSGD regressor per class, argmax.
+
+    Output k is trained on the 0/1 indicator of class k. All outputs see the same
+    sample sequence in one pass (the paper's Algorithm 2 trains the c neurons
+    together); they share the running row sum, so a step costs
+    O(non-zeros * n_classes). ``variant="sgd"`` with a constant step is the paper's
+    Adaline baseline.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix/array, shape (m, n_features)
+    y : array_like, shape (m,)
+        Class labels (at least two distinct values, any sortable type).
+    T, eta0, switch, variant, fit_intercept, iterate, sampling, seed
+        As in `train_csgd`; eta0="auto" picks one step size for all classes from
+        the mean loss over the classes.
+
+    Returns
+    -------
+    CAdalineModel
+        With ``coef`` (n_classes, n_features), ``intercept``, ``classes``,
+        ``decision_function`` (n_samples, n_classes), ``predict``, ``eta0_``.
+
+    References
+    ----------
+    Mu, Ding, Zhou, Tao, KDD 2013, section 5.2 and Algorithm 2.
+    """
+    T_ = V.check_count("T", T, allow_none=True)
+    classes, Y = class_indicators(y, _rows_of(X))
+    W, eta0_used, params, _ = _fit(
+        X, Y, T=T_, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
+        iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline",
+    )
+    intercept = W[-1].copy() if fit_intercept else np.zeros(W.shape[1])
+    return CAdalineModel(coef=np.ascontiguousarray(W[:-1].T), intercept=intercept,
+                         classes=classes, T=params["T"], eta0_=eta0_used, params=params)
