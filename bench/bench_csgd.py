@@ -41,9 +41,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
-from pgs._csgd import CSGDSolver  # noqa: E402
 
 import pgs  # noqa: E402
+from pgs._csgd import CSGDSolver  # noqa: E402
 from pgs._csgd_train import auto_eta0  # noqa: E402
 from pgs._data import as_csr_buffers  # noqa: E402
 

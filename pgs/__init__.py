@@ -11,7 +11,9 @@ from pgs._train import Progress, train
 
 __version__ = "0.1.0"
 
-__all__ = ["LOSS_NAMES", "Model", "Progress", "train", "train_cadaline", "train_csgd", "__version__"]
+__all__ = [
+    "LOSS_NAMES", "Model", "Progress", "train", "train_cadaline", "train_csgd", "__version__",
+]
 
 _ESTIMATORS = ("PGSClassifier", "PGSRegressor")
 

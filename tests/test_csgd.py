@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from pgs._csgd import CSGDSolver
 
 import pgs
+from pgs._csgd import CSGDSolver
 from pgs._csgd_train import _fit, auto_eta0
 from pgs._data import as_csr_buffers
 
