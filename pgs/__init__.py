@@ -5,9 +5,12 @@ Learning", ICDM 2009.
 """
 
 from pgs._core import LOSS_NAMES
+from pgs._io import dump_svmlight, load_svmlight, load_svmlight_files
 from pgs._model import Model
+from pgs._model_io import load_model
 from pgs._train import train
 
 __version__ = "0.1.0"
 
-__all__ = ["LOSS_NAMES", "Model", "train", "__version__"]
+__all__ = ["LOSS_NAMES", "Model", "train", "__version__", "dump_svmlight", "load_model",
+           "load_svmlight", "load_svmlight_files"]
