@@ -35,4 +35,41 @@ static double pgs_strtod_c(const char *s, char **end) {
 }
 #endif
 
+/* Decimal mantissas of up to 19 digits (exact in the x87 80-bit format's 64-bit
+ * significand) scaled by 10^e, |e| <= 27 (10^27 = 2^27 * 5^27 with 5^27 < 2^63, so
+ * exact too): one correctly rounded extended-precision operation gives r with
+ * |r - v| <= 1/2 ulp_64.  Rounding r to double gives the correctly rounded v unless
+ * r sits exactly on a double rounding midpoint (its low 11 significand bits equal
+ * 0x400), the only case where v and r could round differently; then return 0 and
+ * let strtod decide.  Results lie in [1e-27, 1e46], far from subnormals and
+ * overflow.  Only where long double is the x87 format.
+ */
+#include <float.h>
+#include <stdint.h>
+#include <string.h>
+#if (defined(__x86_64__) || defined(__i386__)) && LDBL_MANT_DIG == 64 && !defined(_MSC_VER)
+#define PGS_HAVE_EXT_SCALE 1
+static const long double pgs_pow10_ext[28] = {
+    1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L,
+    1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L,
+    1e24L, 1e25L, 1e26L, 1e27L,
+};
+static int pgs_ext_scale(uint64_t m, int e, double *out) {
+    long double r = (long double)m;
+    uint64_t sig;
+    if (e >= 0) r *= pgs_pow10_ext[e];
+    else r /= pgs_pow10_ext[-e];
+    memcpy(&sig, &r, sizeof sig);   /* little-endian: the 64-bit significand first */
+    if ((sig & 0x7FF) == 0x400) return 0;
+    *out = (double)r;
+    return 1;
+}
+#else
+#define PGS_HAVE_EXT_SCALE 0
+static int pgs_ext_scale(uint64_t m, int e, double *out) {
+    (void)m; (void)e; (void)out;
+    return 0;
+}
+#endif
+
 #endif

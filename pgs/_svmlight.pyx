@@ -8,7 +8,10 @@ Floats are parsed exactly as a correctly rounded strtod would (bit-identical to
 Python's ``float``): decimal mantissas of at most 19 significant digits that fit
 in 53 bits with a power of ten in [-22, 22] (the common case) take Clinger's
 fast path, one exact-operand IEEE multiply or divide, which is correctly
-rounded; everything else goes to the C library's strtod under the "C" locale.
+rounded; mantissas of up to 19 digits with a power of ten in [-27, 27] use one
+x87 extended-precision operation whose result is provably rounded correctly
+unless it lands on a double rounding midpoint (see _strtod_c.h); everything else
+goes to the C library's strtod under the "C" locale.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT64_MAX
@@ -20,6 +23,7 @@ import numpy as np
 cdef extern from "_strtod_c.h" nogil:
     int pgs_strtod_init()
     double pgs_strtod_c(const char* s, char** end)
+    int pgs_ext_scale(uint64_t m, int e, double* out)
 
 if not pgs_strtod_init():
     raise ImportError("pgs._svmlight: could not create the C locale for strtod")
@@ -209,6 +213,11 @@ cdef int _parse_real(const unsigned char* s, const unsigned char* end,
                 v = <double>(mant * IPOW10[shift]) * 1e22
                 out[0] = -v if neg else v
                 return R_OK
+    if n_sig <= 19 and -27 <= exp10 <= 27:
+        # 17-digit round-trip output ("%.17g", repr) lands here.
+        if pgs_ext_scale(mant, <int>exp10, &v):
+            out[0] = -v if neg else v
+            return R_OK
     return _strtod_span(s, end, out)
 
 
