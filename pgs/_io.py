@@ -14,6 +14,7 @@ parser threads work).
 import bz2
 import gzip
 import io
+import itertools
 import lzma
 import math
 import os
@@ -261,10 +262,14 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, n_threads):
         out = _Assembler(src.name, dtype, multilabel, bound)
         blocks = _line_blocks(src.fileobj, _block_size(src.size, n_threads))
         args = (multilabel, require_qid, min_index)
-        if n_threads == 1:
-            for buf in blocks:
-                out.add(buf, _parse_one(buf, *args))
+        first = next(blocks, None)
+        second = next(blocks, None) if first is not None else None
+        if n_threads == 1 or second is None:
+            for buf in itertools.chain([first, second], blocks):
+                if buf is not None:
+                    out.add(buf, _parse_one(buf, *args))
             return out.finish()
+        blocks = itertools.chain([first, second], blocks)
         pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
         pending = deque()
         try:
