@@ -8,9 +8,9 @@ from pgs._core import LOSS_NAMES
 from pgs._io import dump_svmlight, load_svmlight, load_svmlight_files
 from pgs._model import Model
 from pgs._model_io import load_model
-from pgs._train import train
+from pgs._train import Progress, train
 
 __version__ = "0.1.0"
 
-__all__ = ["LOSS_NAMES", "Model", "train", "__version__", "dump_svmlight", "load_model",
-           "load_svmlight", "load_svmlight_files"]
+__all__ = ["LOSS_NAMES", "Model", "Progress", "train", "__version__", "dump_svmlight",
+           "load_model", "load_svmlight", "load_svmlight_files"]
