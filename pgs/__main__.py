@@ -1,6 +1,8 @@
-"""`python -m pgs`: train on a built-in generated data set and print a report."""
+"""`python -m pgs`: the `pgs` command line (`python -m pgs demo` runs the built-in example)."""
 
-from pgs._demo import run_demo
+import sys
+
+from pgs._cli import main
 
 if __name__ == "__main__":
-    run_demo()
+    sys.exit(main())
