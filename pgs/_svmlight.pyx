@@ -78,6 +78,7 @@ ctypedef struct BlockResult:
     Py_ssize_t n_rows
     Py_ssize_t nnz
     Py_ssize_t n_labels
+    Py_ssize_t n_lines
     int64_t min_index
     int64_t max_index
     int status
@@ -130,13 +131,17 @@ cdef int _strtod_span(const unsigned char* s, const unsigned char* end,
     return R_OK
 
 
-cdef int _parse_real(const unsigned char* s, const unsigned char* end,
-                     double* out) noexcept nogil:
-    """Parse all of [s, end) as ``[+-] digits [. digits] [(e|E) [+-] digits]``.
+cdef int _scan_real(const unsigned char* s, const unsigned char* end, double* out,
+                    const unsigned char** stop) noexcept nogil:
+    """Read ``[+-] digits [. digits] [(e|E) [+-] digits]`` from `s` (at most to `end`).
 
-    Returns R_OK and the correctly rounded double in `out`, or an R_* error.
+    Stops at the first byte that cannot continue the number and stores its
+    position in `stop`; the caller decides whether that byte may follow a
+    number. Returns R_OK and the correctly rounded double in `out`, or an R_*
+    error (R_NONFINITE for an inf/infinity/nan word, `stop` after the word).
     """
     cdef const unsigned char* p = s
+    cdef const unsigned char* w
     cdef bint neg = False, exp_neg = False
     cdef uint64_t mant = 0
     cdef int n_sig = 0          # significant digits seen (leading zeros excluded)
@@ -146,6 +151,7 @@ cdef int _parse_real(const unsigned char* s, const unsigned char* end,
     cdef double v
     cdef long shift
 
+    stop[0] = s
     if p < end and (p[0] == 43 or p[0] == 45):   # '+' '-'
         neg = p[0] == 45
         p += 1
@@ -153,8 +159,12 @@ cdef int _parse_real(const unsigned char* s, const unsigned char* end,
         return R_MALFORMED
     c = p[0] | 0x20
     if c == 105 or c == 110:   # 'i' 'n': inf / infinity / nan
-        if (_lower_eq(p, end - p, "inf") or _lower_eq(p, end - p, "infinity")
-                or _lower_eq(p, end - p, "nan")):
+        w = p
+        while w < end and ((w[0] | 0x20) >= 97 and (w[0] | 0x20) <= 122):
+            w += 1
+        stop[0] = w
+        if (_lower_eq(p, w - p, "inf") or _lower_eq(p, w - p, "infinity")
+                or _lower_eq(p, w - p, "nan")):
             return R_NONFINITE
         return R_MALFORMED
 
@@ -185,14 +195,14 @@ cdef int _parse_real(const unsigned char* s, const unsigned char* end,
             exp_neg = p[0] == 45
             p += 1
         if p == end or not _is_digit(p[0]):
-            return R_MALFORMED
+            return R_MALFORMED   # Python's float rejects "1e" and "1e+"
         while p < end and _is_digit(p[0]):
             if e < 100000000:
                 e = e * 10 + (p[0] - 48)
             p += 1
         exp10 += -e if exp_neg else e
-    if p != end:
-        return R_MALFORMED
+    stop[0] = p
+    end = p
 
     if mant == 0:
         out[0] = -0.0 if neg else 0.0
@@ -219,6 +229,22 @@ cdef int _parse_real(const unsigned char* s, const unsigned char* end,
             out[0] = -v if neg else v
             return R_OK
     return _strtod_span(s, end, out)
+
+
+cdef int _parse_real(const unsigned char* s, const unsigned char* end,
+                     double* out) noexcept nogil:
+    """`_scan_real` that must consume all of [s, end)."""
+    cdef const unsigned char* stop
+    cdef int st = _scan_real(s, end, out, &stop)
+    if st == R_OK and stop != end:
+        return R_MALFORMED
+    if st == R_NONFINITE and stop != end:
+        return R_MALFORMED
+    return st
+
+
+cdef inline bint _ends_token(const unsigned char* q, const unsigned char* end) noexcept nogil:
+    return q == end or _is_space(q[0])
 
 
 cdef int _parse_uint(const unsigned char* s, const unsigned char* end,
@@ -292,6 +318,13 @@ cdef int _sort_row(double* data, index_t* indices, Py_ssize_t n) noexcept nogil:
     return 0
 
 
+cdef inline Py_ssize_t _token_end(const unsigned char* buf, Py_ssize_t p,
+                                  Py_ssize_t eff) noexcept nogil:
+    while p < eff and not _is_space(buf[p]):
+        p += 1
+    return p
+
+
 cdef inline void _fail(BlockResult* r, int status, Py_ssize_t line_start,
                        Py_ssize_t tok_start, Py_ssize_t tok_end,
                        int64_t value=0) noexcept nogil:
@@ -326,11 +359,12 @@ cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
     cdef Py_ssize_t pos = 0, line_start, line_end, eff, p, t, row = 0, nnz = 0, nlab = 0
     cdef Py_ssize_t row_nnz0, i, lab0, a, b
     cdef const unsigned char* hit
-    cdef const unsigned char* colon
+    cdef const unsigned char* stop
     cdef int st
-    cdef double v, lv
+    cdef double v
     cdef int64_t idx, prev, q
-    cdef bint in_order, first, has_qid
+    cdef Py_ssize_t k, n_newlines = 0
+    cdef bint in_order, first, has_qid, overflow
     cdef int64_t lo = INT64_MAX, hi = -1
 
     indptr[0] = 0
@@ -341,6 +375,7 @@ cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
         line_start = pos
         hit = <const unsigned char*>memchr(buf + pos, 10, n - pos)
         line_end = (hit - buf) if hit != NULL else n
+        n_newlines += hit != NULL
         pos = line_end + 1
         hit = <const unsigned char*>memchr(buf + line_start, 35, line_end - line_start)
         eff = (hit - buf) if hit != NULL else line_end
@@ -350,12 +385,10 @@ cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
             p += 1
         if p == eff:
             continue   # blank or comment-only line
-        t = p
-        while t < eff and not _is_space(buf[t]):
-            t += 1
 
         # -- target(s)
         if multilabel:
+            t = _token_end(buf, p, eff)
             lab0 = nlab
             if memchr(buf + p, 58, t - p) == NULL:
                 a = p
@@ -380,15 +413,16 @@ cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
             # else: a line without labels; its first token is a feature
             label_ptr[row + 1] = nlab
         else:
-            st = _parse_real(buf + p, buf + t, &v)
-            if st != R_OK:
-                _fail(r, E_TARGET_NONFINITE if st != R_MALFORMED else E_TARGET,
-                      line_start, p, t)
+            st = _scan_real(buf + p, buf + eff, &v, &stop)
+            if st != R_OK or not _ends_token(stop, buf + eff):
+                t = _token_end(buf, p, eff)
+                _fail(r, E_TARGET_NONFINITE if st != R_MALFORMED and _ends_token(
+                    stop, buf + eff) else E_TARGET, line_start, p, t)
                 return
             y[row] = v
-            p = t
+            p = stop - buf
 
-        # -- qid and index:value pairs
+        # -- qid and index:value pairs, read in one pass over the bytes
         row_nnz0 = nnz
         prev = -1
         in_order = True
@@ -399,39 +433,47 @@ cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
                 p += 1
             if p == eff:
                 break
-            t = p
-            while t < eff and not _is_space(buf[t]):
-                t += 1
-            colon = <const unsigned char*>memchr(buf + p, 58, t - p)
-            if colon == NULL:
-                _fail(r, E_TOKEN, line_start, p, t)
-                return
-            if first and t - p >= 3 and buf[p] == 113 and buf[p + 1] == 105 and buf[p + 2] == 100:
-                # "qid:<int>", only right after the target (as scikit-learn reads it)
-                if colon != buf + p + 3 or _parse_int(colon + 1, buf + t, &q) != 0:
-                    _fail(r, E_QID, line_start, p, t)
-                    return
-                qid[row] = q
-                has_qid = True
-                first = False
-                p = t
-                continue
+            if first and buf[p] == 113:   # 'q': "qid:<int>" right after the target
+                t = _token_end(buf, p, eff)
+                if t - p >= 3 and buf[p + 1] == 105 and buf[p + 2] == 100:
+                    # any token starting "qid" is a query id to scikit-learn
+                    if (t - p < 4 or buf[p + 3] != 58
+                            or _parse_int(buf + p + 4, buf + t, &q) != 0):
+                        _fail(r, E_QID, line_start, p, t)
+                        return
+                    qid[row] = q
+                    has_qid = True
+                    first = False
+                    p = t
+                    continue
             first = False
-            st = _parse_uint(buf + p, colon, &idx)
-            if st != 0:
-                _fail(r, E_INDEX, line_start, p, t)
+            # index: digits up to the ':'
+            k = p
+            idx = 0
+            overflow = False
+            while k < eff and _is_digit(buf[k]):
+                if idx > (INT64_MAX - (buf[k] - 48)) // 10:
+                    overflow = True
+                else:
+                    idx = idx * 10 + (buf[k] - 48)
+                k += 1
+            if k == p or k == eff or buf[k] != 58 or overflow:
+                t = _token_end(buf, p, eff)
+                _fail(r, E_INDEX if memchr(buf + p, 58, t - p) != NULL else E_TOKEN,
+                      line_start, p, t)
                 return
             if idx < min_index:
-                _fail(r, E_INDEX_BELOW_MIN, line_start, p, t, idx)
+                _fail(r, E_INDEX_BELOW_MIN, line_start, p, _token_end(buf, p, eff), idx)
                 return
             if index_t is int32_t:
                 if idx > INT32_MAX:
-                    _fail(r, E_NEED_INT64, line_start, p, t, idx)
+                    _fail(r, E_NEED_INT64, line_start, p, _token_end(buf, p, eff), idx)
                     return
-            st = _parse_real(colon + 1, buf + t, &v)
-            if st != R_OK:
-                _fail(r, E_VALUE_NONFINITE if st != R_MALFORMED else E_VALUE,
-                      line_start, p, t)
+            st = _scan_real(buf + k + 1, buf + eff, &v, &stop)
+            if st != R_OK or not _ends_token(stop, buf + eff):
+                t = _token_end(buf, p, eff)
+                _fail(r, E_VALUE_NONFINITE if st != R_MALFORMED and _ends_token(
+                    stop, buf + eff) else E_VALUE, line_start, p, t)
                 return
             indices[nnz] = <index_t>idx
             data[nnz] = v
@@ -443,7 +485,7 @@ cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
                 lo = idx
             if idx > hi:
                 hi = idx
-            p = t
+            p = stop - buf
 
         if require_qid and not has_qid:
             _fail(r, E_MISSING_QID, line_start, line_start, eff)
@@ -461,6 +503,7 @@ cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
 
     r.n_rows = row
     r.nnz = nnz
+    r.n_lines = n_newlines
     r.n_labels = nlab
     r.min_index = lo
     r.max_index = hi
@@ -515,37 +558,37 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
         ``token_end`` (byte offsets in `buf`) and ``value``.
     """
     cdef Py_ssize_t n = buf.shape[0]
-    cdef Py_ssize_t nl = 0, co = 0, cm = 0
     cdef BlockResult r
-    if n > 0:
-        with nogil:
-            _count_bytes(&buf[0], n, &nl, &co, &cm)
-    cdef Py_ssize_t rows_cap = nl + 1
+    # Upper bounds, not counts: a data line takes >= 2 bytes with its newline, an
+    # index:value pair >= 4 with its separator, a label >= 2. np.empty pages that
+    # are never written cost no memory.
+    cdef Py_ssize_t rows_cap = n // 2 + 2, nnz_cap = n // 4 + 2
     cdef double[::1] y = np.empty(rows_cap, dtype=np.float64)
     cdef int64_t[::1] qid = np.zeros(rows_cap, dtype=np.int64)
     cdef int64_t[::1] indptr = np.empty(rows_cap + 1, dtype=np.int64)
-    cdef double[::1] data = np.empty(co + 1, dtype=np.float64)
+    cdef double[::1] data = np.empty(nnz_cap, dtype=np.float64)
     cdef int32_t[::1] ind32
     cdef int64_t[::1] ind64
-    cdef double[::1] labels = np.empty((cm + rows_cap) if multilabel else 1, dtype=np.float64)
+    cdef double[::1] labels = np.empty(rows_cap if multilabel else 1, dtype=np.float64)
     cdef int64_t[::1] label_ptr = np.empty((rows_cap + 1) if multilabel else 1, dtype=np.int64)
     r.n_rows = 0
     r.nnz = 0
     r.n_labels = 0
+    r.n_lines = 0
     r.min_index = -1
     r.max_index = -1
     r.status = OK
     indptr[0] = 0
     label_ptr[0] = 0
     if int64_indices:
-        ind64 = np.empty(co + 1, dtype=np.int64)
+        ind64 = np.empty(nnz_cap, dtype=np.int64)
         if n > 0:
             with nogil:
                 _parse_lines(&buf[0], n, multilabel, require_qid, min_index, &y[0], &qid[0],
                              &indptr[0], &data[0], &ind64[0], &labels[0], &label_ptr[0], &r)
         indices = ind64.base
     else:
-        ind32 = np.empty(co + 1, dtype=np.int32)
+        ind32 = np.empty(nnz_cap, dtype=np.int32)
         if n > 0:
             with nogil:
                 _parse_lines(&buf[0], n, multilabel, require_qid, min_index, &y[0], &qid[0],
@@ -559,14 +602,15 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
         status=OK,
         n_rows=r.n_rows,
         nnz=r.nnz,
-        n_lines=nl,
+        n_lines=r.n_lines,
         min_index=r.min_index if r.nnz > 0 else -1,
         max_index=r.max_index,
-        y=y.base[:r.n_rows],
-        qid=qid.base[:r.n_rows],
-        indptr=indptr.base[:r.n_rows + 1],
+        # small per-row arrays are copied so the large reservations are released
+        y=y.base[:r.n_rows].copy(),
+        qid=qid.base[:r.n_rows].copy(),
+        indptr=indptr.base[:r.n_rows + 1].copy(),
         data=data.base[:r.nnz],
         indices=indices[:r.nnz],
-        labels=labels.base[:r.n_labels] if multilabel else None,
-        label_ptr=label_ptr.base[:r.n_rows + 1] if multilabel else None,
+        labels=labels.base[:r.n_labels].copy() if multilabel else None,
+        label_ptr=label_ptr.base[:r.n_rows + 1].copy() if multilabel else None,
     )
