@@ -72,4 +72,35 @@ static int pgs_ext_scale(uint64_t m, int e, double *out) {
 }
 #endif
 
+/* Eight ASCII digits at once (SWAR), for the long mantissas of 17-digit output.
+ * Loaded little-endian, the first character is the lowest byte.  A byte is a digit
+ * iff its high nibble is 3 and adding 6 to its low nibble does not carry.  The value
+ * is built by combining neighbours: bytes into 2-digit 16-bit lanes (10a + b <= 99,
+ * no carries), those into 4-digit 32-bit lanes (100a + b <= 9999), then into one
+ * 8-digit number (10000a + b < 2^32).
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || defined(_WIN32)
+#define PGS_SWAR_DIGITS 1
+#else
+#define PGS_SWAR_DIGITS 0
+#endif
+static inline int pgs_eight_digits(const unsigned char *p, uint64_t *value) {
+#if PGS_SWAR_DIGITS
+    uint64_t v;
+    memcpy(&v, p, 8);
+    if ((v & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL ||
+        ((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL)
+        return 0;
+    v -= 0x3030303030303030ULL;
+    v = ((v * 10) + (v >> 8)) & 0x00FF00FF00FF00FFULL;
+    v = ((v * 100) + (v >> 16)) & 0x0000FFFF0000FFFFULL;
+    v = ((v * 10000) + (v >> 32)) & 0xFFFFFFFFULL;
+    *value = v;
+    return 1;
+#else
+    (void)p; (void)value;
+    return 0;
+#endif
+}
+
 #endif

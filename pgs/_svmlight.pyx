@@ -24,6 +24,7 @@ cdef extern from "_strtod_c.h" nogil:
     int pgs_strtod_init()
     double pgs_strtod_c(const char* s, char** end)
     int pgs_ext_scale(uint64_t m, int e, double* out)
+    int pgs_eight_digits(const unsigned char* p, uint64_t* value)
 
 if not pgs_strtod_init():
     raise ImportError("pgs._svmlight: could not create the C locale for strtod")
@@ -143,7 +144,7 @@ cdef int _scan_real(const unsigned char* s, const unsigned char* end, double* ou
     cdef const unsigned char* p = s
     cdef const unsigned char* w
     cdef bint neg = False, exp_neg = False
-    cdef uint64_t mant = 0
+    cdef uint64_t mant = 0, chunk
     cdef int n_sig = 0          # significant digits seen (leading zeros excluded)
     cdef int n_digits = 0       # all mantissa digits seen
     cdef long exp10 = 0, e = 0
@@ -178,6 +179,13 @@ cdef int _scan_real(const unsigned char* s, const unsigned char* end, double* ou
     if p < end and p[0] == 46:   # '.'
         p += 1
         while p < end and _is_digit(p[0]):
+            if mant != 0 and n_sig <= 11 and end - p >= 8 and pgs_eight_digits(p, &chunk):
+                mant = mant * 100000000 + chunk
+                n_sig += 8
+                n_digits += 8
+                exp10 -= 8
+                p += 8
+                continue
             n_digits += 1
             if mant != 0 or p[0] != 48:
                 if n_sig < 19:
