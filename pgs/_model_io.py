@@ -22,6 +22,7 @@ A reader refuses files whose ``format_version`` is newer than it knows.
 import json
 import math
 import os
+import zipfile
 
 import numpy as np
 
@@ -140,17 +141,25 @@ def load_model(path):
 
     name = path if not hasattr(path, "read") else getattr(path, "name", "<file object>")
     try:
-        with np.load(path, allow_pickle=False) as z:
+        z = np.load(path, allow_pickle=False)
+    except (ValueError, EOFError) as exc:  # not an npz (numpy then refuses to unpickle)
+        raise ValueError(f"{name} is not a pgs model file ({exc})") from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise ValueError(f"{name} is not a pgs model file (a single .npy array)")
+    try:
+        with z:
             files = set(z.files)
             if "header" not in files or "coef" not in files:
                 raise ValueError(f"{name} is not a pgs model file (no header/coef arrays)")
             header = json.loads(str(z["header"][()]))
             coef = np.array(z["coef"], dtype=np.float64)
             classes = np.array(z["classes"]) if "classes" in files else None
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{name} is not a readable pgs model file: {exc}") from None
-    except (json.JSONDecodeError, KeyError) as exc:
-        raise ValueError(f"{name} is not a pgs model file: {exc}") from None
+    except (json.JSONDecodeError, KeyError, ValueError) as exc:
+        if str(exc).startswith(f"{name} is not"):
+            raise
+        raise ValueError(f"{name} is not a pgs model file ({exc})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise ValueError(f"{name} is not a pgs model file (format {header.get('format')!r})"
                          if isinstance(header, dict) else f"{name} is not a pgs model file")
