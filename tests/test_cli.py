@@ -10,12 +10,29 @@ import numpy as np
 import pytest
 
 import pgs
+from pgs._cli import main
 from pgs._demo import make_sparse_classification
 
 
 def run(*args, timeout=120, **kw):
     return subprocess.run([sys.executable, "-m", "pgs", *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, **kw)
+
+
+class Result:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def run_here(capsys):
+    """Run the CLI in this process (faster than a subprocess)."""
+    def call(*args):
+        capsys.readouterr()
+        rc = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return Result(rc, out.out, out.err)
+    return call
 
 
 @pytest.fixture(scope="module")
@@ -71,24 +88,32 @@ def test_train_predict_eval(data, tmp_path):
     assert f"accuracy {np.mean(ref.predict(Xt) == yt):.4f}" in res.stdout
 
 
-def test_train_regression_reports_rmse(data, tmp_path):
-    res = run("train", data / "train.svm", "--loss", "squared", "--T", "5000", "--seed", "0",
+def test_train_regression_reports_rmse(data, tmp_path, run_here):
+    res = run_here("train", data / "train.svm", "--loss", "squared", "--T", "5000", "--seed", "0",
               "--model-out", tmp_path / "r.npz")
     assert res.returncode == 0, res.stderr
     assert "train: RMSE" in res.stdout
 
 
-def test_quiet_and_default_model_path(data, tmp_path):
-    res = run("train", data / "train.svm", "--quiet", "--T", "1000", cwd=tmp_path)
+def test_quiet_and_default_model_path(data, tmp_path, run_here, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = run_here("train", data / "train.svm", "--quiet", "--T", "1000")
     assert res.returncode == 0, res.stderr
     assert res.stdout == "" and res.stderr == ""
     assert (tmp_path / "train.svm.model.npz").exists()
 
 
-def test_info(data):
-    res = run("info", data / "train.svm")
+def test_info(data, run_here):
+    res = run_here("info", data / "train.svm")
     assert res.returncode == 0, res.stderr
     assert "2,400 rows" in res.stdout and "labels: -1" in res.stdout
+
+
+def test_errors_exit_2_through_a_subprocess(tmp_path):
+    res = run("train", tmp_path / "missing.svm")
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        f"pgs: error: {tmp_path / 'missing.svm'}: No such file or directory"]
 
 
 @pytest.mark.parametrize("args,pattern", [
@@ -101,11 +126,12 @@ def test_info(data):
     (["predict", "{train}", "{train}"], "not a pgs model"),
     (["frobnicate"], "invalid choice"),
 ])
-def test_errors_exit_2_with_one_line(data, tmp_path, args, pattern):
+def test_errors_exit_2_with_one_line(data, tmp_path, args, pattern, run_here, monkeypatch):
     bad = tmp_path / "bad.svm"
     bad.write_text("1 1:1\n-1 2:x\n")
     args = [a.format(bad=bad, train=data / "train.svm") for a in args]
-    res = run(*args, cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    res = run_here(*args)
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
@@ -113,12 +139,13 @@ def test_errors_exit_2_with_one_line(data, tmp_path, args, pattern):
     assert "Traceback" not in res.stderr
 
 
-def test_predict_with_too_many_features(data, tmp_path):
-    res = run("train", data / "train.svm", "--T", "100", "--model-out", tmp_path / "m.npz")
+def test_predict_with_too_many_features(data, tmp_path, run_here):
+    res = run_here("train", data / "train.svm", "--T", "100", "--model-out",
+                   tmp_path / "m.npz")
     assert res.returncode == 0
     wide = tmp_path / "wide.svm"
     wide.write_text("1 1:1 5000:2\n")
-    res = run("predict", tmp_path / "m.npz", wide)
+    res = run_here("predict", tmp_path / "m.npz", wide)
     assert res.returncode == 2 and "n_features" in res.stderr
 
 
