@@ -121,13 +121,35 @@ def _read_into(fileobj, view):
     return got
 
 
-def _line_blocks(fileobj, block_size):
+class _Pool:
+    """Recycled scratch arrays (fresh memory costs a page fault per page)."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.free = []
+
+    def get(self, n):
+        for i, arr in enumerate(self.free):
+            if len(arr) >= n:
+                return self.free.pop(i)
+        # slack, so that the next request (a block plus a different carried-over
+        # partial line) fits too
+        return np.empty(n + (n >> 4), dtype=self.dtype)
+
+    def put(self, arr):
+        while arr.base is not None and isinstance(arr.base, np.ndarray):
+            arr = arr.base
+        if len(self.free) < 8:
+            self.free.append(arr)
+
+
+def _line_blocks(fileobj, block_size, pool):
     """Yield uint8 arrays of whole lines (the last block may lack a final newline)."""
     carry = np.empty(0, dtype=np.uint8)
     while True:
-        buf = np.empty(len(carry) + block_size, dtype=np.uint8)
+        buf = pool.get(len(carry) + block_size)
         buf[:len(carry)] = carry
-        got = _read_into(fileobj, memoryview(buf)[len(carry):])
+        got = _read_into(fileobj, memoryview(buf)[len(carry):len(carry) + block_size])
         n = len(carry) + got
         if got == 0:
             if n:
@@ -141,8 +163,8 @@ def _line_blocks(fileobj, block_size):
         yield buf[:cut + 1]
 
 
-def _parse_one(buf, multilabel, require_qid, min_index):
-    res = _svmlight.parse_block(buf, multilabel, require_qid, min_index, False)
+def _parse_one(buf, scratch, multilabel, require_qid, min_index):
+    res = _svmlight.parse_block(buf, multilabel, require_qid, min_index, False, *scratch)
     if res["status"] == _svmlight.STATUS_NEED_INT64:
         res = _svmlight.parse_block(buf, multilabel, require_qid, min_index, True)
     return res
@@ -260,27 +282,43 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, n_threads):
         # Each feature needs "i:v" and a separator: at most size // 4 + 1 of them.
         bound = src.size // 4 + 2 if src.size is not None else None
         out = _Assembler(src.name, dtype, multilabel, bound)
-        blocks = _line_blocks(src.fileobj, _block_size(src.size, n_threads))
+        block_size = _block_size(src.size, n_threads)
+        text_pool = _Pool(np.uint8)
+        data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
+        blocks = _line_blocks(src.fileobj, block_size, text_pool)
         args = (multilabel, require_qid, min_index)
+
+        def scratch(buf):
+            cap = len(buf) // 4 + 2
+            return data_pool.get(cap), index_pool.get(cap)
+
+        def done(buf, res, sc):
+            out.add(buf, res)
+            text_pool.put(buf)
+            data_pool.put(sc[0])
+            index_pool.put(sc[1])
+
         first = next(blocks, None)
         second = next(blocks, None) if first is not None else None
         if n_threads == 1 or second is None:
             for buf in itertools.chain([first, second], blocks):
                 if buf is not None:
-                    out.add(buf, _parse_one(buf, *args))
+                    sc = scratch(buf)
+                    done(buf, _parse_one(buf, sc, *args), sc)
             return out.finish()
         blocks = itertools.chain([first, second], blocks)
         pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
         pending = deque()
         try:
             for buf in blocks:
-                pending.append((buf, pool.submit(_parse_one, buf, *args)))
+                sc = scratch(buf)
+                pending.append((buf, sc, pool.submit(_parse_one, buf, sc, *args)))
                 while len(pending) > n_threads:
-                    b, fut = pending.popleft()
-                    out.add(b, fut.result())
+                    b, sc, fut = pending.popleft()
+                    done(b, fut.result(), sc)
             while pending:
-                b, fut = pending.popleft()
-                out.add(b, fut.result())
+                b, sc, fut = pending.popleft()
+                done(b, fut.result(), sc)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         return out.finish()

@@ -538,8 +538,15 @@ def last_newline(const unsigned char[::1] buf, Py_ssize_t n):
     return i
 
 
+cdef _scratch(arr, Py_ssize_t n, dtype):
+    if (arr is not None and arr.dtype == dtype and arr.ndim == 1 and arr.shape[0] >= n
+            and arr.flags.c_contiguous and arr.flags.writeable):
+        return arr
+    return np.empty(n, dtype=dtype)
+
+
 def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint require_qid=False,
-                int64_t min_index=0, bint int64_indices=False):
+                int64_t min_index=0, bint int64_indices=False, data_buf=None, index_buf=None):
     """Parse a buffer of whole svmlight lines.
 
     Parameters
@@ -555,6 +562,11 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
     int64_indices : bool
         Store indices as int64; with int32 storage an index >= 2**31 stops the
         parse with status `STATUS_NEED_INT64` (the caller re-parses).
+    data_buf, index_buf : ndarray, optional
+        Scratch arrays to reuse for the values (float64) and the indices (int32
+        or int64 as `int64_indices` says) when at least ``len(buf) // 4 + 2``
+        long (reusing them spares the page faults of fresh memory); the returned
+        ``data`` and ``indices`` are then views of them.
 
     Returns
     -------
@@ -574,7 +586,7 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
     cdef double[::1] y = np.empty(rows_cap, dtype=np.float64)
     cdef int64_t[::1] qid = np.zeros(rows_cap, dtype=np.int64)
     cdef int64_t[::1] indptr = np.empty(rows_cap + 1, dtype=np.int64)
-    cdef double[::1] data = np.empty(nnz_cap, dtype=np.float64)
+    cdef double[::1] data = _scratch(data_buf, nnz_cap, np.float64)
     cdef int32_t[::1] ind32
     cdef int64_t[::1] ind64
     cdef double[::1] labels = np.empty(rows_cap if multilabel else 1, dtype=np.float64)
@@ -589,14 +601,14 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
     indptr[0] = 0
     label_ptr[0] = 0
     if int64_indices:
-        ind64 = np.empty(nnz_cap, dtype=np.int64)
+        ind64 = _scratch(index_buf, nnz_cap, np.int64)
         if n > 0:
             with nogil:
                 _parse_lines(&buf[0], n, multilabel, require_qid, min_index, &y[0], &qid[0],
                              &indptr[0], &data[0], &ind64[0], &labels[0], &label_ptr[0], &r)
         indices = ind64.base
     else:
-        ind32 = np.empty(nnz_cap, dtype=np.int32)
+        ind32 = _scratch(index_buf, nnz_cap, np.int32)
         if n > 0:
             with nogil:
                 _parse_lines(&buf[0], n, multilabel, require_qid, min_index, &y[0], &qid[0],
