@@ -88,6 +88,7 @@ import json, resource, sys, time
 import numpy as np
 which, path, n_features, n_threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 t = time.perf_counter()
+c = time.process_time()
 if which == "pgs":
     import pgs
     X, y = pgs.load_svmlight(path, n_features=n_features,
@@ -97,12 +98,13 @@ elif which == "sklearn":
     X, y = load_svmlight_file(path, n_features=n_features)
 elif which == "svmloader":
     from svmloader import load_svmfile
-    y, X = load_svmfile(path)
+    X, y = load_svmfile(path)
 sec = time.perf_counter() - t
+cpu = time.process_time() - c
 X = X.tocsr()
 csr_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps(dict(seconds=sec, peak=peak_kb * 1024, csr=csr_bytes, nnz=int(X.nnz),
+print(json.dumps(dict(seconds=sec, cpu=cpu, peak=peak_kb * 1024, csr=csr_bytes, nnz=int(X.nnz),
                       rows=X.shape[0], checksum=float(np.sum(X.data)) + float(np.sum(y)))))
 """
 
@@ -153,19 +155,31 @@ def main(argv=None):
         cases += [("pgs", gz, 1), ("pgs", gz, 2)]
 
     print(f"{'parser':<10} {'input':<6} {'threads':>7} {'seconds':>8} {'MB/s':>7} "
-          f"{'peak RSS MB':>11} {'peak/CSR':>8}  runs")
+          f"{'CPU s':>7} {'MB/CPU-s':>8} {'peak RSS MB':>11} {'peak/CSR':>8}  runs (s)")
     for which, p, threads in cases:
         runs = [run_one(which, p, threads) for _ in range(args.repeat if which != "sklearn"
                                                            else 1)]
         sec = float(np.median([r["seconds"] for r in runs]))
+        cpu = float(np.median([r["cpu"] for r in runs]))
         peak = max(r["peak"] for r in runs)
         csr = runs[0]["csr"]
         kind = "gz" if p.endswith(".gz") else "plain"
         print(f"{which:<10} {kind:<6} {threads:>7} {sec:>8.2f} {size / 1e6 / sec:>7.0f} "
-              f"{peak / 1e6:>11.0f} {peak / csr:>8.2f}  "
+              f"{cpu:>7.2f} {size / 1e6 / cpu:>8.0f} {peak / 1e6:>11.0f} {peak / csr:>8.2f}  "
               + " ".join(f"{r['seconds']:.2f}" for r in runs), flush=True)
-    print("MB/s is always relative to the uncompressed text size; peak RSS includes the "
-          "interpreter, numpy and scipy (~60-100 MB).")
+    base = run_baseline()
+    print(f"MB/s is relative to the uncompressed text size; CPU s is the process's CPU time "
+          f"(all threads), so MB/CPU-s is the per-core speed whatever else runs on the "
+          f"machine; peak RSS includes the interpreter with numpy and scipy imported "
+          f"({base / 1e6:.0f} MB).")
+
+
+def run_baseline():
+    code = ("import resource, numpy, scipy.sparse, pgs; "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return int(out.stdout.strip())
 
 
 if __name__ == "__main__":
