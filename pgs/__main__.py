@@ -1,8 +1,10 @@
-"""`python -m pgs`: the `pgs` command line (`python -m pgs demo` runs the built-in example)."""
+"""`python -m pgs` / `pgs`: the command line (`pgs demo` runs the built-in example)."""
 
 import sys
 
 from pgs._cli import main
+
+__all__ = ["main"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,9 +7,10 @@ the projection onto ``||w||_p <= B`` a change of the scalar ``c_t``.  One loop
 is compiled per loss (a fused tag type), data dtype and index dtype.
 """
 
-from libc.math cimport sqrt, cbrt, pow, fabs, copysign, isfinite
+from libc.math cimport sqrt, cbrt, pow, fabs, copysign, isfinite, INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memset
+from cython.parallel cimport prange
 
 import numpy as np
 
@@ -37,13 +38,13 @@ ctypedef fused index_t:
 
 # ------------------------------------------------------------------ scalar helpers
 
-cdef inline double _pow_qm1(double a, const PGSParams* prm) noexcept nogil:
+cdef inline double _pow_qm1(double a, int p_kind, double qm1) noexcept nogil:
     """a^(q-1) for a >= 0, without pow() for the common p."""
-    if prm.p_kind == P_Q3:
+    if p_kind == P_Q3:
         return a * a
-    elif prm.p_kind == P_Q225:
+    elif p_kind == P_Q225:
         return a * sqrt(sqrt(a))
-    return pow(a, prm.q - 1.0)
+    return pow(a, qm1)
 
 
 cdef inline void _add_compensated(double* s, double* comp, double x) noexcept nogil:
@@ -56,35 +57,99 @@ cdef inline void _add_compensated(double* s, double* comp, double x) noexcept no
     s[0] = t
 
 
-cdef inline void _update(const PGSParams* prm, PGSState* st, Py_ssize_t j,
-                         double delta) noexcept nogil:
-    """lam_j += delta, keeping u_j, Q and the lazy average consistent."""
-    cdef double old = st.lam[j]
+cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double* u,
+                                 double* wsum, double* clast, double C, int p_kind,
+                                 int average, double qm1, double inv_S,
+                                 double ratio_hi) noexcept nogil:
+    """lam_j += delta, keeping u_j and the lazy average consistent; returns the change of Q.
+
+    Called with constant `p_kind` and `average` so that the C compiler specialises it.
+    If |lam_j| / S outgrows `ratio_hi`, u_j is parked at 0 and NaN is returned: Q
+    turns NaN and the loop rescales every coordinate before u is read again.
+    """
+    cdef double old = lam[j]
     cdef double new = old + delta
-    cdef double old_u, new_u
-    if prm.average:
+    cdef double old_u, new_u, a_old, a_new
+    if average:
         # u_j was constant since its last fold: add its span of the C sum.
-        st.wsum[j] += st.u[j] * (st.C - st.clast[j])
-        st.clast[j] = st.C
-    st.lam[j] = new
-    if prm.p_kind == P_TWO:
-        _add_compensated(&st.Q, &st.Q_comp, delta * (old + new))
-    else:
-        old_u = st.u[j]
-        new_u = copysign(_pow_qm1(fabs(new), prm), new)
-        st.u[j] = new_u
-        _add_compensated(&st.Q, &st.Q_comp, fabs(new) * fabs(new_u) - fabs(old) * fabs(old_u))
+        wsum[j] += u[j] * (C - clast[j])
+        clast[j] = C
+    lam[j] = new
+    if p_kind == P_TWO:
+        return delta * (old + new)            # new^2 - old^2, without cancellation
+    a_old = fabs(old) * inv_S
+    a_new = fabs(new) * inv_S
+    old_u = u[j]
+    if a_new > ratio_hi:
+        u[j] = 0.0
+        return NAN
+    new_u = _pow_qm1(a_new, p_kind, qm1)
+    u[j] = copysign(new_u, new)
+    return a_new * new_u - a_old * fabs(old_u)
+
+
+cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
+                                 Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
+                                 double* u, double* wsum, double* clast, double C,
+                                 int p_kind, int average, double qm1, double inv_S,
+                                 double ratio_hi) noexcept nogil:
+    """lam += g * x over one row's entries; returns the change of Q (summed locally)."""
+    cdef double dq = 0.0
+    cdef Py_ssize_t jj
+    for jj in range(lo, hi):
+        dq += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
+                            average, qm1, inv_S, ratio_hi)
+    return dq
+
+
+cdef inline double _row_update(const floating_t* data, const index_t* indices,
+                               Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
+                               double* u, double* wsum, double* clast, double C,
+                               int p_kind, int average, double qm1, double inv_S,
+                               double ratio_hi) noexcept nogil:
+    """`_row_update_k` with p_kind and average turned into compile-time constants."""
+    if average:
+        if p_kind == P_TWO:
+            return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                                 P_TWO, 1, qm1, inv_S, ratio_hi)
+        elif p_kind == P_Q225:
+            return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                                 P_Q225, 1, qm1, inv_S, ratio_hi)
+        elif p_kind == P_Q3:
+            return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                                 P_Q3, 1, qm1, inv_S, ratio_hi)
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_GENERAL, 1, qm1, inv_S, ratio_hi)
+    if p_kind == P_TWO:
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_TWO, 0, qm1, inv_S, ratio_hi)
+    elif p_kind == P_Q225:
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_Q225, 0, qm1, inv_S, ratio_hi)
+    elif p_kind == P_Q3:
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_Q3, 0, qm1, inv_S, ratio_hi)
+    return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                         P_GENERAL, 0, qm1, inv_S, ratio_hi)
 
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
                         Py_ssize_t n_cols) noexcept nogil:
-    """sum_j |lam_j|^q recomputed from lam and u (u holds |lam_j|^(q-1) exactly)."""
+    """sum_j (|lam_j| / S)^q recomputed from lam and u (u holds (|lam_j| / S)^(q-1))."""
     cdef double s = 0.0
     cdef double comp = 0.0
+    cdef double inv_S = 1.0 / _unit(prm, st)
     cdef Py_ssize_t j
     for j in range(n_cols):
-        _add_compensated(&s, &comp, fabs(st.lam[j]) * fabs(st.u[j]))
+        _add_compensated(&s, &comp, fabs(st.lam[j]) * inv_S * fabs(st.u[j]))
     return s + comp
+
+
+cdef inline double _unit(const PGSParams* prm, const PGSState* st) noexcept nogil:
+    """S, the unit of lam in u and Q (always 1 for p = 2)."""
+    if prm.p_kind == P_TWO or st.S <= 0.0:
+        return 1.0
+    return st.S
 
 
 cdef void _rebase(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
@@ -103,6 +168,31 @@ cdef void _rebase(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcep
             st.wsum[j] += st.u[j] * (st.C - st.clast[j])
             st.clast[j] = 0.0
         st.C = 0.0
+
+
+cdef void _rescale(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
+    """p < 2: make the largest |lam_j| the unit S and recompute u and Q (O(n), rare).
+
+    Run when Q leaves [2^-64, 2^64] or turned NaN (a parked coordinate). w = c u
+    is unchanged: c absorbs S (see _set_scale).
+    """
+    cdef Py_ssize_t j
+    cdef double S = 0.0
+    cdef double inv_S, a
+    _rebase(prm, st, n_cols)              # fold the average with the old units first
+    for j in range(n_cols):
+        a = fabs(st.lam[j])
+        if a > S:
+            S = a
+    if S == 0.0:
+        S = 1.0
+    st.S = S
+    inv_S = 1.0 / S
+    for j in range(n_cols):
+        st.u[j] = copysign(_pow_qm1(fabs(st.lam[j]) * inv_S, prm.p_kind, prm.q - 1.0),
+                           st.lam[j])
+    st.Q = pgs_exact_Q(prm, st, n_cols)
+    st.Q_comp = 0.0
 
 
 cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
@@ -125,13 +215,30 @@ cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
             norm_lam = r * r
         else:
             norm_lam = pow(Qv, 1.0 / prm.q)
-        # (p-1) ||lam||_q^(2-q) / (t sigma), with ||lam||_q^(2-q) = ||lam||_q^2 / Q
-        c = (prm.p - 1.0) * (norm_lam * norm_lam / Qv) / tsig
+        # In units of S: ||lam||_q = S Q^(1/q), and w = c u needs
+        # c = (p-1) ||lam||_q^(2-q) S^(q-1) / (t sigma) = (p-1) S Q^(2/q) / Q / (t sigma).
+        c = (prm.p - 1.0) * _unit(prm, st) * (norm_lam * norm_lam / Qv) / tsig
+        norm_lam *= _unit(prm, st)
     if prm.B > 0.0:
         norm_w = (prm.p - 1.0) * norm_lam / tsig
         if norm_w > prm.B:
             c *= prm.B / norm_w
     st.c = c
+
+
+cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
+                         double* coefs, const uint64_t* rng) noexcept nogil:
+    """Zero `st` and bind the caller's buffers: lam and u of length n_cols (zeroed by the
+    caller; u may be lam itself when p = 2), rows and coefs of length k, and the PRNG's
+    four words (not all zero). The average and the picked iterate are off (NULL)."""
+    cdef int a
+    memset(st, 0, sizeof(PGSState))
+    st.lam = lam
+    st.u = u
+    st.rows = rows
+    st.coefs = coefs
+    for a in range(4):
+        st.rng[a] = rng[a]
 
 
 cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt,
@@ -147,12 +254,15 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     prm.k = k
     prm.t_pick = t_pick
     prm.average = average
+    prm.track_loss = 0
+    prm.n_threads = 1
     # Recomputing Q costs n_cols; doing it every n_cols updates keeps that O(1)
     # per non-zero and bounds the drift to n_cols roundings.
     prm.recompute_every = n_cols if n_cols > 256 else 256
     if p == 2.0:
         prm.p_kind = P_TWO
         prm.q = 2.0
+        prm.ratio_hi = INFINITY
     elif fabs(p - 1.5) < 1e-12:
         prm.p_kind = P_Q3
         prm.q = 3.0
@@ -161,6 +271,9 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
         prm.q = 2.25
     else:
         prm.p_kind = P_GENERAL
+    if prm.p_kind != P_TWO:
+        # (|lam_j| / S)^q stays below 2^900 (and a sum of n of them finite).
+        prm.ratio_hi = pow(2.0, 900.0 / prm.q)
 
 
 # ------------------------------------------------------------------ row sampling
@@ -175,11 +288,21 @@ cdef extern from *:
     """
     void PGS_PREFETCH(const void* p) noexcept nogil
 
+# p < 2: Q (in units of S) is kept within [Q_LO, Q_HI] by rescaling.
+cdef double Q_LO = 5.421010862427522e-20     # 2^-64
+cdef double Q_HI = 1.8446744073709552e+19    # 2^64
+
+# In iid mode RING rows are drawn ahead (a power of two). The data of the row AHEAD
+# places ahead is prefetched: RING - AHEAD draws after its indptr entry was.
 cdef enum:
-    RING = 16           # rows drawn ahead in iid mode (a power of two)
+    RING = 16
     RING_MASK = 15
-    AHEAD = 8           # rows ahead whose data is prefetched: RING - AHEAD draws after
-                        # their indptr entry was prefetched, AHEAD rows before use
+    AHEAD = 8
+
+# Batches of at least K_PART rows update lam in two halves (by column parity), which
+# two threads can do at once with results identical to one thread's.
+cdef enum:
+    K_PART = 16
 
 
 cdef inline double _uniform01(uint64_t* rng) noexcept nogil:
@@ -222,6 +345,77 @@ cdef inline void _shuffle(int64_t* perm, Py_ssize_t n, uint64_t* rng) noexcept n
         perm[b] = tmp
 
 
+cdef inline double _margin(const floating_t* data, const index_t* indices,
+                           const index_t* indptr, const double* u, int64_t i, double icpt,
+                           Py_ssize_t icol) noexcept nogil:
+    """<x_i, u> with the implicit constant column."""
+    cdef double s = icpt * u[icol]
+    cdef Py_ssize_t jj
+    for jj in range(indptr[i], indptr[i + 1]):
+        s += data[jj] * u[indices[jj]]
+    return s
+
+
+cdef double _half_update(const floating_t* data, const index_t* indices,
+                         const index_t* indptr, const int64_t* rows, const double* coefs,
+                         Py_ssize_t k, Py_ssize_t part, double icpt, Py_ssize_t icol,
+                         double* lam, double* u, double* wsum, double* clast, double C,
+                         int p_kind, int average, double qm1, double inv_S,
+                         double ratio_hi) noexcept nogil:
+    """The batch's updates of the coordinates j with j % 2 == part; their change of Q."""
+    cdef double dq = 0.0
+    cdef double g
+    cdef Py_ssize_t r, jj
+    cdef int64_t i
+    for r in range(k):
+        g = coefs[r]
+        if g == 0.0:
+            continue
+        i = rows[r]
+        for jj in range(indptr[i], indptr[i + 1]):
+            if (indices[jj] & 1) == part:
+                dq += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C,
+                                    p_kind, average, qm1, inv_S, ratio_hi)
+        if icpt != 0.0 and (icol & 1) == part:
+            dq += _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind, average,
+                                qm1, inv_S, ratio_hi)
+    return dq
+
+
+cdef void _batch_update_by_parity(const floating_t* data, const index_t* indices,
+                                  const index_t* indptr, const int64_t* rows,
+                                  const double* coefs, Py_ssize_t k, double icpt,
+                                  Py_ssize_t icol, double* lam, double* u, double* wsum,
+                                  double* clast, double C, int p_kind, int average,
+                                  double qm1, double inv_S, double ratio_hi,
+                                  double* part_dq) noexcept nogil:
+    """One pass doing what `_half_update` does for part 0 and 1 (same sums, same bits)."""
+    cdef double dq0 = 0.0, dq1 = 0.0, g, d
+    cdef Py_ssize_t r, jj
+    cdef int64_t i
+    for r in range(k):
+        g = coefs[r]
+        if g == 0.0:
+            continue
+        i = rows[r]
+        for jj in range(indptr[i], indptr[i + 1]):
+            d = _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
+                              average, qm1, inv_S, ratio_hi)
+            if indices[jj] & 1:
+                dq1 += d
+            else:
+                dq0 += d
+        if icpt != 0.0:
+            d = _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind, average,
+                              qm1, inv_S, ratio_hi)
+            if icol & 1:
+                dq1 += d
+            else:
+                dq0 += d
+    part_dq[0] = dq0
+    part_dq[8] = dq1
+
+
 # ---------------------------------------------------------------------- the loop
 
 cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices,
@@ -252,17 +446,27 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef uint64_t rng[4]
     cdef int head = 0
     cdef int a, b
-    cdef Py_ssize_t r, jj, j
+    cdef Py_ssize_t r, j
     cdef int64_t i
-    cdef double s, z, g, row_w
+    cdef double z, g, row_w, dq
+    cdef int p_kind = prm.p_kind
+    cdef int average = prm.average
+    cdef double qm1 = prm.q - 1.0
+    cdef double inv_S = 1.0 / _unit(prm, st)
+    cdef double Qv, c
+    cdef int updated
+    cdef double part_dq[16]
+    cdef Py_ssize_t part
+    cdef int n_threads = prm.n_threads
+    cdef bint parallel = n_threads > 1 and k >= K_PART
 
     if mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
     if mode == SAMPLE_FIXED and smp.fixed == NULL:
         return PGS_BAD_SAMPLER
+    for b in range(4):
+        rng[b] = st.rng[b]
     if mode == SAMPLE_IID:
-        for b in range(4):
-            rng[b] = st.rng[b]
         for a in range(RING):
             for b in range(4):
                 ring_rng[a][b] = rng[b]
@@ -270,7 +474,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             PGS_PREFETCH(&indptr[ring_rows[a]])
 
     while st.t < t_end:
-        # 1. the batch and its loss derivatives at w_{t-1} = c * u
+        # 1. the batch's rows
         for r in range(k):
             if mode == SAMPLE_IID:
                 i = ring_rows[head]
@@ -303,10 +507,23 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                     break
             st.consumed += 1
             rows[r] = i
-            s = icpt * u[icol]
-            for jj in range(indptr[i], indptr[i + 1]):
-                s += data[jj] * u[indices[jj]]
-            z = st.c * s
+        if status != PGS_OK:
+            break
+
+        # 2. their margins at w_{t-1} = c * u (in parallel for large batches: each
+        #    margin is computed the same way whichever thread does it)
+        c = st.c
+        if parallel:
+            for r in prange(k, num_threads=n_threads, schedule="static"):
+                coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+        else:
+            for r in range(k):
+                coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+
+        # 3. the loss derivatives: coefs[r] = -loss'(z_r) * weight / k
+        for r in range(k):
+            z = coefs[r]
+            i = rows[r]
             if not isfinite(z):
                 status = PGS_NONFINITE
                 break
@@ -319,21 +536,60 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         if status != PGS_OK:
             break
 
-        # 2. lam <- lam - lambda_t, row by row
-        for r in range(k):
-            g = coefs[r]
-            if g == 0.0:
-                continue
-            i = rows[r]
-            for jj in range(indptr[i], indptr[i + 1]):
-                _update(prm, st, indices[jj], g * data[jj])
-            st.n_updates += indptr[i + 1] - indptr[i]
-            if icpt != 0.0:
-                _update(prm, st, icol, g * icpt)
-                st.n_updates += 1
+        # 4. lam <- lam - lambda_t, row by row
+        updated = 0
+        if k < K_PART:
+            # Q's change summed per row, then added with compensation.
+            for r in range(k):
+                g = coefs[r]
+                if g == 0.0:
+                    continue
+                i = rows[r]
+                dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, st.lam, u,
+                                 st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
+                                 prm.ratio_hi)
+                st.n_updates += indptr[i + 1] - indptr[i]
+                if icpt != 0.0:
+                    dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, st.clast, st.C,
+                                        p_kind, average, qm1, inv_S, prm.ratio_hi)
+                    st.n_updates += 1
+                _add_compensated(&st.Q, &st.Q_comp, dq)
+                updated = 1
+        else:
+            # Large batches: coordinates split by parity, each half's change of Q
+            # summed on its own, so that two threads (one per half) and one thread
+            # give the same bits.
+            for r in range(k):
+                if coefs[r] != 0.0:
+                    updated = 1
+                    i = rows[r]
+                    st.n_updates += indptr[i + 1] - indptr[i] + (icpt != 0.0)
+            if updated:
+                if parallel:
+                    for part in prange(2, num_threads=2, schedule="static", chunksize=1):
+                        part_dq[part * 8] = _half_update(
+                            data, indices, indptr, rows, coefs, k, part, icpt, icol,
+                            st.lam, u, st.wsum, st.clast, st.C, p_kind, average, qm1,
+                            inv_S, prm.ratio_hi)
+                else:
+                    _batch_update_by_parity(
+                        data, indices, indptr, rows, coefs, k, icpt, icol, st.lam, u,
+                        st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
+                        prm.ratio_hi, part_dq)
+                _add_compensated(&st.Q, &st.Q_comp, part_dq[0])
+                _add_compensated(&st.Q, &st.Q_comp, part_dq[8])
 
         st.t += 1
+        if p_kind != P_TWO and updated:
+            Qv = st.Q + st.Q_comp
+            if not (Qv >= Q_LO and Qv <= Q_HI):   # also true for NaN
+                _rescale(prm, st, n_cols)
+                inv_S = 1.0 / st.S
         if st.n_updates >= prm.recompute_every:
+            _rebase(prm, st, n_cols)
+        elif average and (st.t & (st.t - 1)) == 0:
+            # For p < 2, c_t falls like t^(1-q): restarting C whenever t doubles keeps
+            # it a sum over a recent window (O(log T) extra folds in all).
             _rebase(prm, st, n_cols)
 
         # 3. w_t = grad r*(lam / (t sigma)), projected: only the scalar c changes
@@ -460,7 +716,7 @@ def build_alias(const double[::1] weights):
 SAMPLING_MODES = ("iid", "permutation", "cyclic")
 
 # Scalars of PGSState that make up a resumable state (with the arrays).
-_STATE_SCALARS = ("Q", "Q_comp", "C", "c", "t", "n_updates", "consumed", "pos", "loss_sum")
+_STATE_SCALARS = ("Q", "Q_comp", "C", "c", "S", "t", "n_updates", "consumed", "pos", "loss_sum")
 
 
 cdef class Solver:
@@ -490,6 +746,8 @@ cdef class Solver:
         Index of the sampling mode in ``SAMPLING_MODES``.
     track_loss : bool
         Accumulate the sampled losses (for progress reports).
+    n_threads : int
+        Threads for the margins and updates of batches of >= 16 rows (OpenMP).
     """
     cdef PGSParams prm
     cdef PGSState st
@@ -504,7 +762,7 @@ cdef class Solver:
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
                   bint average, uint64_t[::1] rng_state, int sampling=0,
-                  bint track_loss=False):
+                  bint track_loss=False, int n_threads=1):
         cdef int a
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
@@ -517,6 +775,9 @@ cdef class Solver:
         self.n_cols = n_features + 1
         pgs_init(&self.prm, p, sigma, B, icpt, eps, k, t_pick, average, self.n_cols)
         self.prm.track_loss = track_loss
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+        self.prm.n_threads = n_threads
         memset(&self.st, 0, sizeof(PGSState))
         memset(&self.smp, 0, sizeof(PGSSampler))
         for a in range(4):
@@ -745,6 +1006,7 @@ cdef class Solver:
         self.st.Q_comp = state["Q_comp"]
         self.st.C = state["C"]
         self.st.c = state["c"]
+        self.st.S = state["S"]
         self.st.t = state["t"]
         self.st.n_updates = state["n_updates"]
         self.st.consumed = state["consumed"]
@@ -770,6 +1032,9 @@ cdef class Solver:
 
     def _st_c(self):
         return self.st.c
+
+    def _st_S(self):
+        return self.st.S
 
     def _st_t(self):
         return self.st.t

@@ -185,9 +185,13 @@ class _Assembler:
         self.dtype = dtype
         self.multilabel = multilabel
         self.index_dtype = np.int32
-        cap = nnz_bound if nnz_bound is not None else 0
-        self.data = np.empty(cap, dtype=dtype)
-        self.indices = np.empty(cap, dtype=np.int32)
+        try:
+            cap = nnz_bound if nnz_bound is not None else 0
+            self.data = np.empty(cap, dtype=dtype)
+            self.indices = np.empty(cap, dtype=np.int32)
+        except MemoryError:  # no overcommit: grow as the stream path does
+            self.data = np.empty(0, dtype=dtype)
+            self.indices = np.empty(0, dtype=np.int32)
         self.nnz = 0
         self.n_lines = 0  # newlines before the next block, for error line numbers
         self.y, self.qid, self.indptr, self.labels, self.label_ptr = [], [], [], [], []

@@ -14,7 +14,7 @@ from pgs._model import Model
 _STATUS_MESSAGES = {
     1: "a margin or the iterate became infinite or NaN at iteration {t}; rescale X or "
     "bound the domain with B",
-    2: "fixed_rows holds a row index outside [0, n_samples), or too few of them",
+    2: "fixed_rows holds a row index outside [0, n_samples)",
     3: "the sampler is missing a buffer (internal error)",
 }
 
@@ -66,7 +66,7 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
 def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
           fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
           sample_weight=None, sampling="iid", callback=None, callback_every=None,
-          keep_state=False, warm_start=None):
+          keep_state=False, warm_start=None, n_threads=1):
     r"""Train a linear model with the Primal Gradient Solver.
 
     Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
@@ -151,6 +151,11 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         and "average", T1 iterations then T2 more equal T1 + T2 at once, bit for
         bit. For "random", the returned iterate is uniform over all iterations
         (kept from the earlier run with probability T1 / (T1 + T2)).
+    n_threads : int >= 1, default 1
+        Threads (OpenMP) for mini-batches of k >= 16 rows: the k margins are split
+        between threads, and the update of lambda in two halves by column parity.
+        The model is bit-identical for every n_threads. Smaller batches run on one
+        thread.
 
     Returns
     -------
@@ -174,7 +179,7 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
                 fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, seed=seed,
                 epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
                 callback=callback, callback_every=callback_every, keep_state=keep_state,
-                warm_start=warm_start)
+                warm_start=warm_start, n_threads=n_threads)
 
 
 def check_sample_weight(sample_weight, m):
@@ -226,7 +231,7 @@ def _check_warm_start(warm_start, params, n_features, iterate):
 def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
          fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
          sample_weight=None, sampling="iid", callback=None, callback_every=None,
-         keep_state=False, warm_start=None, fixed_rows=None):
+         keep_state=False, warm_start=None, n_threads=1, fixed_rows=None):
     """`train` with a test hook: `fixed_rows` replaces the sampler's row draws."""
     start = time.perf_counter()
     loss_id = V.check_loss(loss)
@@ -247,6 +252,7 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
+    n_threads = V.check_count("n_threads", n_threads)
 
     Xb = as_csr_buffers(X)
     m, n_features = Xb.shape
@@ -289,13 +295,15 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
     icpt = intercept_scaling if fit_intercept else 0.0
     solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
                     k, max(t_pick, 0), iterate == "average", rng_state,
-                    SAMPLING_MODES.index(sampling), callback is not None)
+                    SAMPLING_MODES.index(sampling), callback is not None, n_threads)
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:
             solver.set_t_pick(t_pick)
     if fixed_rows is not None:
         fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
+        if fixed_rows.ndim != 1 or fixed_rows.shape[0] < T * k:
+            raise ValueError(f"fixed_rows is shorter than t_end * k = {T * k}")
 
     stopped = _run_chunks(solver, Xb, y_kernel, weights, fixed_rows, t_total, callback,
                           callback_every, start, sigma, p)
@@ -331,7 +339,8 @@ def _run_chunks(solver, Xb, y_kernel, weights, fixed_rows, t_total, callback, ev
                             weights)
         if status != 0:
             msg = _STATUS_MESSAGES.get(status, "solver failed with status {status}")
-            raise FloatingPointError(msg.format(t=solver.t + 1, status=status))
+            error = FloatingPointError if status == 1 else ValueError
+            raise error(msg.format(t=solver.t + 1, status=status))
 
     if callback is None:
         run_to(t_total)
