@@ -63,11 +63,13 @@ class _Source:
     def __init__(self, f):
         self.owned = False
         self.size = None
+        self.mappable = False
         if isinstance(f, int) and not isinstance(f, bool):
             self.name = f"<file descriptor {f}>"
             self.fileobj = open(f, "rb", buffering=0, closefd=False)  # noqa: SIM115
             self.owned = True
             self._set_size()
+            self.mappable = False  # read from the descriptor's current position
         elif isinstance(f, (str, bytes, os.PathLike)):
             path = os.fsdecode(os.fspath(f))
             self.name = path
@@ -97,6 +99,7 @@ class _Source:
             return
         if stat.S_ISREG(st.st_mode):
             self.size = st.st_size
+            self.mappable = True
 
     def close(self):
         if self.owned:
@@ -212,6 +215,10 @@ class _Assembler:
         if res["status"] != 0:
             self._raise(buf, res)
         nnz = res["nnz"]
+        if res.get("placed"):
+            # the worker already copied data and indices to [self.nnz, self.nnz + nnz)
+            self._add_rows(res, nnz)
+            return
         if res["indices"].dtype == np.int64 and self.index_dtype == np.int32:
             wide = np.empty(len(self.indices), dtype=np.int64)
             wide[:self.nnz] = self.indices[:self.nnz]
@@ -220,6 +227,9 @@ class _Assembler:
         self._reserve(self.nnz + nnz)
         self.data[self.nnz:self.nnz + nnz] = res["data"]
         self.indices[self.nnz:self.nnz + nnz] = res["indices"]
+        self._add_rows(res, nnz)
+
+    def _add_rows(self, res, nnz):
         self.indptr.append(res["indptr"][1:] + self.nnz)
         self.nnz += nnz
         self.y.append(res["y"])
@@ -280,17 +290,123 @@ def _block_size(size, n_threads):
     return int(min(_MAX_BLOCK, max(_MIN_BLOCK, size // (4 * n_threads) + 1)))
 
 
+class _Restart(Exception):
+    """A block needs int64 indices: the mapped path hands over to the streamed one."""
+
+
+def _line_bounds(mm, size, block_size):
+    """(start, end) byte ranges of whole lines, about `block_size` long."""
+    bounds, start = [], 0
+    while start < size:
+        cut = mm.find(b"\n", min(start + block_size, size) - 1)
+        end = size if cut < 0 else cut + 1
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
+def _parse_mapped(src, out, n_threads, args):
+    """Parse a plain file through a memory map, each worker placing its own block.
+
+    Block i's values and indices go to ``out.data[o_i:o_i + nnz_i]`` where o_i is
+    known once block i - 1 is parsed (a chain of futures), so the copies run on the
+    worker threads, in parallel; the calling thread only gathers the per-row
+    arrays. Pages of the map are released after each block, so the file's text
+    never counts in full towards the process's memory.
+    """
+    import mmap
+    from concurrent.futures import Future
+
+    mm = mmap.mmap(src.fileobj.fileno(), 0, access=mmap.ACCESS_READ)
+    whole = np.frombuffer(mm, dtype=np.uint8)
+    release = getattr(mmap, "MADV_DONTNEED", None) if hasattr(mm, "madvise") else None
+    page = mmap.PAGESIZE
+    bounds = _line_bounds(mm, len(whole), _block_size(len(whole), n_threads))
+    offsets = [Future() for _ in range(len(bounds) + 1)]
+    offsets[0].set_result(0)
+    data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
+
+    def work(i, scratch):
+        start, end = bounds[i]
+        try:
+            res = _parse_one(whole[start:end], scratch, *args)
+            off = offsets[i].result()
+            placed = res["status"] == 0 and res["indices"].dtype == out.indices.dtype
+            nnz = res["nnz"] if placed else 0
+            offsets[i + 1].set_result(off + nnz)
+        except BaseException as exc:
+            if not offsets[i + 1].done():
+                offsets[i + 1].set_exception(exc)
+            raise
+        if placed:
+            out.data[off:off + nnz] = res["data"]
+            out.indices[off:off + nnz] = res["indices"]
+            res["placed"] = True
+            del res["data"], res["indices"]
+        if release is not None and res["status"] == 0:
+            a = start - start % page
+            mm.madvise(release, a, end - a)
+        return res
+
+    def done(i, res, scratch):
+        if res["status"] == 0 and not res.get("placed"):
+            raise _Restart
+        start, end = bounds[i]
+        out.add(whole[start:end], res)
+        data_pool.put(scratch[0])
+        index_pool.put(scratch[1])
+
+    def scratch_for(i):
+        cap = (bounds[i][1] - bounds[i][0]) // 4 + 2
+        return data_pool.get(cap), index_pool.get(cap)
+
+    try:
+        if n_threads == 1 or len(bounds) < 2:
+            for i in range(len(bounds)):
+                sc = scratch_for(i)
+                done(i, work(i, sc), sc)
+            return out.finish()
+        pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
+        pending = deque()
+        try:
+            for i in range(len(bounds)):
+                sc = scratch_for(i)
+                pending.append((i, sc, pool.submit(work, i, sc)))
+                while len(pending) > n_threads:
+                    j, sc, fut = pending.popleft()
+                    done(j, fut.result(), sc)
+            while pending:
+                j, sc, fut = pending.popleft()
+                done(j, fut.result(), sc)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            pending.clear()
+        return out.finish()
+    finally:
+        whole = None  # drop numpy's export of the map before closing it
+        try:
+            mm.close()
+        except BufferError:  # a view still alive (in a traceback): the GC closes it
+            pass
+
+
 def _parse_file(f, *, dtype, multilabel, require_qid, min_index, n_threads):
     src = _Source(f)
     try:
         # Each feature needs "i:v" and a separator: at most size // 4 + 1 of them.
         bound = src.size // 4 + 2 if src.size is not None else None
         out = _Assembler(src.name, dtype, multilabel, bound)
+        args = (multilabel, require_qid, min_index)
+        if src.size and len(out.data) >= bound and src.mappable:
+            try:
+                return _parse_mapped(src, out, n_threads, args)
+            except _Restart:  # indices beyond int32: the streamed path widens them
+                src.fileobj.seek(0)
+                out = _Assembler(src.name, dtype, multilabel, bound)
         block_size = _block_size(src.size, n_threads)
         text_pool = _Pool(np.uint8)
         data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
         blocks = _line_blocks(src.fileobj, block_size, text_pool)
-        args = (multilabel, require_qid, min_index)
 
         def scratch(buf):
             cap = len(buf) // 4 + 2

@@ -232,6 +232,26 @@ def test_int64_indices_when_needed():
     assert X.indices.tolist() == [0, 2999999999, 1]
 
 
+def test_int64_indices_in_a_later_block_of_a_plain_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(_io, "_MAX_BLOCK", 256)
+    monkeypatch.setattr(_io, "_MIN_BLOCK", 256)
+    text = b"".join(b"%d 1:%d 7:0.5\n" % (i % 2, i) for i in range(200))
+    text += b"1 2:1 3000000000:2\n"
+    path = tmp_path / "wide.svm"
+    path.write_bytes(text)
+    for threads in (1, 2):
+        X, y = pgs.load_svmlight(path, n_threads=threads)
+        assert X.indices.dtype == np.int64 and X.shape == (201, 3000000000)
+        assert_same((X, y), pgs_load(text))
+    fd = os.open(path, os.O_RDONLY)  # a file descriptor is read from its position
+    try:
+        os.lseek(fd, len(text.split(b"\n")[0]) + 1, os.SEEK_SET)
+        X, _ = pgs.load_svmlight(fd)
+        assert X.shape[0] == 200
+    finally:
+        os.close(fd)
+
+
 def test_float32_matches_sklearn():
     text = b"1 1:0.1 2:3.4028235e38 3:1e-45\n"
     assert_same(pgs_load(text, dtype=np.float32), sk_load(text, dtype=np.float32))
