@@ -274,8 +274,11 @@ def _cmd_info(args, out):
     else:
         out(f"targets: {len(labels):,} distinct values, min {y.min():g}, "
             f"mean {y.mean():g}, max {y.max():g}")
+    compressed = os.path.splitext(os.fspath(args.data))[1].lower() in (".gz", ".bz2", ".xz",
+                                                                         ".lzma")
     if seconds > 0:
-        out(f"file: {size / 1e6:.1f} MB, parsed at {size / 1e6 / seconds:.0f} MB/s")
+        out(f"file: {size / 1e6:.1f} MB on disk{' (compressed)' if compressed else ''}, "
+            f"read at {size / 1e6 / seconds:.0f} MB/s")
     return 0
 
 

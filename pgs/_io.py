@@ -319,7 +319,9 @@ def _parse_mapped(src, out, n_threads, args):
 
     mm = mmap.mmap(src.fileobj.fileno(), 0, access=mmap.ACCESS_READ)
     whole = np.frombuffer(mm, dtype=np.uint8)
-    release = getattr(mmap, "MADV_DONTNEED", None) if hasattr(mm, "madvise") else None
+    # Releasing pages only matters for big files (and costs a system call).
+    big = len(whole) > (256 << 20)
+    release = getattr(mmap, "MADV_DONTNEED", None) if big and hasattr(mm, "madvise") else None
     page = mmap.PAGESIZE
     bounds = _line_bounds(mm, len(whole), _block_size(len(whole), n_threads))
     offsets = [Future() for _ in range(len(bounds) + 1)]

@@ -579,17 +579,28 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
     """
     cdef Py_ssize_t n = buf.shape[0]
     cdef BlockResult r
-    # Upper bounds, not counts: a data line takes >= 2 bytes with its newline, an
-    # index:value pair >= 4 with its separator, a label >= 2. np.empty pages that
-    # are never written cost no memory.
-    cdef Py_ssize_t rows_cap = n // 2 + 2, nnz_cap = n // 4 + 2
+    # Rows: counted (memchr is cheap, and numpy backs large arrays with huge pages,
+    # so a loose bound would cost a 2 MB page fault per array). Pairs: a bound (an
+    # index:value pair takes >= 4 bytes with its separator); the pages never
+    # written cost no memory, and callers recycle these arrays.
+    cdef Py_ssize_t nl = 0
+    cdef const unsigned char* hit
+    cdef const unsigned char* at
+    if n > 0:
+        with nogil:
+            at = &buf[0]
+            hit = <const unsigned char*>memchr(at, 10, n)
+            while hit != NULL:
+                nl += 1
+                hit = <const unsigned char*>memchr(hit + 1, 10, n - (hit + 1 - at))
+    cdef Py_ssize_t rows_cap = nl + 2, nnz_cap = n // 4 + 2
     cdef double[::1] y = np.empty(rows_cap, dtype=np.float64)
     cdef int64_t[::1] qid = np.zeros(rows_cap, dtype=np.int64)
     cdef int64_t[::1] indptr = np.empty(rows_cap + 1, dtype=np.int64)
     cdef double[::1] data = _scratch(data_buf, nnz_cap, np.float64)
     cdef int32_t[::1] ind32
     cdef int64_t[::1] ind64
-    cdef double[::1] labels = np.empty(rows_cap if multilabel else 1, dtype=np.float64)
+    cdef double[::1] labels = np.empty(n // 2 + 2 if multilabel else 1, dtype=np.float64)
     cdef int64_t[::1] label_ptr = np.empty((rows_cap + 1) if multilabel else 1, dtype=np.int64)
     r.n_rows = 0
     r.nnz = 0
