@@ -14,3 +14,20 @@ __version__ = "0.1.0"
 
 __all__ = ["LOSS_NAMES", "Model", "Progress", "train", "__version__", "dump_svmlight",
            "load_model", "load_svmlight", "load_svmlight_files"]
+
+_ESTIMATORS = ("PGSClassifier", "PGSRegressor")
+
+
+def __getattr__(name):
+    # The scikit-learn estimators are loaded on first access so that pgs.train never
+    # needs scikit-learn.
+    if name in _ESTIMATORS:
+        try:
+            from pgs import estimators
+        except ImportError as exc:
+            raise ImportError(
+                f"pgs.{name} needs scikit-learn: install it with `pip install pgs[sklearn]` "
+                f"({exc})"
+            ) from exc
+        return getattr(estimators, name)
+    raise AttributeError(f"module 'pgs' has no attribute {name!r}")

@@ -6,7 +6,8 @@
 #     from pgs._core cimport PGSParams, PGSState, pgs_init, pgs_run_f64_i64
 #
 # The caller owns every buffer; the kernel never allocates, never raises and
-# never touches Python objects, so it can run with the GIL released.
+# never touches Python objects, so it can run with the GIL released. Start from
+# pgs_init (parameters) and pgs_state_init (a zeroed state with your buffers).
 
 from libc.stdint cimport int64_t, uint64_t
 
@@ -70,6 +71,7 @@ cdef struct PGSState:
     long long consumed       # rows consumed in all (indexes a fixed sequence)
     long long pos            # next position in the permutation / cyclic order
     double loss_sum          # sum of the sampled losses (when track_loss)
+    double Q_abs             # p < 2: sum of the terms added to Q since its exact value
     uint64_t rng[4]          # xoshiro256** state before the next unconsumed draw
 
 

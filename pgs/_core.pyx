@@ -57,15 +57,26 @@ cdef inline void _add_compensated(double* s, double* comp, double x) noexcept no
     s[0] = t
 
 
+cdef inline void _add_to_Q(PGSState* st, double plus, double minus) noexcept nogil:
+    """Q += plus - minus, compensated; Q_abs counts what went in since the last exact Q."""
+    _add_compensated(&st.Q, &st.Q_comp, plus)
+    if minus != 0.0:
+        _add_compensated(&st.Q, &st.Q_comp, -minus)
+        st.Q_abs += plus + minus
+
+
 cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double* u,
                                  double* wsum, double* clast, double C, int p_kind,
                                  int average, double qm1, double inv_S,
-                                 double ratio_hi) noexcept nogil:
-    """lam_j += delta, keeping u_j and the lazy average consistent; returns the change of Q.
+                                 double ratio_hi, double* minus) noexcept nogil:
+    """lam_j += delta, keeping u_j and the lazy average consistent.
 
-    Called with constant `p_kind` and `average` so that the C compiler specialises it.
-    If |lam_j| / S outgrows `ratio_hi`, u_j is parked at 0 and NaN is returned: Q
-    turns NaN and the loop rescales every coordinate before u is read again.
+    Returns Q's new term (p = 2: the whole change of Q); for p < 2 the old term is
+    added to `minus`, so the cancellation happens in Q's compensated sum and a
+    collapsing large term cannot wipe out Q's small ones. Called with constant
+    `p_kind` and `average` so that the C compiler specialises it. If |lam_j| / S
+    outgrows `ratio_hi`, u_j is parked at 0 and NaN is returned: Q turns NaN and the
+    loop rescales every coordinate before u is read again.
     """
     cdef double old = lam[j]
     cdef double new = old + delta
@@ -85,20 +96,22 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
         return NAN
     new_u = _pow_qm1(a_new, p_kind, qm1)
     u[j] = copysign(new_u, new)
-    return a_new * new_u - a_old * fabs(old_u)
+    minus[0] += a_old * fabs(old_u)
+    return a_new * new_u
 
 
 cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
                                  Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
                                  double* u, double* wsum, double* clast, double C,
                                  int p_kind, int average, double qm1, double inv_S,
-                                 double ratio_hi) noexcept nogil:
-    """lam += g * x over one row's entries; returns the change of Q (summed locally)."""
+                                 double ratio_hi, double* minus) noexcept nogil:
+    """lam += g * x over one row's entries; returns the sum of Q's new terms (see
+    `_coord_update`; the old ones are added to `minus`)."""
     cdef double dq = 0.0
     cdef Py_ssize_t jj
     for jj in range(lo, hi):
         dq += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
-                            average, qm1, inv_S, ratio_hi)
+                            average, qm1, inv_S, ratio_hi, minus)
     return dq
 
 
@@ -106,31 +119,31 @@ cdef inline double _row_update(const floating_t* data, const index_t* indices,
                                Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
                                double* u, double* wsum, double* clast, double C,
                                int p_kind, int average, double qm1, double inv_S,
-                               double ratio_hi) noexcept nogil:
+                               double ratio_hi, double* minus) noexcept nogil:
     """`_row_update_k` with p_kind and average turned into compile-time constants."""
     if average:
         if p_kind == P_TWO:
             return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                                 P_TWO, 1, qm1, inv_S, ratio_hi)
+                                 P_TWO, 1, qm1, inv_S, ratio_hi, minus)
         elif p_kind == P_Q225:
             return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                                 P_Q225, 1, qm1, inv_S, ratio_hi)
+                                 P_Q225, 1, qm1, inv_S, ratio_hi, minus)
         elif p_kind == P_Q3:
             return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                                 P_Q3, 1, qm1, inv_S, ratio_hi)
+                                 P_Q3, 1, qm1, inv_S, ratio_hi, minus)
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_GENERAL, 1, qm1, inv_S, ratio_hi)
+                             P_GENERAL, 1, qm1, inv_S, ratio_hi, minus)
     if p_kind == P_TWO:
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_TWO, 0, qm1, inv_S, ratio_hi)
+                             P_TWO, 0, qm1, inv_S, ratio_hi, minus)
     elif p_kind == P_Q225:
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_Q225, 0, qm1, inv_S, ratio_hi)
+                             P_Q225, 0, qm1, inv_S, ratio_hi, minus)
     elif p_kind == P_Q3:
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_Q3, 0, qm1, inv_S, ratio_hi)
+                             P_Q3, 0, qm1, inv_S, ratio_hi, minus)
     return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                         P_GENERAL, 0, qm1, inv_S, ratio_hi)
+                         P_GENERAL, 0, qm1, inv_S, ratio_hi, minus)
 
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
@@ -152,22 +165,29 @@ cdef inline double _unit(const PGSParams* prm, const PGSState* st) noexcept nogi
     return st.S
 
 
-cdef void _rebase(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
-    """Every n_cols updates (so O(1) per non-zero): recompute Q exactly, and fold
-    the average's open spans so that C restarts at 0.
-
-    Without the fold, C would be dominated by the large early c_t (p < 2 has
-    c ~ ||lam||^(2-q) / t) and C - clast_j would lose digits to cancellation.
-    """
-    cdef Py_ssize_t j
+cdef void _recompute_Q(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
+    """Q from scratch: every n_cols updates (so O(1) per non-zero), and for p < 2 when
+    Q fell far below the terms that went into it (cancellation)."""
     st.Q = pgs_exact_Q(prm, st, n_cols)
     st.Q_comp = 0.0
+    st.Q_abs = 0.0
     st.n_updates = 0
-    if prm.average:
-        for j in range(n_cols):
-            st.wsum[j] += st.u[j] * (st.C - st.clast[j])
-            st.clast[j] = 0.0
-        st.C = 0.0
+
+
+cdef void _fold_average(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
+    """Fold every coordinate's open span of the C sum into wsum and restart C at 0.
+
+    A span is u_j (C - clast_j). For p < 2, c_t falls like t^(1-q), so C would be
+    dominated by early iterations and C - clast_j would lose digits to cancellation;
+    restarting C keeps it a sum over a recent window.
+    """
+    cdef Py_ssize_t j
+    if not prm.average:
+        return
+    for j in range(n_cols):
+        st.wsum[j] += st.u[j] * (st.C - st.clast[j])
+        st.clast[j] = 0.0
+    st.C = 0.0
 
 
 cdef void _rescale(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
@@ -179,7 +199,7 @@ cdef void _rescale(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexce
     cdef Py_ssize_t j
     cdef double S = 0.0
     cdef double inv_S, a
-    _rebase(prm, st, n_cols)              # fold the average with the old units first
+    _fold_average(prm, st, n_cols)        # with the old units of u, first
     for j in range(n_cols):
         a = fabs(st.lam[j])
         if a > S:
@@ -191,8 +211,7 @@ cdef void _rescale(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexce
     for j in range(n_cols):
         st.u[j] = copysign(_pow_qm1(fabs(st.lam[j]) * inv_S, prm.p_kind, prm.q - 1.0),
                            st.lam[j])
-    st.Q = pgs_exact_Q(prm, st, n_cols)
-    st.Q_comp = 0.0
+    _recompute_Q(prm, st, n_cols)
 
 
 cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
@@ -291,6 +310,10 @@ cdef extern from *:
 # p < 2: Q (in units of S) is kept within [Q_LO, Q_HI] by rescaling.
 cdef double Q_LO = 5.421010862427522e-20     # 2^-64
 cdef double Q_HI = 1.8446744073709552e+19    # 2^64
+# ... and recomputed when it falls below Q_CANCEL times the terms added since.
+cdef double Q_CANCEL = 0.000244140625     # 2^-12
+# The average's C restarts when it exceeds C_RESTART c_t (its spans would cancel).
+cdef double C_RESTART = 65536.0
 
 # In iid mode RING rows are drawn ahead (a power of two). The data of the row AHEAD
 # places ahead is prefetched: RING - AHEAD draws after its indptr entry was.
@@ -361,8 +384,9 @@ cdef double _half_update(const floating_t* data, const index_t* indices,
                          Py_ssize_t k, Py_ssize_t part, double icpt, Py_ssize_t icol,
                          double* lam, double* u, double* wsum, double* clast, double C,
                          int p_kind, int average, double qm1, double inv_S,
-                         double ratio_hi) noexcept nogil:
-    """The batch's updates of the coordinates j with j % 2 == part; their change of Q."""
+                         double ratio_hi, double* minus) noexcept nogil:
+    """The batch's updates of the coordinates j with j % 2 == part; returns the sum of
+    Q's new terms, the old ones are added to `minus`."""
     cdef double dq = 0.0
     cdef double g
     cdef Py_ssize_t r, jj
@@ -375,10 +399,10 @@ cdef double _half_update(const floating_t* data, const index_t* indices,
         for jj in range(indptr[i], indptr[i + 1]):
             if (indices[jj] & 1) == part:
                 dq += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C,
-                                    p_kind, average, qm1, inv_S, ratio_hi)
+                                    p_kind, average, qm1, inv_S, ratio_hi, minus)
         if icpt != 0.0 and (icol & 1) == part:
             dq += _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind, average,
-                                qm1, inv_S, ratio_hi)
+                                qm1, inv_S, ratio_hi, minus)
     return dq
 
 
@@ -389,31 +413,40 @@ cdef void _batch_update_by_parity(const floating_t* data, const index_t* indices
                                   double* clast, double C, int p_kind, int average,
                                   double qm1, double inv_S, double ratio_hi,
                                   double* part_dq) noexcept nogil:
-    """One pass doing what `_half_update` does for part 0 and 1 (same sums, same bits)."""
-    cdef double dq0 = 0.0, dq1 = 0.0, g, d
+    """One pass doing what `_half_update` does for part 0 and 1 (same sums, same bits):
+    part_dq[0], part_dq[8] get the new terms, part_dq[1], part_dq[9] the old ones."""
+    cdef double g, d, m
     cdef Py_ssize_t r, jj
     cdef int64_t i
+    part_dq[0] = 0.0
+    part_dq[1] = 0.0
+    part_dq[8] = 0.0
+    part_dq[9] = 0.0
     for r in range(k):
         g = coefs[r]
         if g == 0.0:
             continue
         i = rows[r]
         for jj in range(indptr[i], indptr[i + 1]):
+            m = 0.0
             d = _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
-                              average, qm1, inv_S, ratio_hi)
+                              average, qm1, inv_S, ratio_hi, &m)
             if indices[jj] & 1:
-                dq1 += d
+                part_dq[8] += d
+                part_dq[9] += m
             else:
-                dq0 += d
+                part_dq[0] += d
+                part_dq[1] += m
         if icpt != 0.0:
+            m = 0.0
             d = _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind, average,
-                              qm1, inv_S, ratio_hi)
+                              qm1, inv_S, ratio_hi, &m)
             if icol & 1:
-                dq1 += d
+                part_dq[8] += d
+                part_dq[9] += m
             else:
-                dq0 += d
-    part_dq[0] = dq0
-    part_dq[8] = dq1
+                part_dq[0] += d
+                part_dq[1] += m
 
 
 # ---------------------------------------------------------------------- the loop
@@ -448,7 +481,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef int a, b
     cdef Py_ssize_t r, j
     cdef int64_t i
-    cdef double z, g, row_w, dq
+    cdef double z, g, row_w, dq, dm
     cdef int p_kind = prm.p_kind
     cdef int average = prm.average
     cdef double qm1 = prm.q - 1.0
@@ -545,15 +578,16 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                 if g == 0.0:
                     continue
                 i = rows[r]
+                dm = 0.0
                 dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, st.lam, u,
                                  st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
-                                 prm.ratio_hi)
+                                 prm.ratio_hi, &dm)
                 st.n_updates += indptr[i + 1] - indptr[i]
                 if icpt != 0.0:
                     dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, st.clast, st.C,
-                                        p_kind, average, qm1, inv_S, prm.ratio_hi)
+                                        p_kind, average, qm1, inv_S, prm.ratio_hi, &dm)
                     st.n_updates += 1
-                _add_compensated(&st.Q, &st.Q_comp, dq)
+                _add_to_Q(st, dq, dm)
                 updated = 1
         else:
             # Large batches: coordinates split by parity, each half's change of Q
@@ -566,18 +600,20 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                     st.n_updates += indptr[i + 1] - indptr[i] + (icpt != 0.0)
             if updated:
                 if parallel:
+                    part_dq[1] = 0.0
+                    part_dq[9] = 0.0
                     for part in prange(2, num_threads=2, schedule="static", chunksize=1):
                         part_dq[part * 8] = _half_update(
                             data, indices, indptr, rows, coefs, k, part, icpt, icol,
                             st.lam, u, st.wsum, st.clast, st.C, p_kind, average, qm1,
-                            inv_S, prm.ratio_hi)
+                            inv_S, prm.ratio_hi, &part_dq[part * 8 + 1])
                 else:
                     _batch_update_by_parity(
                         data, indices, indptr, rows, coefs, k, icpt, icol, st.lam, u,
                         st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
                         prm.ratio_hi, part_dq)
-                _add_compensated(&st.Q, &st.Q_comp, part_dq[0])
-                _add_compensated(&st.Q, &st.Q_comp, part_dq[8])
+                _add_to_Q(st, part_dq[0], part_dq[1])
+                _add_to_Q(st, part_dq[8], part_dq[9])
 
         st.t += 1
         if p_kind != P_TWO and updated:
@@ -585,19 +621,22 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             if not (Qv >= Q_LO and Qv <= Q_HI):   # also true for NaN
                 _rescale(prm, st, n_cols)
                 inv_S = 1.0 / st.S
+            elif Qv < st.Q_abs * Q_CANCEL:
+                _recompute_Q(prm, st, n_cols)
         if st.n_updates >= prm.recompute_every:
-            _rebase(prm, st, n_cols)
+            _recompute_Q(prm, st, n_cols)
+            _fold_average(prm, st, n_cols)
         elif average and (st.t & (st.t - 1)) == 0:
-            # For p < 2, c_t falls like t^(1-q): restarting C whenever t doubles keeps
-            # it a sum over a recent window (O(log T) extra folds in all).
-            _rebase(prm, st, n_cols)
+            _fold_average(prm, st, n_cols)       # O(log T) times in all
 
         # 3. w_t = grad r*(lam / (t sigma)), projected: only the scalar c changes
         _set_scale(prm, st)
         if not isfinite(st.c):
             status = PGS_NONFINITE
             break
-        if prm.average:
+        if average:
+            if st.C > C_RESTART * st.c and st.c > 0.0:
+                _fold_average(prm, st, n_cols)
             st.C += st.c
         if st.t == prm.t_pick:
             for j in range(n_cols):
@@ -714,9 +753,6 @@ def build_alias(const double[::1] weights):
 # ------------------------------------------------------------ Python-facing state
 
 SAMPLING_MODES = ("iid", "permutation", "cyclic")
-
-# Scalars of PGSState that make up a resumable state (with the arrays).
-_STATE_SCALARS = ("Q", "Q_comp", "C", "c", "S", "t", "n_updates", "consumed", "pos", "loss_sum")
 
 
 cdef class Solver:
@@ -838,6 +874,11 @@ cdef class Solver:
     def Q(self):
         """The maintained sum_j |lam_j|^q."""
         return self.st.Q + self.st.Q_comp
+
+    @property
+    def lam_scale(self):
+        """S: u and Q are kept for lam / S (p < 2; always 1 for p = 2)."""
+        return _unit(&self.prm, &self.st)
 
     @property
     def q(self):
@@ -975,9 +1016,10 @@ cdef class Solver:
 
     def get_state(self):
         """A dict of copies of everything needed to resume (see `set_state`)."""
-        state = {name: getattr(self, "_st_" + name)() for name in _STATE_SCALARS}
-        state["rng"] = self.rng_state
-        state["t_pick"] = self.prm.t_pick
+        st = &self.st
+        state = dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
+                     t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
+                     loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick)
         for name in ("lam", "u", "wsum", "clast", "w_pick", "perm"):
             arr = getattr(self, name)
             state[name] = None if arr is None else arr.copy()
@@ -1007,6 +1049,7 @@ cdef class Solver:
         self.st.C = state["C"]
         self.st.c = state["c"]
         self.st.S = state["S"]
+        self.st.Q_abs = state["Q_abs"]
         self.st.t = state["t"]
         self.st.n_updates = state["n_updates"]
         self.st.consumed = state["consumed"]
@@ -1020,36 +1063,6 @@ cdef class Solver:
         """The PRNG state before the next unconsumed draw, as 4 uint64 words."""
         return np.array([self.st.rng[0], self.st.rng[1], self.st.rng[2], self.st.rng[3]],
                         dtype=np.uint64)
-
-    def _st_Q(self):
-        return self.st.Q
-
-    def _st_Q_comp(self):
-        return self.st.Q_comp
-
-    def _st_C(self):
-        return self.st.C
-
-    def _st_c(self):
-        return self.st.c
-
-    def _st_S(self):
-        return self.st.S
-
-    def _st_t(self):
-        return self.st.t
-
-    def _st_n_updates(self):
-        return self.st.n_updates
-
-    def _st_consumed(self):
-        return self.st.consumed
-
-    def _st_pos(self):
-        return self.st.pos
-
-    def _st_loss_sum(self):
-        return self.st.loss_sum
 
 
 def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,

@@ -44,9 +44,10 @@ def as_csr_buffers(X, *, name="X"):
 
     Parameters
     ----------
-    X : array_like or scipy.sparse matrix/array, shape (n_samples, n_features)
+    X : array_like, scipy.sparse matrix/array or CSRBuffers, shape (n_samples, n_features)
         Dense input and other sparse formats are converted once; CSR with
-        float32/float64 data and int32/int64 indices is used without a copy.
+        float32/float64 data and int32/int64 indices is used without a copy;
+        CSRBuffers (already validated) are returned as they are.
     name : str
         Name used in error messages.
 
@@ -62,6 +63,8 @@ def as_csr_buffers(X, *, name="X"):
         For non-2-D input, an empty shape, inconsistent CSR buffers, out-of-range
         column indices or non-finite values.
     """
+    if isinstance(X, CSRBuffers):
+        return X  # already validated (the estimators check X once for all their problems)
     copied = False
     if sp.issparse(X):
         if X.ndim != 2:
@@ -117,7 +120,7 @@ def _check_numeric_dtype(dtype, name):
         raise TypeError(f"{name} must be numeric, got dtype {dtype}")
 
 
-def check_targets(y, n_samples, *, classification):
+def check_targets(y, n_samples, *, classification, classes=None):
     """Validate targets and bring them to float64 (classes mapped to -1 / +1).
 
     Parameters
@@ -128,6 +131,9 @@ def check_targets(y, n_samples, *, classification):
     classification : bool
         When True, y must hold exactly two distinct values; the smaller is
         mapped to -1 and the larger to +1.
+    classes : ndarray of shape (2,), optional
+        Known labels (those of a warm-started model): y may then hold only one of
+        them, as a batch of a stream can; ``classes[1]`` is mapped to +1.
 
     Returns
     -------
@@ -143,6 +149,11 @@ def check_targets(y, n_samples, *, classification):
         raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} entries")
     if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
+    if classification and classes is not None:
+        pos, neg = y == classes[1], y == classes[0]
+        if not np.all(pos | neg):
+            raise ValueError(f"y holds labels other than the known classes {classes}")
+        return np.where(pos, 1.0, -1.0), classes
     if classification:
         if y.dtype.kind == "O":
             try:

@@ -231,8 +231,13 @@ def _check_warm_start(warm_start, params, n_features, iterate):
 def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
          fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
          sample_weight=None, sampling="iid", callback=None, callback_every=None,
-         keep_state=False, warm_start=None, n_threads=1, fixed_rows=None):
-    """`train` with a test hook: `fixed_rows` replaces the sampler's row draws."""
+         keep_state=False, warm_start=None, n_threads=1, fixed_rows=None,
+         known_classes=None):
+    """`train` with a test hook: `fixed_rows` replaces the sampler's row draws.
+
+    `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
+    only one of them, as a batch of a stream can; a warm start implies its model's.
+    """
     start = time.perf_counter()
     loss_id = V.check_loss(loss)
     p = V.check_p(p)
@@ -257,7 +262,10 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
     Xb = as_csr_buffers(X)
     m, n_features = Xb.shape
     classification = loss in V.CLASSIFICATION_LOSSES
-    y_kernel, classes = check_targets(y, m, classification=classification)
+    if known_classes is None:
+        known_classes = getattr(warm_start, "classes", None)
+    y_kernel, classes = check_targets(y, m, classification=classification,
+                                      classes=known_classes)
     weights = check_sample_weight(sample_weight, m)
     if T is None:
         T = default_T(m, k)

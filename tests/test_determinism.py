@@ -120,11 +120,12 @@ def test_maintained_Q_does_not_drift(p, which, loss):
         assert s.run(int(t), b.data, b.indices, b.indptr, y) == 0
         exact = s.exact_Q()
         lam = np.asarray(s.lam)
-        numpy_Q = np.sum(np.abs(lam) ** q)
+        numpy_Q = np.sum(np.abs(lam / s.lam_scale) ** q)     # Q is kept for lam / lam_scale
         assert exact > 0
         assert abs(s.Q - exact) <= 1e-10 * exact, (t, s.Q, exact)
         assert abs(s.Q - numpy_Q) <= 1e-10 * numpy_Q, (t, s.Q, numpy_Q)
     # u is kept equal to sign(lam) |lam|^(q-1)
     u = np.asarray(s.u)
-    np.testing.assert_allclose(u, np.sign(lam) * np.abs(lam) ** (q - 1), rtol=1e-13, atol=0)
+    np.testing.assert_allclose(u, np.sign(lam) * np.abs(lam / s.lam_scale) ** (q - 1),
+                               rtol=1e-13, atol=0)
     assert s.t == checkpoints[-1] >= 200000

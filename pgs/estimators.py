@@ -1,0 +1,739 @@
+"""scikit-learn estimators around `pgs.train`: `PGSClassifier` (one-vs-rest) and `PGSRegressor`.
+
+This module imports scikit-learn; `pgs/__init__.py` loads it lazily so that `pgs.train`
+never needs scikit-learn (install it with ``pip install pgs[sklearn]``).
+
+Multiclass problems are split one-vs-rest; the binary problems run in threads
+(`n_jobs`) because the compiled kernel releases the GIL. Every binary problem gets its
+own seed derived from `random_state` and its class index only, so the result does not
+depend on `n_jobs` or on thread scheduling: it is bit-identical to ``n_jobs=1``.
+"""
+
+import math
+import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from pgs import _validation as V
+from pgs._data import as_csr_buffers
+from pgs._train import SAMPLING_MODES, _fit, default_T
+
+__all__ = ["PGSClassifier", "PGSRegressor"]
+
+#: Losses PGSClassifier accepts: the binary classification losses of `pgs.train`, plus
+#: "squared" (least squares on one-hot 0/1 targets, argmax prediction: C-Adaline).
+CLASSIFIER_LOSSES = ("hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber",
+                     "squared")
+#: Losses PGSRegressor accepts.
+REGRESSOR_LOSSES = ("squared", "huber", "epsilon_insensitive", "absolute")
+#: Losses whose margins map to probabilities (as in scikit-learn's SGDClassifier).
+PROBABILISTIC_LOSSES = ("logistic", "modified_huber")
+
+#: scikit-learn estimator checks every PGS estimator is known to fail, with the reason.
+#: `expected_failed_checks` adds the ones that depend on the parameters.
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "PGS samples rows at random: integer weights equal row repetition in expectation "
+        "(same sampling distribution, same objective and optimum), not bit for bit"
+    ),
+    "check_sample_weight_equivalence_on_sparse_data": (
+        "PGS samples rows at random: integer weights equal row repetition in expectation "
+        "(same sampling distribution, same objective and optimum), not bit for bit"
+    ),
+}
+
+
+
+
+def expected_failed_checks(estimator):
+    """The scikit-learn checks `estimator` is known to fail, as {check name: reason}.
+
+    Pass it as ``expected_failed_checks`` to `sklearn.utils.estimator_checks.check_estimator`
+    or `parametrize_with_checks`.
+    """
+    failed = dict(EXPECTED_FAILED_CHECKS)
+    if isinstance(estimator, PGSClassifier) and estimator.loss == "modified_huber":
+        failed["check_classifiers_train"] = (
+            "modified Huber probabilities clip the one-vs-rest margins to [-1, 1], so several "
+            "classes can tie at the top (as in SGDClassifier); argmax(predict_proba) then "
+            "picks the first of them while predict uses the unclipped margins"
+        )
+    if isinstance(estimator, PGSClassifier) and estimator.loss == "squared":
+        failed["check_class_weight_classifiers"] = (
+            "class weights 1000 / 1e-4 scale the data term by the mean weight (~333), i.e. "
+            "divide the effective sigma by it; with the check's unscaled features (|x| ~ 40) "
+            "least squares is then so ill-conditioned for PGS's 1/(sigma t) steps that "
+            "even 200,000 iterations do not converge (Lipschitz losses pass this check)"
+        )
+    return failed
+
+
+# ----------------------------------------------------------------------------- helpers
+
+_PLUS_MINUS = np.array([-1.0, 1.0])
+
+
+def _effective_n_jobs(n_jobs):
+    """Threads to use: None -> 1, -1 -> all cores, -2 -> all but one, ..."""
+    if n_jobs is None:
+        return 1
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None or a non-zero integer, got n_jobs={n_jobs!r}")
+    n_jobs = int(n_jobs)
+    if n_jobs < 0:
+        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    return n_jobs
+
+
+def _base_entropy(random_state):
+    """An int >= 0 from which every binary problem's seed is derived.
+
+    An int is used as is (so a binary problem reproduces ``pgs.train(seed=random_state)``);
+    None draws fresh entropy; a RandomState instance gives one draw from it.
+    """
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy)
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(
+                f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
+            )
+        return int(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    raise ValueError(
+        f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
+    )
+
+
+def _problem_seed(entropy, index, n_problems):
+    """Seed of binary problem `index`: a function of (entropy, index) only.
+
+    A single problem uses the entropy itself, so it matches ``pgs.train(seed=entropy)``.
+    """
+    if n_problems == 1:
+        return entropy
+    return np.random.SeedSequence(entropy, spawn_key=(index,))
+
+
+def _map_threads(fn, n_items, n_jobs):
+    """``[fn(i) for i in range(n_items)]``, in up to `n_jobs` threads (the kernel drops the GIL)."""
+    n_workers = min(_effective_n_jobs(n_jobs), n_items)
+    if n_workers <= 1:
+        return [fn(i) for i in range(n_items)]
+    with ThreadPoolExecutor(max_workers=n_workers) as pool:
+        return list(pool.map(fn, range(n_items)))
+
+
+def _train_problem(X, y, *, train_kwargs, T, seed, sample_weight, warm_model):
+    """Train (or continue) one binary or regression problem with `pgs.train`.
+
+    This is the single place where the estimators call a solver; another solver
+    (e.g. ``pgs.train_csgd`` for ``solver="csgd"``) would be selected here.
+    """
+    # The solver state is always kept, so that warm_start and partial_fit can continue
+    # any fit. A warm start continues the model's own random stream: no seed.
+    # `_fit` is `train` plus `known_classes`: a one-vs-rest target is always -1/+1, and a
+    # partial_fit batch may hold only one of the two.
+    known = _PLUS_MINUS if train_kwargs["loss"] in V.CLASSIFICATION_LOSSES else None
+    return _fit(X, y, T=T, seed=None if warm_model is not None else seed,
+                sample_weight=sample_weight, keep_state=True, warm_start=warm_model,
+                known_classes=known, **train_kwargs)
+
+
+# ------------------------------------------------------------------------- base class
+
+
+class _PGSBase(BaseEstimator):
+    """Parameters, validation and the fit loop shared by the two estimators."""
+
+    _allowed_losses = ()
+
+    def __init__(self, loss, *, p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="last",
+                 fit_intercept=True, intercept_scaling=1.0, epsilon=None, sampling="iid",
+                 random_state=None, n_jobs=None, warm_start=False):
+        self.loss = loss
+        self.p = p
+        self.sigma = sigma
+        self.T = T
+        self.k = k
+        self.B = B
+        self.iterate = iterate
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.epsilon = epsilon
+        self.sampling = sampling
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.warm_start = warm_start
+
+    # -- validation -------------------------------------------------------------------
+
+    def _check_params(self):
+        """Validate every hyper-parameter once, before any thread starts."""
+        if not isinstance(self.loss, str) or self.loss not in self._allowed_losses:
+            raise ValueError(
+                f"loss={self.loss!r} is not supported by {type(self).__name__}; "
+                f"use one of {', '.join(self._allowed_losses)}"
+            )
+        V.check_p(self.p)
+        V.check_positive("sigma", self.sigma)
+        V.check_count("T", self.T, allow_none=True)
+        V.check_count("k", self.k)
+        V.check_B(self.B)
+        V.check_iterate(self.iterate)
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}")
+        V.check_positive("intercept_scaling", self.intercept_scaling)
+        V.check_epsilon(self.loss, self.epsilon)
+        if not isinstance(self.sampling, str) or self.sampling not in SAMPLING_MODES:
+            raise ValueError(f"sampling must be one of {', '.join(SAMPLING_MODES)}, "
+                             f"got sampling={self.sampling!r}")
+        if not isinstance(self.warm_start, (bool, np.bool_)):
+            raise TypeError(f"warm_start must be a bool, got {self.warm_start!r}")
+        _effective_n_jobs(self.n_jobs)
+
+    def _train_kwargs(self):
+        return dict(loss=self.loss, p=self.p, sigma=self.sigma, k=self.k, B=self.B,
+                    iterate=self.iterate, fit_intercept=bool(self.fit_intercept),
+                    intercept_scaling=self.intercept_scaling, epsilon=self.epsilon,
+                    sampling=self.sampling)
+
+    def _validate_X(self, X, *, reset):
+        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             reset=reset)
+
+    # -- the shared fit loop ----------------------------------------------------------
+
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state):
+        """Train one problem per column of `targets` (a list of 1-D arrays).
+
+        Returns the list of `pgs.Model`, in order. `warm_models` (or None) continues
+        existing models instead of starting from zero.
+        """
+        n_problems = len(targets)
+        entropy = None if warm_models is not None else _base_entropy(random_state)
+        X = as_csr_buffers(X)  # validated once here, not once per problem
+        train_kwargs = self._train_kwargs()
+
+        def fit_one(index):
+            return _train_problem(
+                X, targets[index], train_kwargs=train_kwargs, T=T,
+                seed=None if entropy is None else _problem_seed(entropy, index, n_problems),
+                sample_weight=sample_weight,
+                warm_model=None if warm_models is None else warm_models[index],
+            )
+
+        return _map_threads(fit_one, n_problems, self.n_jobs)
+
+    def _set_fitted(self, models):
+        """Copy the trained models into scikit-learn's fitted attributes."""
+        self._models = models
+        self.n_iter_ = int(max(model.T for model in models))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _sample_weight_or_none(sample_weight, X):
+    """Validated weights, or None when they are all exactly 1 (the unweighted problem)."""
+    if sample_weight is None:
+        return None
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                         ensure_non_negative=True)
+    if np.all(sample_weight == 1.0):
+        return None
+    return sample_weight
+
+
+# ------------------------------------------------------------------------ classifier
+
+
+class PGSClassifier(ClassifierMixin, _PGSBase):
+    r"""Linear classifier trained by the Primal Gradient Solver (one-vs-rest for multiclass).
+
+    Minimises, for each binary problem, :math:`\sigma \|w\|_p^2 / (2(p-1)) + \frac1m
+    \sum_i s_i \ell(\langle w, x_i\rangle, y_i)` with :func:`pgs.train`, where the
+    :math:`s_i` are the sample weights times the class weights (1 by default).
+
+    Parameters
+    ----------
+    loss : {"hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber", \
+"squared"}, default "hinge"
+        Loss of every binary problem. The binary losses use +1 for the class and -1 for
+        the rest. "squared" is least squares on one-hot 0/1 targets with argmax
+        prediction (C-Adaline); for two classes a single regressor on the 0/1 indicator
+        of ``classes_[1]`` is fitted and 0.5 is subtracted from its intercept, so the
+        decision function is positive for ``classes_[1]``.
+    p : float in (1, 2], default 2.0
+        Norm of the regulariser (2: Pegasos).
+    sigma : float > 0, default 1e-4
+        Regularisation strength (scikit-learn's ``alpha`` of SGDClassifier).
+    T : int >= 1 or None, default None
+        Iterations per binary problem and per `fit`; None means ``ceil(10 m / k)``,
+        ten passes over the data. Ignored by `partial_fit`.
+    k : int >= 1, default 1
+        Mini-batch size.
+    B : None, "auto" or float > 0, default None
+        Radius of the domain :math:`\|w\|_p \le B`; see :func:`pgs.train`.
+    iterate : {"last", "average", "random"}, default "last"
+        Which iterate each problem returns. The default differs from `pgs.train`'s
+        ("random", the paper's choice, whose guarantee holds in expectation) because a
+        single draw may pick an early, poor iterate; "last" and "average" also make
+        warm starts exact continuations (see Notes).
+    fit_intercept : bool, default True
+        Learn a bias as the weight of a constant column of value `intercept_scaling`,
+        regularised like the other weights.
+    intercept_scaling : float > 0, default 1.0
+        Value of that constant column.
+    epsilon : float or None, default None
+        Shape parameter of "smooth_hinge" (default 1.0).
+    sampling : {"iid", "permutation", "cyclic"}, default "iid"
+        How rows are drawn (see :func:`pgs.train`): with replacement (the paper),
+        a fresh random permutation per pass, or in order.
+    random_state : None, int >= 0 or numpy RandomState, default None
+        Seeds row sampling. Binary problem ``c`` of a multiclass fit is seeded with
+        ``numpy.random.SeedSequence(random_state, spawn_key=(c,))``; a binary fit with
+        ``random_state`` itself, so it equals ``pgs.train(X, y, seed=random_state)``.
+    n_jobs : int or None, default None
+        Threads training the one-vs-rest problems (None: 1, -1: all cores). Results do
+        not depend on it.
+    class_weight : None, "balanced" or dict, default None
+        Weight of each class, multiplied into `sample_weight`. "balanced" uses
+        ``n_samples / (n_classes * bincount(y))``.
+    warm_start : bool, default False
+        When True, `fit` continues the previous fit's solver state (dual accumulator,
+        iteration counter, random stream) for `T` more iterations instead of starting
+        from zero; see Notes.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) for two classes, else (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    n_iter_ : int
+        PGS iterations run per binary problem since the state was created (cumulative
+        over warm-started fits and `partial_fit` calls).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when `X` had string column names.
+
+    Notes
+    -----
+    **Warm start.** With ``warm_start=True`` a second ``fit(X, y)`` runs `T` more
+    iterations from where the first stopped, on the same accumulator and random stream.
+    For ``iterate="last"`` or ``"average"``, fitting with ``T=T1`` and then again with
+    ``T=T2`` gives bit for bit the model of one fit with ``T=T1 + T2`` (same data,
+    same weights). The classes, the number of features and the hyper-parameters must
+    stay the same; changing them starts afresh (the classes) or raises (see
+    :func:`pgs.train`).
+
+    **partial_fit.** Each call runs ``ceil(n_batch / k)`` iterations, one pass's worth
+    of samples, drawn from the new batch, continuing the accumulator of the previous
+    calls (or of a previous `fit`). The dual average is over all iterations so far,
+    exactly as in a single long run over the concatenated stream. A batch may lack
+    some classes. ``class_weight="balanced"`` is refused (the stream's class
+    frequencies are unknown); pass a dict.
+
+    Every fitted binary problem keeps its solver state (about two to four float64
+    arrays of length n_features + 1), which is what makes the above possible; it is
+    pickled with the estimator.
+
+    **Weights.** The objective is the weighted empirical risk; `pgs.train` samples rows
+    with probability proportional to their weight and rescales the gradient by the mean
+    weight, so an iteration still costs O(k d). Weights that are all 1 are treated
+    as no weights.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from pgs import PGSClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = PGSClassifier(loss="logistic", sigma=1e-3, random_state=0).fit(X, y)
+    >>> clf.coef_.shape
+    (3, 4)
+    """
+
+    _allowed_losses = CLASSIFIER_LOSSES
+
+    def __init__(self, loss="hinge", *, p=2.0, sigma=1e-4, T=None, k=1, B=None,
+                 iterate="last", fit_intercept=True, intercept_scaling=1.0, epsilon=None,
+                 sampling="iid", random_state=None, n_jobs=None, class_weight=None,
+                 warm_start=False):
+        super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                         epsilon=epsilon, sampling=sampling, random_state=random_state,
+                         n_jobs=n_jobs,
+                         warm_start=warm_start)
+        self.class_weight = class_weight
+
+    # -- fitting ------------------------------------------------------------------------
+
+    def _check_class_weight(self):
+        cw = self.class_weight
+        if cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced"):
+            return
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+
+    def _weights(self, sample_weight, X, y, classes):
+        """sample_weight times class_weight, or None for the unweighted problem."""
+        sample_weight = _sample_weight_or_none(sample_weight, X)
+        if self.class_weight is None:
+            return sample_weight
+        if isinstance(self.class_weight, str):
+            # "balanced" from this fit's y (as scikit-learn does for fit).
+            cw = compute_class_weight("balanced", classes=classes, y=y)
+        else:
+            cw = compute_class_weight(self.class_weight, classes=classes, y=y)
+        per_row = cw[np.searchsorted(classes, y)]
+        weights = per_row if sample_weight is None else per_row * sample_weight
+        return _sample_weight_or_none(weights, X)
+
+    @staticmethod
+    def _check_weighted_classes(y, weights):
+        """A fit needs two classes that carry weight, else the problem is degenerate."""
+        if weights is None:
+            return
+        weighted = np.unique(y[weights > 0])
+        if weighted.shape[0] < 2:
+            raise ValueError(
+                "PGSClassifier needs at least 2 classes with positive weight, but only "
+                f"class {weighted!r} has non-zero sample_weight * class_weight"
+            )
+
+    def _targets(self, y_index, n_classes):
+        """The per-problem targets: +-1 (or 0/1 for "squared") for each class vs the rest."""
+        positives = [1] if n_classes == 2 else range(n_classes)
+        if self.loss == "squared":
+            return [np.where(y_index == c, 1.0, 0.0) for c in positives]
+        return [np.where(y_index == c, 1.0, -1.0) for c in positives]
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit one-vs-rest binary problems with the Primal Gradient Solver.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            CSR float32/float64 is read in place.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the rows.
+
+        Returns
+        -------
+        self : PGSClassifier
+        """
+        self._check_params()
+        self._check_class_weight()
+        warm = bool(self.warm_start) and hasattr(self, "_models")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             reset=not warm)
+        check_classification_targets(y)
+        classes, y_index = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                "PGSClassifier needs samples of at least 2 classes in the data, but the "
+                f"data contains only one class: {classes[0]!r}"
+            )
+        if warm and not np.array_equal(classes, self.classes_):
+            warm = False  # new classes: the old problems do not apply, start afresh
+        weights = self._weights(sample_weight, X, y, classes)
+        self._check_weighted_classes(y, weights)
+        T = self.T if self.T is not None else default_T(X.shape[0], self.k)
+        models = self._fit_problems(
+            X, self._targets(y_index, classes.shape[0]), weights, T=T,
+            warm_models=self._models if warm else None,
+            random_state=self.random_state,
+        )
+        self.classes_ = classes
+        self._set_fitted(models)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Continue training on one batch: ``ceil(n_batch / k)`` more iterations.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_batch, n_features)
+        y : array-like of shape (n_batch,)
+        classes : array-like of shape (n_classes,), optional
+            All the classes; required on the first call, and if given later it must
+            equal ``classes_``.
+        sample_weight : array-like of shape (n_batch,), optional
+
+        Returns
+        -------
+        self : PGSClassifier
+        """
+        first = not hasattr(self, "_models")
+        if first:
+            self._check_params()
+            self._check_class_weight()
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit")
+            all_classes = np.unique(np.asarray(classes))
+            if all_classes.shape[0] < 2:
+                raise ValueError(f"classes must hold at least 2 classes, got {all_classes!r}")
+            if isinstance(self.class_weight, str):
+                raise ValueError(
+                    "class_weight='balanced' is not supported by partial_fit: the class "
+                    "frequencies of the whole stream are unknown; pass a dict"
+                )
+        else:
+            all_classes = self.classes_
+            if classes is not None and not np.array_equal(np.unique(classes), all_classes):
+                raise ValueError(
+                    f"classes={classes!r} differs from the classes of the first call "
+                    f"{all_classes!r}"
+                )
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             reset=first)
+        check_classification_targets(y)
+        unknown = np.setdiff1d(y, all_classes)
+        if unknown.size:
+            raise ValueError(f"y holds labels {unknown!r} that are not in classes_")
+        y_index = np.searchsorted(all_classes, y)
+        weights = self._weights(sample_weight, X, y, all_classes)
+        models = self._fit_problems(
+            X, self._targets(y_index, all_classes.shape[0]), weights,
+            T=max(1, math.ceil(X.shape[0] / self.k)),
+            warm_models=None if first else self._models,
+            random_state=self.random_state,
+        )
+        self.classes_ = all_classes
+        self._set_fitted(models)
+        return self
+
+    def _set_fitted(self, models):
+        super()._set_fitted(models)
+        self.coef_ = np.vstack([model.coef for model in models])
+        intercepts = np.array([model.intercept for model in models])
+        if self.loss == "squared" and len(models) == 1:
+            # 0/1 regression of the positive class: predict it above 1/2.
+            intercepts = intercepts - 0.5
+        self.intercept_ = intercepts
+
+    # -- prediction ---------------------------------------------------------------------
+
+    def decision_function(self, X):
+        """Margins of the rows: shape (n_samples,) for two classes, else (n_samples, n_classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+            Positive values favour ``classes_[1]`` (binary); the largest column is the
+            predicted class (multiclass).
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        scores = np.asarray(X @ self.coef_.T, dtype=np.float64) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def _has_proba(self):
+        if self.loss not in PROBABILISTIC_LOSSES:
+            raise AttributeError(
+                f"probability estimates are only available for loss in "
+                f"{PROBABILISTIC_LOSSES}, got loss={self.loss!r}"
+            )
+        return True
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities (loss "logistic" or "modified_huber").
+
+        Logistic: the sigmoid of each one-vs-rest margin; modified Huber:
+        ``(clip(margin, -1, 1) + 1) / 2``. For more than two classes the one-vs-rest
+        values are normalised to sum to 1 per row (uniform where they are all 0), as
+        scikit-learn's SGDClassifier does.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        scores = self.decision_function(X)
+        if self.loss == "logistic":
+            prob = 0.5 * (1.0 + np.tanh(0.5 * scores))  # the sigmoid, without overflow
+        else:
+            prob = 0.5 * (np.clip(scores, -1.0, 1.0) + 1.0)
+        if prob.ndim == 1:
+            return np.column_stack([1.0 - prob, prob])
+        total = prob.sum(axis=1, keepdims=True)
+        zero = total[:, 0] == 0.0
+        prob[zero] = 1.0
+        total[zero] = prob.shape[1]
+        return prob / total
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of `predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+# ------------------------------------------------------------------------- regressor
+
+
+class PGSRegressor(RegressorMixin, _PGSBase):
+    r"""Linear regressor trained by the Primal Gradient Solver.
+
+    Minimises :math:`\sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
+    \ell(\langle w, x_i\rangle, y_i)` with :func:`pgs.train`.
+
+    Parameters
+    ----------
+    loss : {"squared", "huber", "epsilon_insensitive", "absolute"}, default "squared"
+        "squared" is :math:`(z - y)^2` (no 1/2). Its gradient is unbounded, so the
+        domain radius defaults to the automatic B (see :func:`pgs.train`).
+    p, sigma, T, k, B, fit_intercept, intercept_scaling, sampling, random_state
+        As in `PGSClassifier`.
+    n_jobs, warm_start
+        As in `PGSClassifier`; `n_jobs` has no effect (one problem) and is accepted for
+        a uniform interface.
+    iterate : {"last", "average", "random"}, default "last"
+        As in `PGSClassifier`.
+    epsilon : float or None, default None
+        Shape parameter of "huber" (default 1.0) and "epsilon_insensitive" (0.1).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : ndarray of shape (1,)
+    n_iter_ : int
+        Iterations run since the state was created.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Notes
+    -----
+    Warm start, `partial_fit` and weights behave as described in `PGSClassifier`.
+    """
+
+    _allowed_losses = REGRESSOR_LOSSES
+
+    def __init__(self, loss="squared", *, p=2.0, sigma=1e-4, T=None, k=1, B=None,
+                 iterate="last", fit_intercept=True, intercept_scaling=1.0, epsilon=None,
+                 sampling="iid", random_state=None, n_jobs=None, warm_start=False):
+        super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                         epsilon=epsilon, sampling=sampling, random_state=random_state,
+                         n_jobs=n_jobs,
+                         warm_start=warm_start)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the linear model with the Primal Gradient Solver.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self : PGSRegressor
+        """
+        self._check_params()
+        warm = bool(self.warm_start) and hasattr(self, "_models")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             y_numeric=True, reset=not warm)
+        weights = _sample_weight_or_none(sample_weight, X)
+        T = self.T if self.T is not None else default_T(X.shape[0], self.k)
+        models = self._fit_problems(
+            X, [np.asarray(y, dtype=np.float64)], weights, T=T,
+            warm_models=self._models if warm else None,
+            random_state=self.random_state,
+        )
+        self._set_fitted(models)
+        return self
+
+    def partial_fit(self, X, y, sample_weight=None):
+        """Continue training on one batch: ``ceil(n_batch / k)`` more iterations.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_batch, n_features)
+        y : array-like of shape (n_batch,)
+        sample_weight : array-like of shape (n_batch,), optional
+
+        Returns
+        -------
+        self : PGSRegressor
+        """
+        first = not hasattr(self, "_models")
+        if first:
+            self._check_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             y_numeric=True, reset=first)
+        weights = _sample_weight_or_none(sample_weight, X)
+        models = self._fit_problems(
+            X, [np.asarray(y, dtype=np.float64)], weights,
+            T=max(1, math.ceil(X.shape[0] / self.k)),
+            warm_models=None if first else self._models,
+            random_state=self.random_state,
+        )
+        self._set_fitted(models)
+        return self
+
+    def _set_fitted(self, models):
+        super()._set_fitted(models)
+        self.coef_ = models[0].coef.copy()
+        self.intercept_ = np.array([models[0].intercept])
+
+    def predict(self, X):
+        """Predicted values.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return np.asarray(X @ self.coef_, dtype=np.float64).reshape(-1) + self.intercept_[0]
