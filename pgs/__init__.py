@@ -6,13 +6,16 @@ Learning", ICDM 2009.
 
 from pgs._core import LOSS_NAMES
 from pgs._csgd_train import train_cadaline, train_csgd
+from pgs._io import dump_svmlight, load_svmlight, load_svmlight_files
 from pgs._model import Model
+from pgs._model_io import load_model
 from pgs._train import Progress, train
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "LOSS_NAMES", "Model", "Progress", "train", "train_cadaline", "train_csgd", "__version__",
+    "LOSS_NAMES", "Model", "Progress", "__version__", "dump_svmlight", "load_model",
+    "load_svmlight", "load_svmlight_files", "train", "train_cadaline", "train_csgd",
 ]
 
 _ESTIMATORS = ("PGSClassifier", "PGSRegressor")

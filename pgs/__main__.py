@@ -1,19 +1,10 @@
-"""`python -m pgs` / `pgs`: train on a built-in generated data set and print a report."""
+"""`python -m pgs` / `pgs`: the command line (`pgs demo` runs the built-in example)."""
 
 import sys
 
-from pgs._demo import run_demo
+from pgs._cli import main
 
-
-def main(argv=None):
-    """Entry point of the `pgs` command (`pgs demo`)."""
-    argv = sys.argv[1:] if argv is None else argv
-    if argv not in ([], ["demo"]):
-        print("usage: pgs demo", file=sys.stderr)
-        return 2
-    run_demo()
-    return 0
-
+__all__ = ["main"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -52,6 +52,21 @@ class Model:
             f"n_features={self.n_features})"
         )
 
+    def save(self, path):
+        """Write the model to `path` as a portable, pickle-free ``.npz``.
+
+        The format (arrays plus a JSON header with every training argument, the
+        pgs version and a format version) is documented in `pgs._model_io`; read
+        it back with `pgs.load_model`.
+
+        Parameters
+        ----------
+        path : str, path-like or binary file object
+        """
+        from pgs._model_io import save_model
+
+        save_model(self, path)
+
     def decision_function(self, X):
         """Margins ``<coef, x> + intercept`` for the rows of `X`.
 

@@ -1,0 +1,190 @@
+"""Benchmark `pgs.load_svmlight` against scikit-learn and svmloader on an RCV1-sized file.
+
+Generates (once, deterministically) an RCV1-like svmlight file: 781,265 rows,
+47,236 features, ~76 non-zeros per row drawn with Zipf popularity, L2-normalised
+tf-idf-like values written with ``repr`` (17 significant digits, ~1.5 GB), and
+optionally a gzip copy. Then times each parser in a fresh subprocess (so peak RSS
+is per parser) and prints a table: seconds (median of --repeat runs), MB/s,
+peak RSS and peak RSS relative to the final CSR matrix's size.
+
+Usage::
+
+    python bench/bench_svmlight.py [--rows 781265] [--repeat 3] [--cache DIR]
+                                   [--format repr|rcv1] [--gzip] [--skip-sklearn]
+
+The file goes to ``--cache`` (default ``$PGS_BENCH_CACHE`` or /work/cache or the
+temp dir), never into the repository. svmloader is optional (``pip install
+svmloader``); it is skipped when absent. Other processes on the machine make
+timings noisy: repeat and read medians.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+N_FEATURES = 47236
+
+
+def default_cache():
+    env = os.environ.get("PGS_BENCH_CACHE")
+    if env:
+        return env
+    if os.path.isdir("/work/cache") or os.access("/work", os.W_OK):
+        return "/work/cache"
+    return os.path.join(tempfile.gettempdir(), "pgs-bench")
+
+
+def make_rcv1_like(path, n_rows, fmt="repr", nnz_per_row=76, seed=0, chunk=20000):
+    """Write an RCV1-like svmlight file (1-based, sorted indices) to `path`.
+
+    Parameters
+    ----------
+    path : str
+    n_rows : int
+    fmt : {"repr", "rcv1"}
+        "repr" writes values with Python's repr (17 significant digits);
+        "rcv1" as the real RCV1 files do ("%.7e").
+    """
+    rng = np.random.default_rng(seed)
+    pop = 1.0 / np.arange(1, N_FEATURES + 1) ** 1.05
+    pop /= pop.sum()
+    perm = rng.permutation(N_FEATURES)  # popular features spread over the id range
+    idf = np.empty(N_FEATURES)
+    idf[perm] = np.log(1.0 + 1.0 / (pop * N_FEATURES))  # by feature id
+    w_true = rng.standard_normal(N_FEATURES) * (rng.random(N_FEATURES) < 0.1)
+    keys = [f"{j + 1}:" for j in range(N_FEATURES)]
+    value_fmt = repr if fmt == "repr" else "{:.7e}".format
+    tmp = path + ".part"
+    with open(tmp, "w", encoding="ascii") as out:
+        for start in range(0, n_rows, chunk):
+            m = min(chunk, n_rows - start)
+            # Zipf draws repeat popular features; draw extra so ~nnz_per_row stay unique.
+            counts = np.clip(rng.poisson(nnz_per_row * 1.37, m), 5, None)
+            draws = perm[rng.choice(N_FEATURES, size=int(counts.sum()), p=pop)]
+            ends = np.cumsum(counts)
+            lines = []
+            for a, b in zip((ends - counts).tolist(), ends.tolist(), strict=True):
+                cols = np.unique(draws[a:b])
+                tf = np.log1p(rng.geometric(0.5, size=len(cols)).astype(np.float64))
+                v = tf * idf[cols]
+                v /= np.sqrt(v @ v)
+                label = 1 if (v @ w_true[cols] + 0.1 * rng.standard_normal()) > 0 else -1
+                feats = " ".join([k + value_fmt(x) for k, x in
+                                  zip([keys[j] for j in cols.tolist()], v.tolist(),
+                                      strict=True)])
+                lines.append(f"{label} {feats}\n")
+            out.write("".join(lines))
+    os.replace(tmp, path)
+
+
+RUNNER = r"""
+import json, resource, sys, time
+import numpy as np
+which, path, n_features, n_threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+# imports stay outside the timed region
+if which == "pgs":
+    import pgs
+elif which == "sklearn":
+    from sklearn.datasets import load_svmlight_file
+elif which == "svmloader":
+    from svmloader import load_svmfile
+t = time.perf_counter()
+c = time.process_time()
+if which == "pgs":
+    X, y = pgs.load_svmlight(path, n_features=n_features,
+                             n_threads=None if n_threads == "auto" else int(n_threads))
+elif which == "sklearn":
+    X, y = load_svmlight_file(path, n_features=n_features)
+elif which == "svmloader":
+    X, y = load_svmfile(path)
+sec = time.perf_counter() - t
+cpu = time.process_time() - c
+X = X.tocsr()
+csr_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps(dict(seconds=sec, cpu=cpu, peak=peak_kb * 1024, csr=csr_bytes, nnz=int(X.nnz),
+                      rows=X.shape[0], checksum=float(np.sum(X.data)) + float(np.sum(y)))))
+"""
+
+
+def run_one(which, path, n_threads):
+    out = subprocess.run([sys.executable, "-c", RUNNER, which, path, str(N_FEATURES),
+                          str(n_threads)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{which} failed: {out.stderr.strip().splitlines()[-1:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=781265)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cache", default=default_cache())
+    ap.add_argument("--format", choices=["repr", "rcv1"], default="repr")
+    ap.add_argument("--gzip", action="store_true", help="also time a .gz copy")
+    ap.add_argument("--skip-sklearn", action="store_true")
+    ap.add_argument("--skip-svmloader", action="store_true")
+    args = ap.parse_args(argv)
+
+    os.makedirs(args.cache, exist_ok=True)
+    path = os.path.join(args.cache, f"rcv1like_{args.rows}_{args.format}.svm")
+    if not os.path.exists(path):
+        print(f"generating {path} ...", flush=True)
+        t = time.perf_counter()
+        make_rcv1_like(path, args.rows, args.format)
+        print(f"  {time.perf_counter() - t:.0f} s", flush=True)
+    size = os.path.getsize(path)
+    print(f"file: {path}, {size / 1e6:.0f} MB, {os.cpu_count()} CPUs")
+
+    cases = [("pgs", path, 1), ("pgs", path, 2)]
+    if not args.skip_svmloader:
+        try:
+            import svmloader  # noqa: F401
+            cases.append(("svmloader", path, 1))
+        except ImportError:
+            print("svmloader not installed: skipped (pip install svmloader)")
+    if not args.skip_sklearn:
+        cases.append(("sklearn", path, 1))
+    if args.gzip:
+        gz = path + ".gz"
+        if not os.path.exists(gz):
+            print(f"compressing {gz} ...", flush=True)
+            subprocess.run(["gzip", "-k", "-1", path], check=True)
+        cases += [("pgs", gz, 1), ("pgs", gz, 2)]
+
+    print(f"{'parser':<10} {'input':<6} {'threads':>7} {'seconds':>8} {'MB/s':>7} "
+          f"{'CPU s':>7} {'MB/CPU-s':>8} {'peak RSS MB':>11} {'peak/CSR':>8}  runs (s)")
+    for which, p, threads in cases:
+        runs = [run_one(which, p, threads) for _ in range(args.repeat if which != "sklearn"
+                                                           else 1)]
+        sec = float(np.median([r["seconds"] for r in runs]))
+        cpu = float(np.median([r["cpu"] for r in runs]))
+        peak = max(r["peak"] for r in runs)
+        csr = runs[0]["csr"]
+        kind = "gz" if p.endswith(".gz") else "plain"
+        print(f"{which:<10} {kind:<6} {threads:>7} {sec:>8.2f} {size / 1e6 / sec:>7.0f} "
+              f"{cpu:>7.2f} {size / 1e6 / cpu:>8.0f} {peak / 1e6:>11.0f} {peak / csr:>8.2f}  "
+              + " ".join(f"{r['seconds']:.2f}" for r in runs), flush=True)
+    base = run_baseline()
+    print(f"MB/s is relative to the uncompressed text size; CPU s is the process's CPU time "
+          f"(all threads), so MB/CPU-s is the per-core speed whatever else runs on the "
+          f"machine; peak RSS includes the interpreter with numpy and scipy imported "
+          f"({base / 1e6:.0f} MB).")
+
+
+def run_baseline():
+    code = ("import resource, numpy, scipy.sparse, pgs; "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return int(out.stdout.strip())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,708 @@
+"""Read and write svmlight / libsvm text files.
+
+The reader cuts the input into blocks of whole lines, parses the blocks on
+several threads with the GIL released (`pgs._svmlight.parse_block`) and copies
+each block's pieces, in file order, into the output arrays. For a plain file
+the output arrays are reserved at an upper bound of their size (``np.empty``
+leaves the pages untouched, so they cost no memory until written) and shrunk in
+place at the end; only a few blocks are alive at a time, so the peak memory is
+about the final matrix plus a few blocks. Compressed files and file objects are
+streamed the same way (the decompressor runs on the calling thread while the
+parser threads work).
+"""
+
+import bz2
+import gzip
+import io
+import itertools
+import lzma
+import math
+import os
+import stat
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+
+from pgs import _svmlight
+
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
+_MAX_BLOCK = 16 << 20
+_MIN_BLOCK = 1 << 20
+_INT32_MAX = np.iinfo(np.int32).max
+
+# Messages for parse_block's status codes (pgs/_svmlight.pyx).
+_MESSAGES = {
+    1: "invalid target {token!r} (expected a number such as +1, -1, 0 or 2.5)",
+    2: "target {token!r} is not a finite number (inf and nan are not allowed)",
+    3: "expected index:value, got {token!r}",
+    4: "invalid feature index in {token!r} (expected an integer in [0, 2**63))",
+    5: "feature index {value} in {token!r}, but zero_based=False (indices start at 1)",
+    6: "invalid feature value in {token!r}",
+    7: "feature value in {token!r} is not a finite number (inf, nan and values beyond "
+    "the double range are not allowed)",
+    8: "duplicate feature index {value}",
+    9: "invalid query id {token!r} (expected qid:<integer> right after the target)",
+    10: "no qid: on this line, but query_id=True",
+    12: "out of memory while sorting a line's features",
+}
+
+
+def _default_threads():
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
+class _Source:
+    """An opened input: a binary file object, a display name and, for plain files, a size."""
+
+    def __init__(self, f):
+        self.owned = False
+        self.size = None
+        self.mappable = False
+        if isinstance(f, int) and not isinstance(f, bool):
+            self.name = f"<file descriptor {f}>"
+            self.fileobj = open(f, "rb", buffering=0, closefd=False)  # noqa: SIM115
+            self.owned = True
+            self._set_size()
+            self.mappable = False  # read from the descriptor's current position
+        elif isinstance(f, (str, bytes, os.PathLike)):
+            path = os.fsdecode(os.fspath(f))
+            self.name = path
+            opener = _OPENERS.get(os.path.splitext(path)[1].lower())
+            if opener is not None:
+                self.fileobj = opener(path, "rb")
+            else:
+                self.fileobj = open(path, "rb", buffering=0)  # noqa: SIM115
+                self._set_size()
+            self.owned = True
+        elif hasattr(f, "read"):
+            probe = f.read(0)
+            if not isinstance(probe, (bytes, bytearray)):
+                raise TypeError("f must be a path or a file object opened in binary mode "
+                                f"('rb'), got a file object returning {type(probe).__name__}")
+            name = getattr(f, "name", None)
+            self.name = os.fsdecode(name) if isinstance(name, (str, bytes)) else "<file object>"
+            self.fileobj = f
+        else:
+            raise TypeError(f"f must be a path, a file descriptor or a binary file object, "
+                            f"got {type(f).__name__}")
+
+    def _set_size(self):
+        try:
+            st = os.fstat(self.fileobj.fileno())
+        except (OSError, io.UnsupportedOperation):
+            return
+        if stat.S_ISREG(st.st_mode):
+            self.size = st.st_size
+            self.mappable = True
+
+    def close(self):
+        if self.owned:
+            self.fileobj.close()
+
+
+def _read_into(fileobj, view):
+    """Fill `view` from `fileobj` until it is full or the input ends; bytes read."""
+    n = len(view)
+    got = 0
+    readinto = getattr(fileobj, "readinto", None)
+    while got < n:
+        if readinto is not None:
+            k = readinto(view[got:])
+        else:
+            chunk = fileobj.read(n - got)
+            k = len(chunk)
+            view[got:got + k] = chunk
+        if not k:
+            break
+        got += k
+    return got
+
+
+class _Pool:
+    """Recycled scratch arrays (fresh memory costs a page fault per page)."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.free = []
+
+    def get(self, n):
+        for i, arr in enumerate(self.free):
+            if len(arr) >= n:
+                return self.free.pop(i)
+        # slack, so that the next request (a block plus a different carried-over
+        # partial line) fits too
+        return np.empty(n + (n >> 4), dtype=self.dtype)
+
+    def put(self, arr):
+        while arr.base is not None and isinstance(arr.base, np.ndarray):
+            arr = arr.base
+        if len(self.free) < 8:
+            self.free.append(arr)
+
+
+def _line_blocks(fileobj, block_size, pool):
+    """Yield uint8 arrays of whole lines (the last block may lack a final newline)."""
+    carry = np.empty(0, dtype=np.uint8)
+    while True:
+        buf = pool.get(len(carry) + block_size)
+        buf[:len(carry)] = carry
+        got = _read_into(fileobj, memoryview(buf)[len(carry):len(carry) + block_size])
+        n = len(carry) + got
+        if got == 0:
+            if n:
+                yield buf[:n]
+            return
+        cut = _svmlight.last_newline(buf, n)
+        if cut < 0:
+            carry = buf[:n]  # a line longer than a block: read on
+            continue
+        carry = buf[cut + 1:n].copy()
+        yield buf[:cut + 1]
+
+
+def _parse_one(buf, scratch, multilabel, require_qid, min_index):
+    res = _svmlight.parse_block(buf, multilabel, require_qid, min_index, False, *scratch)
+    if res["status"] == _svmlight.STATUS_NEED_INT64:
+        res = _svmlight.parse_block(buf, multilabel, require_qid, min_index, True)
+    return res
+
+
+class _Parsed:
+    """One file's parse: CSR pieces with the raw (unshifted) feature indices."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class _Assembler:
+    """Collect block results in file order into the output arrays."""
+
+    def __init__(self, name, dtype, multilabel, nnz_bound):
+        self.name = name
+        self.dtype = dtype
+        self.multilabel = multilabel
+        self.index_dtype = np.int32
+        try:
+            cap = nnz_bound if nnz_bound is not None else 0
+            self.data = np.empty(cap, dtype=dtype)
+            self.indices = np.empty(cap, dtype=np.int32)
+        except MemoryError:  # no overcommit: grow as the stream path does
+            self.data = np.empty(0, dtype=dtype)
+            self.indices = np.empty(0, dtype=np.int32)
+        self.nnz = 0
+        self.n_lines = 0  # newlines before the next block, for error line numbers
+        self.y, self.qid, self.indptr, self.labels, self.label_ptr = [], [], [], [], []
+        self.min_index = None
+        self.max_index = -1
+
+    def _reserve(self, need):
+        cap = len(self.data)
+        if need <= cap:
+            return
+        # Streams only (plain files are reserved at a bound up front); resize() grows in
+        # place (realloc) instead of holding two copies.
+        new = max(need, int(cap * 1.5), 1 << 16)
+        self.data.resize(new, refcheck=False)
+        self.indices.resize(new, refcheck=False)
+
+    def add(self, buf, res):
+        if res["status"] != 0:
+            self._raise(buf, res)
+        nnz = res["nnz"]
+        if res.get("placed"):
+            # the worker already copied data and indices to [self.nnz, self.nnz + nnz)
+            self._add_rows(res, nnz)
+            return
+        if res["indices"].dtype == np.int64 and self.index_dtype == np.int32:
+            wide = np.empty(len(self.indices), dtype=np.int64)
+            wide[:self.nnz] = self.indices[:self.nnz]
+            self.indices = wide
+            self.index_dtype = np.int64
+        self._reserve(self.nnz + nnz)
+        self.data[self.nnz:self.nnz + nnz] = res["data"]
+        self.indices[self.nnz:self.nnz + nnz] = res["indices"]
+        self._add_rows(res, nnz)
+
+    def _add_rows(self, res, nnz):
+        self.indptr.append(res["indptr"][1:] + self.nnz)
+        self.nnz += nnz
+        self.y.append(res["y"])
+        self.qid.append(res["qid"])
+        if self.multilabel:
+            base = sum(len(a) for a in self.labels)
+            self.labels.append(res["labels"])
+            self.label_ptr.append(res["label_ptr"][1:] + base)
+        if nnz:
+            lo = res["min_index"]
+            self.min_index = lo if self.min_index is None else min(self.min_index, lo)
+            self.max_index = max(self.max_index, res["max_index"])
+        self.n_lines += res["n_lines"]
+
+    def _raise(self, buf, res):
+        start = res["line_start"]
+        line_no = self.n_lines + _svmlight.count_lines(buf, start) + 1
+        view = bytes(buf[start:start + 4096])
+        nl = view.find(b"\n")
+        line = (view if nl < 0 else view[:nl]).rstrip(b"\r")
+        token = bytes(buf[res["token_start"]:res["token_end"]])
+        template = _MESSAGES.get(res["status"], "malformed line (status {status})")
+        msg = template.format(token=_excerpt(token, 40), value=res["value"],
+                              status=res["status"])
+        raise ValueError(f"{self.name}, line {line_no}: {msg}; the line reads "
+                         f"{_excerpt(line, 80)!r}")
+
+    def finish(self):
+        nnz = self.nnz
+        # Shrinking in place releases the untouched tail of the reservation.
+        self.data.resize(nnz, refcheck=False)
+        self.indices.resize(nnz, refcheck=False)
+        n_rows = sum(len(a) for a in self.y)
+        indptr = np.empty(n_rows + 1, dtype=np.int64)
+        indptr[0] = 0
+        if self.indptr:
+            np.concatenate(self.indptr, out=indptr[1:])
+        y = np.concatenate(self.y) if self.y else np.empty(0, dtype=np.float64)
+        qid = np.concatenate(self.qid) if self.qid else np.empty(0, dtype=np.int64)
+        if self.multilabel:
+            labels = np.concatenate(self.labels).tolist() if self.labels else []
+            ptr = np.concatenate([[0]] + self.label_ptr).tolist()
+            y = [tuple(labels[ptr[i]:ptr[i + 1]]) for i in range(n_rows)]
+        return _Parsed(data=self.data, indices=self.indices, indptr=indptr, y=y, qid=qid,
+                       nnz=nnz, n_rows=n_rows, min_index=self.min_index,
+                       max_index=self.max_index)
+
+
+def _excerpt(raw, limit):
+    text = raw.decode("utf-8", errors="backslashreplace")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _block_size(size, n_threads):
+    if size is None:
+        return _MAX_BLOCK
+    # Enough blocks for every thread to have work, without tiny blocks.
+    return int(min(_MAX_BLOCK, max(_MIN_BLOCK, size // (4 * n_threads) + 1)))
+
+
+class _Restart(Exception):
+    """A block needs int64 indices: the mapped path hands over to the streamed one."""
+
+
+def _line_bounds(mm, size, block_size):
+    """(start, end) byte ranges of whole lines, about `block_size` long."""
+    bounds, start = [], 0
+    while start < size:
+        cut = mm.find(b"\n", min(start + block_size, size) - 1)
+        end = size if cut < 0 else cut + 1
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
+def _parse_mapped(src, out, n_threads, args):
+    """Parse a plain file through a memory map, each worker placing its own block.
+
+    Block i's values and indices go to ``out.data[o_i:o_i + nnz_i]`` where o_i is
+    known once block i - 1 is parsed (a chain of futures), so the copies run on the
+    worker threads, in parallel; the calling thread only gathers the per-row
+    arrays. Pages of the map are released after each block, so the file's text
+    never counts in full towards the process's memory.
+    """
+    import mmap
+    from concurrent.futures import Future
+
+    mm = mmap.mmap(src.fileobj.fileno(), 0, access=mmap.ACCESS_READ)
+    whole = np.frombuffer(mm, dtype=np.uint8)
+    # Releasing pages only matters for big files (and costs a system call).
+    big = len(whole) > (256 << 20)
+    release = getattr(mmap, "MADV_DONTNEED", None) if big and hasattr(mm, "madvise") else None
+    page = mmap.PAGESIZE
+    bounds = _line_bounds(mm, len(whole), _block_size(len(whole), n_threads))
+    offsets = [Future() for _ in range(len(bounds) + 1)]
+    offsets[0].set_result(0)
+    data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
+
+    def work(i, scratch):
+        start, end = bounds[i]
+        try:
+            res = _parse_one(whole[start:end], scratch, *args)
+            off = offsets[i].result()
+            placed = res["status"] == 0 and res["indices"].dtype == out.indices.dtype
+            nnz = res["nnz"] if placed else 0
+            offsets[i + 1].set_result(off + nnz)
+        except BaseException as exc:
+            if not offsets[i + 1].done():
+                offsets[i + 1].set_exception(exc)
+            raise
+        if placed:
+            out.data[off:off + nnz] = res["data"]
+            out.indices[off:off + nnz] = res["indices"]
+            res["placed"] = True
+            del res["data"], res["indices"]
+        if release is not None and res["status"] == 0:
+            a = start - start % page
+            mm.madvise(release, a, end - a)
+        return res
+
+    def done(i, res, scratch):
+        if res["status"] == 0 and not res.get("placed"):
+            raise _Restart
+        start, end = bounds[i]
+        out.add(whole[start:end], res)
+        data_pool.put(scratch[0])
+        index_pool.put(scratch[1])
+
+    def scratch_for(i):
+        cap = (bounds[i][1] - bounds[i][0]) // 4 + 2
+        return data_pool.get(cap), index_pool.get(cap)
+
+    try:
+        if n_threads == 1 or len(bounds) < 2:
+            for i in range(len(bounds)):
+                sc = scratch_for(i)
+                done(i, work(i, sc), sc)
+            return out.finish()
+        pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
+        pending = deque()
+        try:
+            for i in range(len(bounds)):
+                sc = scratch_for(i)
+                pending.append((i, sc, pool.submit(work, i, sc)))
+                while len(pending) > n_threads:
+                    j, sc, fut = pending.popleft()
+                    done(j, fut.result(), sc)
+            while pending:
+                j, sc, fut = pending.popleft()
+                done(j, fut.result(), sc)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            pending.clear()
+        return out.finish()
+    finally:
+        whole = None  # drop numpy's export of the map before closing it
+        try:
+            mm.close()
+        except BufferError:  # a view still alive (in a traceback): the GC closes it
+            pass
+
+
+def _parse_file(f, *, dtype, multilabel, require_qid, min_index, n_threads):
+    src = _Source(f)
+    try:
+        # Each feature needs "i:v" and a separator: at most size // 4 + 1 of them.
+        bound = src.size // 4 + 2 if src.size is not None else None
+        out = _Assembler(src.name, dtype, multilabel, bound)
+        args = (multilabel, require_qid, min_index)
+        if src.size and len(out.data) >= bound and src.mappable:
+            try:
+                return _parse_mapped(src, out, n_threads, args)
+            except _Restart:  # indices beyond int32: the streamed path widens them
+                src.fileobj.seek(0)
+                out = _Assembler(src.name, dtype, multilabel, bound)
+        block_size = _block_size(src.size, n_threads)
+        text_pool = _Pool(np.uint8)
+        data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
+        blocks = _line_blocks(src.fileobj, block_size, text_pool)
+
+        def scratch(buf):
+            cap = len(buf) // 4 + 2
+            return data_pool.get(cap), index_pool.get(cap)
+
+        def done(buf, res, sc):
+            out.add(buf, res)
+            text_pool.put(buf)
+            data_pool.put(sc[0])
+            index_pool.put(sc[1])
+
+        first = next(blocks, None)
+        second = next(blocks, None) if first is not None else None
+        if n_threads == 1 or second is None:
+            for buf in itertools.chain([first, second], blocks):
+                if buf is not None:
+                    sc = scratch(buf)
+                    done(buf, _parse_one(buf, sc, *args), sc)
+            return out.finish()
+        blocks = itertools.chain([first, second], blocks)
+        pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
+        pending = deque()
+        try:
+            for buf in blocks:
+                sc = scratch(buf)
+                pending.append((buf, sc, pool.submit(_parse_one, buf, sc, *args)))
+                while len(pending) > n_threads:
+                    b, sc, fut = pending.popleft()
+                    done(b, fut.result(), sc)
+            while pending:
+                b, sc, fut = pending.popleft()
+                done(b, fut.result(), sc)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return out.finish()
+    finally:
+        src.close()
+
+
+def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
+    if n_features is not None:
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
+            raise TypeError(f"n_features must be None or an int, got {n_features!r}")
+        if n_features < 1:
+            raise ValueError(f"n_features must be >= 1, got {n_features}")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from None
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"dtype must be float32 or float64, got {dtype!r}")
+    if zero_based not in (True, False, "auto") or isinstance(zero_based, np.ndarray):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    for name, v in (("query_id", query_id), ("multilabel", multilabel)):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {v!r}")
+    if n_threads is None:
+        n_threads = _default_threads()
+    elif isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
+            or n_threads < 1:
+        raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
+    return dt, int(n_threads)
+
+
+def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based="auto",
+                        query_id=False, multilabel=False, n_threads=None):
+    """Load several svmlight / libsvm files with the same number of features.
+
+    Parameters
+    ----------
+    files : sequence of path or binary file object
+        As for `load_svmlight`.
+    n_features : int, optional
+        Number of columns of every matrix; by default the largest feature index
+        found in any file, plus one.
+    dtype : {numpy.float64, numpy.float32}
+        dtype of the matrices' values (parsed as float64, then cast).
+    zero_based : bool or "auto", default "auto"
+        Whether feature indices start at 0. "auto" (as scikit-learn does) treats
+        the files as one-based, shifting every index down by one, when every
+        file holds at least one feature and none holds index 0; otherwise as
+        zero-based. The same decision applies to all files.
+    query_id : bool, default False
+        Also return each file's ``qid:`` values (every line must have one).
+    multilabel : bool, default False
+        Targets are comma-separated label lists (``1,3,7``); each file's y is
+        then a list of sorted tuples of floats.
+    n_threads : int, optional
+        Parser threads (default: the usable CPUs, at most 8).
+
+    Returns
+    -------
+    list
+        ``[X1, y1, X2, y2, ...]``, with ``qid1`` after ``y1`` and so on when
+        `query_id` is true.
+
+    Raises
+    ------
+    ValueError
+        For a malformed line (naming the file, the 1-based line number and an
+        excerpt) or an `n_features` smaller than the data needs.
+    """
+    dt, n_threads = _check_args(n_features, dtype, zero_based, query_id, multilabel,
+                                n_threads)
+    if isinstance(files, (str, bytes, os.PathLike)) or hasattr(files, "read"):
+        raise TypeError("files must be a sequence of paths or file objects; "
+                        "use load_svmlight for a single file")
+    min_index = 1 if zero_based is False else 0
+    parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel),
+                          require_qid=bool(query_id), min_index=min_index,
+                          n_threads=n_threads) for f in files]
+    if zero_based == "auto":
+        one_based = bool(parsed) and all(p.nnz > 0 and p.min_index > 0 for p in parsed)
+    else:
+        one_based = zero_based is False
+    if one_based:
+        for p in parsed:
+            if p.nnz:
+                np.subtract(p.indices, 1, out=p.indices)
+                p.max_index -= 1
+    needed = max([p.max_index if p.nnz else 0 for p in parsed] + [0]) + 1
+    if n_features is None:
+        n_features = needed
+    elif n_features < needed:
+        raise ValueError(f"n_features was set to {n_features}, but the data holds feature "
+                         f"index {needed - 1} (it needs n_features >= {needed})")
+    result = []
+    for p in parsed:
+        result.append(_to_csr(p, int(n_features)))
+        result.append(p.y)
+        if query_id:
+            result.append(p.qid)
+    return result
+
+
+def _to_csr(p, n_features):
+    fits32 = max(n_features, p.nnz) <= _INT32_MAX
+    idx_dtype = np.int32 if fits32 else np.int64
+    indices = p.indices if p.indices.dtype == idx_dtype else p.indices.astype(idx_dtype)
+    indptr = p.indptr.astype(idx_dtype, copy=False)
+    X = sp.csr_matrix((p.data, indices, indptr), shape=(p.n_rows, n_features), copy=False)
+    X.has_canonical_format = True  # the parser sorts every row and rejects duplicates
+    return X
+
+
+def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", query_id=False,
+                  multilabel=False, n_threads=None):
+    """Load a svmlight / libsvm text file into a CSR matrix and a target vector.
+
+    Each line is ``<target> [qid:<int>] <index>:<value> ...`` with an optional
+    ``# comment``; blank lines, CRLF endings, tabs and repeated spaces are
+    accepted and features may come in any order (they are sorted).
+
+    Parameters
+    ----------
+    f : str, path-like, int or binary file object
+        A path (``.gz``, ``.bz2``, ``.xz`` are decompressed on the fly, without
+        holding the decompressed text in memory), a file descriptor or a file
+        object opened in binary mode.
+    n_features : int, optional
+        Number of columns; by default the largest feature index plus one.
+    dtype : {numpy.float64, numpy.float32}
+        dtype of X's values. Values are parsed as correctly rounded float64
+        (bit-identical to Python's ``float``), then cast.
+    zero_based : bool or "auto", default "auto"
+        Whether feature indices start at 0. "auto" (scikit-learn's rule)
+        treats the file as one-based when it holds at least one feature and no
+        index 0, and shifts every index down by one.
+    query_id : bool, default False
+        Also return the ``qid:`` of every line (every line must have one).
+    multilabel : bool, default False
+        Targets are comma-separated label lists (``1,3,7``); y is then a list
+        of sorted tuples of floats.
+    n_threads : int, optional
+        Parser threads (default: the usable CPUs, at most 8).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, shape (n_samples, n_features)
+        Canonical CSR (sorted indices, no duplicates); int32 indices when they
+        fit, int64 otherwise.
+    y : ndarray of float64, shape (n_samples,), or list of tuples
+    qid : ndarray of int64, shape (n_samples,)
+        Only when `query_id` is true.
+
+    Raises
+    ------
+    ValueError
+        For a malformed line, naming the file, the 1-based line number and an
+        excerpt: bad numbers, ``inf``/``nan``, duplicate feature indices, a
+        missing ``:``, a bad ``qid``; or for `n_features` too small.
+    TypeError
+        For a text-mode file object or arguments of the wrong type.
+    """
+    return tuple(load_svmlight_files([f], n_features=n_features, dtype=dtype,
+                                     zero_based=zero_based, query_id=query_id,
+                                     multilabel=multilabel, n_threads=n_threads))
+
+
+# ------------------------------------------------------------------------ writer
+
+def _fmt(v):
+    """Shortest text that parses back to exactly `v` (integral values without '.0')."""
+    if v.is_integer() and v != 0.0 and abs(v) < 2.0**53:
+        return str(int(v))
+    if v == 0.0 and math.copysign(1.0, v) > 0:
+        return "0"
+    return repr(v)
+
+
+def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
+    """Write `X` and `y` as svmlight / libsvm text that `load_svmlight` reads back exactly.
+
+    Floats are written with Python's ``repr`` (the shortest string that
+    round-trips), so loading the file gives bit-identical values.
+
+    Parameters
+    ----------
+    X : array_like or sparse matrix, shape (n_samples, n_features)
+        Finite values. Stored entries of a sparse matrix are written (explicit
+        zeros included); for dense input only the non-zeros.
+    y : array_like of shape (n_samples,), or sequence of sequences
+        Targets; a sequence of label sequences writes multilabel targets
+        (``1,3,7``).
+    f : str, path-like or binary file object
+        Destination; ``.gz``, ``.bz2`` and ``.xz`` paths are compressed.
+    zero_based : bool, default True
+        Write feature indices starting at 0 (True) or at 1 (False, libsvm's
+        convention).
+    query_id : array_like of int, shape (n_samples,), optional
+        Written as ``qid:<int>`` after each target.
+
+    Raises
+    ------
+    ValueError
+        For mismatched lengths or non-finite values.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        X.sum_duplicates()
+        X.sort_indices()
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        X = sp.csr_matrix(X)
+    if X.dtype.kind not in "fiub":
+        raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
+    data = np.asarray(X.data, dtype=np.float64)
+    if not np.all(np.isfinite(data)):
+        raise ValueError("X holds inf or nan, which svmlight text cannot represent")
+    m = X.shape[0]
+    multilabel = not isinstance(y, np.ndarray) and len(y) > 0 and \
+        isinstance(y[0], (list, tuple, np.ndarray))
+    if multilabel:
+        targets = [",".join(_fmt(float(v)) for v in row) for row in y]
+    else:
+        yv = np.asarray(y, dtype=np.float64)
+        if yv.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {yv.shape}")
+        if not np.all(np.isfinite(yv)):
+            raise ValueError("y holds inf or nan, which svmlight text cannot represent")
+        targets = [_fmt(v) for v in yv.tolist()]
+    if len(targets) != m:
+        raise ValueError(f"y has {len(targets)} entries, X has {m} rows")
+    if query_id is not None:
+        query_id = np.asarray(query_id, dtype=np.int64).reshape(-1)
+        if len(query_id) != m:
+            raise ValueError(f"query_id has {len(query_id)} entries, X has {m} rows")
+        targets = [f"{t} qid:{q}" for t, q in zip(targets, query_id.tolist(), strict=True)]
+    offset = 0 if zero_based else 1
+    indptr = X.indptr.tolist()
+    indices = (X.indices.astype(np.int64) + offset).tolist()
+    values = [_fmt(v) for v in data.tolist()]
+
+    if isinstance(f, (str, bytes, os.PathLike)):
+        path = os.fsdecode(os.fspath(f))
+        opener = _OPENERS.get(os.path.splitext(path)[1].lower(), open)
+        out = opener(path, "wb")
+        owned = True
+    elif hasattr(f, "write"):
+        out, owned = f, False
+    else:
+        raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
+    try:
+        step = 4096
+        for start in range(0, m, step):
+            lines = []
+            for i in range(start, min(m, start + step)):
+                a, b = indptr[i], indptr[i + 1]
+                feats = " ".join(f"{j}:{v}" for j, v in zip(indices[a:b], values[a:b],
+                                                            strict=True))
+                lines.append(f"{targets[i]} {feats}\n" if feats else f"{targets[i]}\n")
+            out.write("".join(lines).encode("ascii"))
+    finally:
+        if owned:
+            out.close()

@@ -1,0 +1,129 @@
+"""Model.save / pgs.load_model: a portable, pickle-free format; models also pickle."""
+
+import io
+import json
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import pgs
+from pgs import _model_io
+
+
+def small_problem(seed=0, m=200, n=30):
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, n, density=0.3, format="csr", random_state=seed)
+    w = rng.standard_normal(n)
+    return X, X @ w + 0.1 * rng.standard_normal(m)
+
+
+def assert_same_model(a, b, X):
+    assert a.coef.tobytes() == b.coef.tobytes()
+    assert a.intercept == b.intercept
+    assert a.iteration == b.iteration and a.T == b.T
+    assert a.params == b.params
+    if a.classes is None:
+        assert b.classes is None
+    else:
+        np.testing.assert_array_equal(a.classes, b.classes)
+        assert a.classes.dtype == b.classes.dtype
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+@pytest.mark.parametrize("labels", [(-1.0, 1.0), (1, 2), ("spam", "ham"), (b"no", b"yes")])
+def test_classifier_round_trip(tmp_path, labels):
+    X, z = small_problem()
+    y = np.where(z > 0, labels[1], labels[0])
+    model = pgs.train(X, y, loss="logistic", p=1.8, sigma=1e-3, seed=3, k=4)
+    path = tmp_path / "model.pgs"  # kept as given: no ".npz" appended
+    model.save(path)
+    assert path.exists()
+    loaded = pgs.load_model(path)
+    assert_same_model(model, loaded, X)
+    # plain numpy reads every member without pickle
+    with np.load(path, allow_pickle=False) as z:
+        assert set(z.files) == {"header", "coef", "classes"}
+        header = json.loads(str(z["header"][()]))
+    assert header["format"] == "pgs-model" and header["format_version"] == 1
+    assert header["pgs_version"] == pgs.__version__
+    assert header["params"]["loss"] == "logistic" and header["params"]["seed"] == 3
+
+
+def test_regressor_round_trip_file_object():
+    X, y = small_problem(1)
+    model = pgs.train(X, y, loss="squared", sigma=1e-3, seed=1, iterate="average")
+    buf = io.BytesIO()
+    model.save(buf)
+    buf.seek(0)
+    loaded = pgs.load_model(buf)
+    assert_same_model(model, loaded, X)
+    assert loaded.params["B"] == model.params["B"] and loaded.params["B"] is not None
+
+
+def test_non_json_params_are_listed(tmp_path):
+    X, y = small_problem(2)
+    model = pgs.train(X, np.sign(y), seed=0)
+    model.params["callback"] = print  # what a future argument without JSON form looks like
+    model.params["scale"] = float("inf")
+    model.save(tmp_path / "m.npz")
+    loaded = pgs.load_model(tmp_path / "m.npz")
+    assert loaded.params["callback"] is None
+    assert loaded.params["scale"] == float("inf")
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as z:
+        assert json.loads(str(z["header"][()]))["params_not_stored"] == ["callback"]
+
+
+def _rewrite_header(src, dst, change):
+    with np.load(src, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    header = json.loads(str(arrays["header"][()]))
+    change(header)
+    arrays["header"] = np.array(json.dumps(header))
+    with open(dst, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def test_newer_format_version_is_refused(tmp_path):
+    X, y = small_problem(3)
+    pgs.train(X, np.sign(y), seed=0).save(tmp_path / "m.npz")
+    _rewrite_header(tmp_path / "m.npz", tmp_path / "new.npz",
+                    lambda h: h.update(format_version=_model_io.FORMAT_VERSION + 1))
+    with pytest.raises(ValueError, match=r"format version 2 .* upgrade pgs"):
+        pgs.load_model(tmp_path / "new.npz")
+
+
+def test_not_a_model(tmp_path):
+    np.savez(tmp_path / "other.npz", a=np.arange(3))
+    with pytest.raises(ValueError, match="not a pgs model"):
+        pgs.load_model(tmp_path / "other.npz")
+    (tmp_path / "text.npz").write_text("hello")
+    with pytest.raises(ValueError, match="not a"):
+        pgs.load_model(tmp_path / "text.npz")
+    with zipfile.ZipFile(tmp_path / "obj.npz", "w") as zf:  # an object array needs pickle
+        with zf.open("header.npy", "w") as fh:
+            np.lib.format.write_array(fh, np.array([{"a": 1}], dtype=object),
+                                      allow_pickle=True)
+        with zf.open("coef.npy", "w") as fh:
+            np.lib.format.write_array(fh, np.zeros(3))
+    with pytest.raises(ValueError):
+        pgs.load_model(tmp_path / "obj.npz")
+
+
+def test_object_classes_are_stored_without_pickle(tmp_path):
+    X, z = small_problem(4)
+    y = np.array(["b" if v > 0 else "a" for v in z], dtype=object)
+    model = pgs.train(X, y, seed=0)
+    model.save(tmp_path / "m.npz")
+    loaded = pgs.load_model(tmp_path / "m.npz")
+    assert loaded.classes.dtype.kind == "U"
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_model_pickles():
+    X, y = small_problem(5)
+    model = pgs.train(X, np.sign(y), loss="hinge", seed=7)
+    clone = pickle.loads(pickle.dumps(model))
+    assert_same_model(model, clone, X)
