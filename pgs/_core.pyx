@@ -148,14 +148,23 @@ cdef inline double _row_update(const floating_t* data, const index_t* indices,
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
                         Py_ssize_t n_cols) noexcept nogil:
-    """sum_j (|lam_j| / S)^q recomputed from lam and u (u holds (|lam_j| / S)^(q-1))."""
-    cdef double s = 0.0
-    cdef double comp = 0.0
+    """sum_j (|lam_j| / S)^q recomputed from lam and u (u holds (|lam_j| / S)^(q-1)).
+
+    The terms are non-negative, so a plain sum is accurate to n_cols / 8 roundings
+    in the worst case; eight partial sums let the compiler vectorise it.
+    """
+    cdef double acc[8]
     cdef double inv_S = 1.0 / _unit(prm, st)
-    cdef Py_ssize_t j
-    for j in range(n_cols):
-        _add_compensated(&s, &comp, fabs(st.lam[j]) * inv_S * fabs(st.u[j]))
-    return s + comp
+    cdef Py_ssize_t j, a, n8 = n_cols - n_cols % 8
+    for a in range(8):
+        acc[a] = 0.0
+    for j in range(0, n8, 8):
+        for a in range(8):
+            acc[a] += fabs(st.lam[j + a]) * fabs(st.u[j + a])
+    for j in range(n8, n_cols):
+        acc[0] += fabs(st.lam[j]) * fabs(st.u[j])
+    return (((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+            ((acc[4] + acc[5]) + (acc[6] + acc[7]))) * inv_S
 
 
 cdef inline double _unit(const PGSParams* prm, const PGSState* st) noexcept nogil:
@@ -275,9 +284,9 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     prm.average = average
     prm.track_loss = 0
     prm.n_threads = 1
-    # Recomputing Q costs n_cols; doing it every n_cols updates keeps that O(1)
-    # per non-zero and bounds the drift to n_cols roundings.
-    prm.recompute_every = n_cols if n_cols > 256 else 256
+    # Recomputing Q costs n_cols; doing it every 4 n_cols updates keeps that well
+    # under one operation per non-zero, and the compensated drift negligible.
+    prm.recompute_every = 4 * n_cols if n_cols > 256 else 1024
     if p == 2.0:
         prm.p_kind = P_TWO
         prm.q = 2.0

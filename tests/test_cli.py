@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -13,8 +14,13 @@ import pgs
 from pgs._cli import main
 from pgs._demo import make_sparse_classification
 
+# Subprocesses start outside the checkout: `python -m pgs` from the repository root
+# would import the source tree (no compiled extensions) instead of the installed package.
+NEUTRAL_CWD = tempfile.gettempdir()
+
 
 def run(*args, timeout=120, **kw):
+    kw.setdefault("cwd", NEUTRAL_CWD)
     return subprocess.run([sys.executable, "-m", "pgs", *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, **kw)
 
@@ -160,7 +166,7 @@ def test_ctrl_c_stops_training(data, tmp_path):
         [sys.executable, "-m", "pgs", "train", str(data / "train.svm"), "--T", "4000000000",
          "--model-out", str(model_path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=_default_sigint)
+        preexec_fn=_default_sigint, cwd=NEUTRAL_CWD)
     try:
         for line in proc.stdout:
             if line.startswith("training:"):
@@ -193,7 +199,7 @@ def test_progress_on_a_terminal(data, tmp_path):
         proc = subprocess.Popen(
             [sys.executable, "-m", "pgs", "train", str(data / "train.svm"), "--T", "3000000",
              "--model-out", str(tmp_path / "m.npz")],
-            stdout=subprocess.PIPE, stderr=slave, text=True)
+            stdout=subprocess.PIPE, stderr=slave, text=True, cwd=NEUTRAL_CWD)
         os.close(slave)
         chunks = []
         while True:

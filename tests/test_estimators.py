@@ -4,6 +4,7 @@ import inspect
 import pickle
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -437,6 +438,7 @@ def test_pgs_train_does_not_import_sklearn():
         "m = pgs.train(np.eye(4), [0, 1, 0, 1], seed=0)\n"
         "print(m.T)\n"
     )
+    # Started outside the checkout, so that `import pgs` finds the installed package.
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+                         check=True, cwd=tempfile.gettempdir())
     assert out.stdout.strip() == "40"
