@@ -1,0 +1,55 @@
+"""Run the pgs benchmark suite: `python bench/run.py [--quick] [--only NAME ...]`.
+
+Writes results/NAME.md tables (NAME_quick.md with --quick) and PNG plots, and prints
+the tables. --quick shrinks every experiment (smaller sets, fewer seeds) to finish in
+a few minutes; the full run takes about half an hour on a 2-core machine.
+"""
+
+import argparse
+import importlib
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import Config  # noqa: E402
+
+EXPERIMENTS = {
+    "throughput": "bench.exp_throughput",
+    "pcost": "bench.exp_pcost",
+    "time_to_accuracy": "bench.exp_time_to_accuracy",
+    "inverse_time": "bench.exp_inverse_time",
+    "table2": "bench.exp_table2",
+    "memory": "bench.exp_memory",
+    "real": "bench.exp_real",
+}
+
+
+def main(argv=None):
+    """Parse the command line and run the chosen experiments in order."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, a few minutes")
+    parser.add_argument("--only", nargs="+", choices=sorted(EXPERIMENTS), metavar="NAME",
+                        help=f"run only these experiments: {', '.join(EXPERIMENTS)}")
+    args = parser.parse_args(argv)
+    cfg = Config(quick=args.quick)
+    names = args.only or list(EXPERIMENTS)
+    failed = []
+    t_start = time.perf_counter()
+    for name in names:
+        t0 = time.perf_counter()
+        print(f"\n=== {name} ===", flush=True)
+        try:
+            importlib.import_module(EXPERIMENTS[name]).run(cfg)
+        except Exception:  # noqa: BLE001 - report and go on with the other experiments
+            traceback.print_exc()
+            failed.append(name)
+        print(f"=== {name}: {time.perf_counter() - t0:.0f} s ===", flush=True)
+    print(f"\nTotal {time.perf_counter() - t_start:.0f} s; failed: {failed or 'none'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
