@@ -236,28 +236,34 @@ def rcv1_like(m=RCV1_N_TRAIN, *, seed=0, dtype=np.float64):
 
 @dataclass
 class ToySet:
-    """Two Gaussians with a shared covariance; `w_star` is the batch optimum (unit norm)."""
+    """Two Gaussians with a shared covariance; `w_star` is the unit optimal separator."""
 
-    X: np.ndarray
+    X: sp.csr_matrix
     y: np.ndarray
     w_star: np.ndarray
     n_features: int
 
 
-def toy_gaussians(n_features, m=200_000, *, seed=0, separation=2.0):
+def toy_gaussians(n_features, m=200_000, *, seed=0, separation=2.0, draw=0):
     """The paper's toy set: ±1 classes from N(±mu, Sigma) with a shared random covariance.
 
-    The Bayes-optimal separator is along Sigma^-1 mu; `w_star` is filled in by
-    `toy_optimum` (the batch optimum of the training objective, as the paper uses).
+    With a shared covariance the Bayes-optimal (and the population logistic-loss
+    optimal) separator through the origin is along Sigma^-1 mu; `w_star` is that unit
+    vector, which the batch optimum approaches as m grows. The class means and the
+    covariance depend only on (seed, n_features); `draw` picks independent rows from
+    the same distribution (e.g. a validation set). X is returned as CSR, ready for pgs.
     """
     rng = np.random.default_rng([seed, n_features])
     A = rng.standard_normal((n_features, n_features)) / np.sqrt(n_features)
     cov_sqrt = np.eye(n_features) + 0.5 * A
     mu = rng.standard_normal(n_features)
     mu *= separation / (2.0 * np.linalg.norm(mu))
-    y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
-    X = rng.standard_normal((m, n_features)) @ cov_sqrt.T + y[:, None] * mu
-    return ToySet(X, y, np.zeros(n_features), n_features)
+    w_star = np.linalg.solve(cov_sqrt @ cov_sqrt.T, mu)
+    w_star /= np.linalg.norm(w_star)
+    rows = np.random.default_rng([seed, n_features, draw + 1])
+    y = np.where(rows.random(m) < 0.5, 1.0, -1.0)
+    X = rows.standard_normal((m, n_features)) @ cov_sqrt.T + y[:, None] * mu
+    return ToySet(sp.csr_matrix(X), y, w_star, n_features)
 
 
 # ---------------------------------------------------------------- real sets

@@ -158,25 +158,37 @@ def objective_and_gradient(wb, X, y, loss, p, sigma):
     return value.mean() + reg, grad + reg_grad
 
 
-def lbfgs_curve(X, y, *, loss="logistic", p=2.0, sigma, maxiter=200, tol=1e-10):
+def lbfgs_curve(X, y, *, loss="logistic", p=2.0, sigma, maxiter=200, tol=1e-10, until=None):
     """L-BFGS-B on the objective, recording (seconds since start, w, b) at every iteration.
 
-    The iterate copies are the only work inside the timed region besides the solver.
-    Returns (times, list of (w, b), OptimizeResult).
+    `until(w, b) -> bool`, if given, is called after every iteration with its own time
+    excluded from the clock; returning True stops the run. Returns (times, list of
+    (w, b), OptimizeResult or None when stopped by `until`).
     """
     X = sp.csr_matrix(X)
     n = X.shape[1]
     times, iterates = [], []
+    excluded = [0.0]
     t0 = time.perf_counter()
 
     def record(xk):
-        times.append(time.perf_counter() - t0)
+        now = time.perf_counter()
+        times.append(now - t0 - excluded[0])
         iterates.append((xk[:n].copy(), float(xk[n])))
+        if until is not None:
+            stop = until(*iterates[-1])
+            excluded[0] += time.perf_counter() - now
+            if stop:
+                raise StopIteration
 
-    res = scipy.optimize.minimize(objective_and_gradient, np.zeros(n + 1), args=(X, y, loss, p,
-                                  sigma), jac=True, method="L-BFGS-B", callback=record,
-                                  options={"maxiter": maxiter, "gtol": tol, "ftol": 1e-15,
-                                           "maxcor": 10})
+    res = None
+    try:
+        res = scipy.optimize.minimize(objective_and_gradient, np.zeros(n + 1),
+                                      args=(X, y, loss, p, sigma), jac=True, method="L-BFGS-B",
+                                      callback=record, options={"maxiter": maxiter, "gtol": tol,
+                                                                "ftol": 1e-15, "maxcor": 10})
+    except StopIteration:
+        pass
     return times, iterates, res
 
 
