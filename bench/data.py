@@ -218,16 +218,23 @@ def _load_split(path, name, dtype):
     return Split(X("train"), z["train_y"], X("test"), z["test_y"], name, X("val"), z["val_y"])
 
 
+_LOADED = {}
+
+
 def rcv1_like(m=RCV1_N_TRAIN, *, seed=0, dtype=np.float64):
     """The RCV1-like split with its first `m` training rows, generated once and cached.
 
     The full 781,265-row set is generated (and cached as an npz of CSR arrays), and
     smaller sizes are prefixes of it, so 100k is inside 200k is inside 400k.
     """
-    path = cache_dir() / f"rcv1_like_v{_GEN_VERSION}_s{seed}.npz"
-    if not path.exists():
-        _save_split(path, generate_rcv1_like(seed=seed))
-    split = _load_split(path, "rcv1-like", dtype)
+    key = (seed, np.dtype(dtype).str)
+    if key not in _LOADED:
+        path = cache_dir() / f"rcv1_like_v{_GEN_VERSION}_s{seed}.npz"
+        if not path.exists():
+            _save_split(path, generate_rcv1_like(seed=seed))
+        _LOADED.clear()  # keep at most one full set in memory
+        _LOADED[key] = _load_split(path, "rcv1-like", dtype)
+    split = _LOADED[key]
     return split if m >= RCV1_N_TRAIN else split.prefix(m)
 
 

@@ -3,8 +3,9 @@
 Each dtype runs in a fresh subprocess: load the data, then for every measurement reset
 the kernel's peak-RSS counter (/proc/self/clear_refs, so the loading's temporaries and
 earlier runs do not count), train one pass, and report the growth of the peak RSS
-(VmHWM) over the RSS after loading, plus tracemalloc's peak of Python/numpy allocations during training. The matrix's own size
-(data + indices + indptr) is the yardstick: pgs is meant to read it in place.
+(VmHWM) over the RSS after loading, plus tracemalloc's peak of Python/numpy allocations
+during training. The matrix's own size (data + indices + indptr) is the yardstick: pgs
+is meant to read it in place.
 """
 
 import json
@@ -75,7 +76,7 @@ def _measure(dtype, m, repeats):
 
 def run(cfg):
     """Run the experiment, write results/memory.md and return its path."""
-    m = 100_000 if cfg.quick else 781_265
+    m = 50_000 if cfg.quick else 781_265
     rows = []
     for dtype in ("float64", "float32"):
         results = _measure(dtype, m, cfg.repeats)

@@ -17,7 +17,7 @@ SIGMA = 1e-5
 
 def run(cfg):
     """Run the experiment, write results/pcost.md and return its path."""
-    split = rcv1_like(100_000) if cfg.quick else rcv1_like()
+    split = rcv1_like(50_000) if cfg.quick else rcv1_like()
     X, y = split.X_train, split.y_train
     m = X.shape[0]
     seconds = {(p, k): [] for k in KS for p in PS}

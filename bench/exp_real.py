@@ -1,9 +1,10 @@
 """Experiment 7: real data sets (a9a, the real RCV1 sample): accuracy and time vs the peers.
 
 One sigma per data set, chosen from a grid by the held-out accuracy of the l2-logistic
-batch optimum (the last 20% of the training rows are held out for this choice only);
-then every solver trains on the full training set with that sigma and is scored on
-the official test set. Medians [min–max] over rounds; ratios within a round.
+batch optimum (LIBLINEAR -s 0 -e 0.001; the last 20% of the training rows are held out
+for this choice only; the largest sigma within 0.1 points of the best is taken); then
+every solver trains on the full training set with that sigma and is scored on the
+official test set. Medians [min–max] over rounds; ratios within a round.
 """
 
 import numpy as np
@@ -22,13 +23,18 @@ def _select_sigma(split):
     Xa, ya, Xh, yh = (split.X_train[:cut], split.y_train[:cut], split.X_train[cut:],
                       split.y_train[cut:])
     scores = {}
+    prob = peers.liblinear_problem(Xa, ya)[1] if peers.liblinear_available() else None
     for s in SIGMA_GRID:
-        w, b = peers.batch_optimum(Xa, ya, sigma=s, maxiter=300)
+        if prob is not None:
+            _, (w, b) = peers.run_liblinear(prob, cut, solver="logistic", sigma=s, eps=0.001)
+        else:
+            w, b = peers.batch_optimum(Xa, ya, sigma=s, maxiter=300)
         scores[s] = accuracy(yh, Xh @ w + b)
-    return max(SIGMA_GRID, key=lambda s: (scores[s], s)), scores
+    best = max(scores.values())
+    return max(s for s in SIGMA_GRID if scores[s] >= best - 0.001), scores
 
 
-def _solvers(split, sigma, prob):
+def _solvers(split, sigma, prob, lbfgs_maxiter):
     X, y = split.X_train, split.y_train
     m = X.shape[0]
     out = []
@@ -37,9 +43,10 @@ def _solvers(split, sigma, prob):
             lambda r: (r[0], r[1].decision_function))(peers.run_pgs(
                 X, y, loss=loss, p=2.0, k=1, sigma=sigma, T=PASSES * m, iterate="average",
                 seed=seed))))
-    out.append((f"pgs logistic p=1.8 k=300, {PASSES} passes, average", lambda seed: (
+    k = 300 if m >= 30_000 else 10  # k = 300 on 1,000 rows would leave T = 16
+    out.append((f"pgs logistic p=1.8 k={k}, {PASSES} passes, average", lambda seed: (
         lambda r: (r[0], r[1].decision_function))(peers.run_pgs(
-            X, y, loss="logistic", p=1.8, k=300, sigma=sigma, T=max(1, PASSES * m // 300),
+            X, y, loss="logistic", p=1.8, k=k, sigma=sigma, T=max(1, PASSES * m // k),
             iterate="average", seed=seed))))
     for loss in ("hinge", "logistic"):
         out.append((f"sklearn SGD {loss}, {PASSES} epochs", lambda seed, loss=loss: (
@@ -53,11 +60,12 @@ def _solvers(split, sigma, prob):
                     peers.run_liblinear(prob, m, solver=solver, sigma=sigma))))
 
     def lbfgs(seed):
-        times, iterates, _ = peers.lbfgs_curve(X, y, sigma=sigma, maxiter=300)
+        times, iterates, _ = peers.lbfgs_curve(X, y, sigma=sigma, maxiter=lbfgs_maxiter,
+                                               tol=1e-5, ftol=2.2e-9)
         w, b = iterates[-1]
         return times[-1], lambda Z: Z @ w + b
 
-    out.append(("L-BFGS logistic (to convergence)", lbfgs))
+    out.append(("L-BFGS logistic", lbfgs))
     return out
 
 
@@ -65,7 +73,7 @@ def _one_set(split, cfg):
     sigma, scores = _select_sigma(split)
     prob = peers.liblinear_problem(split.X_train, split.y_train)[1] \
         if peers.liblinear_available() else None
-    solvers = _solvers(split, sigma, prob)
+    solvers = _solvers(split, sigma, prob, 100 if cfg.quick else 300)
     secs = {name: [] for name, _ in solvers}
     accs = {name: [] for name, _ in solvers}
     for r in range(cfg.repeats):
@@ -93,7 +101,9 @@ def run(cfg):
         sections.append((head, table))
     intro = (f"All solvers minimise the same objective family with the chosen sigma (LIBLINEAR "
              f"with C = 1/(sigma m) and -B 1; SGDClassifier with alpha = sigma). pgs and SGD "
-             f"take {PASSES} passes; LIBLINEAR uses its default tolerance; L-BFGS runs to "
-             f"gtol 1e-10 or 300 iterations. LIBLINEAR's problem conversion is not timed. "
+             f"take {PASSES} passes; LIBLINEAR uses its default tolerance; L-BFGS (L-BFGS-B) "
+             f"uses scipy's default tolerances (gtol 1e-5, ftol 2.2e-9), at most "
+             f"{100 if cfg.quick else 300} iterations. LIBLINEAR's problem "
+             f"conversion is not timed. "
              f"{cfg.repeats} rounds.")
     return write_report("real", "Real data sets", sections, cfg, intro)

@@ -32,7 +32,7 @@ def _contenders(loss):
 
 def run(cfg):
     """Run the experiment, write results/throughput.md and return its path."""
-    m = 100_000 if cfg.quick else None
+    m = 50_000 if cfg.quick else None
     split = rcv1_like() if m is None else rcv1_like(m)
     X, y = split.X_train, split.y_train
     nnz, m = X.nnz, X.shape[0]

@@ -158,9 +158,11 @@ def objective_and_gradient(wb, X, y, loss, p, sigma):
     return value.mean() + reg, grad + reg_grad
 
 
-def lbfgs_curve(X, y, *, loss="logistic", p=2.0, sigma, maxiter=200, tol=1e-10, until=None):
+def lbfgs_curve(X, y, *, loss="logistic", p=2.0, sigma, maxiter=200, tol=1e-10, ftol=1e-15,
+                until=None):
     """L-BFGS-B on the objective, recording (seconds since start, w, b) at every iteration.
 
+    `tol` and `ftol` are L-BFGS-B's gtol and ftol (tight by default: run to `maxiter`).
     `until(w, b) -> bool`, if given, is called after every iteration with its own time
     excluded from the clock; returning True stops the run. Returns (times, list of
     (w, b), OptimizeResult or None when stopped by `until`).
@@ -186,7 +188,7 @@ def lbfgs_curve(X, y, *, loss="logistic", p=2.0, sigma, maxiter=200, tol=1e-10, 
         res = scipy.optimize.minimize(objective_and_gradient, np.zeros(n + 1),
                                       args=(X, y, loss, p, sigma), jac=True, method="L-BFGS-B",
                                       callback=record, options={"maxiter": maxiter, "gtol": tol,
-                                                                "ftol": 1e-15, "maxcor": 10})
+                                                                "ftol": ftol, "maxcor": 10})
     except StopIteration:
         pass
     return times, iterates, res

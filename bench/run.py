@@ -48,7 +48,26 @@ def main(argv=None):
             failed.append(name)
         print(f"=== {name}: {time.perf_counter() - t0:.0f} s ===", flush=True)
     print(f"\nTotal {time.perf_counter() - t_start:.0f} s; failed: {failed or 'none'}")
+    if not cfg.quick:
+        update_readme()
     return 1 if failed else 0
+
+
+def update_readme():
+    """Replace README.md's section after the results marker by the full-run result files."""
+    bench = Path(__file__).resolve().parent
+    readme = bench / "README.md"
+    text = readme.read_text()
+    marker = "<!-- results -->"
+    if marker not in text:
+        return
+    parts = []
+    for name in EXPERIMENTS:
+        path = bench / "results" / f"{name}.md"
+        if path.exists():
+            body = path.read_text().replace("](", "](results/").replace("\n# ", "\n### ")
+            parts.append(body.replace("# ", "### ", 1).replace("\n## ", "\n#### "))
+    readme.write_text(text[:text.index(marker) + len(marker)] + "\n\n" + "\n".join(parts))
 
 
 if __name__ == "__main__":
