@@ -6,15 +6,31 @@ from bench import peers
 from bench.common import accuracy
 
 
-def pgs_curve(X, y, X_test, y_test, T_list, **kwargs):
-    """Train pgs once per T in `T_list` (separate runs, same seed); returns (times, accs).
+def pgs_path(X, y, T_list, **kwargs):
+    """Yield (seconds, model) after each T in increasing `T_list`, along one training path.
 
-    pgs has no callback in this API, so the curve is made of independent runs of
-    increasing length; each point's time is that run's own wall-clock time.
+    When pgs.train has `warm_start`/`keep_state`, the path is one run continued chunk by
+    chunk (bit-identical to an unsplit run, so each point costs only its extra
+    iterations) and `seconds` is the cumulative time of the train() calls. Otherwise
+    every point is a separate run of length T (same seed) timed on its own.
     """
+    if peers.pgs_has("warm_start") and peers.pgs_has("keep_state"):
+        model, total, done = None, 0.0, 0
+        for T in T_list:
+            seconds, model = peers.run_pgs(X, y, T=int(T) - done, keep_state=True,
+                                           warm_start=model, **kwargs)
+            total += seconds
+            done = int(T)
+            yield total, model
+    else:
+        for T in T_list:
+            yield peers.run_pgs(X, y, T=int(T), **kwargs)
+
+
+def pgs_curve(X, y, X_test, y_test, T_list, **kwargs):
+    """Test accuracy of pgs after each T in `T_list` (see `pgs_path`); (times, accs)."""
     times, accs = [], []
-    for T in T_list:
-        seconds, model = peers.run_pgs(X, y, T=int(T), **kwargs)
+    for seconds, model in pgs_path(X, y, T_list, **kwargs):
         times.append(seconds)
         accs.append(accuracy(y_test, model.decision_function(X_test)))
     return times, accs

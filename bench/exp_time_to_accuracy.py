@@ -91,9 +91,12 @@ def run(cfg):
                   for p in peers_names]
     ratios = markdown_table(["comparison", "time ratio (pgs / peer), same round"], ratio_rows)
     _plot(rounds, methods, target, cfg)
+    how_pgs = ("one run continued by warm starts between the points (the cumulative time "
+               "of the train calls)" if peers.pgs_has("warm_start")
+               else "separate runs of increasing T")
     intro = (f"Data: RCV1-like, m = {m:,} training rows, {split.X_test.shape[0]:,} test rows. "
-             f"Logistic loss unless noted. pgs curves are separate runs of increasing T "
-             f"(pgs.train has no callback yet), iterate='average'; SGD curves are one "
+             f"Logistic loss unless noted. pgs curves: {how_pgs}, iterate='average'; SGD "
+             f"curves are one "
              f"partial_fit per pass; LIBLINEAR curves are runs with stopping tolerance "
              f"-e in {[p['eps_list'] for _, k, p in methods if k == 'liblinear'][:1]} "
              f"(its problem conversion, {prob_seconds:.1f} s, is not counted); L-BFGS is "

@@ -195,7 +195,8 @@ def lbfgs_curve(X, y, *, loss="logistic", p=2.0, sigma, maxiter=200, tol=1e-10, 
 
 
 def batch_optimum(X, y, *, loss="logistic", p=2.0, sigma, maxiter=500):
-    """The minimiser (w, b) of the objective by L-BFGS run to (near) convergence."""
-    _, iterates, res = lbfgs_curve(X, y, loss=loss, p=p, sigma=sigma, maxiter=maxiter)
+    """The minimiser (w, b) of the objective by L-BFGS (gtol 1e-8, ftol 1e-12, maxiter)."""
+    _, iterates, res = lbfgs_curve(X, y, loss=loss, p=p, sigma=sigma, maxiter=maxiter,
+                                   tol=1e-8, ftol=1e-12)
     n = X.shape[1]
     return res.x[:n].copy(), float(res.x[n])
