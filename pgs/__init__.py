@@ -6,8 +6,8 @@ Learning", ICDM 2009.
 
 from pgs._core import LOSS_NAMES
 from pgs._model import Model
-from pgs._train import train
+from pgs._train import Progress, train
 
 __version__ = "0.1.0"
 
-__all__ = ["LOSS_NAMES", "Model", "train", "__version__"]
+__all__ = ["LOSS_NAMES", "Model", "Progress", "train", "__version__"]

@@ -22,6 +22,14 @@ cdef enum PGSStatus:
     PGS_OK = 0
     PGS_NONFINITE = 1    # a margin or the iterate's scale became inf or NaN
     PGS_BAD_ROW = 2      # a row index of a fixed sequence is outside [0, n_rows)
+    PGS_BAD_SAMPLER = 3  # the sampler lacks a buffer its mode needs
+
+# How rows are drawn (see PGSSampler).
+cdef enum SamplingMode:
+    SAMPLE_IID = 0          # uniform with replacement (the paper's), or by alias table
+    SAMPLE_PERMUTATION = 1  # a fresh random order every pass, without replacement
+    SAMPLE_CYCLIC = 2       # rows in the given order
+    SAMPLE_FIXED = 3        # a caller-given sequence (a test hook)
 
 
 cdef struct PGSParams:
@@ -35,30 +43,52 @@ cdef struct PGSParams:
     int p_kind               # a PKind
     int average              # nonzero: maintain the running average of the iterates
     long long t_pick         # the iteration whose iterate is copied to w_pick (0: none)
+    int track_loss           # nonzero: add each sampled loss (at w_{t-1}) to loss_sum
     long long recompute_every  # coordinate updates between exact recomputations of Q
+    double ratio_hi          # p < 2: |lam_j| / S beyond this would overflow u_j: rescale
 
 
 cdef struct PGSState:
     # Arrays of length n_cols = n_features + 1 (the last one is the intercept column).
     double* lam              # dual accumulator lambda = -sum_t lambda_t
-    double* u                # sign(lam) |lam|^(q-1); the same buffer as lam when p = 2
+    double* u                # sign(lam) (|lam| / S)^(q-1); the same buffer as lam when p = 2
     double* wsum             # lazily folded sum of the iterates (NULL unless average)
     double* clast            # per coordinate: C at its last fold (NULL unless average)
     double* w_pick           # receives w_{t_pick} (NULL unless t_pick > 0)
     int64_t* rows            # scratch, length k: the batch's row indices
     double* coefs            # scratch, length k: the batch's -loss'/k
-    double Q                 # sum_j |lam_j|^q, maintained incrementally ...
+    double Q                 # sum_j (|lam_j| / S)^q, maintained incrementally ...
     double Q_comp            # ... with Neumaier compensation
     double C                 # sum_{s <= t} c_s (for the average)
     double c                 # current scale: w_t = c * u
+    # p < 2: the unit of lam in u and Q, so that (|lam| / S)^q neither overflows
+    # nor underflows for large q (0 means 1)
+    double S
     long long t              # iterations done
     long long n_updates      # coordinate updates since Q was last recomputed exactly
-    uint64_t rng[4]          # xoshiro256** state (never all zero)
+    long long consumed       # rows consumed in all (indexes a fixed sequence)
+    long long pos            # next position in the permutation / cyclic order
+    double loss_sum          # sum of the sampled losses (when track_loss)
+    uint64_t rng[4]          # xoshiro256** state before the next unconsumed draw
+
+
+cdef struct PGSSampler:
+    int mode                 # a SamplingMode
+    const double* alias_prob  # iid by weight: Vose alias table (NULL: uniform)
+    const int64_t* alias_idx
+    const double* row_scale  # permutation / cyclic by weight: gradient factor per row
+    double grad_scale        # gradient factor for every row (the mean weight with alias)
+    int64_t* perm            # permutation mode: the current order, length n_rows
+    const int64_t* fixed     # fixed mode: the row sequence
+    long long n_fixed        # its length
 
 
 cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt,
                    double eps, Py_ssize_t k, long long t_pick, int average,
                    Py_ssize_t n_cols) noexcept nogil
+
+cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
+                         double* coefs, const uint64_t* rng) noexcept nogil
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
                         Py_ssize_t n_cols) noexcept nogil

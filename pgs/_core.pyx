@@ -7,7 +7,7 @@ the projection onto ``||w||_p <= B`` a change of the scalar ``c_t``.  One loop
 is compiled per loss (a fused tag type), data dtype and index dtype.
 """
 
-from libc.math cimport sqrt, cbrt, pow, fabs, copysign, isfinite
+from libc.math cimport sqrt, cbrt, pow, fabs, copysign, isfinite, INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memset
 
@@ -18,7 +18,7 @@ from pgs._losses cimport (
     loss_tag, Hinge, Logistic, Squared, SquaredHinge, SmoothHinge, ModifiedHuber,
     Huber, EpsilonInsensitive, Absolute,
 )
-from pgs._random cimport xoshiro_bounded
+from pgs._random cimport xoshiro_bounded, xoshiro_next
 
 # The order defines the loss ids of pgs/_losses.pxd (LossId).
 LOSS_NAMES = (
@@ -37,13 +37,13 @@ ctypedef fused index_t:
 
 # ------------------------------------------------------------------ scalar helpers
 
-cdef inline double _pow_qm1(double a, const PGSParams* prm) noexcept nogil:
+cdef inline double _pow_qm1(double a, int p_kind, double qm1) noexcept nogil:
     """a^(q-1) for a >= 0, without pow() for the common p."""
-    if prm.p_kind == P_Q3:
+    if p_kind == P_Q3:
         return a * a
-    elif prm.p_kind == P_Q225:
+    elif p_kind == P_Q225:
         return a * sqrt(sqrt(a))
-    return pow(a, prm.q - 1.0)
+    return pow(a, qm1)
 
 
 cdef inline void _add_compensated(double* s, double* comp, double x) noexcept nogil:
@@ -56,35 +56,142 @@ cdef inline void _add_compensated(double* s, double* comp, double x) noexcept no
     s[0] = t
 
 
-cdef inline void _update(const PGSParams* prm, PGSState* st, Py_ssize_t j,
-                         double delta) noexcept nogil:
-    """lam_j += delta, keeping u_j, Q and the lazy average consistent."""
-    cdef double old = st.lam[j]
+cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double* u,
+                                 double* wsum, double* clast, double C, int p_kind,
+                                 int average, double qm1, double inv_S,
+                                 double ratio_hi) noexcept nogil:
+    """lam_j += delta, keeping u_j and the lazy average consistent; returns the change of Q.
+
+    Called with constant `p_kind` and `average` so that the C compiler specialises it.
+    If |lam_j| / S outgrows `ratio_hi`, u_j is parked at 0 and NaN is returned: Q
+    turns NaN and the loop rescales every coordinate before u is read again.
+    """
+    cdef double old = lam[j]
     cdef double new = old + delta
-    cdef double old_u, new_u
-    if prm.average:
+    cdef double old_u, new_u, a_old, a_new
+    if average:
         # u_j was constant since its last fold: add its span of the C sum.
-        st.wsum[j] += st.u[j] * (st.C - st.clast[j])
-        st.clast[j] = st.C
-    st.lam[j] = new
-    if prm.p_kind == P_TWO:
-        _add_compensated(&st.Q, &st.Q_comp, delta * (old + new))
-    else:
-        old_u = st.u[j]
-        new_u = copysign(_pow_qm1(fabs(new), prm), new)
-        st.u[j] = new_u
-        _add_compensated(&st.Q, &st.Q_comp, fabs(new) * fabs(new_u) - fabs(old) * fabs(old_u))
+        wsum[j] += u[j] * (C - clast[j])
+        clast[j] = C
+    lam[j] = new
+    if p_kind == P_TWO:
+        return delta * (old + new)            # new^2 - old^2, without cancellation
+    a_old = fabs(old) * inv_S
+    a_new = fabs(new) * inv_S
+    old_u = u[j]
+    if a_new > ratio_hi:
+        u[j] = 0.0
+        return NAN
+    new_u = _pow_qm1(a_new, p_kind, qm1)
+    u[j] = copysign(new_u, new)
+    return a_new * new_u - a_old * fabs(old_u)
+
+
+cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
+                                 Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
+                                 double* u, double* wsum, double* clast, double C,
+                                 int p_kind, int average, double qm1, double inv_S,
+                                 double ratio_hi) noexcept nogil:
+    """lam += g * x over one row's entries; returns the change of Q (summed locally)."""
+    cdef double dq = 0.0
+    cdef Py_ssize_t jj
+    for jj in range(lo, hi):
+        dq += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
+                            average, qm1, inv_S, ratio_hi)
+    return dq
+
+
+cdef inline double _row_update(const floating_t* data, const index_t* indices,
+                               Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
+                               double* u, double* wsum, double* clast, double C,
+                               int p_kind, int average, double qm1, double inv_S,
+                               double ratio_hi) noexcept nogil:
+    """`_row_update_k` with p_kind and average turned into compile-time constants."""
+    if average:
+        if p_kind == P_TWO:
+            return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                                 P_TWO, 1, qm1, inv_S, ratio_hi)
+        elif p_kind == P_Q225:
+            return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                                 P_Q225, 1, qm1, inv_S, ratio_hi)
+        elif p_kind == P_Q3:
+            return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                                 P_Q3, 1, qm1, inv_S, ratio_hi)
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_GENERAL, 1, qm1, inv_S, ratio_hi)
+    if p_kind == P_TWO:
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_TWO, 0, qm1, inv_S, ratio_hi)
+    elif p_kind == P_Q225:
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_Q225, 0, qm1, inv_S, ratio_hi)
+    elif p_kind == P_Q3:
+        return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                             P_Q3, 0, qm1, inv_S, ratio_hi)
+    return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
+                         P_GENERAL, 0, qm1, inv_S, ratio_hi)
 
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
                         Py_ssize_t n_cols) noexcept nogil:
-    """sum_j |lam_j|^q recomputed from lam and u (u holds |lam_j|^(q-1) exactly)."""
+    """sum_j (|lam_j| / S)^q recomputed from lam and u (u holds (|lam_j| / S)^(q-1))."""
     cdef double s = 0.0
     cdef double comp = 0.0
+    cdef double inv_S = 1.0 / _unit(prm, st)
     cdef Py_ssize_t j
     for j in range(n_cols):
-        _add_compensated(&s, &comp, fabs(st.lam[j]) * fabs(st.u[j]))
+        _add_compensated(&s, &comp, fabs(st.lam[j]) * inv_S * fabs(st.u[j]))
     return s + comp
+
+
+cdef inline double _unit(const PGSParams* prm, const PGSState* st) noexcept nogil:
+    """S, the unit of lam in u and Q (always 1 for p = 2)."""
+    if prm.p_kind == P_TWO or st.S <= 0.0:
+        return 1.0
+    return st.S
+
+
+cdef void _rebase(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
+    """Every n_cols updates (so O(1) per non-zero): recompute Q exactly, and fold
+    the average's open spans so that C restarts at 0.
+
+    Without the fold, C would be dominated by the large early c_t (p < 2 has
+    c ~ ||lam||^(2-q) / t) and C - clast_j would lose digits to cancellation.
+    """
+    cdef Py_ssize_t j
+    st.Q = pgs_exact_Q(prm, st, n_cols)
+    st.Q_comp = 0.0
+    st.n_updates = 0
+    if prm.average:
+        for j in range(n_cols):
+            st.wsum[j] += st.u[j] * (st.C - st.clast[j])
+            st.clast[j] = 0.0
+        st.C = 0.0
+
+
+cdef void _rescale(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
+    """p < 2: make the largest |lam_j| the unit S and recompute u and Q (O(n), rare).
+
+    Run when Q leaves [2^-64, 2^64] or turned NaN (a parked coordinate). w = c u
+    is unchanged: c absorbs S (see _set_scale).
+    """
+    cdef Py_ssize_t j
+    cdef double S = 0.0
+    cdef double inv_S, a
+    _rebase(prm, st, n_cols)              # fold the average with the old units first
+    for j in range(n_cols):
+        a = fabs(st.lam[j])
+        if a > S:
+            S = a
+    if S == 0.0:
+        S = 1.0
+    st.S = S
+    inv_S = 1.0 / S
+    for j in range(n_cols):
+        st.u[j] = copysign(_pow_qm1(fabs(st.lam[j]) * inv_S, prm.p_kind, prm.q - 1.0),
+                           st.lam[j])
+    st.Q = pgs_exact_Q(prm, st, n_cols)
+    st.Q_comp = 0.0
 
 
 cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
@@ -107,13 +214,30 @@ cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
             norm_lam = r * r
         else:
             norm_lam = pow(Qv, 1.0 / prm.q)
-        # (p-1) ||lam||_q^(2-q) / (t sigma), with ||lam||_q^(2-q) = ||lam||_q^2 / Q
-        c = (prm.p - 1.0) * (norm_lam * norm_lam / Qv) / tsig
+        # In units of S: ||lam||_q = S Q^(1/q), and w = c u needs
+        # c = (p-1) ||lam||_q^(2-q) S^(q-1) / (t sigma) = (p-1) S Q^(2/q) / Q / (t sigma).
+        c = (prm.p - 1.0) * _unit(prm, st) * (norm_lam * norm_lam / Qv) / tsig
+        norm_lam *= _unit(prm, st)
     if prm.B > 0.0:
         norm_w = (prm.p - 1.0) * norm_lam / tsig
         if norm_w > prm.B:
             c *= prm.B / norm_w
     st.c = c
+
+
+cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
+                         double* coefs, const uint64_t* rng) noexcept nogil:
+    """Zero `st` and bind the caller's buffers: lam and u of length n_cols (zeroed by the
+    caller; u may be lam itself when p = 2), rows and coefs of length k, and the PRNG's
+    four words (not all zero). The average and the picked iterate are off (NULL)."""
+    cdef int a
+    memset(st, 0, sizeof(PGSState))
+    st.lam = lam
+    st.u = u
+    st.rows = rows
+    st.coefs = coefs
+    for a in range(4):
+        st.rng[a] = rng[a]
 
 
 cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt,
@@ -131,10 +255,11 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     prm.average = average
     # Recomputing Q costs n_cols; doing it every n_cols updates keeps that O(1)
     # per non-zero and bounds the drift to n_cols roundings.
-    prm.recompute_every = n_cols if n_cols > 4096 else 4096
+    prm.recompute_every = n_cols if n_cols > 256 else 256
     if p == 2.0:
         prm.p_kind = P_TWO
         prm.q = 2.0
+        prm.ratio_hi = INFINITY
     elif fabs(p - 1.5) < 1e-12:
         prm.p_kind = P_Q3
         prm.q = 3.0
@@ -143,6 +268,73 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
         prm.q = 2.25
     else:
         prm.p_kind = P_GENERAL
+    if prm.p_kind != P_TWO:
+        # (|lam_j| / S)^q stays below 2^900 (and a sum of n of them finite).
+        prm.ratio_hi = pow(2.0, 900.0 / prm.q)
+
+
+# ------------------------------------------------------------------ row sampling
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define PGS_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 3)
+    #else
+    #define PGS_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void PGS_PREFETCH(const void* p) noexcept nogil
+
+# p < 2: Q (in units of S) is kept within [Q_LO, Q_HI] by rescaling.
+cdef double Q_LO = 5.421010862427522e-20     # 2^-64
+cdef double Q_HI = 1.8446744073709552e+19    # 2^64
+
+# In iid mode RING rows are drawn ahead (a power of two). The data of the row AHEAD
+# places ahead is prefetched: RING - AHEAD draws after its indptr entry was.
+cdef enum:
+    RING = 16
+    RING_MASK = 15
+    AHEAD = 8
+
+
+cdef inline double _uniform01(uint64_t* rng) noexcept nogil:
+    return <double>(xoshiro_next(rng) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef inline int64_t _draw_iid(const PGSSampler* smp, uint64_t* rng,
+                              Py_ssize_t n_rows) noexcept nogil:
+    """One row, uniform or (with an alias table) with probability proportional to weight."""
+    cdef int64_t i = <int64_t>xoshiro_bounded(rng, <uint64_t>n_rows)
+    if smp.alias_prob != NULL:
+        if _uniform01(rng) >= smp.alias_prob[i]:
+            i = smp.alias_idx[i]
+    return i
+
+
+cdef inline void _prefetch_row(const floating_t* data, const index_t* indices,
+                               const index_t* indptr, int64_t i) noexcept nogil:
+    """Ask for row i's values and column indices, one cache line at a time."""
+    cdef const char* a = <const char*>(data + indptr[i])
+    cdef const char* a_end = <const char*>(data + indptr[i + 1])
+    cdef const char* b = <const char*>(indices + indptr[i])
+    cdef const char* b_end = <const char*>(indices + indptr[i + 1])
+    while a < a_end:
+        PGS_PREFETCH(a)
+        a += 64
+    while b < b_end:
+        PGS_PREFETCH(b)
+        b += 64
+
+
+cdef inline void _shuffle(int64_t* perm, Py_ssize_t n, uint64_t* rng) noexcept nogil:
+    """Fisher-Yates, in place."""
+    cdef Py_ssize_t a, b
+    cdef int64_t tmp
+    for a in range(n - 1, 0, -1):
+        b = <Py_ssize_t>xoshiro_bounded(rng, <uint64_t>(a + 1))
+        tmp = perm[a]
+        perm[a] = perm[b]
+        perm[b] = tmp
 
 
 # ---------------------------------------------------------------------- the loop
@@ -150,121 +342,265 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
 cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices,
                    const index_t* indptr, const double* y, Py_ssize_t n_rows,
                    Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
-                   long long t_end, const int64_t* fixed_rows) noexcept nogil:
+                   long long t_end, const PGSSampler* smp) noexcept nogil:
     """Run PGS iterations st.t+1 .. t_end (DESIGN.md section 2, Figure 1 of the paper).
 
     All k margins of a batch are taken at w_{t-1}; then the k row updates are
-    applied one after the other (rows may repeat and share columns).
+    applied one after the other (rows may repeat and share columns).  In iid
+    mode rows are drawn RING ahead so their memory can be prefetched; each ring
+    slot remembers the PRNG state it was drawn from, and on return the state
+    rewinds to the first unconsumed draw, so a run split into chunks draws
+    exactly the rows of an unsplit run.
     """
     cdef Py_ssize_t k = prm.k
     cdef Py_ssize_t icol = n_cols - 1
     cdef double icpt = prm.icpt
     cdef double eps = prm.eps
-    cdef double inv_k = 1.0 / <double>k
+    cdef double g_scale = smp.grad_scale / <double>k
     cdef double* u = st.u
     cdef int64_t* rows = st.rows
     cdef double* coefs = st.coefs
+    cdef int mode = smp.mode
+    cdef int status = PGS_OK
+    cdef int64_t ring_rows[RING]
+    cdef uint64_t ring_rng[RING][4]
+    cdef uint64_t rng[4]
+    cdef int head = 0
+    cdef int a, b
     cdef Py_ssize_t r, jj, j
     cdef int64_t i
-    cdef double s, z, g
+    cdef double s, z, g, row_w, dq
+    cdef int p_kind = prm.p_kind
+    cdef int average = prm.average
+    cdef double qm1 = prm.q - 1.0
+    cdef double inv_S = 1.0 / _unit(prm, st)
+    cdef double Qv
+    cdef int updated
+
+    if mode == SAMPLE_PERMUTATION and smp.perm == NULL:
+        return PGS_BAD_SAMPLER
+    if mode == SAMPLE_FIXED and smp.fixed == NULL:
+        return PGS_BAD_SAMPLER
+    for b in range(4):
+        rng[b] = st.rng[b]
+    if mode == SAMPLE_IID:
+        for a in range(RING):
+            for b in range(4):
+                ring_rng[a][b] = rng[b]
+            ring_rows[a] = _draw_iid(smp, rng, n_rows)
+            PGS_PREFETCH(&indptr[ring_rows[a]])
 
     while st.t < t_end:
         # 1. the batch and its loss derivatives at w_{t-1} = c * u
         for r in range(k):
-            if fixed_rows != NULL:
-                i = fixed_rows[st.t * k + r]
-                if i < 0 or i >= n_rows:
-                    return PGS_BAD_ROW
+            if mode == SAMPLE_IID:
+                i = ring_rows[head]
+                for b in range(4):
+                    ring_rng[head][b] = rng[b]
+                ring_rows[head] = _draw_iid(smp, rng, n_rows)
+                PGS_PREFETCH(&indptr[ring_rows[head]])
+                head = (head + 1) & RING_MASK
+                _prefetch_row(data, indices, indptr, ring_rows[(head + AHEAD) & RING_MASK])
+            elif mode == SAMPLE_PERMUTATION:
+                if st.pos >= n_rows:
+                    _shuffle(smp.perm, n_rows, st.rng)
+                    st.pos = 0
+                i = smp.perm[st.pos]
+                st.pos += 1
+                if st.pos + AHEAD < n_rows:
+                    _prefetch_row(data, indices, indptr, smp.perm[st.pos + AHEAD])
+            elif mode == SAMPLE_CYCLIC:
+                if st.pos >= n_rows:
+                    st.pos = 0
+                i = st.pos
+                st.pos += 1
             else:
-                i = <int64_t>xoshiro_bounded(st.rng, <uint64_t>n_rows)
+                if st.consumed >= smp.n_fixed:
+                    status = PGS_BAD_ROW
+                    break
+                i = smp.fixed[st.consumed]
+                if i < 0 or i >= n_rows:
+                    status = PGS_BAD_ROW
+                    break
+            st.consumed += 1
             rows[r] = i
             s = icpt * u[icol]
             for jj in range(indptr[i], indptr[i + 1]):
                 s += data[jj] * u[indices[jj]]
             z = st.c * s
             if not isfinite(z):
-                return PGS_NONFINITE
-            coefs[r] = -L.dloss(tag, z, y[i], eps) * inv_k
+                status = PGS_NONFINITE
+                break
+            row_w = g_scale
+            if smp.row_scale != NULL:
+                row_w *= smp.row_scale[i]
+            coefs[r] = -L.dloss(tag, z, y[i], eps) * row_w
+            if prm.track_loss:
+                st.loss_sum += L.loss(tag, z, y[i], eps) * row_w * k
+        if status != PGS_OK:
+            break
 
-        # 2. lam <- lam - lambda_t, row by row
+        # 2. lam <- lam - lambda_t, row by row; Q's change summed per row, then
+        #    added with compensation
+        updated = 0
         for r in range(k):
             g = coefs[r]
             if g == 0.0:
                 continue
             i = rows[r]
-            for jj in range(indptr[i], indptr[i + 1]):
-                _update(prm, st, indices[jj], g * data[jj])
+            dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, st.lam, u,
+                             st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
+                             prm.ratio_hi)
             st.n_updates += indptr[i + 1] - indptr[i]
             if icpt != 0.0:
-                _update(prm, st, icol, g * icpt)
+                dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, st.clast, st.C,
+                                    p_kind, average, qm1, inv_S, prm.ratio_hi)
                 st.n_updates += 1
+            _add_compensated(&st.Q, &st.Q_comp, dq)
+            updated = 1
 
         st.t += 1
+        if p_kind != P_TWO and updated:
+            Qv = st.Q + st.Q_comp
+            if not (Qv >= Q_LO and Qv <= Q_HI):   # also true for NaN
+                _rescale(prm, st, n_cols)
+                inv_S = 1.0 / st.S
         if st.n_updates >= prm.recompute_every:
-            st.Q = pgs_exact_Q(prm, st, n_cols)
-            st.Q_comp = 0.0
-            st.n_updates = 0
+            _rebase(prm, st, n_cols)
+        elif average and (st.t & (st.t - 1)) == 0:
+            # For p < 2, c_t falls like t^(1-q): restarting C whenever t doubles keeps
+            # it a sum over a recent window (O(log T) extra folds in all).
+            _rebase(prm, st, n_cols)
 
         # 3. w_t = grad r*(lam / (t sigma)), projected: only the scalar c changes
         _set_scale(prm, st)
         if not isfinite(st.c):
-            return PGS_NONFINITE
+            status = PGS_NONFINITE
+            break
         if prm.average:
             st.C += st.c
         if st.t == prm.t_pick:
             for j in range(n_cols):
                 st.w_pick[j] = st.c * u[j]
-    return PGS_OK
+
+    if mode == SAMPLE_IID:
+        for b in range(4):
+            st.rng[b] = ring_rng[head][b]
+    return status
 
 
 cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
                    const index_t* indptr, const double* y, Py_ssize_t n_rows,
                    Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
-                   long long t_end, const int64_t* fixed_rows) noexcept nogil:
+                   long long t_end, const PGSSampler* smp) noexcept nogil:
     """Select the loop compiled for `loss_id` (once per call, not per sample)."""
     if loss_id == L.LOSS_HINGE:
         return _pgs_loop(<Hinge*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, fixed_rows)
+                         prm, st, t_end, smp)
     elif loss_id == L.LOSS_LOGISTIC:
         return _pgs_loop(<Logistic*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, fixed_rows)
+                         prm, st, t_end, smp)
     elif loss_id == L.LOSS_SQUARED:
         return _pgs_loop(<Squared*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, fixed_rows)
+                         prm, st, t_end, smp)
     elif loss_id == L.LOSS_SQUARED_HINGE:
         return _pgs_loop(<SquaredHinge*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, fixed_rows)
+                         prm, st, t_end, smp)
     elif loss_id == L.LOSS_SMOOTH_HINGE:
         return _pgs_loop(<SmoothHinge*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, fixed_rows)
+                         prm, st, t_end, smp)
     elif loss_id == L.LOSS_MODIFIED_HUBER:
         return _pgs_loop(<ModifiedHuber*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, fixed_rows)
+                         prm, st, t_end, smp)
     elif loss_id == L.LOSS_HUBER:
         return _pgs_loop(<Huber*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, fixed_rows)
+                         prm, st, t_end, smp)
     elif loss_id == L.LOSS_EPSILON_INSENSITIVE:
         return _pgs_loop(<EpsilonInsensitive*>NULL, data, indices, indptr, y, n_rows,
-                         n_cols, prm, st, t_end, fixed_rows)
+                         n_cols, prm, st, t_end, smp)
     return _pgs_loop(<Absolute*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                     prm, st, t_end, fixed_rows)
+                     prm, st, t_end, smp)
 
 
 cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices,
                          const int64_t* indptr, const double* y, Py_ssize_t n_rows,
                          Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
                          long long t_end, const int64_t* fixed_rows) noexcept nogil:
-    """Public entry point for float64 data with int64 indices (see pgs/_core.pxd)."""
+    """Public entry point for float64 data with int64 indices (see pgs/_core.pxd).
+
+    Rows are drawn i.i.d. uniformly from st.rng, or taken from `fixed_rows`
+    (which must hold at least t_end * k entries) when it is not NULL.
+    """
+    cdef PGSSampler smp
     if loss_id < 0 or loss_id >= L.N_LOSSES:
         return -1
+    memset(&smp, 0, sizeof(PGSSampler))
+    smp.grad_scale = 1.0
+    smp.mode = SAMPLE_IID
+    if fixed_rows != NULL:
+        smp.mode = SAMPLE_FIXED
+        smp.fixed = fixed_rows
+        smp.n_fixed = t_end * prm.k
     return _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, st,
-                     t_end, fixed_rows)
+                     t_end, &smp)
+
+
+def build_alias(const double[::1] weights):
+    """Vose's alias table for sampling index i with probability weights[i] / sum.
+
+    Returns ``(prob, alias)``: draw i uniformly, keep it with probability
+    ``prob[i]``, else take ``alias[i]``.  O(n), once per data set.
+    """
+    cdef Py_ssize_t n = weights.shape[0]
+    cdef Py_ssize_t i, n_small = 0, n_large = 0, sm, lg
+    cdef double total = 0.0
+    prob_arr = np.empty(n)
+    alias_arr = np.arange(n, dtype=np.int64)
+    small_arr = np.empty(n, dtype=np.int64)
+    large_arr = np.empty(n, dtype=np.int64)
+    cdef double[::1] prob = prob_arr
+    cdef int64_t[::1] alias = alias_arr
+    cdef int64_t[::1] small = small_arr
+    cdef int64_t[::1] large = large_arr
+    with nogil:
+        for i in range(n):
+            total += weights[i]
+        for i in range(n):
+            prob[i] = weights[i] * n / total
+            if prob[i] < 1.0:
+                small[n_small] = i
+                n_small += 1
+            else:
+                large[n_large] = i
+                n_large += 1
+        while n_small > 0 and n_large > 0:
+            n_small -= 1
+            sm = small[n_small]
+            lg = large[n_large - 1]
+            alias[sm] = lg
+            prob[lg] = (prob[lg] + prob[sm]) - 1.0
+            if prob[lg] < 1.0:
+                n_large -= 1
+                small[n_small] = lg
+                n_small += 1
+        # What is left is 1 up to rounding.
+        for i in range(n_large):
+            prob[large[i]] = 1.0
+        for i in range(n_small):
+            prob[small[i]] = 1.0
+    return prob_arr, alias_arr
 
 
 # ------------------------------------------------------------ Python-facing state
 
+SAMPLING_MODES = ("iid", "permutation", "cyclic")
+
+# Scalars of PGSState that make up a resumable state (with the arrays).
+_STATE_SCALARS = ("Q", "Q_comp", "C", "c", "S", "t", "n_updates", "consumed", "pos", "loss_sum")
+
+
 cdef class Solver:
-    """The resumable state of one PGS run over a fixed data set's shape.
+    """The resumable state of one PGS run.
 
     Holds lambda, u, Q, t, the PRNG state and (optionally) the lazy average and
     the randomly picked iterate.  `run` advances it to a given iteration over
@@ -286,25 +622,39 @@ cdef class Solver:
         Maintain the average of the iterates.
     rng_state : ndarray of 4 uint64
         Initial xoshiro256** state (not all zero).
+    sampling : int
+        Index of the sampling mode in ``SAMPLING_MODES``.
+    track_loss : bool
+        Accumulate the sampled losses (for progress reports).
     """
     cdef PGSParams prm
     cdef PGSState st
+    cdef PGSSampler smp
     cdef readonly int loss_id
+    cdef readonly int sampling
     cdef readonly Py_ssize_t n_cols
-    cdef readonly object lam, u, wsum, clast, w_pick, rows, coefs
+    cdef readonly object lam, u, wsum, clast, w_pick, rows, coefs, perm
+    cdef object _weights, _alias_prob, _alias_idx, _row_scale, _fixed
+    cdef Py_ssize_t _n_rows
 
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
-                  bint average, uint64_t[::1] rng_state):
+                  bint average, uint64_t[::1] rng_state, int sampling=0,
+                  bint track_loss=False):
         cdef int a
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
+        if sampling < 0 or sampling > 2:
+            raise ValueError(f"sampling={sampling} is not a sampling mode")
         if rng_state.shape[0] != 4:
             raise ValueError("rng_state must hold 4 uint64 words")
         self.loss_id = loss_id
+        self.sampling = sampling
         self.n_cols = n_features + 1
         pgs_init(&self.prm, p, sigma, B, icpt, eps, k, t_pick, average, self.n_cols)
+        self.prm.track_loss = track_loss
         memset(&self.st, 0, sizeof(PGSState))
+        memset(&self.smp, 0, sizeof(PGSSampler))
         for a in range(4):
             self.st.rng[a] = rng_state[a]
         if (rng_state[0] | rng_state[1] | rng_state[2] | rng_state[3]) == 0:
@@ -316,6 +666,8 @@ cdef class Solver:
         self.wsum = np.zeros(self.n_cols) if average else None
         self.clast = np.zeros(self.n_cols) if average else None
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
+        self.perm = None
+        self._n_rows = -1
         self._bind()
 
     cdef void _bind(self):
@@ -330,6 +682,9 @@ cdef class Solver:
         self.st.rows = &iv[0]
         v = self.coefs
         self.st.coefs = &v[0]
+        self.st.wsum = NULL
+        self.st.clast = NULL
+        self.st.w_pick = NULL
         if self.wsum is not None:
             v = self.wsum
             self.st.wsum = &v[0]
@@ -343,6 +698,16 @@ cdef class Solver:
     def t(self):
         """Iterations done."""
         return self.st.t
+
+    @property
+    def k(self):
+        """Mini-batch size."""
+        return self.prm.k
+
+    @property
+    def t_pick(self):
+        """The iteration whose iterate is kept in `w_pick` (0: none)."""
+        return self.prm.t_pick
 
     @property
     def Q(self):
@@ -360,62 +725,221 @@ cdef class Solver:
         return self.st.c
 
     @property
-    def rng_state(self):
-        """The PRNG state, as 4 uint64 words."""
-        return np.array([self.st.rng[0], self.st.rng[1], self.st.rng[2], self.st.rng[3]],
-                        dtype=np.uint64)
+    def loss_sum(self):
+        """Sum of the sampled (weighted) losses at the pre-update iterates."""
+        return self.st.loss_sum
+
+    @property
+    def consumed(self):
+        """Rows consumed so far."""
+        return self.st.consumed
+
+    @property
+    def norm_w(self):
+        """||w_t||_p, from Q in O(1)."""
+        cdef double Qv = self.st.Q + self.st.Q_comp
+        if Qv <= 0.0:
+            return 0.0
+        if self.prm.p_kind == P_TWO:
+            return self.st.c * sqrt(Qv)
+        # ||c u||_p = c (sum |lam|^((q-1) p))^(1/p) = c Q^(1/p)
+        return self.st.c * pow(Qv, 1.0 / self.prm.p)
 
     def exact_Q(self):
         """sum_j |lam_j|^q recomputed from scratch (a test hook for the drift)."""
         return pgs_exact_Q(&self.prm, &self.st, self.n_cols)
 
-    def run(self, long long t_end, data, indices, indptr, y, fixed_rows=None):
+    def set_t_pick(self, long long t_pick):
+        """Choose (again) which future iteration's iterate to keep."""
+        if t_pick > 0 and self.w_pick is None:
+            self.w_pick = np.zeros(self.n_cols)
+            self._bind()
+        self.prm.t_pick = t_pick
+
+    cdef void _prepare_sampler(self, Py_ssize_t n_rows, object sample_weight,
+                               object fixed_rows):
+        """Build the sampler for this data set (alias table, permutation) once."""
+        cdef double[::1] dv
+        cdef int64_t[::1] iv
+        if fixed_rows is not None:
+            self._fixed = fixed_rows
+            iv = self._fixed
+            self.smp.mode = SAMPLE_FIXED
+            self.smp.fixed = &iv[0] if iv.shape[0] > 0 else NULL
+            self.smp.n_fixed = iv.shape[0]
+            self.smp.grad_scale = 1.0
+            self.smp.alias_prob = NULL
+            self.smp.alias_idx = NULL
+            self.smp.row_scale = NULL
+            self._n_rows = -1           # rebuild the real sampler on the next call
+            return
+        if n_rows == self._n_rows and sample_weight is self._weights:
+            return
+        self._n_rows = n_rows
+        self._weights = sample_weight
+        self.smp.mode = self.sampling
+        self.smp.fixed = NULL
+        self.smp.alias_prob = NULL
+        self.smp.alias_idx = NULL
+        self.smp.row_scale = NULL
+        self.smp.grad_scale = 1.0
+        if sample_weight is not None:
+            if self.sampling == SAMPLE_IID:
+                # Rows drawn with probability w_i / W, gradient times W / m: unbiased
+                # for (1/m) sum_i w_i loss_i, and O(1) per draw.
+                self._alias_prob, self._alias_idx = build_alias(sample_weight)
+                dv = self._alias_prob
+                self.smp.alias_prob = &dv[0]
+                iv = self._alias_idx
+                self.smp.alias_idx = &iv[0]
+                self.smp.grad_scale = float(np.mean(sample_weight))
+            else:
+                self._row_scale = sample_weight
+                dv = self._row_scale
+                self.smp.row_scale = &dv[0]
+        if self.sampling == SAMPLE_PERMUTATION:
+            if self.perm is None or self.perm.shape[0] != n_rows:
+                self.perm = np.arange(n_rows, dtype=np.int64)
+                self.st.pos = n_rows          # shuffle before the first row
+            iv = self.perm
+            self.smp.perm = &iv[0]
+
+    def run(self, long long t_end, data, indices, indptr, y, fixed_rows=None,
+            sample_weight=None):
         """Advance to iteration `t_end` over the CSR buffers (data, indices, indptr).
 
-        `fixed_rows`, if given, is an int64 array of at least t_end * k row
-        indices used instead of the PRNG (a test hook); it is indexed by the
-        global iteration, so chunked runs stay exact.  Returns a status code.
+        Parameters
+        ----------
+        t_end : int
+            Iteration to stop at (global count).
+        data, indices, indptr : ndarray
+            CSR buffers (float32/float64 data, int32/int64 indices and indptr).
+        y : ndarray of float64
+            Targets, -1/+1 for classification.
+        fixed_rows : ndarray of int64, optional
+            Row sequence used instead of the sampler (a test hook), indexed by the
+            global count of rows consumed so chunked runs stay exact.
+        sample_weight : ndarray of float64, optional
+            Non-negative row weights (pass the same object on every chunk).
+
+        Returns
+        -------
+        int
+            A status code (0: ok).
         """
+        cdef Py_ssize_t n_rows = indptr.shape[0] - 1
         if fixed_rows is not None:
             fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
-            if fixed_rows.shape[0] < t_end * self.prm.k:
-                raise ValueError("fixed_rows is shorter than t_end * k")
-        return _run(self, data, indices, indptr, y, t_end, fixed_rows)
+        if sample_weight is not None and sample_weight.shape[0] != n_rows:
+            raise ValueError("sample_weight and indptr disagree on the number of rows")
+        self._prepare_sampler(n_rows, sample_weight, fixed_rows)
+        return _run(self, data, indices, indptr, y, t_end)
 
     def last(self):
         """w_t of the current iteration, as a new array of length n_features + 1."""
         return self.st.c * self.u
 
     def average(self):
-        """The mean of w_1 .. w_t (folds every coordinate's open span once, O(n))."""
-        cdef Py_ssize_t j
+        """The mean of w_1 .. w_t (O(n); leaves the state untouched, so a resumed run
+        folds exactly as an unsplit one)."""
         if self.wsum is None:
             raise ValueError("this solver does not keep the average")
         if self.st.t == 0:
             return np.zeros(self.n_cols)
-        for j in range(self.n_cols):
-            self.st.wsum[j] += self.st.u[j] * (self.st.C - self.st.clast[j])
-            self.st.clast[j] = self.st.C
-        return self.wsum / <double>self.st.t
+        return (self.wsum + self.u * (self.st.C - self.clast)) / <double>self.st.t
+
+    def get_state(self):
+        """A dict of copies of everything needed to resume (see `set_state`)."""
+        state = {name: getattr(self, "_st_" + name)() for name in _STATE_SCALARS}
+        state["rng"] = self.rng_state
+        state["t_pick"] = self.prm.t_pick
+        for name in ("lam", "u", "wsum", "clast", "w_pick", "perm"):
+            arr = getattr(self, name)
+            state[name] = None if arr is None else arr.copy()
+        return state
+
+    def set_state(self, dict state):
+        """Resume from `get_state()` of a solver built with the same arguments."""
+        cdef int a
+        if state["lam"].shape[0] != self.n_cols:
+            raise ValueError("the state belongs to a different number of features")
+        if (state["wsum"] is None) != (self.wsum is None):
+            raise ValueError("the state and this solver disagree on keeping the average")
+        self.lam[:] = state["lam"]
+        if self.prm.p_kind != P_TWO:
+            self.u[:] = state["u"]
+        if self.wsum is not None:
+            self.wsum[:] = state["wsum"]
+            self.clast[:] = state["clast"]
+        if state["w_pick"] is not None:
+            self.w_pick = state["w_pick"].copy()
+        self.prm.t_pick = state["t_pick"]
+        self.perm = None if state["perm"] is None else state["perm"].copy()
+        self._n_rows = -1
+        self._bind()
+        self.st.Q = state["Q"]
+        self.st.Q_comp = state["Q_comp"]
+        self.st.C = state["C"]
+        self.st.c = state["c"]
+        self.st.S = state["S"]
+        self.st.t = state["t"]
+        self.st.n_updates = state["n_updates"]
+        self.st.consumed = state["consumed"]
+        self.st.pos = state["pos"]
+        self.st.loss_sum = state["loss_sum"]
+        for a in range(4):
+            self.st.rng[a] = state["rng"][a]
+
+    @property
+    def rng_state(self):
+        """The PRNG state before the next unconsumed draw, as 4 uint64 words."""
+        return np.array([self.st.rng[0], self.st.rng[1], self.st.rng[2], self.st.rng[3]],
+                        dtype=np.uint64)
+
+    def _st_Q(self):
+        return self.st.Q
+
+    def _st_Q_comp(self):
+        return self.st.Q_comp
+
+    def _st_C(self):
+        return self.st.C
+
+    def _st_c(self):
+        return self.st.c
+
+    def _st_S(self):
+        return self.st.S
+
+    def _st_t(self):
+        return self.st.t
+
+    def _st_n_updates(self):
+        return self.st.n_updates
+
+    def _st_consumed(self):
+        return self.st.consumed
+
+    def _st_pos(self):
+        return self.st.pos
+
+    def _st_loss_sum(self):
+        return self.st.loss_sum
 
 
 def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,
-         const index_t[::1] indptr, const double[::1] y, long long t_end,
-         const int64_t[::1] fixed_rows):
+         const index_t[::1] indptr, const double[::1] y, long long t_end):
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
-    cdef const int64_t* fixed = NULL
     cdef int status
     if y.shape[0] != n_rows:
         raise ValueError("y and indptr disagree on the number of rows")
     if n_rows < 1:
         raise ValueError("no rows")
-    if fixed_rows is not None:
-        fixed = &fixed_rows[0]
     with nogil:
         status = _dispatch(s.loss_id, &data[0] if data.shape[0] > 0 else NULL,
                            &indices[0] if indices.shape[0] > 0 else NULL,
                            &indptr[0], &y[0], n_rows, s.n_cols, &s.prm, &s.st,
-                           t_end, fixed)
+                           t_end, &s.smp)
     return status
 
 
@@ -467,17 +991,24 @@ def check_csr(const floating_t[::1] data, const index_t[::1] indices,
     return None
 
 
-def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps):
-    """Mean of the loss over margins `z` and targets `y` (used for the objective)."""
+def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,
+              const double[::1] sample_weight=None):
+    """(1/n) sum_i s_i loss(z_i, y_i) over margins `z` and targets `y` (s_i = 1 by default)."""
     cdef Py_ssize_t i, n = z.shape[0]
     cdef double s = 0.0
     if y.shape[0] != n:
         raise ValueError("z and y differ in length")
+    if sample_weight is not None and sample_weight.shape[0] != n:
+        raise ValueError("z and sample_weight differ in length")
     if n == 0:
         return 0.0
     with nogil:
-        for i in range(n):
-            s += L.loss_value(loss_id, z[i], y[i], eps)
+        if sample_weight is None:
+            for i in range(n):
+                s += L.loss_value(loss_id, z[i], y[i], eps)
+        else:
+            for i in range(n):
+                s += sample_weight[i] * L.loss_value(loss_id, z[i], y[i], eps)
     return s / n
 
 

@@ -78,8 +78,12 @@ def as_csr_buffers(X, *, name="X"):
             indices = indices.astype(np.int64)
             copied = True
         if indptr.dtype != indices.dtype:
-            # Only the small index pointer is converted; data and indices stay shared.
-            indptr = indptr.astype(indices.dtype)
+            if indptr.dtype == np.int64 and indptr.shape[0] and indptr[-1] > np.iinfo(np.int32).max:
+                indices = indices.astype(np.int64)
+                copied = True
+            else:
+                # Only the small index pointer is converted; data and indices stay shared.
+                indptr = indptr.astype(indices.dtype)
         shape = X.shape
     else:
         X = np.asarray(X)

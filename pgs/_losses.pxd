@@ -209,6 +209,28 @@ cdef inline double dloss(loss_tag* tag, double z, double y, double eps) noexcept
         return absolute_dloss(z, y, eps)
 
 
+cdef inline double loss(loss_tag* tag, double z, double y, double eps) noexcept nogil:
+    """Value of the tagged loss; the branch is resolved at compile time."""
+    if loss_tag is Hinge:
+        return hinge_loss(z, y, eps)
+    elif loss_tag is Logistic:
+        return logistic_loss(z, y, eps)
+    elif loss_tag is Squared:
+        return squared_loss(z, y, eps)
+    elif loss_tag is SquaredHinge:
+        return squared_hinge_loss(z, y, eps)
+    elif loss_tag is SmoothHinge:
+        return smooth_hinge_loss(z, y, eps)
+    elif loss_tag is ModifiedHuber:
+        return modified_huber_loss(z, y, eps)
+    elif loss_tag is Huber:
+        return huber_loss(z, y, eps)
+    elif loss_tag is EpsilonInsensitive:
+        return epsilon_insensitive_loss(z, y, eps)
+    else:
+        return absolute_loss(z, y, eps)
+
+
 cdef inline double loss_value(int loss_id, double z, double y, double eps) noexcept nogil:
     """Value of the loss with id `loss_id` (a run-time switch: not for hot loops)."""
     if loss_id == LOSS_HINGE:

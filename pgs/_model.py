@@ -95,8 +95,8 @@ class Model:
         w_icpt = self.intercept / scaling if self.params["fit_intercept"] else 0.0
         return np.append(self.coef, w_icpt)
 
-    def objective(self, X, y):
-        """F(w) = sigma ||w||_p^2 / (2 (p - 1)) + mean loss, on (X, y) (DESIGN.md 1).
+    def objective(self, X, y, sample_weight=None):
+        """F(w) = sigma ||w||_p^2 / (2 (p - 1)) + (1/m) sum_i s_i loss_i on (X, y) (DESIGN.md 1).
 
         The intercept's weight is part of w (it is regularised, as in the paper's
         section VII).
@@ -106,6 +106,8 @@ class Model:
         X : array_like or sparse matrix, shape (n_samples, n_features)
         y : array_like, shape (n_samples,)
             Labels from `classes` (classification) or real targets.
+        sample_weight : array_like, shape (n_samples,), optional
+            Weights s_i of the empirical risk (all ones by default).
 
         Returns
         -------
@@ -128,6 +130,9 @@ class Model:
         norm_p = np.sum(np.abs(w) ** p) ** (1.0 / p)
         reg = sigma * norm_p**2 / (2.0 * (p - 1.0))
         loss_id = LOSS_NAMES.index(self.params["loss"])
+        if sample_weight is not None:
+            sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
         return reg + mean_loss(
-            np.ascontiguousarray(z), np.ascontiguousarray(y_num), loss_id, self.params["epsilon"]
+            np.ascontiguousarray(z), np.ascontiguousarray(y_num), loss_id,
+            self.params["epsilon"], sample_weight,
         )

@@ -1,11 +1,13 @@
 """`pgs.train`: validate, hand the CSR buffers to the compiled solver, return the iterate."""
 
 import math
+import time
+from typing import NamedTuple
 
 import numpy as np
 
 from pgs import _validation as V
-from pgs._core import LOSS_NAMES, Solver, mean_loss
+from pgs._core import LOSS_NAMES, SAMPLING_MODES, Solver, mean_loss
 from pgs._data import as_csr_buffers, check_targets
 from pgs._model import Model
 
@@ -13,7 +15,37 @@ _STATUS_MESSAGES = {
     1: "a margin or the iterate became infinite or NaN at iteration {t}; rescale X or "
     "bound the domain with B",
     2: "fixed_rows holds a row index outside [0, n_samples)",
+    3: "the sampler is missing a buffer (internal error)",
 }
+
+#: Arguments a warm start must share with the run it continues.
+_WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "fit_intercept", "intercept_scaling",
+                    "epsilon", "sampling")
+
+
+class Progress(NamedTuple):
+    """What a `train` callback receives, every `callback_every` iterations.
+
+    Attributes
+    ----------
+    t : int
+        Iterations done (counting those of a warm start's earlier runs).
+    T : int
+        Iterations the run will do in all.
+    seconds : float
+        Wall-clock seconds since this call of `train` started.
+    loss_estimate : float
+        Mean (weighted) loss of the rows sampled since the previous report, each at
+        the iterate before its update (a progressive-validation estimate).
+    objective_estimate : float
+        ``sigma * ||w_t||_p^2 / (2 (p - 1)) + loss_estimate``.
+    """
+
+    t: int
+    T: int
+    seconds: float
+    loss_estimate: float
+    objective_estimate: float
 
 
 def default_T(n_samples, k):
@@ -21,10 +53,10 @@ def default_T(n_samples, k):
     return max(1, math.ceil(10 * n_samples / k))
 
 
-def auto_B(y_kernel, loss, p, sigma, epsilon):
+def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
     """The radius sqrt(2 (p-1) F(0) / sigma) that always contains the optimum (DESIGN.md 2)."""
     zeros = np.zeros_like(y_kernel)
-    f0 = mean_loss(zeros, y_kernel, LOSS_NAMES.index(loss), epsilon)
+    f0 = mean_loss(zeros, y_kernel, LOSS_NAMES.index(loss), epsilon, sample_weight)
     if f0 <= 0.0:
         # w = 0 is optimal; any positive radius keeps it inside.
         return 1.0
@@ -32,13 +64,16 @@ def auto_B(y_kernel, loss, p, sigma, epsilon):
 
 
 def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
-          fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None):
+          fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
+          sample_weight=None, sampling="iid", callback=None, callback_every=None,
+          keep_state=False, warm_start=None):
     r"""Train a linear model with the Primal Gradient Solver.
 
-    Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i \ell(\langle w,
-    x_i\rangle, y_i)` by stochastic dual averaging with the mirror map of the
-    :math:`\ell_p` regulariser (Zhu et al. 2009, Figure 1). Each iteration costs
-    O(non-zeros of the batch), for every p.
+    Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
+    \ell(\langle w, x_i\rangle, y_i)` (weights :math:`s_i = 1` by default) by
+    stochastic dual averaging with the mirror map of the :math:`\ell_p`
+    regulariser (Zhu et al. 2009, Figure 1). Each iteration costs O(non-zeros of
+    the batch), for every p.
 
     Parameters
     ----------
@@ -58,7 +93,8 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
     sigma : float > 0, default 1e-4
         Regularisation strength (Pegasos' lambda).
     T : int >= 1, optional
-        Number of iterations; default ``ceil(10 m / k)`` (ten passes' worth of samples).
+        Number of iterations; default ``ceil(10 m / k)`` (ten passes' worth of
+        samples). With `warm_start`, the number of further iterations.
     k : int >= 1, default 1
         Mini-batch size; all k margins are taken at the previous iterate.
     B : None, "auto" or float > 0, default None
@@ -83,6 +119,38 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
     epsilon : float, optional
         Shape parameter of "huber" (delta, default 1.0), "epsilon_insensitive"
         (tube width, default 0.1) and "smooth_hinge" (smoothing width, default 1.0).
+    sample_weight : array_like of shape (m,), optional
+        Non-negative weights s_i of the empirical risk. With ``sampling="iid"``
+        rows are drawn with probability proportional to weight (Vose's alias
+        table, built once) and the gradient is scaled by the mean weight, so an
+        iteration stays O(k d); with the other modes each row's gradient is
+        scaled by its weight.
+    sampling : {"iid", "permutation", "cyclic"}, default "iid"
+        How rows are drawn: i.i.d. uniformly with replacement (the paper's, what
+        its guarantees assume); a fresh random order every pass (without
+        replacement: usually as good in practice, and faster); or the rows in
+        the given order (fastest, for data that is already shuffled; the i.i.d.
+        analysis does not cover it, and sorted data makes it fail).
+    callback : callable, optional
+        Called as ``callback(progress)`` with a `Progress` every `callback_every`
+        iterations (the kernel runs in chunks between calls and resumes exactly:
+        the model is bit-identical to an unsplit run). Returning ``False`` stops
+        training; the model then holds the iterations done (`T` is that count,
+        and a random iterate not yet reached falls back to the last one).
+        A KeyboardInterrupt raised between chunks propagates.
+    callback_every : int >= 1, optional
+        Iterations between callback calls; default ``min(max(T // 100, 1), 10**6)``.
+    keep_state : bool, default False
+        Keep the solver's state on the model (about 2-4 arrays of n_features
+        floats) so that it can be continued with `warm_start`.
+    warm_start : Model, optional
+        A model trained with ``keep_state=True`` on data with the same number of
+        features and the same loss, p, sigma, k, B, fit_intercept,
+        intercept_scaling, epsilon and sampling: runs `T` more iterations,
+        continuing its dual accumulator and its PRNG stream. For iterate "last"
+        and "average", T1 iterations then T2 more equal T1 + T2 at once, bit for
+        bit. For "random", the returned iterate is uniform over all iterations
+        (kept from the earlier run with probability T1 / (T1 + T2)).
 
     Returns
     -------
@@ -104,12 +172,63 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
     """
     return _fit(X, y, loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                 fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, seed=seed,
-                epsilon=epsilon)
+                epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
+                callback=callback, callback_every=callback_every, keep_state=keep_state,
+                warm_start=warm_start)
+
+
+def check_sample_weight(sample_weight, m):
+    """Validate weights: a new float64 array, or None when they are all ones."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.ndim != 1 or w.shape[0] != m:
+        raise ValueError(f"sample_weight must have shape ({m},), got {w.shape}")
+    if w.dtype.kind not in "biuf":
+        raise TypeError(f"sample_weight must be numeric, got dtype {w.dtype}")
+    w = np.array(w, dtype=np.float64, copy=True)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(w < 0):
+        raise ValueError(f"sample_weight must be >= 0, got a minimum of {w.min()!r}")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight is zero everywhere")
+    if np.all(w == 1.0):
+        return None
+    return w
+
+
+def _check_warm_start(warm_start, params, n_features, iterate):
+    """The state to resume from, after checking it fits this call."""
+    if warm_start is None:
+        return None
+    if not isinstance(warm_start, Model):
+        raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
+    state = getattr(warm_start, "_state", None)
+    if state is None:
+        raise ValueError("warm_start model has no solver state: train it with keep_state=True")
+    if warm_start.n_features != n_features:
+        raise ValueError(f"warm_start model has {warm_start.n_features} features, "
+                         f"X has {n_features}")
+    for key in _WARM_START_KEYS:
+        if warm_start.params[key] != params[key]:
+            raise ValueError(f"warm_start model was trained with {key}="
+                             f"{warm_start.params[key]!r}, this call has {key}={params[key]!r}")
+    if iterate == "average" and state["wsum"] is None:
+        raise ValueError("iterate='average' needs a warm_start model trained with "
+                         "iterate='average'")
+    if iterate == "random" and state["w_pick"] is None:
+        raise ValueError("iterate='random' needs a warm_start model trained with "
+                         "iterate='random'")
+    return state
 
 
 def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
-         fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None, fixed_rows=None):
-    """`train` with a test hook: `fixed_rows` replaces the PRNG's row draws."""
+         fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
+         sample_weight=None, sampling="iid", callback=None, callback_every=None,
+         keep_state=False, warm_start=None, fixed_rows=None):
+    """`train` with a test hook: `fixed_rows` replaces the sampler's row draws."""
+    start = time.perf_counter()
     loss_id = V.check_loss(loss)
     p = V.check_p(p)
     sigma = V.check_positive("sigma", sigma)
@@ -122,42 +241,114 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
     intercept_scaling = V.check_positive("intercept_scaling", intercept_scaling)
     seed = V.check_seed(seed)
     epsilon = V.check_epsilon(loss, epsilon)
+    if not isinstance(sampling, str) or sampling not in SAMPLING_MODES:
+        raise ValueError(f"sampling must be one of {', '.join(SAMPLING_MODES)}, "
+                         f"got sampling={sampling!r}")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r}")
+    callback_every = V.check_count("callback_every", callback_every, allow_none=True)
 
     Xb = as_csr_buffers(X)
     m, n_features = Xb.shape
     classification = loss in V.CLASSIFICATION_LOSSES
     y_kernel, classes = check_targets(y, m, classification=classification)
+    weights = check_sample_weight(sample_weight, m)
     if T is None:
         T = default_T(m, k)
 
     if B == "auto" or (B is None and loss in V.UNBOUNDED_GRADIENT_LOSSES):
-        B = auto_B(y_kernel, loss, p, sigma, epsilon)
-
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    rng_state = seq.generate_state(4, dtype=np.uint64)
-    t_pick = 0
-    if iterate == "random":
-        t_pick = int(np.random.default_rng(seq.spawn(1)[0]).integers(1, T + 1))
-
-    icpt = intercept_scaling if fit_intercept else 0.0
-    solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
-                    k, t_pick, iterate == "average", rng_state)
-    status = solver.run(T, Xb.data, Xb.indices, Xb.indptr, y_kernel, fixed_rows)
-    if status != 0:
-        msg = _STATUS_MESSAGES.get(status, "solver failed with status {status}")
-        raise FloatingPointError(msg.format(t=solver.t + 1, status=status))
-
-    if iterate == "random":
-        w, iteration = solver.w_pick.copy(), t_pick
-    elif iterate == "last":
-        w, iteration = solver.last(), T
-    else:
-        w, iteration = solver.average(), T
+        if warm_start is None:
+            B = auto_B(y_kernel, loss, p, sigma, epsilon, weights)
+        else:
+            B = warm_start.params["B"]
 
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                   fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
-                  seed=seq.entropy, epsilon=epsilon)
+                  seed=None, epsilon=epsilon, sampling=sampling)
+    state = _check_warm_start(warm_start, params, n_features, iterate)
+    if state is not None and classes is not None and warm_start.classes is not None \
+            and not np.array_equal(classes, warm_start.classes):
+        raise ValueError(f"y's classes {classes} differ from the warm_start model's "
+                         f"{warm_start.classes}")
+
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    params["seed"] = seq.entropy
+    rng_state = seq.generate_state(4, dtype=np.uint64)
+    pick_rng = np.random.default_rng(seq.spawn(1)[0])
+    t0 = 0 if state is None else int(state["t"])
+    t_total = t0 + T
+    t_pick = 0
+    if iterate == "random":
+        # Uniform over 1..t_total; with a warm start, the earlier pick is kept
+        # with probability t0 / t_total (then no new iterate needs keeping).
+        if state is None or pick_rng.random() < T / t_total:
+            t_pick = int(pick_rng.integers(t0 + 1, t_total + 1))
+        else:
+            t_pick = -1
+
+    icpt = intercept_scaling if fit_intercept else 0.0
+    solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
+                    k, max(t_pick, 0), iterate == "average", rng_state,
+                    SAMPLING_MODES.index(sampling), callback is not None)
+    if state is not None:
+        solver.set_state(state)
+        if t_pick != -1:
+            solver.set_t_pick(t_pick)
+    if fixed_rows is not None:
+        fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
+        if fixed_rows.ndim != 1 or fixed_rows.shape[0] < T * k:
+            raise ValueError(f"fixed_rows is shorter than t_end * k = {T * k}")
+
+    stopped = _run_chunks(solver, Xb, y_kernel, weights, fixed_rows, t_total, callback,
+                          callback_every, start, sigma, p)
+    t_done = solver.t
+    if iterate == "random":
+        if t_pick == -1:
+            t_pick = int(state["t_pick"])
+        if t_pick <= t_done:
+            w, iteration = solver.w_pick.copy(), t_pick
+        else:
+            w, iteration = solver.last(), t_done
+    elif iterate == "last":
+        w, iteration = solver.last(), t_done
+    else:
+        w, iteration = solver.average(), t_done
+
+    params["T"] = t_done
     model = Model(coef=w[:n_features].copy(),
                   intercept=w[n_features] * intercept_scaling if fit_intercept else 0.0,
-                  iteration=iteration, T=T, classes=classes, params=params)
+                  iteration=iteration, T=t_done, classes=classes, params=params)
+    if stopped:
+        model.params["stopped_early"] = True
+    if keep_state:
+        model._state = solver.get_state()
     return model
+
+
+def _run_chunks(solver, Xb, y_kernel, weights, fixed_rows, t_total, callback, every,
+                start, sigma, p):
+    """Run the kernel to `t_total`, in chunks between callback calls; True if stopped."""
+    def run_to(t_end):
+        status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, y_kernel, fixed_rows,
+                            weights)
+        if status != 0:
+            msg = _STATUS_MESSAGES.get(status, "solver failed with status {status}")
+            error = FloatingPointError if status == 1 else ValueError
+            raise error(msg.format(t=solver.t + 1, status=status))
+
+    if callback is None:
+        run_to(t_total)
+        return False
+    if every is None:
+        every = min(max((t_total - solver.t) // 100, 1), 10**6)
+    while solver.t < t_total:
+        loss_before, rows_before = solver.loss_sum, solver.consumed
+        run_to(min(solver.t + every, t_total))
+        rows = solver.consumed - rows_before
+        loss_est = (solver.loss_sum - loss_before) / rows if rows else float("nan")
+        reg = sigma * solver.norm_w**2 / (2.0 * (p - 1.0))
+        progress = Progress(t=solver.t, T=t_total, seconds=time.perf_counter() - start,
+                            loss_estimate=loss_est, objective_estimate=reg + loss_est)
+        if callback(progress) is False:
+            return solver.t < t_total
+    return False

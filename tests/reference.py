@@ -8,8 +8,13 @@ import numpy as np
 
 
 def _sigmoid_neg(m):
-    # 1 / (1 + exp(m)), stable
-    return np.where(m > 0, np.exp(-np.abs(m)) / (1 + np.exp(-np.abs(m))), 1 / (1 + np.exp(m)))
+    """1 / (1 + exp(m)) for a scalar m, without ever evaluating exp of a large positive number."""
+    # (np.where would evaluate both branches and overflow: an error under the suite's filters.)
+    m = float(m)
+    if m > 0:
+        e = np.exp(-m)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + np.exp(m))
 
 
 def dloss(loss, z, y, eps):
@@ -74,12 +79,18 @@ def loss_value(loss, z, y, eps):
 
 
 def grad_r_star(theta, p):
-    """The mirror map: grad r*(theta)_j = (p-1) ||theta||_q^(2-q) sign(theta_j) |theta_j|^(q-1)."""
+    """The mirror map: grad r*(theta)_j = (p-1) ||theta||_q^(2-q) sign(theta_j) |theta_j|^(q-1).
+
+    Evaluated on theta / max|theta| (the map is positively homogeneous of degree 1), so that
+    |theta_j|^q neither overflows nor underflows when q is large (p near 1).
+    """
     q = p / (p - 1)
-    norm_q = np.sum(np.abs(theta) ** q) ** (1 / q)
-    if norm_q == 0:
+    scale = np.max(np.abs(theta))
+    if scale == 0:
         return np.zeros_like(theta)
-    return (p - 1) * norm_q ** (2 - q) * np.sign(theta) * np.abs(theta) ** (q - 1)
+    r = theta / scale
+    norm_q = np.sum(np.abs(r) ** q) ** (1 / q)
+    return scale * (p - 1) * norm_q ** (2 - q) * np.sign(r) * np.abs(r) ** (q - 1)
 
 
 def pgs_reference(X, y, *, loss, p, sigma, T, k, rows, B=None, icpt=0.0, eps=0.0):

@@ -1,0 +1,199 @@
+"""Downstream Cython code can cimport pgs's C-level API (as scipy/special/tests/test_extending).
+
+A tiny extension is written and compiled in a temporary directory with Cython's cythonize and
+setuptools. It cimports the inline loss layer (`pgs._losses`), the PRNG (`pgs._random`) and the
+kernel's public entry points (`pgs._core`: pgs_init, pgs_run_f64_i64, pgs_exact_Q) and drives
+the solver over CSR buffers and state arrays it allocates itself; the results are compared with
+the Python layer.
+"""
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import pgs
+from pgs._core import py_dloss, py_loss
+from pgs._train import _fit
+
+PXD_FILES = ("_core.pxd", "_losses.pxd", "_random.pxd")
+
+PYX = '''
+# cython: language_level=3, boundscheck=False, wraparound=False
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free
+
+cimport pgs._losses as L
+from pgs._core cimport (
+    PGSParams, PGSState, pgs_init, pgs_state_init, pgs_exact_Q, pgs_run_f64_i64,
+)
+from pgs._random cimport xoshiro_bounded
+
+
+def loss_and_dloss(int loss_id, double z, double y, double eps):
+    return L.loss_value(loss_id, z, y, eps), L.loss_deriv(loss_id, z, y, eps)
+
+
+def named_losses(double z, double y):
+    return (L.hinge_loss(z, y, 0.0), L.hinge_dloss(z, y, 0.0),
+            L.logistic_loss(z, y, 0.0), L.logistic_dloss(z, y, 0.0))
+
+
+def bounded_draws(uint64_t n, int count):
+    cdef uint64_t s[4]
+    s[0] = 1; s[1] = 2; s[2] = 3; s[3] = 4
+    return [xoshiro_bounded(s, n) for _ in range(count)]
+
+
+def run_last(int loss_id, const double[::1] data, const int64_t[::1] indices,
+             const int64_t[::1] indptr, const double[::1] y, Py_ssize_t n_features,
+             double p, double sigma, double B, double icpt, double eps, Py_ssize_t k,
+             long long T, const int64_t[::1] fixed_rows):
+    """T iterations over caller-owned buffers: (status, w_T, maintained Q, exact Q, t)."""
+    cdef PGSParams prm
+    cdef PGSState st
+    cdef Py_ssize_t n_cols = n_features + 1
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef int status
+    cdef Py_ssize_t j
+    cdef uint64_t seed[4]
+    cdef double* lam = <double*>calloc(n_cols, sizeof(double))
+    cdef double* u = lam if p == 2.0 else <double*>calloc(n_cols, sizeof(double))
+    seed[0] = 1; seed[1] = 2; seed[2] = 3; seed[3] = 4
+    pgs_init(&prm, p, sigma, B, icpt, eps, k, 0, 0, n_cols)
+    pgs_state_init(&st, lam, u, <int64_t*>calloc(k, sizeof(int64_t)),
+                   <double*>calloc(k, sizeof(double)), seed)
+    try:
+        with nogil:
+            status = pgs_run_f64_i64(loss_id, &data[0], &indices[0], &indptr[0], &y[0],
+                                     n_rows, n_cols, &prm, &st, T, &fixed_rows[0])
+        w = [st.c * st.u[j] for j in range(n_cols)]
+        return status, w, st.Q + st.Q_comp, pgs_exact_Q(&prm, &st, n_cols), st.t
+    finally:
+        free(st.coefs)
+        free(st.rows)
+        if st.u != st.lam:
+            free(st.u)
+        free(st.lam)
+'''
+
+SETUP = '''
+import sys
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+setup(
+    name="pgs_downstream",
+    ext_modules=cythonize([Extension("pgs_downstream", ["pgs_downstream.pyx"])],
+                          include_path=[sys.argv.pop(1)]),
+    script_args=["build_ext", "--inplace"],
+)
+'''
+
+
+def _c_compiler():
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc) or shutil.which("cc") or shutil.which("gcc")
+
+
+def _pxd_root():
+    """The directory holding the `pgs` package whose .pxd files Cython must find."""
+    return Path(pgs.__file__).resolve().parent.parent
+
+
+def test_pxd_files_ship_with_the_package():
+    pkg = Path(pgs.__file__).resolve().parent
+    for name in PXD_FILES:
+        assert (pkg / name).is_file(), f"{name} is not installed next to {pgs.__file__}"
+    meson_build = Path(__file__).resolve().parents[1] / "pgs" / "meson.build"
+    if not meson_build.exists():
+        pytest.skip("not running from a source tree: pgs/meson.build is absent")
+    text = meson_build.read_text()
+    block = re.search(r"install_sources\((.*?)\)", text, re.S)
+    assert block is not None
+    for name in PXD_FILES:
+        assert f"'{name}'" in block.group(1), f"{name} missing from install_sources"
+
+
+@pytest.fixture(scope="module")
+def downstream(tmp_path_factory):
+    if _c_compiler() is None:
+        pytest.skip("no C compiler found: cannot build a downstream Cython extension")
+    pytest.importorskip("Cython")
+    pytest.importorskip("setuptools")
+    tmp = tmp_path_factory.mktemp("pgs_extending")
+    (tmp / "pgs_downstream.pyx").write_text(textwrap.dedent(PYX))
+    (tmp / "setup.py").write_text(textwrap.dedent(SETUP))
+    env = dict(os.environ, CFLAGS="-O0")        # an unoptimised build compiles 5x faster
+    proc = subprocess.run([sys.executable, "setup.py", str(_pxd_root())], cwd=tmp, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    built = list(tmp.glob("pgs_downstream*" + sysconfig.get_config_var("EXT_SUFFIX")))
+    assert len(built) == 1, list(tmp.iterdir())
+    spec = importlib.util.spec_from_file_location("pgs_downstream", built[0])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_downstream_losses(downstream):
+    for loss_id, name in enumerate(pgs.LOSS_NAMES):
+        for z in (-3.0, -1.0, -0.2, 0.0, 0.7, 1.0, 2.5, 1e300, -1e300):
+            for y in (-1.0, 1.0, 0.4):
+                eps = 0.5
+                v, d = downstream.loss_and_dloss(loss_id, z, y, eps)
+                assert v == py_loss(loss_id, z, y, eps), (name, z, y)
+                assert d == py_dloss(loss_id, z, y, eps), (name, z, y)
+    h, dh, lg, dlg = downstream.named_losses(0.25, -1.0)
+    assert h == 1.25 and dh == 1.0
+    assert lg == py_loss(pgs.LOSS_NAMES.index("logistic"), 0.25, -1.0, 0.0)
+    assert dlg == py_dloss(pgs.LOSS_NAMES.index("logistic"), 0.25, -1.0, 0.0)
+
+
+def test_downstream_prng(downstream):
+    draws = downstream.bounded_draws(7, 2000)
+    assert min(draws) == 0 and max(draws) == 6
+    assert downstream.bounded_draws(7, 50) == draws[:50]          # a pure function of state
+
+
+@pytest.mark.parametrize("loss, p, B, fit_intercept", [
+    ("hinge", 2.0, None, False),
+    ("logistic", 1.5, None, True),
+    ("squared", 1.8, "auto", True),
+    ("huber", 1.25, 0.4, False),
+])
+def test_downstream_kernel_matches_python(downstream, loss, p, B, fit_intercept):
+    rng = np.random.default_rng(0)
+    X = sp.random(25, 6, density=0.4, random_state=1, format="csr")
+    y = np.where(rng.random(25) < 0.5, -1.0, 1.0) if loss in ("hinge", "logistic") \
+        else X @ np.arange(6.0) + rng.standard_normal(25)
+    T, k = 80, 3
+    rows = rng.integers(0, 25, T * k)
+    model = _fit(X, y, loss=loss, p=p, sigma=0.1, T=T, k=k, B=B, iterate="last",
+                 fit_intercept=fit_intercept, fixed_rows=rows, seed=0)
+    B_used = model.params["B"] if model.params["B"] is not None else 0.0
+    status, w, Q, exact_Q, t = downstream.run_last(
+        pgs.LOSS_NAMES.index(loss), X.data, X.indices.astype(np.int64),
+        X.indptr.astype(np.int64), y, 6, p, 0.1, B_used, 1.0 if fit_intercept else 0.0,
+        model.params["epsilon"], k, T, rows)
+    assert status == 0 and t == T
+    np.testing.assert_allclose(np.array(w), model.full_weights(), rtol=1e-13, atol=0)
+    assert Q == pytest.approx(exact_Q, rel=1e-12)
+
+
+def test_downstream_kernel_reports_errors_as_status(downstream):
+    X = sp.random(5, 3, density=0.6, random_state=2, format="csr")
+    args = (X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), np.ones(5), 3, 2.0,
+            0.1, 0.0, 1.0, 0.0, 1, 2)
+    bad_rows = np.array([0, 5], dtype=np.int64)
+    assert downstream.run_last(0, *args, bad_rows)[0] == 2           # PGS_BAD_ROW
+    assert downstream.run_last(len(pgs.LOSS_NAMES), *args, np.zeros(2, np.int64))[0] == -1

@@ -1,0 +1,205 @@
+"""Input handling: no copy of CSR input, non-canonical CSR, caller's arrays untouched, labels."""
+
+import os
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import pgs
+from pgs._data import as_csr_buffers
+
+ITERATES = ("random", "last", "average")
+
+
+def _sparse(m, n, nnz_per_row, dtype=np.float64, index_dtype=np.int32, seed=0):
+    rng = np.random.default_rng(seed)
+    indptr = np.arange(0, m * nnz_per_row + 1, nnz_per_row)
+    indices = np.concatenate(
+        [np.sort(rng.choice(n, nnz_per_row, replace=False)) for _ in range(m)])
+    data = rng.standard_normal(m * nnz_per_row)
+    A = sp.csr_matrix((data.astype(dtype), indices, indptr), shape=(m, n))
+    A.indices = A.indices.astype(index_dtype)
+    A.indptr = A.indptr.astype(index_dtype)
+    y = np.where(rng.random(m) < 0.5, -1.0, 1.0)
+    return A, y
+
+
+def _peak_during(fn):
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        result = fn()
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    return peak, result
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_csr_input_is_not_copied(dtype, index_dtype):
+    """A few-MB CSR matrix: training allocates far less than X.data (numpy's buffers are
+    traced by tracemalloc, as the control with a COO input shows); the buffers handed to the
+    kernel are the caller's own objects; read-only buffers are accepted."""
+    A, y = _sparse(4000, 3000, 100, dtype, index_dtype)
+    assert A.data.nbytes >= 1_600_000
+
+    b = as_csr_buffers(A)
+    assert b.data is A.data and b.indices is A.indices and b.indptr is A.indptr
+    assert not b.copied
+
+    peak, model = _peak_during(lambda: pgs.train(A, y, T=2000, seed=0, iterate="average"))
+    assert peak < A.data.nbytes / 8, (peak, A.data.nbytes)
+
+    # Control: a COO matrix must be converted, and tracemalloc sees that copy.
+    coo = A.tocoo()
+    peak_coo, model_coo = _peak_during(
+        lambda: pgs.train(coo, y, T=2000, seed=0, iterate="average"))
+    assert peak_coo > A.data.nbytes
+    np.testing.assert_array_equal(model.coef, model_coo.coef)
+
+    for arr in (A.data, A.indices, A.indptr):
+        arr.flags.writeable = False
+    model_ro = pgs.train(A, y, T=2000, seed=0, iterate="average")
+    np.testing.assert_array_equal(model.coef, model_ro.coef)
+    assert model.intercept == model_ro.intercept
+
+
+def _non_canonical(A, rng):
+    """Same matrix, stored with shuffled, duplicated and explicitly zero entries."""
+    data, indices, indptr = [], [], [0]
+    n = A.shape[1]
+    for i in range(A.shape[0]):
+        lo, hi = A.indptr[i], A.indptr[i + 1]
+        d = list(A.data[lo:hi])
+        j = list(A.indices[lo:hi])
+        if d:
+            # split the first entry into two halves (exact in binary floating point)
+            d[0] *= 0.5
+            d.append(d[0])
+            j.append(j[0])
+        d.append(0.0)                      # an explicit zero, in a random column
+        j.append(int(rng.integers(n)))
+        order = rng.permutation(len(d))
+        data += [d[o] for o in order]
+        indices += [j[o] for o in order]
+        indptr.append(len(data))
+    B = sp.csr_matrix((np.array(data), np.array(indices), np.array(indptr)), shape=A.shape)
+    return B
+
+
+@pytest.mark.parametrize("p", [2.0, 1.8, 1.25])
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
+def test_non_canonical_csr_gives_the_same_model(p, loss):
+    A, y = _sparse(60, 25, 6, seed=1)
+    if loss == "squared":
+        y = A @ np.linspace(-1, 1, 25)
+    B = _non_canonical(A, np.random.default_rng(2))
+    assert not B.has_canonical_format
+    np.testing.assert_allclose(B.toarray(), A.toarray(), rtol=0, atol=0)
+    for iterate in ITERATES:
+        kw = dict(loss=loss, p=p, sigma=0.01, T=3000, k=3, seed=5, iterate=iterate)
+        ma, mb = pgs.train(A, y, **kw), pgs.train(B, y, **kw)
+        assert ma.iteration == mb.iteration
+        w_a, w_b = ma.full_weights(), mb.full_weights()
+        assert np.max(np.abs(w_a - w_b)) <= 1e-12 * np.max(np.abs(w_a))
+
+
+def _snapshot(*arrays):
+    return [np.array(a, copy=True) for a in arrays]
+
+
+@pytest.mark.parametrize("fmt", ["dense64", "dense32", "fortran", "csr", "csr_noncanonical",
+                                 "csr32_i64"])
+@pytest.mark.parametrize("loss", ["hinge", "squared"])
+def test_callers_arrays_are_never_modified(fmt, loss):
+    A, y = _sparse(50, 12, 4, seed=3)
+    if loss == "squared":
+        y = A @ np.arange(12.0)
+    if fmt == "dense64":
+        X = A.toarray()
+        bufs = [X]
+    elif fmt == "dense32":
+        X = A.toarray().astype(np.float32)
+        bufs = [X]
+    elif fmt == "fortran":
+        X = np.asfortranarray(A.toarray())
+        bufs = [X]
+    elif fmt == "csr":
+        X = A
+        bufs = [X.data, X.indices, X.indptr]
+    elif fmt == "csr_noncanonical":
+        X = _non_canonical(A, np.random.default_rng(0))
+        bufs = [X.data, X.indices, X.indptr]
+    else:
+        X = A.astype(np.float32)
+        X.indices = X.indices.astype(np.int64)
+        X.indptr = X.indptr.astype(np.int64)
+        bufs = [X.data, X.indices, X.indptr]
+    before = _snapshot(*bufs, y)
+    for iterate in ITERATES:
+        model = pgs.train(X, y, loss=loss, p=1.5, T=500, k=2, seed=0, iterate=iterate)
+        model.objective(X, y)
+        model.predict(X)
+    for a, b in zip(before, [*bufs, y], strict=True):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
+LABELS = [
+    (np.array(["spam", "ham"]), "ham"),          # strings: sorted, so "ham" is -1
+    (np.array([1, 2]), 1),
+    (np.array([0, 1]), 0),
+    (np.array([False, True]), False),
+    (np.array([-1, 1]), -1),
+    (np.array([0.5, 3.0]), 0.5),
+    (np.array(["b", "a"], dtype=object), "a"),
+]
+
+
+@pytest.mark.parametrize("values, negative", LABELS)
+def test_two_labels_map_to_plus_minus_one(values, negative):
+    """Any two labels: the smaller is -1, the larger +1, `classes` keeps them, `predict`
+    returns them; the model is bit-identical to training on the +-1 targets themselves."""
+    A, y_pm = _sparse(40, 10, 4, seed=4)
+    positive = values[values != negative][0]
+    labels = np.where(y_pm > 0, positive, negative).astype(values.dtype)
+    for loss in ("hinge", "logistic"):
+        m_lab = pgs.train(A, labels, loss=loss, T=400, seed=9)
+        m_pm = pgs.train(A, y_pm, loss=loss, T=400, seed=9)
+        np.testing.assert_array_equal(m_lab.coef, m_pm.coef)
+        assert m_lab.intercept == m_pm.intercept
+        assert list(m_lab.classes) == [negative, positive]
+        assert list(m_pm.classes) == [-1.0, 1.0]
+        pred = m_lab.predict(A)
+        assert set(pred.tolist()) <= {negative, positive}
+        np.testing.assert_array_equal(pred == positive, m_pm.predict(A) > 0)
+        np.testing.assert_array_equal(pred == positive, m_lab.decision_function(A) > 0)
+        assert m_lab.objective(A, labels) == m_pm.objective(A, y_pm)
+        with pytest.raises(ValueError, match="labels other than the model's classes"):
+            m_lab.objective(A, np.full(A.shape[0], "zzz" if values.dtype.kind in "UO" else 7))
+
+
+def _shared_data():
+    env = os.environ.get("PGS_SHARED_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def test_mushrooms_labels_1_2():
+    path = _shared_data() / "mushrooms" / "mushrooms"
+    if not path.exists():
+        pytest.skip(f"mushrooms not found at {path} (set PGS_SHARED_DATA)")
+    from sklearn.datasets import load_svmlight_file
+    X, y = load_svmlight_file(str(path))
+    assert X.shape == (8124, 112) and set(np.unique(y)) == {1.0, 2.0}
+    model = pgs.train(X, y, loss="hinge", sigma=1e-4, seed=0)
+    assert list(model.classes) == [1.0, 2.0]
+    pred = model.predict(X)
+    assert set(np.unique(pred)) == {1.0, 2.0}
+    assert np.mean(pred == y) > 0.99                      # the set is linearly separable
+    twin = pgs.train(X, np.where(y == 2.0, 1.0, -1.0), loss="hinge", sigma=1e-4, seed=0)
+    np.testing.assert_array_equal(model.coef, twin.coef)

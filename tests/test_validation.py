@@ -1,0 +1,195 @@
+"""Every invalid argument or data raises ValueError/TypeError naming the argument and value."""
+
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import pgs
+
+
+def _data(m=12, n=4):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((m, n))
+    y = np.where(np.arange(m) % 2 == 0, -1.0, 1.0)
+    return X, y
+
+
+def _raises(exc, pattern, **kwargs):
+    X, y = _data()
+    X = kwargs.pop("X", X)
+    y = kwargs.pop("y", y)
+    kwargs.setdefault("T", 5)
+    kwargs.setdefault("seed", 0)
+    with pytest.raises(exc, match=pattern) as info:
+        pgs.train(X, y, **kwargs)
+    return info
+
+
+@pytest.mark.parametrize("p, exc, pattern", [
+    (1, ValueError, r"p must be in \(1, 2\], got p=1\.0"),
+    (1.0, ValueError, r"p=1\.0"),
+    (2.5, ValueError, r"p=2\.5"),
+    (0.5, ValueError, r"p=0\.5"),
+    (float("nan"), ValueError, r"p=nan"),
+    (float("inf"), ValueError, r"p=inf"),
+    ("2", TypeError, r"p must be a real number.*'2'"),
+    (None, TypeError, r"p must be a real number.*None"),
+    (True, TypeError, r"p must be a real number.*True"),
+])
+def test_bad_p(p, exc, pattern):
+    _raises(exc, pattern, p=p)
+
+
+@pytest.mark.parametrize("sigma, exc", [
+    (0.0, ValueError), (-1e-3, ValueError), (float("nan"), ValueError),
+    (float("inf"), ValueError), ("0.1", TypeError),
+])
+def test_bad_sigma(sigma, exc):
+    _raises(exc, "sigma.*" + re.escape(repr(sigma) if exc is TypeError else str(sigma)),
+            sigma=sigma)
+
+
+@pytest.mark.parametrize("name", ["T", "k"])
+@pytest.mark.parametrize("value, exc", [(0, ValueError), (-3, ValueError), (2.5, TypeError),
+                                        ("4", TypeError)])
+def test_bad_counts(name, value, exc):
+    _raises(exc, f"{name} must be.*{re.escape(repr(value))}", **{name: value})
+
+
+@pytest.mark.parametrize("B, exc, pattern", [
+    (0.0, ValueError, r"B must be a finite number > 0, got B=0\.0"),
+    (-2.0, ValueError, r"B=-2\.0"),
+    (float("nan"), ValueError, r"B=nan"),
+    (float("inf"), ValueError, r"B=inf"),
+    ("big", ValueError, r"B=.big."),
+    ([1.0], TypeError, r"B.*\[1\.0\]"),
+])
+def test_bad_B(B, exc, pattern):
+    _raises(exc, pattern, B=B)
+
+
+def test_unknown_loss_and_iterate():
+    _raises(ValueError, r"loss='hinge2' is not one of hinge, logistic", loss="hinge2")
+    _raises(TypeError, r"loss must be a string, got 3", loss=3)
+    _raises(ValueError, r"iterate must be one of random, last, average, got iterate='best'",
+            iterate="best")
+    _raises(ValueError, r"iterate=None", iterate=None)
+
+
+def test_other_arguments():
+    _raises(ValueError, r"intercept_scaling=0\.0", intercept_scaling=0.0)
+    _raises(TypeError, r"fit_intercept must be a bool, got 1", fit_intercept=1)
+    _raises(ValueError, r"seed=-1", seed=-1)
+    _raises(ValueError, r"epsilon=-0\.5", loss="huber", epsilon=-0.5)
+    _raises(ValueError, r"epsilon must be > 0 for loss='smooth_hinge'", loss="smooth_hinge",
+            epsilon=0.0)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("fmt", ["dense", "csr", "csr32", "coo"])
+def test_non_finite_X(bad, fmt):
+    X, y = _data()
+    X[5, 2] = bad
+    if fmt == "csr":
+        X = sp.csr_matrix(X)
+    elif fmt == "csr32":
+        X = sp.csr_matrix(X.astype(np.float32))
+    elif fmt == "coo":
+        X = sp.coo_matrix(X)
+    _raises(ValueError, r"X contains a non-finite value \(" + re.escape(str(bad)), X=X)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("loss", ["hinge", "squared"])
+def test_non_finite_y(bad, loss):
+    X, y = _data()
+    y = y.copy()
+    y[3] = bad
+    _raises(ValueError, r"y contains NaN or infinity", y=y, loss=loss)
+
+
+def test_shapes():
+    X, y = _data()
+    _raises(ValueError, r"X has 12 rows but y has 11 entries", y=y[:11])
+    _raises(ValueError, r"X has 12 rows but y has 11 entries", X=sp.csr_matrix(X), y=y[:11])
+    _raises(ValueError, r"X has 0 rows \(shape \(0, 4\)\)", X=np.zeros((0, 4)), y=y[:0])
+    _raises(ValueError, r"X has 0 rows", X=sp.csr_matrix((0, 4)), y=y[:0])
+    _raises(ValueError, r"X has 0 features \(shape \(12, 0\)\)", X=np.zeros((12, 0)))
+    _raises(ValueError, r"X has 0 features", X=sp.csr_matrix((12, 0)))
+    _raises(ValueError, r"y must be 1-D, got shape \(12, 1\)", y=y[:, None])
+    _raises(ValueError, r"y must be 1-D, got shape \(\)", y=np.float64(1.0))
+    _raises(ValueError, r"X must be a 2-D array or sparse matrix, got shape \(12,\)", X=X[:, 0])
+    _raises(TypeError, r"X must be real-valued, got complex", X=X.astype(complex))
+    _raises(TypeError, r"X must be numeric, got dtype", X=X.astype(str))
+
+
+def test_classes():
+    X, y = _data()
+    _raises(ValueError, r"y has a single class \(np.float64\(1.0\)\)|y has a single class "
+            r"\(1\.0\)", y=np.ones(12))
+    info = _raises(ValueError, r"y has 3 classes", y=np.arange(12) % 3)
+    assert "estimator layer" in str(info.value)
+    _raises(TypeError, r"y must be numeric for a regression loss", y=np.array(["a"] * 12),
+            loss="squared")
+    # A single target value is fine for regression.
+    pgs.train(X, np.ones(12), loss="squared", T=5, seed=0)
+
+
+def _csr():
+    X, y = _data()
+    X[X < 0.3] = 0.0
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_malformed_csr_never_crashes(index_dtype):
+    """Buffers mutated after construction (scipy checks little): ValueError, no segfault."""
+    def fresh():
+        A, y = _csr()
+        A.indices = A.indices.astype(index_dtype)
+        A.indptr = A.indptr.astype(index_dtype)
+        return A, y
+
+    A, y = fresh()
+    A.indices[0] = 4                                     # == n_features
+    with pytest.raises(ValueError, match=r"column index 4 is outside \[0, 4\)"):
+        pgs.train(A, y, T=5, seed=0)
+    A, y = fresh()
+    A.indices[-1] = -1
+    with pytest.raises(ValueError, match=r"column index -1 is outside \[0, 4\)"):
+        pgs.train(A, y, T=5, seed=0)
+    A, y = fresh()
+    A.indptr[3], A.indptr[4] = A.indptr[4] + 1, A.indptr[3]     # decreasing
+    with pytest.raises(ValueError, match=r"indptr is not a valid CSR index pointer"):
+        pgs.train(A, y, T=5, seed=0)
+    A, y = fresh()
+    A.indptr[-1] = A.data.shape[0] + 10                  # points past the buffers
+    with pytest.raises(ValueError, match=r"indptr is not a valid CSR index pointer"):
+        pgs.train(A, y, T=5, seed=0)
+    A, y = fresh()
+    A.indptr[0] = -5
+    with pytest.raises(ValueError, match=r"indptr is not a valid CSR index pointer"):
+        pgs.train(A, y, T=5, seed=0)
+    A, y = fresh()
+    A.indptr = A.indptr[:-1]                             # one row short
+    with pytest.raises(ValueError, match=r"X.indptr has length 12, expected 13"):
+        pgs.train(A, y, T=5, seed=0)
+
+
+def test_bad_fixed_rows_is_an_error_not_a_crash():
+    from pgs._train import _fit
+    X, y = _data()
+    with pytest.raises(ValueError, match="fixed_rows holds a row index outside"):
+        _fit(X, y, T=3, k=2, fixed_rows=np.array([0, 1, 2, 12, 0, 0]))
+    with pytest.raises(ValueError, match="fixed_rows is shorter than t_end \\* k"):
+        _fit(X, y, T=3, k=2, fixed_rows=np.array([0, 1, 2]))
+
+
+def test_iterate_overflow_is_reported():
+    """Lipschitz losses are unbounded by default; huge features overflow the margin and the
+    kernel's status becomes a clear FloatingPointError, not garbage."""
+    X, y = _data()
+    with pytest.raises(FloatingPointError, match="became infinite or NaN"):
+        pgs.train(X * 1e300, y, loss="hinge", sigma=1e-300, T=50, seed=0)
