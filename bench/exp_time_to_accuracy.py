@@ -18,7 +18,7 @@ TOLERANCE = 0.002  # "within 0.2% of the best accuracy": 0.2 percentage points
 
 
 def _methods(cfg, m):
-    passes = [0.03, 0.1, 0.3, 1, 2] if not cfg.quick else [0.1, 0.3, 1]
+    passes = [0.03, 0.1, 0.3, 1, 2, 4] if not cfg.quick else [0.1, 0.3, 1, 3]
     T1 = [max(1, int(f * m)) for f in passes]
     T300 = [max(1, int(f * m / 300)) for f in passes]
     sig2 = [1e-5, 3e-5] if cfg.quick else [1e-5, 3e-5, 1e-4]
