@@ -1,11 +1,11 @@
 """Experiment 6: peak memory of pgs.train on the 781k CSR, float64 and float32.
 
-Each dtype runs in a fresh subprocess: load the data, then for every measurement reset
-the kernel's peak-RSS counter (/proc/self/clear_refs, so the loading's temporaries and
-earlier runs do not count), train one pass, and report the growth of the peak RSS
-(VmHWM) over the RSS after loading, plus tracemalloc's peak of Python/numpy allocations
-during training. The matrix's own size (data + indices + indptr) is the yardstick: pgs
-is meant to read it in place.
+Each dtype runs in a fresh subprocess that loads the data once. Before every measurement
+freed memory is returned to the OS (malloc_trim) and the kernel's peak-RSS counter is
+reset (/proc/self/clear_refs), so neither the loading's temporaries nor earlier runs
+count; then one pass is trained and we report the growth of the peak RSS (VmHWM) over
+the RSS before it, plus tracemalloc's peak of Python/numpy allocations during training.
+The matrix's own size (data + indices + indptr) is the yardstick: pgs reads it in place.
 """
 
 import json
@@ -38,9 +38,19 @@ X, y = split.X_train, split.y_train
 del split
 matrix = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 pgs.train(X[:1000], y[:1000], loss="logistic", T=10, seed=0)  # import/first-call costs
+import ctypes, gc
+try:
+    malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+except OSError:
+    malloc_trim = None
 results = []
 for p, k in {configs!r}:
     for _ in range({repeats}):
+        # Hand freed memory back to the OS so a run cannot reuse pages an earlier one
+        # left resident (that would hide its allocations from the RSS peak).
+        gc.collect()
+        if malloc_trim is not None:
+            malloc_trim(0)
         clear_refs_ok = True
         try:
             with open("/proc/self/clear_refs", "w") as f:
