@@ -7,10 +7,16 @@ a few minutes; the full run takes about half an hour on a 2-core machine.
 
 import argparse
 import importlib
+import os
 import sys
 import time
 import traceback
 from pathlib import Path
+
+# Single-threaded BLAS, set before numpy loads: every solver here is single-threaded, and
+# OpenBLAS threads on a loaded 2-core machine made L-BFGS ~10x slower in our tests.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
