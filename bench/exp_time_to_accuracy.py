@@ -91,8 +91,8 @@ def run(cfg):
                   for p in peers_names]
     ratios = markdown_table(["comparison", "time ratio (pgs / peer), same round"], ratio_rows)
     _plot(rounds, methods, target, cfg)
-    how_pgs = ("one run continued by warm starts between the points (the cumulative time "
-               "of the train calls)" if peers.pgs_has("warm_start")
+    how_pgs = ("accuracies along one run continued by warm starts, each point's time that "
+               "of one fresh pgs.train call with that T" if peers.pgs_has("warm_start")
                else "separate runs of increasing T")
     intro = (f"Data: RCV1-like, m = {m:,} training rows, {split.X_test.shape[0]:,} test rows. "
              f"Logistic loss unless noted. pgs curves: {how_pgs}, iterate='average'; SGD "
@@ -114,9 +114,11 @@ def run(cfg):
 def _plot(rounds, methods, target, cfg):
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for name, _, _ in methods:
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (name, kind, _) in enumerate(methods):
         t, a, lo, hi = curves.median_curve(rounds[name])
-        line, = ax.plot(t, 100 * a, marker="o", ms=3, label=name)
+        line, = ax.plot(t, 100 * a, marker="o" if kind == "pgs" else "s", ms=3, label=name,
+                        color=colors[i % len(colors)], ls="-" if kind == "pgs" else "--")
         ax.fill_between(t, 100 * lo, 100 * hi, color=line.get_color(), alpha=0.15)
     ax.axhline(100 * target, color="k", lw=0.8, ls="--", label="target (best - 0.2)")
     ax.set_xscale("log")
