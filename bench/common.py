@@ -35,15 +35,22 @@ def median_range(values):
 
 
 def fmt(values, digits=3, scale=1.0, unit=""):
-    """'median [min-max]' of `values` times `scale`, with `digits` significant digits."""
-    med, lo, hi = median_range(values)
+    """'median [min-max]' of `values` times `scale`, with `digits` significant digits.
+
+    NaN entries (e.g. a target never reached) are left out of the statistics and
+    counted: the text then ends with '(k of n)', k being the finite values.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    med, lo, hi = median_range(v)
+    n_ok = int(np.isfinite(v).sum())
     if np.isnan(med):
         return "n/a"
 
     def g(x):
         return f"{x * scale:.{digits}g}"
 
-    return f"{g(med)}{unit} [{g(lo)}–{g(hi)}]"
+    out = f"{g(med)}{unit} [{g(lo)}–{g(hi)}]"
+    return out if n_ok == v.size else f"{out} ({n_ok} of {v.size})"
 
 
 def timed(fn, *args, **kwargs):
