@@ -1,0 +1,56 @@
+"""Smoke test of the benchmark data generator (bench/ is not part of the package)."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("scipy")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.data import LABEL_NOISE, generate_rcv1_like, toy_gaussians  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def small():
+    return generate_rcv1_like(n_train=20_000, n_test=2_000, seed=3)
+
+
+def test_rcv1_like_statistics(small):
+    X = small.X_train
+    assert X.shape == (20_000, 47_236)
+    nnz_per_row = np.diff(X.indptr)
+    assert 70 <= nnz_per_row.mean() <= 82  # RCV1 has ~76 distinct words a document
+    assert nnz_per_row.min() >= 1
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    np.testing.assert_allclose(norms, 1.0, rtol=1e-12)
+    assert (X.data > 0).all()
+    assert set(np.unique(small.y_train)) == {-1.0, 1.0}
+    assert 0.40 <= (small.y_train > 0).mean() <= 0.54
+    assert small.X_test.shape == (2_000, 47_236) and small.X_val.shape == (2_000, 47_236)
+
+
+def test_rcv1_like_is_deterministic(small):
+    again = generate_rcv1_like(n_train=20_000, n_test=2_000, seed=3)
+    assert (again.X_train != small.X_train).nnz == 0
+    np.testing.assert_array_equal(again.y_test, small.y_test)
+
+
+def test_rcv1_like_label_noise_rate(monkeypatch):
+    # Regenerate with the noise switched off: the flipped share is the noise rate.
+    import bench.data as D
+    noisy = generate_rcv1_like(n_train=20_000, n_test=200, seed=4)
+    monkeypatch.setattr(D, "LABEL_NOISE", 0.0)
+    clean = generate_rcv1_like(n_train=20_000, n_test=200, seed=4)
+    flipped = np.mean(noisy.y_train != clean.y_train)
+    assert abs(flipped - LABEL_NOISE) < 0.006  # 3.5 sd of a binomial share at n = 20,000
+
+
+def test_toy_gaussians_optimal_direction():
+    toy = toy_gaussians(10, m=20_000)
+    assert toy.X.shape == (20_000, 10)
+    np.testing.assert_allclose(np.linalg.norm(toy.w_star), 1.0)
+    # The Bayes direction classifies far better than chance on its own data.
+    acc = np.mean(np.sign(toy.X @ toy.w_star) == toy.y)
+    assert acc > 0.8
