@@ -155,13 +155,12 @@ def check_targets(y, n_samples, *, classification, classes=None):
             raise ValueError(f"y holds labels other than the known classes {classes}")
         return np.where(pos, 1.0, -1.0), classes
     if classification:
-        if y.dtype.kind == "O":
-            try:
-                classes, codes = np.unique(y, return_inverse=True)
-            except TypeError as exc:
-                raise TypeError(f"y's labels cannot be compared: {exc}") from None
-        else:
-            classes, codes = np.unique(y, return_inverse=True)
+        # np.unique without return_inverse: the inverse would be an int64 array of
+        # n_samples on top of y_kernel's own (memory counts at RCV1 sizes).
+        try:
+            classes = np.unique(y)
+        except TypeError as exc:
+            raise TypeError(f"y's labels cannot be compared: {exc}") from None
         if classes.shape[0] == 1:
             raise ValueError(
                 f"y has a single class ({classes[0]!r}); a classification loss needs two"
@@ -171,7 +170,7 @@ def check_targets(y, n_samples, *, classification, classes=None):
                 f"y has {classes.shape[0]} classes; pgs.train is binary: multiclass "
                 "(one-vs-rest) is handled by the estimator layer (pgs.PGSClassifier)"
             )
-        return np.where(codes.reshape(-1) == 1, 1.0, -1.0), classes
+        return np.where(y == classes[1], 1.0, -1.0), classes
     if y.dtype.kind not in "biuf":
         raise TypeError(f"y must be numeric for a regression loss, got dtype {y.dtype}")
     return np.array(y, dtype=np.float64, copy=True), None
