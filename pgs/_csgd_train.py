@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from pgs import _validation as V
 from pgs._csgd import VARIANT_NAMES, CSGDSolver
 from pgs._data import as_csr_buffers, check_targets
-from pgs._model import Model
+from pgs._model import Model, check_predict_X
 
 #: The iterates `train_csgd` can return.
 CSGD_ITERATES = ("last", "average")
@@ -441,14 +441,7 @@ class CAdalineModel:
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        if not sp.issparse(X):
-            X = np.asarray(X)
-            if X.ndim != 2:
-                raise ValueError(f"X must be 2-D, got shape {X.shape}")
-        if X.shape[1] != self.n_features:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
-            )
+        X = check_predict_X(X, self.n_features)
         return np.asarray(X @ self.coef.T, dtype=np.float64) + self.intercept
 
     def predict(self, X):

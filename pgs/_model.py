@@ -6,6 +6,17 @@ import scipy.sparse as sp
 from pgs._core import LOSS_NAMES, mean_loss
 
 
+def check_predict_X(X, n_features):
+    """X as a 2-D array or sparse matrix with `n_features` columns, for prediction."""
+    if not sp.issparse(X):
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but the model was trained on {n_features}")
+    return X
+
+
 class Model:
     """A linear model trained by the Primal Gradient Solver.
 
@@ -78,14 +89,7 @@ class Model:
         -------
         ndarray of shape (n_samples,)
         """
-        if not sp.issparse(X):
-            X = np.asarray(X)
-            if X.ndim != 2:
-                raise ValueError(f"X must be 2-D, got shape {X.shape}")
-        if X.shape[1] != self.n_features:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but the model was trained on {self.n_features}"
-            )
+        X = check_predict_X(X, self.n_features)
         return np.asarray(X @ self.coef, dtype=np.float64).reshape(-1) + self.intercept
 
     def predict(self, X):
