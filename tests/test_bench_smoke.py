@@ -1,5 +1,6 @@
 """Smoke test of the benchmark data generator (bench/ is not part of the package)."""
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -7,9 +8,22 @@ import numpy as np
 import pytest
 
 pytest.importorskip("scipy")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.data import LABEL_NOISE, generate_rcv1_like, toy_gaussians  # noqa: E402
+
+def _load_bench_data():
+    """bench/data.py loaded from its file: putting the checkout on sys.path would make
+    `import pgs` find the source tree instead of the installed package."""
+    path = Path(__file__).resolve().parents[1] / "bench" / "data.py"
+    spec = importlib.util.spec_from_file_location("bench.data", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench.data"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+D = _load_bench_data()
+LABEL_NOISE, generate_rcv1_like, toy_gaussians = (
+    D.LABEL_NOISE, D.generate_rcv1_like, D.toy_gaussians)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +53,6 @@ def test_rcv1_like_is_deterministic(small):
 
 def test_rcv1_like_label_noise_rate(monkeypatch):
     # Regenerate with the noise switched off: the flipped share is the noise rate.
-    import bench.data as D
     noisy = generate_rcv1_like(n_train=20_000, n_test=200, seed=4)
     monkeypatch.setattr(D, "LABEL_NOISE", 0.0)
     clean = generate_rcv1_like(n_train=20_000, n_test=200, seed=4)
