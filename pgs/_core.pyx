@@ -19,7 +19,7 @@ from pgs._losses cimport (
     loss_tag, Hinge, Logistic, Squared, SquaredHinge, SmoothHinge, ModifiedHuber,
     Huber, EpsilonInsensitive, Absolute,
 )
-from pgs._random cimport xoshiro_bounded, xoshiro_next
+from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
 
 # The order defines the loss ids of pgs/_losses.pxd (LossId).
 LOSS_NAMES = (
@@ -368,17 +368,6 @@ cdef inline void _prefetch_row(const floating_t* data, const index_t* indices,
         b += 64
 
 
-cdef inline void _shuffle(int64_t* perm, Py_ssize_t n, uint64_t* rng) noexcept nogil:
-    """Fisher-Yates, in place."""
-    cdef Py_ssize_t a, b
-    cdef int64_t tmp
-    for a in range(n - 1, 0, -1):
-        b = <Py_ssize_t>xoshiro_bounded(rng, <uint64_t>(a + 1))
-        tmp = perm[a]
-        perm[a] = perm[b]
-        perm[b] = tmp
-
-
 cdef inline double _margin(const floating_t* data, const index_t* indices,
                            const index_t* indptr, const double* u, int64_t i, double icpt,
                            Py_ssize_t icol) noexcept nogil:
@@ -531,7 +520,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                 PGS_PREFETCH(&y[ring_rows[(head + AHEAD) & RING_MASK]])
             elif mode == SAMPLE_PERMUTATION:
                 if st.pos >= n_rows:
-                    _shuffle(smp.perm, n_rows, st.rng)
+                    xoshiro_shuffle(smp.perm, n_rows, st.rng)
                     st.pos = 0
                 i = smp.perm[st.pos]
                 st.pos += 1

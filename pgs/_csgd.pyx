@@ -27,7 +27,7 @@ from libc.string cimport memset
 
 import numpy as np
 
-from pgs._random cimport xoshiro_bounded
+from pgs._random cimport xoshiro_bounded, xoshiro_shuffle
 
 ctypedef fused floating_t:
     float
@@ -193,17 +193,6 @@ cdef inline void _apply_plain(const CSGDParams* prm, CSGDState* st, Py_ssize_t j
 
 # ---------------------------------------------------------------------- the loop
 
-cdef inline void _shuffle(int64_t* perm, Py_ssize_t n, uint64_t* rng) noexcept nogil:
-    """Fisher-Yates shuffle in place (once per epoch: O(1) per step amortised)."""
-    cdef Py_ssize_t k, r
-    cdef int64_t tmp
-    for k in range(n - 1, 0, -1):
-        r = <Py_ssize_t>xoshiro_bounded(rng, <uint64_t>(k + 1))
-        tmp = perm[k]
-        perm[k] = perm[r]
-        perm[r] = tmp
-
-
 # Single-output fast paths: the scalars live in registers, not behind pointers that
 # alias the weight blocks.
 
@@ -324,7 +313,7 @@ cdef int _csgd_loop(proj_tag* tag, const floating_t* data, const index_t* indice
                 return CSGD_BAD_ROW
         elif prm.permutation:
             if st.pos == 0:
-                _shuffle(st.perm, n_rows, st.rng)
+                xoshiro_shuffle(st.perm, n_rows, st.rng)
             i = st.perm[st.pos]
             st.pos += 1
             if st.pos == n_rows:

@@ -5,7 +5,7 @@
 # The state is four uint64 words; pgs seeds it from numpy's SeedSequence so the
 # user's `seed` fully determines the stream.  A state of all zeros is invalid.
 
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 
 
 cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
@@ -50,3 +50,14 @@ cdef inline uint64_t xoshiro_bounded(uint64_t* s, uint64_t n) noexcept nogil:
         while lo < threshold:
             hi = _mul_hi_lo(xoshiro_next(s), n, &lo)
     return hi
+
+
+cdef inline void xoshiro_shuffle(int64_t* perm, Py_ssize_t n, uint64_t* s) noexcept nogil:
+    """Fisher-Yates shuffle of perm[0:n] in place, drawing from the state `s`."""
+    cdef Py_ssize_t a, b
+    cdef int64_t tmp
+    for a in range(n - 1, 0, -1):
+        b = <Py_ssize_t>xoshiro_bounded(s, <uint64_t>(a + 1))
+        tmp = perm[a]
+        perm[a] = perm[b]
+        perm[b] = tmp
