@@ -247,3 +247,31 @@ def test_rescaled_features_give_rescaled_weights(p, a):
         rtol = 5e-13 * p / (p - 1)
         assert _rel(scaled.coef * a, base.coef) < rtol
         assert scaled.intercept == pytest.approx(base.intercept, rel=rtol)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("k", [16, 33])
+@pytest.mark.parametrize("p", [2.0, 1.8, 1.25])
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
+def test_large_batches_match_reference(loss, p, k, n_threads):
+    """Batches of k >= 16 take the kernel's other update path (lambda updated in two halves
+    by column parity, on one or two threads): it must agree with Figure 1 as well, for the
+    last and the averaged iterate, and give the same bits for any n_threads."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((60, 9)) * (rng.random((60, 9)) < 0.6)
+    y = np.where(rng.standard_normal(60) > 0, 1.0, -1.0)
+    if loss == "squared":
+        y = rng.standard_normal(60)
+    T_ = 40
+    rows = rng.integers(0, 60, T_ * k)
+    for iterate in ("last", "average"):
+        model = _fit(sp.csr_matrix(X), y, loss=loss, p=p, sigma=0.1, T=T_, k=k,
+                     iterate=iterate, fixed_rows=rows, n_threads=n_threads)
+        ref = pgs_reference(X, y, loss=loss, p=p, sigma=0.1, T=T_, k=k, rows=rows,
+                            B=model.params["B"], icpt=1.0)
+        expected = ref[-1] if iterate == "last" else np.mean(ref, axis=0)
+        assert _rel(model.full_weights(), expected) < 1e-10
+        serial = _fit(sp.csr_matrix(X), y, loss=loss, p=p, sigma=0.1, T=T_, k=k,
+                      iterate=iterate, fixed_rows=rows, n_threads=1)
+        np.testing.assert_array_equal(model.coef, serial.coef)
+        assert model.intercept == serial.intercept
