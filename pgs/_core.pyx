@@ -876,7 +876,7 @@ cdef class Solver:
 
     @property
     def Q(self):
-        """The maintained sum_j |lam_j|^q."""
+        """The maintained sum_j (|lam_j| / S)^q (S = `lam_scale`, 1 for p = 2)."""
         return self.st.Q + self.st.Q_comp
 
     @property

@@ -305,6 +305,26 @@ def _line_bounds(mm, size, block_size):
     return bounds
 
 
+def _run_in_order(items, make_scratch, work, done, n_threads):
+    """``work(item, scratch)`` on `n_threads` threads, ``done(item, result, scratch)`` in
+    the items' order, with at most n_threads + 1 items in flight (bounded memory)."""
+    pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
+    pending = deque()
+    try:
+        for item in items:
+            sc = make_scratch(item)
+            pending.append((item, sc, pool.submit(work, item, sc)))
+            while len(pending) > n_threads:
+                it, sc, fut = pending.popleft()
+                done(it, fut.result(), sc)
+        while pending:
+            it, sc, fut = pending.popleft()
+            done(it, fut.result(), sc)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        pending.clear()
+
+
 def _parse_mapped(src, out, n_threads, args):
     """Parse a plain file through a memory map, each worker placing its own block.
 
@@ -368,21 +388,7 @@ def _parse_mapped(src, out, n_threads, args):
                 sc = scratch_for(i)
                 done(i, work(i, sc), sc)
             return out.finish()
-        pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
-        pending = deque()
-        try:
-            for i in range(len(bounds)):
-                sc = scratch_for(i)
-                pending.append((i, sc, pool.submit(work, i, sc)))
-                while len(pending) > n_threads:
-                    j, sc, fut = pending.popleft()
-                    done(j, fut.result(), sc)
-            while pending:
-                j, sc, fut = pending.popleft()
-                done(j, fut.result(), sc)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            pending.clear()
+        _run_in_order(range(len(bounds)), scratch_for, work, done, n_threads)
         return out.finish()
     finally:
         whole = None  # drop numpy's export of the map before closing it
@@ -429,20 +435,8 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, n_threads):
                     done(buf, _parse_one(buf, sc, *args), sc)
             return out.finish()
         blocks = itertools.chain([first, second], blocks)
-        pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
-        pending = deque()
-        try:
-            for buf in blocks:
-                sc = scratch(buf)
-                pending.append((buf, sc, pool.submit(_parse_one, buf, sc, *args)))
-                while len(pending) > n_threads:
-                    b, sc, fut = pending.popleft()
-                    done(b, fut.result(), sc)
-            while pending:
-                b, sc, fut = pending.popleft()
-                done(b, fut.result(), sc)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        _run_in_order(blocks, scratch, lambda buf, sc: _parse_one(buf, sc, *args), done,
+                      n_threads)
         return out.finish()
     finally:
         src.close()
