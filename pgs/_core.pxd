@@ -21,7 +21,10 @@ cdef enum PKind:
 # Status codes returned by the kernel (errors are flags, never exceptions).
 cdef enum PGSStatus:
     PGS_OK = 0
-    PGS_NONFINITE = 1    # a margin or the iterate's scale became inf or NaN
+    # A margin or the iterate's scale became inf or NaN; also a row read had a column
+    # index outside [0, n_cols - 1) or a non-finite value (the kernel stops before
+    # using that row).
+    PGS_NONFINITE = 1
     PGS_BAD_ROW = 2      # a row index of a fixed sequence is outside [0, n_rows)
     PGS_BAD_SAMPLER = 3  # the sampler lacks a buffer its mode needs
 

@@ -106,13 +106,24 @@ cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
                                  int p_kind, int average, double qm1, double inv_S,
                                  double ratio_hi, double* minus) noexcept nogil:
     """lam += g * x over one row's entries; returns the sum of Q's new terms (see
-    `_coord_update`; the old ones are added to `minus`)."""
-    cdef double dq = 0.0
-    cdef Py_ssize_t jj
-    for jj in range(lo, hi):
-        dq += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
-                            average, qm1, inv_S, ratio_hi, minus)
-    return dq
+    `_coord_update`; the old ones are added to `minus`).
+
+    Entries are applied in order; two partial sums of Q's terms keep the adds of
+    consecutive entries independent (one sum would chain them).
+    """
+    cdef double dq0 = 0.0, dq1 = 0.0, m0 = 0.0, m1 = 0.0
+    cdef Py_ssize_t jj = lo
+    while jj + 2 <= hi:
+        dq0 += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
+                             average, qm1, inv_S, ratio_hi, &m0)
+        dq1 += _coord_update(indices[jj + 1], g * data[jj + 1], lam, u, wsum, clast, C,
+                             p_kind, average, qm1, inv_S, ratio_hi, &m1)
+        jj += 2
+    if jj < hi:
+        dq0 += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
+                             average, qm1, inv_S, ratio_hi, &m0)
+    minus[0] += m0 + m1
+    return dq0 + dq1
 
 
 cdef inline double _row_update(const floating_t* data, const index_t* indices,
@@ -371,12 +382,34 @@ cdef inline void _prefetch_row(const floating_t* data, const index_t* indices,
 cdef inline double _margin(const floating_t* data, const index_t* indices,
                            const index_t* indptr, const double* u, int64_t i, double icpt,
                            Py_ssize_t icol) noexcept nogil:
-    """<x_i, u> with the implicit constant column."""
-    cdef double s = icpt * u[icol]
-    cdef Py_ssize_t jj
-    for jj in range(indptr[i], indptr[i + 1]):
-        s += data[jj] * u[indices[jj]]
-    return s
+    """<x_i, u> with the implicit constant column; NaN if a column index of the row
+    is outside [0, icol).
+
+    This is where X's entries are validated: the row's indices are checked before
+    u is read at them, and a non-finite value makes the margin non-finite, which
+    stops the loop before the row changes anything (the caller then names the
+    entry). Four partial sums: one sum would be a chain of dependent adds, one add
+    latency per non-zero; four let the gathers of u overlap.
+    """
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t jj = indptr[i]
+    cdef Py_ssize_t hi = indptr[i + 1]
+    cdef size_t n_feat = <size_t>icol
+    while jj + 4 <= hi:
+        if (<size_t>indices[jj] >= n_feat or <size_t>indices[jj + 1] >= n_feat
+                or <size_t>indices[jj + 2] >= n_feat or <size_t>indices[jj + 3] >= n_feat):
+            return NAN
+        s0 += data[jj] * u[indices[jj]]
+        s1 += data[jj + 1] * u[indices[jj + 1]]
+        s2 += data[jj + 2] * u[indices[jj + 2]]
+        s3 += data[jj + 3] * u[indices[jj + 3]]
+        jj += 4
+    while jj < hi:
+        if <size_t>indices[jj] >= n_feat:
+            return NAN
+        s0 += data[jj] * u[indices[jj]]
+        jj += 1
+    return ((s0 + s1) + (s2 + s3)) + icpt * u[icol]
 
 
 cdef double _half_update(const floating_t* data, const index_t* indices,
@@ -1088,12 +1121,14 @@ def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,
 # ------------------------------------------------------------- checks and helpers
 
 def check_csr(const floating_t[::1] data, const index_t[::1] indices,
-              const index_t[::1] indptr, Py_ssize_t n_features):
+              const index_t[::1] indptr, Py_ssize_t n_features, bint entries=True):
     """Validate raw CSR buffers without copying them.
 
     Returns ``None`` when they are consistent, else a message: the index
     pointer must be non-decreasing within the buffers, column indices in
-    ``[0, n_features)`` and every stored value finite.
+    ``[0, n_features)`` and every stored value finite. With ``entries=False``
+    only the index pointer is checked (O(n_rows)); the kernel checks the
+    entries of each row it reads.
     """
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
     cdef Py_ssize_t i, jj
@@ -1113,7 +1148,7 @@ def check_csr(const floating_t[::1] data, const index_t[::1] indices,
         if kind == 0 and (indptr[n_rows] > data.shape[0]
                           or indptr[n_rows] > indices.shape[0]):
             kind = 1
-        if kind == 0:
+        if kind == 0 and entries:
             lo = indptr[0]
             hi = indptr[n_rows]
             # Branch-free passes the compiler vectorises (this runs on every train

@@ -21,14 +21,19 @@ class CSRBuffers:
     copied : bool
         True when X had to be converted (so the kernel is not reading the
         caller's own buffers).
+    entries_checked : bool
+        True when every column index and value was checked; False when only the
+        index pointer was (the PGS kernel checks each row it reads, see
+        `entry_problem`).
     """
 
-    def __init__(self, data, indices, indptr, shape, copied):
+    def __init__(self, data, indices, indptr, shape, copied, entries_checked=True):
         self.data = data
         self.indices = indices
         self.indptr = indptr
         self.shape = shape
         self.copied = copied
+        self.entries_checked = entries_checked
 
     @property
     def nnz(self):
@@ -39,7 +44,7 @@ def _contiguous(a):
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
-def as_csr_buffers(X, *, name="X"):
+def as_csr_buffers(X, *, name="X", check_entries=True):
     """Return `X` as `CSRBuffers`, reading a CSR float32/64 matrix's buffers in place.
 
     Parameters
@@ -50,6 +55,10 @@ def as_csr_buffers(X, *, name="X"):
         CSRBuffers (already validated) are returned as they are.
     name : str
         Name used in error messages.
+    check_entries : bool
+        Check every column index and value (one pass over X). False checks only
+        the index pointer, for callers whose kernel checks each row it reads
+        (the PGS solver: a full pass would cost as much as a cyclic epoch).
 
     Returns
     -------
@@ -64,6 +73,11 @@ def as_csr_buffers(X, *, name="X"):
         column indices or non-finite values.
     """
     if isinstance(X, CSRBuffers):
+        if check_entries and not X.entries_checked:
+            problem = check_csr(X.data, X.indices, X.indptr, X.shape[1])
+            if problem is not None:
+                raise ValueError(f"{name}: {problem}")
+            X.entries_checked = True
         return X  # already validated (the estimators check X once for all their problems)
     copied = False
     if sp.issparse(X):
@@ -107,10 +121,25 @@ def as_csr_buffers(X, *, name="X"):
     data, indices, indptr = _contiguous(data), _contiguous(indices), _contiguous(indptr)
     if indptr.shape[0] != shape[0] + 1:
         raise ValueError(f"{name}.indptr has length {indptr.shape[0]}, expected {shape[0] + 1}")
-    problem = check_csr(data, indices, indptr, shape[1])
+    # A converted X was just written in full: checking it too costs little by comparison.
+    check_entries = check_entries or copied
+    problem = check_csr(data, indices, indptr, shape[1], check_entries)
     if problem is not None:
         raise ValueError(f"{name}: {problem}")
-    return CSRBuffers(data, indices, indptr, shape, copied)
+    return CSRBuffers(data, indices, indptr, shape, copied, check_entries)
+
+
+def entry_problem(Xb, name="X"):
+    """The first bad entry of `Xb` (an out-of-range column index or a non-finite value)
+    as a message, or None if there is none.
+
+    Called after the kernel stopped on a non-finite margin, to tell bad input
+    apart from a numerical overflow.
+    """
+    if Xb.entries_checked:
+        return None
+    problem = check_csr(Xb.data, Xb.indices, Xb.indptr, Xb.shape[1])
+    return None if problem is None else f"{name}: {problem}"
 
 
 def _check_numeric_dtype(dtype, name):

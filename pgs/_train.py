@@ -8,7 +8,7 @@ import numpy as np
 
 from pgs import _validation as V
 from pgs._core import LOSS_NAMES, SAMPLING_MODES, Solver, mean_loss
-from pgs._data import as_csr_buffers, check_targets
+from pgs._data import as_csr_buffers, check_targets, entry_problem
 from pgs._model import Model
 
 _STATUS_MESSAGES = {
@@ -166,7 +166,13 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
     Raises
     ------
     ValueError, TypeError
-        For invalid arguments or data, naming the argument and the value.
+        For invalid arguments or data, naming the argument and the value. A CSR
+        ``X`` (used in place) has its index pointer checked up front and its
+        entries (column indices in range, finite values) checked by the solver
+        as it reads each row: a bad row stops training before it changes the
+        model, and rows that are never drawn are not inspected. A full scan up
+        front would cost as much as a pass with ``sampling="cyclic"``. Other
+        input is converted and then checked in full.
     FloatingPointError
         If the iterate overflows (only possible with huge feature values).
 
@@ -259,7 +265,8 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
     n_threads = V.check_count("n_threads", n_threads)
 
-    Xb = as_csr_buffers(X)
+    # Entries are checked by the kernel as it reads each row (see _margin).
+    Xb = as_csr_buffers(X, check_entries=False)
     m, n_features = Xb.shape
     classification = loss in V.CLASSIFICATION_LOSSES
     if known_classes is None:
@@ -345,6 +352,10 @@ def _run_chunks(solver, Xb, y_kernel, weights, fixed_rows, t_total, callback, ev
     def run_to(t_end):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, y_kernel, fixed_rows,
                             weights)
+        if status == 1:
+            problem = entry_problem(Xb)
+            if problem is not None:
+                raise ValueError(problem)
         if status != 0:
             msg = _STATUS_MESSAGES.get(status, "solver failed with status {status}")
             error = FloatingPointError if status == 1 else ValueError

@@ -221,7 +221,8 @@ class _PGSBase(BaseEstimator):
         """
         n_problems = len(targets)
         entropy = None if warm_models is not None else _base_entropy(random_state)
-        X = as_csr_buffers(X)  # validated once here, not once per problem
+        # Structure checked once here; entries by the kernel, as it reads each row.
+        X = as_csr_buffers(X, check_entries=False)
         train_kwargs = self._train_kwargs()
 
         def fit_one(index):

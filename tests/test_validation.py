@@ -98,7 +98,24 @@ def test_non_finite_X(bad, fmt):
         X = sp.csr_matrix(X.astype(np.float32))
     elif fmt == "coo":
         X = sp.coo_matrix(X)
-    _raises(ValueError, r"X contains a non-finite value \(" + re.escape(str(bad)), X=X)
+    # CSR input is checked row by row as the solver reads it: cyclic T = m reads row 5.
+    _raises(ValueError, r"X contains a non-finite value \(" + re.escape(str(bad)), X=X,
+            sampling="cyclic", T=X.shape[0])
+
+
+@pytest.mark.parametrize("k", [1, 4, 16])
+def test_non_finite_row_stops_before_it_changes_the_model(k):
+    """The kernel's check: the bad row is the 6th one read; with sampling="cyclic" every
+    earlier iteration ran, and the error names the value (a CSR matrix is not scanned
+    up front, see pgs.train's Raises)."""
+    X, y = _data(m=40)
+    X[5, 2] = np.nan
+    A = sp.csr_matrix(X)
+    with pytest.raises(ValueError, match=r"X contains a non-finite value \(nan\)"):
+        pgs.train(A, y, T=40, k=k, sampling="cyclic", seed=0)
+    for model in (pgs.train(A, y, T=5, k=1, sampling="cyclic", seed=0),
+                  pgs.train(A[6:], y[6:], T=3, k=k, sampling="cyclic", seed=0)):
+        assert np.all(np.isfinite(model.coef))     # rows never read are not inspected
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
@@ -155,11 +172,15 @@ def test_malformed_csr_never_crashes(index_dtype):
     A, y = fresh()
     A.indices[0] = 4                                     # == n_features
     with pytest.raises(ValueError, match=r"column index 4 is outside \[0, 4\)"):
-        pgs.train(A, y, T=5, seed=0)
+        pgs.train(A, y, T=5, seed=0, sampling="cyclic")
     A, y = fresh()
-    A.indices[-1] = -1
+    A.indices[-1] = -1                                   # read last: iid over many draws
     with pytest.raises(ValueError, match=r"column index -1 is outside \[0, 4\)"):
-        pgs.train(A, y, T=5, seed=0)
+        pgs.train(A, y, T=500, seed=0)
+    A, y = fresh()
+    A.indices[-1] = 2**31 - 1 if index_dtype == np.int32 else 2**62
+    with pytest.raises(ValueError, match=r"column index \d+ is outside \[0, 4\)"):
+        pgs.train(A, y, T=A.shape[0], k=A.shape[0], seed=0, sampling="cyclic")
     A, y = fresh()
     A.indptr[3], A.indptr[4] = A.indptr[4] + 1, A.indptr[3]     # decreasing
     with pytest.raises(ValueError, match=r"indptr is not a valid CSR index pointer"):
