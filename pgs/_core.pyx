@@ -7,7 +7,7 @@ the projection onto ``||w||_p <= B`` a change of the scalar ``c_t``.  One loop
 is compiled per loss (a fused tag type), data dtype and index dtype.
 """
 
-from libc.math cimport sqrt, cbrt, pow, fabs, copysign, isfinite, INFINITY, NAN
+from libc.math cimport sqrt, cbrt, pow, exp2, log2, fabs, copysign, isfinite, INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memset
 from cython.parallel cimport prange
@@ -39,12 +39,17 @@ ctypedef fused index_t:
 # ------------------------------------------------------------------ scalar helpers
 
 cdef inline double _pow_qm1(double a, int p_kind, double qm1) noexcept nogil:
-    """a^(q-1) for a >= 0, without pow() for the common p."""
+    """a^(q-1) for a >= 0, without pow() for the common p.
+
+    Other p: exp2((q-1) log2 a), half the time of glibc's pow (9 vs 19 ns here).
+    Its relative error is about |(q-1) log2 a| * 2^-53, below 1e-13 while the
+    result is a normal double (a = 0 gives 0).
+    """
     if p_kind == P_Q3:
         return a * a
     elif p_kind == P_Q225:
         return a * sqrt(sqrt(a))
-    return pow(a, qm1)
+    return exp2(qm1 * log2(a))
 
 
 cdef inline void _add_compensated(double* s, double* comp, double x) noexcept nogil:
@@ -380,6 +385,19 @@ cdef inline void _prefetch_row(const floating_t* data, const index_t* indices,
         b += 64
 
 
+cdef inline void _prefetch_cols(const index_t* indices, const index_t* indptr,
+                                const double* lam, int64_t i) noexcept nogil:
+    """p < 2: ask for lam at row i's columns once its margin is taken.
+
+    The margin reads u, the update lam too, and both arrays together outgrow L2
+    at RCV1's width (logistic, 781k rows: p = 1.5 went from 1.42x to 1.22x the
+    time of p = 2). Call only for a finite margin: its indices are then in range.
+    """
+    cdef Py_ssize_t jj
+    for jj in range(indptr[i], indptr[i + 1]):
+        PGS_PREFETCH(&lam[indices[jj]])
+
+
 cdef inline double _margin(const floating_t* data, const index_t* indices,
                            const index_t* indptr, const double* u, int64_t i, double icpt,
                            Py_ssize_t icol) noexcept nogil:
@@ -592,9 +610,13 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         if parallel:
             for r in prange(k, num_threads=n_threads, schedule="static"):
                 coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+                if p_kind != P_TWO and isfinite(coefs[r]):
+                    _prefetch_cols(indices, indptr, st.lam, rows[r])
         else:
             for r in range(k):
                 coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+                if p_kind != P_TWO and isfinite(coefs[r]):
+                    _prefetch_cols(indices, indptr, st.lam, rows[r])
 
         # 3. the loss derivatives: coefs[r] = -loss'(z_r) * weight / k
         for r in range(k):
