@@ -606,14 +606,21 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
 
         # 2. their margins at w_{t-1} = c * u (in parallel for large batches: each
         #    margin is computed the same way whichever thread does it)
+        #    Batches: each thread also prefetches the rows it takes AHEAD places on
+        #    (the draws above asked for them all at once, more than the memory
+        #    system keeps in flight, and into one core's cache).
         c = st.c
         if parallel:
             for r in prange(k, num_threads=n_threads, schedule="static"):
+                if r + AHEAD < k:
+                    _prefetch_row(data, indices, indptr, rows[r + AHEAD])
                 coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
                 if p_kind != P_TWO and isfinite(coefs[r]):
                     _prefetch_cols(indices, indptr, st.lam, rows[r])
         else:
             for r in range(k):
+                if r + AHEAD < k:
+                    _prefetch_row(data, indices, indptr, rows[r + AHEAD])
                 coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
                 if p_kind != P_TWO and isfinite(coefs[r]):
                     _prefetch_cols(indices, indptr, st.lam, rows[r])
