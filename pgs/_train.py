@@ -20,7 +20,7 @@ _STATUS_MESSAGES = {
 
 #: Arguments a warm start must share with the run it continues.
 _WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "fit_intercept", "intercept_scaling",
-                    "epsilon", "sampling")
+                    "epsilon", "sampling", "t_offset")
 
 
 class Progress(NamedTuple):
@@ -66,7 +66,7 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
 def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
           fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
           sample_weight=None, sampling="iid", callback=None, callback_every=None,
-          keep_state=False, warm_start=None, n_threads=1):
+          keep_state=False, warm_start=None, n_threads=1, t_offset=0):
     r"""Train a linear model with the Primal Gradient Solver.
 
     Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
@@ -156,6 +156,21 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         between threads, and the update of lambda in two halves by column parity.
         The model is bit-identical for every n_threads. Smaller batches run on one
         thread.
+    t_offset : float >= 0, default 0
+        Iteration offset t0: the iterate is :math:`w_t = \nabla r^*(\lambda_t /
+        ((t + t_0)\sigma))`, i.e. the first steps are :math:`1/(\sigma(t + t_0))`
+        instead of Pegasos' :math:`1/(\sigma t)`, which at small sigma throw the
+        first iterates far outside the ball that holds the optimum. This is dual
+        averaging with the extra proximal term :math:`t_0 \sigma r(w)` (Xiao 2010;
+        for p = 2 and k = 1 it is SGD with step :math:`1/(\sigma(t + t_0))`, scikit-
+        learn's "optimal" schedule). Its regret bound gains :math:`t_0 \sigma r(w^*)
+        \le t_0 F(0)` and its sum of steps shrinks to :math:`\ln((T + t_0)/t_0)`, so
+        the :math:`O(\log T / (\sigma T))` rate of the random and average iterates
+        holds, plus :math:`t_0 F(0) / T`. 0 is the paper's Figure 1. "auto" picks
+        :math:`t_0 = \lceil G / \sqrt{2 (p - 1) F(0) \sigma} \rceil` with G the
+        largest row norm (intercept column included): the first iterate then lies in
+        the ball :math:`\|w\|_p \le \sqrt{2(p-1)F(0)/\sigma}` that contains the
+        optimum, as later ones do up to the average gradient's norm.
 
     Returns
     -------
@@ -179,7 +194,7 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
                 fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, seed=seed,
                 epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
                 callback=callback, callback_every=callback_every, keep_state=keep_state,
-                warm_start=warm_start, n_threads=n_threads)
+                warm_start=warm_start, n_threads=n_threads, t_offset=t_offset)
 
 
 def check_sample_weight(sample_weight, m):
@@ -231,7 +246,7 @@ def _check_warm_start(warm_start, params, n_features, iterate):
 def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
          fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
          sample_weight=None, sampling="iid", callback=None, callback_every=None,
-         keep_state=False, warm_start=None, n_threads=1, fixed_rows=None,
+         keep_state=False, warm_start=None, n_threads=1, t_offset=0, fixed_rows=None,
          known_classes=None):
     """`train` with a test hook: `fixed_rows` replaces the sampler's row draws.
 
@@ -258,6 +273,7 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
     n_threads = V.check_count("n_threads", n_threads)
+    t_offset = V.check_t_offset(t_offset)
 
     Xb = as_csr_buffers(X)
     m, n_features = Xb.shape
@@ -278,7 +294,7 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
 
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                   fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
-                  seed=None, epsilon=epsilon, sampling=sampling)
+                  seed=None, epsilon=epsilon, sampling=sampling, t_offset=t_offset)
     state = _check_warm_start(warm_start, params, n_features, iterate)
     if state is not None and classes is not None and warm_start.classes is not None \
             and not np.array_equal(classes, warm_start.classes):
@@ -303,7 +319,7 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
     icpt = intercept_scaling if fit_intercept else 0.0
     solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
                     k, max(t_pick, 0), iterate == "average", rng_state,
-                    SAMPLING_MODES.index(sampling), callback is not None, n_threads)
+                    SAMPLING_MODES.index(sampling), callback is not None, n_threads, t_offset)
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:

@@ -159,7 +159,7 @@ class _PGSBase(BaseEstimator):
 
     def __init__(self, loss, *, p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="last",
                  fit_intercept=True, intercept_scaling=1.0, epsilon=None, sampling="iid",
-                 random_state=None, n_jobs=None, warm_start=False):
+                 t_offset=0, random_state=None, n_jobs=None, warm_start=False):
         self.loss = loss
         self.p = p
         self.sigma = sigma
@@ -171,6 +171,7 @@ class _PGSBase(BaseEstimator):
         self.intercept_scaling = intercept_scaling
         self.epsilon = epsilon
         self.sampling = sampling
+        self.t_offset = t_offset
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.warm_start = warm_start
@@ -197,6 +198,7 @@ class _PGSBase(BaseEstimator):
         if not isinstance(self.sampling, str) or self.sampling not in SAMPLING_MODES:
             raise ValueError(f"sampling must be one of {', '.join(SAMPLING_MODES)}, "
                              f"got sampling={self.sampling!r}")
+        V.check_t_offset(self.t_offset)
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise TypeError(f"warm_start must be a bool, got {self.warm_start!r}")
         _effective_n_jobs(self.n_jobs)
@@ -205,7 +207,7 @@ class _PGSBase(BaseEstimator):
         return dict(loss=self.loss, p=self.p, sigma=self.sigma, k=self.k, B=self.B,
                     iterate=self.iterate, fit_intercept=bool(self.fit_intercept),
                     intercept_scaling=self.intercept_scaling, epsilon=self.epsilon,
-                    sampling=self.sampling)
+                    sampling=self.sampling, t_offset=self.t_offset)
 
     def _validate_X(self, X, *, reset):
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
@@ -301,6 +303,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     sampling : {"iid", "permutation", "cyclic"}, default "iid"
         How rows are drawn (see :func:`pgs.train`): with replacement (the paper),
         a fresh random permutation per pass, or in order.
+    t_offset : float >= 0, default 0
+        Iteration offset t0 of the steps :math:`1/(\sigma(t + t_0))`; see
+        :func:`pgs.train`.
     random_state : None, int >= 0 or numpy RandomState, default None
         Seeds row sampling. Binary problem ``c`` of a multiclass fit is seeded with
         ``numpy.random.SeedSequence(random_state, spawn_key=(c,))``; a binary fit with
@@ -368,11 +373,12 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def __init__(self, loss="hinge", *, p=2.0, sigma=1e-4, T=None, k=1, B=None,
                  iterate="last", fit_intercept=True, intercept_scaling=1.0, epsilon=None,
-                 sampling="iid", random_state=None, n_jobs=None, class_weight=None,
-                 warm_start=False):
+                 sampling="iid", t_offset=0, random_state=None, n_jobs=None,
+                 class_weight=None, warm_start=False):
         super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                          fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         epsilon=epsilon, sampling=sampling, random_state=random_state,
+                         epsilon=epsilon, sampling=sampling, t_offset=t_offset,
+                         random_state=random_state,
                          n_jobs=n_jobs,
                          warm_start=warm_start)
         self.class_weight = class_weight
@@ -628,7 +634,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
     loss : {"squared", "huber", "epsilon_insensitive", "absolute"}, default "squared"
         "squared" is :math:`(z - y)^2` (no 1/2). Its gradient is unbounded, so the
         domain radius defaults to the automatic B (see :func:`pgs.train`).
-    p, sigma, T, k, B, fit_intercept, intercept_scaling, sampling, random_state
+    p, sigma, T, k, B, fit_intercept, intercept_scaling, sampling, t_offset, random_state
         As in `PGSClassifier`.
     n_jobs, warm_start
         As in `PGSClassifier`; `n_jobs` has no effect (one problem) and is accepted for
@@ -656,10 +662,12 @@ class PGSRegressor(RegressorMixin, _PGSBase):
 
     def __init__(self, loss="squared", *, p=2.0, sigma=1e-4, T=None, k=1, B=None,
                  iterate="last", fit_intercept=True, intercept_scaling=1.0, epsilon=None,
-                 sampling="iid", random_state=None, n_jobs=None, warm_start=False):
+                 sampling="iid", t_offset=0, random_state=None, n_jobs=None,
+                 warm_start=False):
         super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                          fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         epsilon=epsilon, sampling=sampling, random_state=random_state,
+                         epsilon=epsilon, sampling=sampling, t_offset=t_offset,
+                         random_state=random_state,
                          n_jobs=n_jobs,
                          warm_start=warm_start)
 
