@@ -63,6 +63,59 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
     return math.sqrt(2.0 * (p - 1.0) * f0 / sigma)
 
 
+#: Bound on |loss'(z, y)| of the Lipschitz losses (huber: epsilon; the others need B).
+_LIPSCHITZ = {"hinge": 1.0, "logistic": 1.0, "smooth_hinge": 1.0, "modified_huber": 4.0,
+              "epsilon_insensitive": 1.0, "absolute": 1.0}
+
+
+def _max_row_norm(Xb, q, icpt, chunk=1 << 16):
+    """max_i ||(x_i, icpt)||_q over CSR buffers, in chunks of rows (no copy of X)."""
+    data, indptr = Xb.data, Xb.indptr
+    m = Xb.shape[0]
+    best = 0.0
+    for a in range(0, m, chunk):
+        b = min(a + chunk, m)
+        lo = int(indptr[a])
+        vals = np.abs(np.asarray(data[lo:int(indptr[b])], dtype=np.float64)) ** q
+        sums = np.concatenate([[0.0], np.cumsum(vals)])
+        rows = sums[np.asarray(indptr[a + 1:b + 1]) - lo] - sums[np.asarray(indptr[a:b]) - lo]
+        if rows.size:
+            best = max(best, float(rows.max()))
+    return (max(best, 0.0) + abs(icpt) ** q) ** (1.0 / q)
+
+
+def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling):
+    r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``.
+
+    ``G^2 / (2 sigma F(0))`` minimises the bound ``t0 F(0) + G^2 ln((T + t0) / t0) /
+    (2 sigma)`` stated for `t_offset` in `train` as T grows (it does not depend on T, so
+    that warm starts and `partial_fit` continue exactly). G bounds the dual norm of every
+    sampled gradient: max_i ||(x_i, icpt)||_q times the loss's bound on :math:`|\ell'|`
+    (for "squared" and "squared_hinge" on the domain of radius B) times the sampler's
+    weight factor. The cap m (the number of rows) keeps the extra regulariser
+    :math:`t_0 \sigma r(w)` below one pass's worth of data. 0 when w = 0 is optimal.
+    """
+    q = p / (p - 1.0)
+    m = y_kernel.shape[0]
+    f0 = mean_loss(np.zeros_like(y_kernel), y_kernel, LOSS_NAMES.index(loss), epsilon, weights)
+    if not f0 > 0.0:
+        return 0.0
+    gx = _max_row_norm(Xb, q, icpt)
+    if loss == "huber":
+        lip = epsilon
+    elif loss == "squared":
+        lip = 2.0 * (B * gx + float(np.max(np.abs(y_kernel))))
+    elif loss == "squared_hinge":
+        lip = 2.0 * (1.0 + B * gx)
+    else:
+        lip = _LIPSCHITZ[loss]
+    if weights is not None:
+        # iid draws rows by weight and scales every gradient by the mean weight; the
+        # other modes scale each row's gradient by its own weight.
+        lip *= float(np.mean(weights)) if sampling == "iid" else float(np.max(weights))
+    return min((lip * gx) ** 2 / (2.0 * sigma * f0), float(m))
+
+
 def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
           fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
           sample_weight=None, sampling="iid", callback=None, callback_every=None,
@@ -156,7 +209,7 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         between threads, and the update of lambda in two halves by column parity.
         The model is bit-identical for every n_threads. Smaller batches run on one
         thread.
-    t_offset : float >= 0, default 0
+    t_offset : float >= 0 or "auto", default 0
         Iteration offset t0: the iterate is :math:`w_t = \nabla r^*(\lambda_t /
         ((t + t_0)\sigma))`, i.e. the first steps are :math:`1/(\sigma(t + t_0))`
         instead of Pegasos' :math:`1/(\sigma t)`, which at small sigma throw the
@@ -166,11 +219,15 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         learn's "optimal" schedule). Its regret bound gains :math:`t_0 \sigma r(w^*)
         \le t_0 F(0)` and its sum of steps shrinks to :math:`\ln((T + t_0)/t_0)`, so
         the :math:`O(\log T / (\sigma T))` rate of the random and average iterates
-        holds, plus :math:`t_0 F(0) / T`. 0 is the paper's Figure 1. "auto" picks
-        :math:`t_0 = \lceil G / \sqrt{2 (p - 1) F(0) \sigma} \rceil` with G the
-        largest row norm (intercept column included): the first iterate then lies in
-        the ball :math:`\|w\|_p \le \sqrt{2(p-1)F(0)/\sigma}` that contains the
-        optimum, as later ones do up to the average gradient's norm.
+        holds, plus :math:`t_0 F(0) / T`: with G a bound on the sampled gradients'
+        dual norm, the random or average iterate has
+        :math:`E F(\bar w) - F^* \le (t_0 F(0) + G^2 \ln((T + t_0)/t_0) / (2\sigma)) / T`
+        (for t0 >= 1; t0 = 0 gives Pegasos' :math:`G^2 (1 + \ln T) / (2 \sigma T)`).
+        0 is the paper's Figure 1. "auto" takes :math:`t_0 = G^2 / (2\sigma F(0))`,
+        which minimises this bound for large T, capped at m (one pass's worth of
+        data), with G from the largest row norm (intercept column included), the
+        loss's derivative bound and the weights (`auto_t_offset`; O(nnz) once). A warm
+        start keeps its model's t0. The value used is ``model.params["t_offset"]``.
 
     Returns
     -------
@@ -273,7 +330,7 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
     n_threads = V.check_count("n_threads", n_threads)
-    t_offset = V.check_t_offset(t_offset)
+    t_offset = V.check_t_offset(t_offset, allow_auto=True)
 
     Xb = as_csr_buffers(X)
     m, n_features = Xb.shape
@@ -292,6 +349,14 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
         else:
             B = warm_start.params["B"]
 
+    icpt = intercept_scaling if fit_intercept else 0.0
+    if t_offset == "auto":
+        if warm_start is not None:
+            t_offset = warm_start.params.get("t_offset", 0.0)
+        else:
+            t_offset = auto_t_offset(Xb, y_kernel, loss=loss, p=p, sigma=sigma, B=B,
+                                     icpt=icpt, epsilon=epsilon, weights=weights,
+                                     sampling=sampling)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                   fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
                   seed=None, epsilon=epsilon, sampling=sampling, t_offset=t_offset)
@@ -316,7 +381,6 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
         else:
             t_pick = -1
 
-    icpt = intercept_scaling if fit_intercept else 0.0
     solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
                     k, max(t_pick, 0), iterate == "average", rng_state,
                     SAMPLING_MODES.index(sampling), callback is not None, n_threads, t_offset)

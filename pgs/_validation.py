@@ -111,10 +111,12 @@ def check_seed(seed):
     return int(seed)
 
 
-def check_t_offset(t_offset):
-    """The iteration offset: a finite real number >= 0, returned as a float."""
+def check_t_offset(t_offset, *, allow_auto=True):
+    """The iteration offset: a finite real number >= 0 (as a float), or "auto"."""
+    if allow_auto and isinstance(t_offset, str) and t_offset == "auto":
+        return t_offset
     if not _is_real(t_offset):
-        raise TypeError(f"t_offset must be a real number >= 0, got {t_offset!r}")
+        raise TypeError(f"t_offset must be 'auto' or a real number >= 0, got {t_offset!r}")
     t_offset = float(t_offset)
     if not math.isfinite(t_offset) or t_offset < 0.0:
         raise ValueError(f"t_offset must be a finite number >= 0, got t_offset={t_offset!r}")
