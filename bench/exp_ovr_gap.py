@@ -90,6 +90,7 @@ def main():
     ap.add_argument("--variants", nargs="*", default=["{}"])
     ap.add_argument("--sgd", action="store_true", help="also fit SGDClassifier")
     ap.add_argument("--cache", default="/tmp/est_cache")
+    ap.add_argument("--out", help="append a Markdown table to this file")
     args = ap.parse_args()
     loss, sigma = args.loss, args.sigma
     X, y = make_rcv1_like(50000, 20000, 76, 10)
@@ -101,6 +102,9 @@ def main():
     cache = Path(args.cache)
     cache.mkdir(exist_ok=True)
     opt = {}
+    table = [f"### {loss}, sigma = {sigma:g} ({args.epochs} epochs, {args.seeds} seeds)", "",
+             "| model | test acc (mean [min-max]) | gap, b regularised (mean / max over "
+             "classes) | gap, b unregularised (mean / max) |", "|---|---|---|---|"]
     for reg in (True, False):
         f = cache / f"opt_{loss}_{sigma:g}_{'reg' if reg else 'unreg'}.npz"
         if f.exists():
@@ -118,6 +122,8 @@ def main():
                           for c in range(len(classes))])
         acc = np.mean(classes[np.argmax(Xte @ W.T + b, axis=1)] == yte)
         opt[reg] = (W, b, fstar)
+        table.append(f"| optimum, b {'regularised' if reg else 'unregularised'} | {acc:.4f} | "
+                     f"{'0' if reg else '-'} | {'-' if reg else '0'} |")
         print(f"optimum intercept {'regularised  ' if reg else 'unregularised'}: "
               f"test acc {acc:.4f}  F* per class {np.round(fstar, 5)}  "
               f"|b*| {np.round(np.abs(b), 2)}  ||w*|| {np.round(np.linalg.norm(W, axis=1), 1)}",
@@ -133,6 +139,8 @@ def main():
             gaps_u.append([objective(Xtr, Y[c], W[c], b[c], loss, sigma, None)
                            - opt[False][2][c] for c in range(len(classes))])
         gr, gu = np.mean(gaps_r, axis=0), np.mean(gaps_u, axis=0)
+        table.append(f"| {name} | {np.mean(accs):.4f} [{min(accs):.4f}-{max(accs):.4f}] | "
+                     f"{gr.mean():.2e} / {gr.max():.2e} | {gu.mean():.2e} / {gu.max():.2e} |")
         print(f"{name:58s} acc {np.mean(accs):.4f} {np.round(accs, 4)} | gap(reg b) mean "
               f"{gr.mean():.2e} max {gr.max():.2e} | gap(unreg b) mean {gu.mean():.2e} "
               f"max {gu.max():.2e}", flush=True)
@@ -147,6 +155,9 @@ def main():
         kw.update(ast.literal_eval(v))
         report(f"pgs {v}", [pgs.PGSClassifier(loss=loss, sigma=sigma, random_state=s, n_jobs=2,
                                               **kw).fit(Xtr, ytr) for s in seeds])
+    if args.out:
+        with open(args.out, "a") as f:
+            f.write("\n".join(table) + "\n\n")
 
 
 if __name__ == "__main__":

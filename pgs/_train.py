@@ -164,7 +164,13 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         Append a constant column of value `intercept_scaling`, regularised like
         the rest (paper section VII; as LIBLINEAR). X is not copied for this.
     intercept_scaling : float > 0, default 1.0
-        Value of the constant column.
+        Value s of the constant column. The bias b = s w_b is penalised by
+        :math:`\sigma b^2 / (2 s^2)` and moves by :math:`s^2 |\ell'| / (\sigma (t + t_0))`
+        per sampled row, while the convergence bound grows with
+        :math:`G^2 = \max_i \|x_i\|^2 + s^2`. So s much larger than the rows' norm
+        makes the bias far noisier than the optimum's scale (hinge: b lies on a grid of
+        step :math:`s^2 / (\sigma (t + t_0))`, 5 at s = 10, sigma = 1e-4, t = 2e5) and
+        the model can collapse until T is well beyond :math:`s^2 / (\sigma |b^*|)`.
     seed : None or int >= 0, default None
         Seeds row sampling and the random iterate. The same seed gives a
         bit-identical model. None draws fresh entropy, recorded in

@@ -146,3 +146,19 @@ def test_average_iterate_gap_within_the_stated_bound():
         assert np.mean(gaps) <= bound
         if t0 <= T_ / 20:
             assert np.mean(gaps) < 1e-3
+
+
+@pytest.mark.parametrize("t_offset", [0.0, 7.0])
+@pytest.mark.parametrize("s", [1.0, 10.0])
+def test_hinge_bias_lives_on_a_grid_of_s2_over_sigma_t(s, t_offset):
+    """Why intercept_scaling = 10 collapses: with hinge, every gradient adds -+s to lambda_b,
+    so b = s * w_b = s^2 n / (sigma (T + t0)) for an integer n. At s = 10, sigma = 1e-4,
+    T = 2e5 the grid step is 5 while the optimum's |b| is about 1 (bench/exp_ovr_gap.py)."""
+    X, y, _ = _problem(3)
+    ns = []
+    for T_ in range(990, 1000):
+        model = pgs.train(X, y, sigma=SIGMA, T=T_, seed=1, iterate="last",
+                          intercept_scaling=s, t_offset=t_offset)
+        ns.append(model.intercept * SIGMA * (T_ + t_offset) / s**2)
+    assert np.all(np.abs(np.array(ns) - np.round(ns)) < 1e-9)
+    assert np.any(np.round(ns) != 0)
