@@ -76,9 +76,11 @@ def timed_fit(est, X, y, Xte, yte):
     return wall, cpu, est.score(Xte, yte)
 
 
-#: PGSClassifier configurations compared with SGDClassifier: the estimator's defaults, and
-#: the paper's sampling (i.i.d. rows) with an intercept column of value 1 (LIBLINEAR's).
-PGS_CONFIGS = {"defaults": {}, "paper": {"sampling": "iid", "intercept_scaling": 1.0}}
+#: PGSClassifier configurations compared with SGDClassifier: the estimator's defaults, the
+#: same returning the average iterate, and `pgs.train`'s defaults (the paper's i.i.d. rows
+#: and Pegasos' steps 1/(sigma t), an intercept column of value 1 as LIBLINEAR's).
+PGS_CONFIGS = {"defaults": {}, "average": {"iterate": "average"},
+               "paper": {"sampling": "iid", "intercept_scaling": 1.0, "t_offset": 0}}
 
 
 def main():

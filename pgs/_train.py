@@ -84,7 +84,8 @@ def _max_row_norm(Xb, q, icpt, chunk=1 << 16):
     return (max(best, 0.0) + abs(icpt) ** q) ** (1.0 / q)
 
 
-def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling):
+def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling,
+                  max_row_norm=None):
     r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``.
 
     ``G^2 / (2 sigma F(0))`` minimises the bound ``t0 F(0) + G^2 ln((T + t0) / t0) /
@@ -94,13 +95,14 @@ def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sa
     (for "squared" and "squared_hinge" on the domain of radius B) times the sampler's
     weight factor. The cap m (the number of rows) keeps the extra regulariser
     :math:`t_0 \sigma r(w)` below one pass's worth of data. 0 when w = 0 is optimal.
+    `max_row_norm` may pass max_i ||(x_i, icpt)||_q when already known (O(nnz) to compute).
     """
     q = p / (p - 1.0)
     m = y_kernel.shape[0]
     f0 = mean_loss(np.zeros_like(y_kernel), y_kernel, LOSS_NAMES.index(loss), epsilon, weights)
     if not f0 > 0.0:
         return 0.0
-    gx = _max_row_norm(Xb, q, icpt)
+    gx = _max_row_norm(Xb, q, icpt) if max_row_norm is None else max_row_norm
     if loss == "huber":
         lip = epsilon
     elif loss == "squared":
@@ -113,7 +115,10 @@ def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sa
         # iid draws rows by weight and scales every gradient by the mean weight; the
         # other modes scale each row's gradient by its own weight.
         lip *= float(np.mean(weights)) if sampling == "iid" else float(np.max(weights))
-    return min((lip * gx) ** 2 / (2.0 * sigma * f0), float(m))
+    t0 = min((lip * gx) ** 2 / (2.0 * sigma * f0), float(m))
+    # Non-finite entries of X are reported by the kernel (with the entry) when it reads
+    # them; they must not turn into a misleading error about t_offset first.
+    return t0 if math.isfinite(t0) else 0.0
 
 
 def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
@@ -310,11 +315,14 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
          fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
          sample_weight=None, sampling="iid", callback=None, callback_every=None,
          keep_state=False, warm_start=None, n_threads=1, t_offset=0, fixed_rows=None,
-         known_classes=None):
+         known_classes=None, max_row_norm=None):
     """`train` with a test hook: `fixed_rows` replaces the sampler's row draws.
 
     `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
     only one of them, as a batch of a stream can; a warm start implies its model's.
+
+    `max_row_norm` (the estimators' one-vs-rest problems share X) saves t_offset="auto"
+    its O(nnz) scan: max_i ||(x_i, intercept_scaling)||_q.
     """
     start = time.perf_counter()
     loss_id = V.check_loss(loss)
@@ -362,7 +370,7 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
         else:
             t_offset = auto_t_offset(Xb, y_kernel, loss=loss, p=p, sigma=sigma, B=B,
                                      icpt=icpt, epsilon=epsilon, weights=weights,
-                                     sampling=sampling)
+                                     sampling=sampling, max_row_norm=max_row_norm)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                   fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
                   seed=None, epsilon=epsilon, sampling=sampling, t_offset=t_offset)

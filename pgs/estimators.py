@@ -24,7 +24,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from pgs import _validation as V
 from pgs._data import as_csr_buffers
-from pgs._train import SAMPLING_MODES, _fit, default_T
+from pgs._train import SAMPLING_MODES, _fit, _max_row_norm, default_T
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
@@ -137,7 +137,8 @@ def auto_intercept_scaling(Xb):
     """
     data = np.asarray(Xb.data, dtype=np.float64)
     rms = math.sqrt(float(np.dot(data, data)) / max(Xb.shape[0], 1))
-    return AUTO_INTERCEPT_FRACTION * rms if rms > 0.0 else 1.0
+    # (NaN or infinite entries: 1.0, and the kernel reports the entry when it reads it.)
+    return AUTO_INTERCEPT_FRACTION * rms if 0.0 < rms < math.inf else 1.0
 
 
 def _map_threads(fn, n_items, n_jobs):
@@ -149,7 +150,8 @@ def _map_threads(fn, n_items, n_jobs):
         return list(pool.map(fn, range(n_items)))
 
 
-def _train_problem(X, y, *, train_kwargs, T, seed, sample_weight, warm_model):
+def _train_problem(X, y, *, train_kwargs, T, seed, sample_weight, warm_model,
+                   max_row_norm=None):
     """Train (or continue) one binary or regression problem with `pgs.train`.
 
     This is the single place where the estimators call a solver; another solver
@@ -162,7 +164,7 @@ def _train_problem(X, y, *, train_kwargs, T, seed, sample_weight, warm_model):
     known = _PLUS_MINUS if train_kwargs["loss"] in V.CLASSIFICATION_LOSSES else None
     return _fit(X, y, T=T, seed=None if warm_model is not None else seed,
                 sample_weight=sample_weight, keep_state=True, warm_start=warm_model,
-                known_classes=known, **train_kwargs)
+                known_classes=known, max_row_norm=max_row_norm, **train_kwargs)
 
 
 # ------------------------------------------------------------------------- base class
@@ -253,6 +255,12 @@ class _PGSBase(BaseEstimator):
             train_kwargs["sampling"] = (
                 warm_models[0].params["sampling"] if warm_models is not None
                 else "iid" if sample_weight is not None else "permutation")
+        max_row_norm = None
+        if train_kwargs["t_offset"] == "auto" and warm_models is None and n_problems > 1:
+            # The problems share X: scan it once for t_offset="auto" (O(nnz)), not once
+            # per problem (it would also hold the GIL in every thread).
+            icpt = train_kwargs["intercept_scaling"] if train_kwargs["fit_intercept"] else 0.0
+            max_row_norm = _max_row_norm(X, self.p / (self.p - 1.0), icpt)
 
         def fit_one(index):
             return _train_problem(
@@ -260,6 +268,7 @@ class _PGSBase(BaseEstimator):
                 seed=None if entropy is None else _problem_seed(entropy, index, n_problems),
                 sample_weight=sample_weight,
                 warm_model=None if warm_models is None else warm_models[index],
+                max_row_norm=max_row_norm,
             )
 
         return _map_threads(fit_one, n_problems, self.n_jobs)
