@@ -233,7 +233,7 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         holds, plus :math:`t_0 F(0) / T`: with G a bound on the sampled gradients'
         dual norm, the random or average iterate has
         :math:`E F(\bar w) - F^* \le (t_0 F(0) + G^2 \ln((T + t_0)/t_0) / (2\sigma)) / T`
-        (for t0 >= 1; t0 = 0 gives Pegasos' :math:`G^2 (1 + \ln T) / (2 \sigma T)`).
+        (for t0 > 0; t0 = 0 gives Pegasos' :math:`G^2 (1 + \ln T) / (2 \sigma T)`).
         0 is the paper's Figure 1. "auto" takes :math:`t_0 = G^2 / (2\sigma F(0))`,
         which minimises this bound for large T, capped at m (one pass's worth of
         data), with G from the largest row norm (intercept column included), the
