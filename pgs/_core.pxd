@@ -51,6 +51,7 @@ cdef struct PGSParams:
     int n_threads            # threads for batches of >= 16 rows (1: serial)
     long long recompute_every  # coordinate updates between exact recomputations of Q
     double ratio_hi          # p < 2: |lam_j| / S beyond this would overflow u_j: rescale
+    double t_offset          # w_t = grad r*(lam / ((t + t_offset) sigma)); 0 is the paper's
 
 
 cdef struct PGSState:

@@ -242,7 +242,7 @@ cdef void _rescale(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexce
 cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
     """c_t such that w_t = c_t * u, projection included (DESIGN.md section 3)."""
     cdef double Qv = st.Q + st.Q_comp
-    cdef double tsig = <double>st.t * prm.sigma
+    cdef double tsig = (<double>st.t + prm.t_offset) * prm.sigma
     cdef double norm_lam, r, c, norm_w
     if not Qv > 0.0:
         st.c = 0.0
@@ -260,7 +260,8 @@ cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
         else:
             norm_lam = pow(Qv, 1.0 / prm.q)
         # In units of S: ||lam||_q = S Q^(1/q), and w = c u needs
-        # c = (p-1) ||lam||_q^(2-q) S^(q-1) / (t sigma) = (p-1) S Q^(2/q) / Q / (t sigma).
+        # c = (p-1) ||lam||_q^(2-q) S^(q-1) / (t sigma) = (p-1) S Q^(2/q) / Q / (t sigma)
+        # (t here and below is t + t_offset).
         c = (prm.p - 1.0) * _unit(prm, st) * (norm_lam * norm_lam / Qv) / tsig
         norm_lam *= _unit(prm, st)
     if prm.B > 0.0:
@@ -300,6 +301,7 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     prm.average = average
     prm.track_loss = 0
     prm.n_threads = 1
+    prm.t_offset = 0.0
     # Recomputing Q costs n_cols; doing it every 4 n_cols updates keeps that well
     # under one operation per non-zero, and the compensated drift negligible.
     prm.recompute_every = 4 * n_cols if n_cols > 256 else 1024
@@ -709,7 +711,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         elif average and (st.t & (st.t - 1)) == 0:
             _fold_average(prm, st, n_cols)       # O(log T) times in all
 
-        # 3. w_t = grad r*(lam / (t sigma)), projected: only the scalar c changes
+        # 3. w_t = grad r*(lam / ((t + t_offset) sigma)), projected: only c changes
         _set_scale(prm, st)
         if not isfinite(st.c):
             status = PGS_NONFINITE
@@ -871,6 +873,9 @@ cdef class Solver:
         Accumulate the sampled losses (for progress reports).
     n_threads : int
         Threads for the margins and updates of batches of >= 16 rows (OpenMP).
+    t_offset : float
+        Iteration offset t0 >= 0: ``w_t = grad r*(lam / ((t + t0) sigma))`` (0 is the
+        paper's Figure 1; see `pgs.train`).
     """
     cdef PGSParams prm
     cdef PGSState st
@@ -885,7 +890,7 @@ cdef class Solver:
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
                   bint average, uint64_t[::1] rng_state, int sampling=0,
-                  bint track_loss=False, int n_threads=1):
+                  bint track_loss=False, int n_threads=1, double t_offset=0.0):
         cdef int a
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
@@ -901,6 +906,9 @@ cdef class Solver:
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
         self.prm.n_threads = n_threads
+        if not t_offset >= 0.0 or t_offset == INFINITY:
+            raise ValueError(f"t_offset must be a finite number >= 0, got {t_offset}")
+        self.prm.t_offset = t_offset
         memset(&self.st, 0, sizeof(PGSState))
         memset(&self.smp, 0, sizeof(PGSSampler))
         for a in range(4):

@@ -20,7 +20,7 @@ _STATUS_MESSAGES = {
 
 #: Arguments a warm start must share with the run it continues.
 _WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "fit_intercept", "intercept_scaling",
-                    "epsilon", "sampling")
+                    "epsilon", "sampling", "t_offset")
 
 
 class Progress(NamedTuple):
@@ -63,10 +63,68 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
     return math.sqrt(2.0 * (p - 1.0) * f0 / sigma)
 
 
+#: Bound on |loss'(z, y)| of the Lipschitz losses (huber: epsilon; the others need B).
+_LIPSCHITZ = {"hinge": 1.0, "logistic": 1.0, "smooth_hinge": 1.0, "modified_huber": 4.0,
+              "epsilon_insensitive": 1.0, "absolute": 1.0}
+
+
+def _max_row_norm(Xb, q, icpt, chunk=1 << 16):
+    """max_i ||(x_i, icpt)||_q over CSR buffers, in chunks of rows (no copy of X)."""
+    data, indptr = Xb.data, Xb.indptr
+    m = Xb.shape[0]
+    best = 0.0
+    for a in range(0, m, chunk):
+        b = min(a + chunk, m)
+        lo = int(indptr[a])
+        vals = np.abs(np.asarray(data[lo:int(indptr[b])], dtype=np.float64)) ** q
+        sums = np.concatenate([[0.0], np.cumsum(vals)])
+        rows = sums[np.asarray(indptr[a + 1:b + 1]) - lo] - sums[np.asarray(indptr[a:b]) - lo]
+        if rows.size:
+            best = max(best, float(rows.max()))
+    return (max(best, 0.0) + abs(icpt) ** q) ** (1.0 / q)
+
+
+def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling,
+                  max_row_norm=None):
+    r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``.
+
+    ``G^2 / (2 sigma F(0))`` minimises the bound ``t0 F(0) + G^2 ln((T + t0) / t0) /
+    (2 sigma)`` stated for `t_offset` in `train` as T grows (it does not depend on T, so
+    that warm starts and `partial_fit` continue exactly). G bounds the dual norm of every
+    sampled gradient: max_i ||(x_i, icpt)||_q times the loss's bound on :math:`|\ell'|`
+    (for "squared" and "squared_hinge" on the domain of radius B) times the sampler's
+    weight factor. The cap m (the number of rows) keeps the extra regulariser
+    :math:`t_0 \sigma r(w)` below one pass's worth of data. 0 when w = 0 is optimal.
+    `max_row_norm` may pass max_i ||(x_i, icpt)||_q when already known (O(nnz) to compute).
+    """
+    q = p / (p - 1.0)
+    m = y_kernel.shape[0]
+    f0 = mean_loss(np.zeros_like(y_kernel), y_kernel, LOSS_NAMES.index(loss), epsilon, weights)
+    if not f0 > 0.0:
+        return 0.0
+    gx = _max_row_norm(Xb, q, icpt) if max_row_norm is None else max_row_norm
+    if loss == "huber":
+        lip = epsilon
+    elif loss == "squared":
+        lip = 2.0 * (B * gx + float(np.max(np.abs(y_kernel))))
+    elif loss == "squared_hinge":
+        lip = 2.0 * (1.0 + B * gx)
+    else:
+        lip = _LIPSCHITZ[loss]
+    if weights is not None:
+        # iid draws rows by weight and scales every gradient by the mean weight; the
+        # other modes scale each row's gradient by its own weight.
+        lip *= float(np.mean(weights)) if sampling == "iid" else float(np.max(weights))
+    t0 = min((lip * gx) ** 2 / (2.0 * sigma * f0), float(m))
+    # Non-finite entries of X are reported by the kernel (with the entry) when it reads
+    # them; they must not turn into a misleading error about t_offset first.
+    return t0 if math.isfinite(t0) else 0.0
+
+
 def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
           fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
           sample_weight=None, sampling="iid", callback=None, callback_every=None,
-          keep_state=False, warm_start=None, n_threads=1):
+          keep_state=False, warm_start=None, n_threads=1, t_offset=0):
     r"""Train a linear model with the Primal Gradient Solver.
 
     Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
@@ -111,7 +169,13 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         Append a constant column of value `intercept_scaling`, regularised like
         the rest (paper section VII; as LIBLINEAR). X is not copied for this.
     intercept_scaling : float > 0, default 1.0
-        Value of the constant column.
+        Value s of the constant column. The bias b = s w_b is penalised by
+        :math:`\sigma b^2 / (2 s^2)` and moves by :math:`s^2 |\ell'| / (\sigma (t + t_0))`
+        per sampled row, while the convergence bound grows with
+        :math:`G^2 = \max_i \|x_i\|^2 + s^2`. So s much larger than the rows' norm
+        makes the bias far noisier than the optimum's scale (hinge: b lies on a grid of
+        step :math:`s^2 / (\sigma (t + t_0))`, 5 at s = 10, sigma = 1e-4, t = 2e5) and
+        the model can collapse until T is well beyond :math:`s^2 / (\sigma |b^*|)`.
     seed : None or int >= 0, default None
         Seeds row sampling and the random iterate. The same seed gives a
         bit-identical model. None draws fresh entropy, recorded in
@@ -156,6 +220,25 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         between threads, and the update of lambda in two halves by column parity.
         The model is bit-identical for every n_threads. Smaller batches run on one
         thread.
+    t_offset : float >= 0 or "auto", default 0
+        Iteration offset t0: the iterate is :math:`w_t = \nabla r^*(\lambda_t /
+        ((t + t_0)\sigma))`, i.e. the first steps are :math:`1/(\sigma(t + t_0))`
+        instead of Pegasos' :math:`1/(\sigma t)`, which at small sigma throw the
+        first iterates far outside the ball that holds the optimum. This is dual
+        averaging with the extra proximal term :math:`t_0 \sigma r(w)` (Xiao 2010;
+        for p = 2 and k = 1 it is SGD with step :math:`1/(\sigma(t + t_0))`, scikit-
+        learn's "optimal" schedule). Its regret bound gains :math:`t_0 \sigma r(w^*)
+        \le t_0 F(0)` and its sum of steps shrinks to :math:`\ln((T + t_0)/t_0)`, so
+        the :math:`O(\log T / (\sigma T))` rate of the random and average iterates
+        holds, plus :math:`t_0 F(0) / T`: with G a bound on the sampled gradients'
+        dual norm, the random or average iterate has
+        :math:`E F(\bar w) - F^* \le (t_0 F(0) + G^2 \ln((T + t_0)/t_0) / (2\sigma)) / T`
+        (for t0 > 0; t0 = 0 gives Pegasos' :math:`G^2 (1 + \ln T) / (2 \sigma T)`).
+        0 is the paper's Figure 1. "auto" takes :math:`t_0 = G^2 / (2\sigma F(0))`,
+        which minimises this bound for large T, capped at m (one pass's worth of
+        data), with G from the largest row norm (intercept column included), the
+        loss's derivative bound and the weights (`auto_t_offset`; O(nnz) once). A warm
+        start keeps its model's t0. The value used is ``model.params["t_offset"]``.
 
     Returns
     -------
@@ -185,7 +268,7 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
                 fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, seed=seed,
                 epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
                 callback=callback, callback_every=callback_every, keep_state=keep_state,
-                warm_start=warm_start, n_threads=n_threads)
+                warm_start=warm_start, n_threads=n_threads, t_offset=t_offset)
 
 
 def check_sample_weight(sample_weight, m):
@@ -237,12 +320,15 @@ def _check_warm_start(warm_start, params, n_features, iterate):
 def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
          fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
          sample_weight=None, sampling="iid", callback=None, callback_every=None,
-         keep_state=False, warm_start=None, n_threads=1, fixed_rows=None,
-         known_classes=None):
+         keep_state=False, warm_start=None, n_threads=1, t_offset=0, fixed_rows=None,
+         known_classes=None, max_row_norm=None):
     """`train` with a test hook: `fixed_rows` replaces the sampler's row draws.
 
     `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
     only one of them, as a batch of a stream can; a warm start implies its model's.
+
+    `max_row_norm` (the estimators' one-vs-rest problems share X) saves t_offset="auto"
+    its O(nnz) scan: max_i ||(x_i, intercept_scaling)||_q.
     """
     start = time.perf_counter()
     loss_id = V.check_loss(loss)
@@ -264,6 +350,7 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
     n_threads = V.check_count("n_threads", n_threads)
+    t_offset = V.check_t_offset(t_offset, allow_auto=True)
 
     # Entries are checked by the kernel as it reads each row (see _margin).
     Xb = as_csr_buffers(X, check_entries=False)
@@ -283,9 +370,17 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
         else:
             B = warm_start.params["B"]
 
+    icpt = intercept_scaling if fit_intercept else 0.0
+    if t_offset == "auto":
+        if warm_start is not None:
+            t_offset = warm_start.params.get("t_offset", 0.0)
+        else:
+            t_offset = auto_t_offset(Xb, y_kernel, loss=loss, p=p, sigma=sigma, B=B,
+                                     icpt=icpt, epsilon=epsilon, weights=weights,
+                                     sampling=sampling, max_row_norm=max_row_norm)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                   fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
-                  seed=None, epsilon=epsilon, sampling=sampling)
+                  seed=None, epsilon=epsilon, sampling=sampling, t_offset=t_offset)
     state = _check_warm_start(warm_start, params, n_features, iterate)
     if state is not None and classes is not None and warm_start.classes is not None \
             and not np.array_equal(classes, warm_start.classes):
@@ -307,10 +402,9 @@ def _fit(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate=
         else:
             t_pick = -1
 
-    icpt = intercept_scaling if fit_intercept else 0.0
     solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
                     k, max(t_pick, 0), iterate == "average", rng_state,
-                    SAMPLING_MODES.index(sampling), callback is not None, n_threads)
+                    SAMPLING_MODES.index(sampling), callback is not None, n_threads, t_offset)
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:

@@ -109,3 +109,15 @@ def check_seed(seed):
     if not _is_int(seed) or seed < 0:
         raise ValueError(f"seed must be None or an integer >= 0, got seed={seed!r}")
     return int(seed)
+
+
+def check_t_offset(t_offset, *, allow_auto=True):
+    """The iteration offset: a finite real number >= 0 (as a float), or "auto"."""
+    if allow_auto and isinstance(t_offset, str) and t_offset == "auto":
+        return t_offset
+    if not _is_real(t_offset):
+        raise TypeError(f"t_offset must be 'auto' or a real number >= 0, got {t_offset!r}")
+    t_offset = float(t_offset)
+    if not math.isfinite(t_offset) or t_offset < 0.0:
+        raise ValueError(f"t_offset must be a finite number >= 0, got t_offset={t_offset!r}")
+    return t_offset

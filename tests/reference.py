@@ -93,12 +93,14 @@ def grad_r_star(theta, p):
     return scale * (p - 1) * norm_q ** (2 - q) * np.sign(r) * np.abs(r) ** (q - 1)
 
 
-def pgs_reference(X, y, *, loss, p, sigma, T, k, rows, B=None, icpt=0.0, eps=0.0):
+def pgs_reference(X, y, *, loss, p, sigma, T, k, rows, B=None, icpt=0.0, eps=0.0,
+                  t_offset=0.0):
     """The Primal Gradient Solver of Zhu et al. (2009), Figure 1, on a dense X.
 
     `rows` holds the T*k sampled row indices; returns the list of iterates
     w_1..w_T, each of length n_features + 1 (the last entry is the weight of
-    the constant column of value `icpt`).
+    the constant column of value `icpt`). `t_offset` = t0 replaces the mapping's
+    t sigma by (t + t0) sigma (0: the paper's Figure 1).
     """
     X = np.asarray(X, dtype=float)
     m, n = X.shape
@@ -112,7 +114,7 @@ def pgs_reference(X, y, *, loss, p, sigma, T, k, rows, B=None, icpt=0.0, eps=0.0
         for i in batch:
             lam_t += dloss(loss, Xa[i] @ w, y[i], eps) * Xa[i]
         lam = lam - lam_t / k
-        w = grad_r_star(lam / (t * sigma), p)
+        w = grad_r_star(lam / ((t + t_offset) * sigma), p)
         if B is not None:
             norm_w = np.sum(np.abs(w) ** p) ** (1 / p)
             if norm_w > B:
@@ -135,5 +137,26 @@ def pegasos_reference(X, y, *, sigma, T, rows):
         w = (1 - 1 / t) * w
         if hit:
             w = w + y[i] * X[i] / (sigma * t)
+        iterates.append(w.copy())
+    return iterates
+
+
+def sgd_offset_reference(X, y, *, loss, sigma, T, rows, t_offset, icpt=0.0, eps=0.0):
+    """Plain SGD on sigma/2 ||w||^2 + loss with step 1/(sigma (t + t0)), k = 1, from w = 0.
+
+    scikit-learn's "optimal" schedule (its t0 from a heuristic, here given): per step
+    w <- (1 - eta sigma) w - eta loss'(<w, x>, y) x, eta = 1/(sigma (t + t0)). The
+    constant column of value `icpt` is part of w and regularised like the rest.
+    """
+    X = np.asarray(X, dtype=float)
+    m, n = X.shape
+    Xa = np.hstack([X, np.full((m, 1), icpt)])
+    w = np.zeros(n + 1)
+    iterates = []
+    for t in range(1, T + 1):
+        i = rows[t - 1]
+        eta = 1.0 / (sigma * (t + t_offset))
+        g = dloss(loss, Xa[i] @ w, y[i], eps)
+        w = (1.0 - eta * sigma) * w - eta * g * Xa[i]
         iterates.append(w.copy())
     return iterates

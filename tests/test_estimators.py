@@ -85,12 +85,20 @@ def test_ovr_threads_bit_identical_to_sequential(digits, loss, sparse):
     np.testing.assert_array_equal(one.classes_, np.arange(10))
 
 
+def _as_fitted(clf):
+    """`pgs.train` arguments for PGSClassifier's defaults (unweighted: a permutation per
+    pass, the "auto" intercept_scaling the estimator resolved, the "auto" t_offset)."""
+    return dict(sampling="permutation", intercept_scaling=clf.intercept_scaling_,
+                t_offset="auto")
+
+
 def test_ovr_problem_is_pgs_train_with_derived_seed(digits):
     Xtr, _, ytr, _ = digits
     clf = PGSClassifier(loss="logistic", sigma=1e-3, random_state=7).fit(Xtr, ytr)
     for c in (0, 4, 9):
         model = pgs.train(Xtr, np.where(ytr == c, 1, -1), loss="logistic", sigma=1e-3,
-                          iterate="last", seed=np.random.SeedSequence(7, spawn_key=(c,)))
+                          iterate="last", seed=np.random.SeedSequence(7, spawn_key=(c,)),
+                          **_as_fitted(clf))
         np.testing.assert_array_equal(clf.coef_[c], model.coef)
         assert clf.intercept_[c] == model.intercept
     assert clf.n_iter_ == model.T
@@ -100,7 +108,8 @@ def test_binary_equals_pgs_train():
     X, y = make_classification(n_samples=200, n_features=8, random_state=0)
     labels = np.array(["no", "yes"])[y]
     clf = PGSClassifier(loss="hinge", sigma=1e-3, random_state=5).fit(X, labels)
-    model = pgs.train(X, labels, loss="hinge", sigma=1e-3, iterate="last", seed=5)
+    model = pgs.train(X, labels, loss="hinge", sigma=1e-3, iterate="last", seed=5,
+                      **_as_fitted(clf))
     assert clf.coef_.shape == (1, 8)
     np.testing.assert_array_equal(clf.coef_[0], model.coef)
     np.testing.assert_array_equal(clf.predict(X), model.predict(X))
@@ -122,7 +131,8 @@ def test_squared_loss_classifier_is_one_hot_least_squares(digits):
     Xtr, Xte, ytr, _ = digits
     clf = PGSClassifier(loss="squared", sigma=1e-2, random_state=1).fit(Xtr, ytr)
     model = pgs.train(Xtr, (ytr == 3).astype(float), loss="squared", sigma=1e-2,
-                      iterate="last", seed=np.random.SeedSequence(1, spawn_key=(3,)))
+                      iterate="last", seed=np.random.SeedSequence(1, spawn_key=(3,)),
+                      **_as_fitted(clf))
     np.testing.assert_array_equal(clf.coef_[3], model.coef)
     scores = clf.decision_function(Xte)
     np.testing.assert_array_equal(clf.predict(Xte), clf.classes_[np.argmax(scores, axis=1)])
@@ -132,7 +142,8 @@ def test_squared_loss_classifier_is_one_hot_least_squares(digits):
 def test_squared_loss_binary_threshold_is_one_half():
     X, y = make_classification(n_samples=300, n_features=6, random_state=1)
     clf = PGSClassifier(loss="squared", sigma=1e-2, random_state=0).fit(X, y)
-    model = pgs.train(X, y.astype(float), loss="squared", sigma=1e-2, iterate="last", seed=0)
+    model = pgs.train(X, y.astype(float), loss="squared", sigma=1e-2, iterate="last", seed=0,
+                      **_as_fitted(clf))
     np.testing.assert_allclose(clf.decision_function(X), model.decision_function(X) - 0.5)
     np.testing.assert_array_equal(clf.predict(X), (model.decision_function(X) > 0.5) * 1)
 

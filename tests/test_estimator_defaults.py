@@ -1,0 +1,96 @@
+"""PGSClassifier's "auto" defaults: intercept_scaling, sampling and t_offset resolved per fit.
+
+Each is resolved from the training data once, recorded, kept by warm starts and
+partial_fit, and reproduced by `pgs.train` with the resolved values.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+from sklearn.datasets import load_digits  # noqa: E402
+
+import pgs  # noqa: E402
+from pgs._data import as_csr_buffers  # noqa: E402
+from pgs._train import auto_t_offset  # noqa: E402
+from pgs.estimators import PGSClassifier, auto_intercept_scaling  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return X[:600] / 16.0, y[:600]
+
+
+def test_auto_intercept_scaling_is_a_fraction_of_the_rms_row_norm(digits):
+    X, y = digits
+    clf = PGSClassifier(T=200, random_state=0).fit(X, y)
+    rms = math.sqrt(np.mean(np.sum(X**2, axis=1)))
+    assert clf.intercept_scaling_ == pytest.approx(0.3 * rms, rel=1e-12)
+    for model in clf._models:
+        assert model.params["intercept_scaling"] == clf.intercept_scaling_
+        assert model.params["sampling"] == "permutation"
+    assert auto_intercept_scaling(as_csr_buffers(np.zeros((3, 2)))) == 1.0
+    fixed = PGSClassifier(T=200, random_state=0, intercept_scaling=2.0).fit(X, y)
+    assert fixed.intercept_scaling_ == 2.0
+
+
+def test_auto_t_offset_formula_and_cap(digits):
+    """t0 = min(G^2 / (2 sigma F(0)), m), G = max row norm with the bias column (hinge)."""
+    X, y = digits
+    yb = np.where(y == 3, 1.0, -1.0)
+    Xb = as_csr_buffers(X)
+    G2 = np.max(np.sum(X**2, axis=1)) + 0.5**2
+    for sigma in (1e-1, 1e-4):
+        t0 = auto_t_offset(Xb, yb, loss="hinge", p=2.0, sigma=sigma, B=None, icpt=0.5,
+                           epsilon=0.0, weights=None, sampling="iid")
+        assert t0 == pytest.approx(min(G2 / (2 * sigma), X.shape[0]), rel=1e-12)
+        model = pgs.train(X, yb, sigma=sigma, T=50, seed=0, intercept_scaling=0.5,
+                          t_offset="auto")
+        assert model.params["t_offset"] == pytest.approx(t0, rel=1e-15)
+    # modified Huber's derivative is bounded by 4; F(0) = 1 for both.
+    t_mh = auto_t_offset(Xb, yb, loss="modified_huber", p=2.0, sigma=10.0, B=None, icpt=0.5,
+                         epsilon=0.0, weights=None, sampling="iid")
+    assert t_mh == pytest.approx(16 * G2 / 20.0, rel=1e-12)
+    # y all +1 and a loss that is 0 at w = 0 would give F(0) = 0: no offset.
+    assert auto_t_offset(Xb, np.ones(len(y)), loss="epsilon_insensitive", p=2.0, sigma=1.0,
+                         B=None, icpt=0.0, epsilon=2.0, weights=None, sampling="iid") == 0.0
+
+
+def test_auto_sampling_is_iid_with_weights(digits):
+    X, y = digits
+    w = np.linspace(0.5, 2.0, len(y))
+    weighted = PGSClassifier(T=200, random_state=0).fit(X, y, sample_weight=w)
+    assert {m.params["sampling"] for m in weighted._models} == {"iid"}
+    balanced = PGSClassifier(T=200, random_state=0, class_weight="balanced").fit(X, y)
+    assert {m.params["sampling"] for m in balanced._models} == {"iid"}
+    with pytest.raises(ValueError, match="sampling"):
+        PGSClassifier(sampling="shuffled").fit(X, y)
+
+
+def test_defaults_are_scale_equivariant(digits):
+    """X * 2 with sigma * 4: the "auto" bias column and t0 follow, the decisions are equal."""
+    X, y = digits
+    a = PGSClassifier(loss="logistic", sigma=1e-3, T=3000, random_state=1).fit(X, y)
+    b = PGSClassifier(loss="logistic", sigma=4e-3, T=3000, random_state=1).fit(2.0 * X, y)
+    assert b.intercept_scaling_ == 2.0 * a.intercept_scaling_
+    assert [m.params["t_offset"] for m in b._models] == [m.params["t_offset"] for m in a._models]
+    np.testing.assert_allclose(b.decision_function(2.0 * X), a.decision_function(X),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_partial_fit_and_warm_start_keep_the_resolved_values(digits):
+    X, y = digits
+    clf = PGSClassifier(random_state=0)
+    clf.partial_fit(X[:300], y[:300], classes=np.arange(10))
+    first = (clf.intercept_scaling_, [m.params["t_offset"] for m in clf._models])
+    clf.partial_fit(3.0 * X[300:], y[300:])          # other scale: values are kept
+    assert (clf.intercept_scaling_, [m.params["t_offset"] for m in clf._models]) == first
+    one = PGSClassifier(T=900, random_state=2).fit(X, y)
+    warm = PGSClassifier(T=400, random_state=2, warm_start=True).fit(X, y)
+    warm.set_params(T=500)
+    warm.fit(X, y)
+    np.testing.assert_array_equal(warm.coef_, one.coef_)
