@@ -254,9 +254,10 @@ def test_rescaled_features_give_rescaled_weights(p, a):
 @pytest.mark.parametrize("p", [2.0, 1.8, 1.25])
 @pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
 def test_large_batches_match_reference(loss, p, k, n_threads):
-    """Batches of k >= 16 take the kernel's other update path (lambda updated in two halves
-    by alternating 8-column blocks, on one or two threads): it must agree with Figure 1 as well, for the
-    last and the averaged iterate, and give the same bits for any n_threads."""
+    """Batches of k >= 16 take the kernel's other update path (lambda updated in two
+    halves of alternating 8-column blocks, on one or two threads): it must agree with
+    Figure 1 as well, for the last and the averaged iterate, and give the same bits for
+    any n_threads."""
     rng = np.random.default_rng(7)
     X = rng.standard_normal((60, 9)) * (rng.random((60, 9)) < 0.6)
     y = np.where(rng.standard_normal(60) > 0, 1.0, -1.0)
