@@ -9,6 +9,7 @@ is compiled per loss (a fused tag type), data dtype and index dtype.
 
 from libc.math cimport sqrt, cbrt, pow, exp2, log2, fabs, copysign, isfinite, INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport realloc, free
 from libc.string cimport memset
 from cython.parallel cimport prange
 
@@ -441,31 +442,122 @@ cdef inline int _block_half(int64_t j) noexcept nogil:
     return <int>((j >> 3) & 1)
 
 
-cdef double _half_update(const floating_t* data, const index_t* indices,
-                         const index_t* indptr, const int64_t* rows, const double* coefs,
-                         Py_ssize_t k, Py_ssize_t part, double icpt, Py_ssize_t icol,
-                         double* lam, double* u, double* wsum, double* clast, double C,
-                         int p_kind, int average, double qm1, double inv_S,
-                         double ratio_hi, double* minus) noexcept nogil:
-    """The batch's updates of the coordinates j with _block_half(j) == part; returns
-    the sum of Q's new terms, the old ones are added to `minus`."""
-    cdef double dq = 0.0
-    cdef double g
-    cdef Py_ssize_t r, jj
+cdef enum:
+    MAX_LANES = 16    # row ranges of a parallel batch, at most one per thread
+
+
+cdef void _lane_margins(const floating_t* data, const index_t* indices,
+                        const index_t* indptr, const double* u, const int64_t* rows,
+                        double* coefs, double c, double icpt, Py_ssize_t icol,
+                        Py_ssize_t r0, Py_ssize_t r1, int64_t* ent, int64_t* ent_row,
+                        Py_ssize_t lo, Py_ssize_t hi, const double* lam_pf,
+                        Py_ssize_t* n0_out, Py_ssize_t* n1_out) noexcept nogil:
+    """Margins of batch rows r0..r1-1 (one thread's lane), and the lane's update lists.
+
+    Each entry (its position jj in X, or -1 for the intercept) goes to the list of
+    its column's half (_block_half): half 0 fills ent[lo:] upwards, half 1 ent[:hi]
+    downwards, both in row order, with the row's batch index in ent_row. The slot is
+    chosen arithmetically: the entry is written at both halves' next free slots and
+    only its own half's count advances (hi - lo leaves room for every entry).
+    """
+    cdef Py_ssize_t r, jj, n0 = 0, n1 = 0
     cdef int64_t i
-    for r in range(k):
-        g = coefs[r]
-        if g == 0.0:
-            continue
+    cdef int h
+    for r in range(r0, r1):
+        if r + AHEAD < r1:
+            _prefetch_row(data, indices, indptr, rows[r + AHEAD])
+        coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+        if not isfinite(coefs[r]):
+            continue         # the loop stops before any update (and its indices are bad)
         i = rows[r]
+        if lam_pf != NULL:
+            _prefetch_cols(indices, indptr, lam_pf, i)
         for jj in range(indptr[i], indptr[i + 1]):
-            if _block_half(indices[jj]) == part:
-                dq += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C,
-                                    p_kind, average, qm1, inv_S, ratio_hi, minus)
-        if icpt != 0.0 and _block_half(icol) == part:
-            dq += _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind, average,
-                                qm1, inv_S, ratio_hi, minus)
+            h = _block_half(indices[jj])
+            ent[lo + n0] = jj
+            ent_row[lo + n0] = r
+            ent[hi - 1 - n1] = jj
+            ent_row[hi - 1 - n1] = r
+            n0 += 1 - h
+            n1 += h
+        if icpt != 0.0:
+            h = _block_half(icol)
+            ent[lo + n0] = -1
+            ent_row[lo + n0] = r
+            ent[hi - 1 - n1] = -1
+            ent_row[hi - 1 - n1] = r
+            n0 += 1 - h
+            n1 += h
+    n0_out[0] = n0
+    n1_out[0] = n1
+
+
+cdef inline double _list_entry_update(Py_ssize_t e, const floating_t* data,
+                                      const index_t* indices, const int64_t* ent,
+                                      const int64_t* ent_row, const double* coefs,
+                                      double icpt, Py_ssize_t icol, double* lam, double* u,
+                                      double* wsum, double* clast, double C, int p_kind,
+                                      int average, double qm1, double inv_S,
+                                      double ratio_hi, double* minus) noexcept nogil:
+    """The update of list entry e (0 if its row's derivative is 0)."""
+    cdef double g = coefs[ent_row[e]]
+    cdef int64_t jj = ent[e]
+    if g == 0.0:
+        return 0.0
+    if jj >= 0:
+        return _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
+                             average, qm1, inv_S, ratio_hi, minus)
+    return _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind, average, qm1,
+                         inv_S, ratio_hi, minus)
+
+
+cdef double _half_update_lists(Py_ssize_t part, int lanes, const floating_t* data,
+                               const index_t* indices, const int64_t* ent,
+                               const int64_t* ent_row, const Py_ssize_t* lane_lo,
+                               const Py_ssize_t* lane_hi, const Py_ssize_t* lane_n0,
+                               const Py_ssize_t* lane_n1, const double* coefs, double icpt,
+                               Py_ssize_t icol, double* lam, double* u, double* wsum,
+                               double* clast, double C, int p_kind, int average,
+                               double qm1, double inv_S, double ratio_hi,
+                               double* minus) noexcept nogil:
+    """The batch's updates of the columns of half `part`, from the lanes' lists in row
+    order; returns the sum of Q's new terms, the old ones are added to `minus` (the
+    same sums, in the same order, as `_batch_update_by_parity`)."""
+    cdef double dq = 0.0
+    cdef Py_ssize_t e
+    cdef int lane
+    for lane in range(lanes):
+        if part == 0:
+            for e in range(lane_lo[lane], lane_lo[lane] + lane_n0[lane]):
+                dq += _list_entry_update(e, data, indices, ent, ent_row, coefs, icpt, icol,
+                                         lam, u, wsum, clast, C, p_kind, average, qm1,
+                                         inv_S, ratio_hi, minus)
+        else:
+            for e in range(lane_hi[lane] - 1, lane_hi[lane] - 1 - lane_n1[lane], -1):
+                dq += _list_entry_update(e, data, indices, ent, ent_row, coefs, icpt, icol,
+                                         lam, u, wsum, clast, C, p_kind, average, qm1,
+                                         inv_S, ratio_hi, minus)
     return dq
+
+
+cdef bint _reserve_lists(int64_t** ent, int64_t** ent_row, Py_ssize_t* cap,
+                         Py_ssize_t n) noexcept nogil:
+    """Grow the two list buffers to at least n entries; False if memory ran out."""
+    cdef int64_t* a
+    cdef int64_t* b
+    if n <= cap[0]:
+        return True
+    n = n + n // 2
+    a = <int64_t*>realloc(ent[0], n * sizeof(int64_t))
+    if a == NULL:
+        return False
+    ent[0] = a
+    b = <int64_t*>realloc(ent_row[0], n * sizeof(int64_t))
+    if b == NULL:
+        return False
+    ent_row[0] = b
+    cap[0] = n
+    return True
 
 
 cdef void _batch_update_by_parity(const floating_t* data, const index_t* indices,
@@ -557,6 +649,20 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef Py_ssize_t part
     cdef int n_threads = prm.n_threads
     cdef bint parallel = n_threads > 1 and k >= K_PART
+    # Parallel batches: per lane (a range of the batch's rows, one per thread) the
+    # update lists of both halves, in buffers grown as batches need (freed on return).
+    cdef int lanes = n_threads if n_threads < MAX_LANES else MAX_LANES
+    cdef int lane
+    cdef int64_t* ent = NULL
+    cdef int64_t* ent_row = NULL
+    cdef Py_ssize_t ent_cap = 0, n_ent
+    cdef Py_ssize_t lane_r0[MAX_LANES + 1]
+    cdef Py_ssize_t lane_lo[MAX_LANES]
+    cdef Py_ssize_t lane_hi[MAX_LANES]
+    cdef Py_ssize_t lane_n0[MAX_LANES]
+    cdef Py_ssize_t lane_n1[MAX_LANES]
+    cdef bint lists
+    cdef const double* lam_pf = st.lam if p_kind != P_TWO else NULL
 
     if mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
@@ -620,13 +726,25 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         #    (the draws above asked for them all at once, more than the memory
         #    system keeps in flight, and into one core's cache).
         c = st.c
+        lists = False
         if parallel:
-            for r in prange(k, num_threads=n_threads, schedule="static"):
-                if r + AHEAD < k:
-                    _prefetch_row(data, indices, indptr, rows[r + AHEAD])
-                coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
-                if p_kind != P_TWO and isfinite(coefs[r]):
-                    _prefetch_cols(indices, indptr, st.lam, rows[r])
+            # Lane l takes rows lane_r0[l]..lane_r0[l+1]-1; its lists get one slot per
+            # entry and one for the intercept of each of its rows.
+            n_ent = 0
+            for lane in range(lanes):
+                lane_r0[lane] = lane * k // lanes
+                lane_lo[lane] = n_ent
+                for r in range(lane_r0[lane], (lane + 1) * k // lanes):
+                    n_ent += indptr[rows[r] + 1] - indptr[rows[r]] + 1
+                lane_hi[lane] = n_ent
+            lane_r0[lanes] = k
+            # (out of memory: this batch runs on one thread, with the same result)
+            lists = _reserve_lists(&ent, &ent_row, &ent_cap, n_ent)
+        if lists:
+            for lane in prange(lanes, num_threads=n_threads, schedule="static", chunksize=1):
+                _lane_margins(data, indices, indptr, u, rows, coefs, c, icpt, icol,
+                              lane_r0[lane], lane_r0[lane + 1], ent, ent_row, lane_lo[lane],
+                              lane_hi[lane], lam_pf, &lane_n0[lane], &lane_n1[lane])
         else:
             for r in range(k):
                 if r + AHEAD < k:
@@ -681,14 +799,15 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                     i = rows[r]
                     st.n_updates += indptr[i + 1] - indptr[i] + (icpt != 0.0)
             if updated:
-                if parallel:
+                if lists:
                     part_dq[1] = 0.0
                     part_dq[9] = 0.0
                     for part in prange(2, num_threads=2, schedule="static", chunksize=1):
-                        part_dq[part * 8] = _half_update(
-                            data, indices, indptr, rows, coefs, k, part, icpt, icol,
-                            st.lam, u, st.wsum, st.clast, st.C, p_kind, average, qm1,
-                            inv_S, prm.ratio_hi, &part_dq[part * 8 + 1])
+                        part_dq[part * 8] = _half_update_lists(
+                            part, lanes, data, indices, ent, ent_row, lane_lo, lane_hi,
+                            lane_n0, lane_n1, coefs, icpt, icol, st.lam, u, st.wsum,
+                            st.clast, st.C, p_kind, average, qm1, inv_S, prm.ratio_hi,
+                            &part_dq[part * 8 + 1])
                 else:
                     _batch_update_by_parity(
                         data, indices, indptr, rows, coefs, k, icpt, icol, st.lam, u,
@@ -727,6 +846,8 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     if mode == SAMPLE_IID:
         for b in range(4):
             st.rng[b] = ring_rng[head][b]
+    free(ent)
+    free(ent_row)
     return status
 
 
