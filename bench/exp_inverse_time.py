@@ -189,7 +189,8 @@ def _rcv1_part(cfg):
 
 def _plot_rcv1(sizes, results, targets, cfg):
     plt = pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.3), sharey=False)
+    # One y scale for the three solvers, as in the papers' figures.
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.3), sharey=True)
     for ax, solver in zip(axes, ("pgs", "L-BFGS", "LIBLINEAR"), strict=True):
         for i, target in enumerate(targets):
             med = [np.nanmedian(np.array(results[m][solver])[:, i])
@@ -198,7 +199,7 @@ def _plot_rcv1(sizes, results, targets, cfg):
         ax.set_title(f"{solver} (l2-logistic)")
         ax.set_xlabel("training samples (x 100000)")
         ax.grid(alpha=0.3)
-        ax.set_ylim(bottom=0)
+    axes[0].set_ylim(bottom=0)       # after all lines: the limits are shared
     axes[0].set_ylabel("seconds of training (median)")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
