@@ -251,6 +251,11 @@ class ToySet:
     n_features: int
 
 
+def rcv1_for(cfg):
+    """The RCV1-like split an experiment runs on: its first 50,000 rows with --quick."""
+    return rcv1_like(50_000) if cfg.quick else rcv1_like()
+
+
 def toy_gaussians(n_features, m=200_000, *, seed=0, separation=2.0, draw=0):
     """The paper's toy set: ±1 classes from N(±mu, Sigma) with a shared random covariance.
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from bench import peers
 from bench.common import fmt, markdown_table, write_report
-from bench.data import rcv1_like
+from bench.data import rcv1_for
 
 PS = (2.0, 1.8, 1.5, 1.7, 1.25)
 KS = (1, 300)
@@ -17,7 +17,7 @@ SIGMA = 1e-5
 
 def run(cfg):
     """Run the experiment, write results/pcost.md and return its path."""
-    split = rcv1_like(50_000) if cfg.quick else rcv1_like()
+    split = rcv1_for(cfg)
     X, y = split.X_train, split.y_train
     m = X.shape[0]
     seconds = {(p, k): [] for k in KS for p in PS}

@@ -10,7 +10,7 @@ import numpy as np
 
 from bench import peers
 from bench.common import accuracy, fmt, markdown_table, write_report
-from bench.data import rcv1_like
+from bench.data import rcv1_for
 
 CONFIGS = (
     # name, loss, p, k, passes, iterate, sigma grid, paper's (sigma, accuracy, seconds).
@@ -46,7 +46,7 @@ def _optimum_accuracy(split, prob, loss, p, sigma, maxiter):
 
 def run(cfg):
     """Run the experiment, write results/table2.md and return its path."""
-    split = rcv1_like(50_000) if cfg.quick else rcv1_like()
+    split = rcv1_for(cfg)
     n_seeds = 3 if cfg.quick else 20
     prob = peers.liblinear_problem(split.X_train, split.y_train)[1] \
         if peers.liblinear_available() else None

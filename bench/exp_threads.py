@@ -9,7 +9,7 @@ import numpy as np
 
 from bench import peers
 from bench.common import fmt, markdown_table, write_report
-from bench.data import rcv1_like
+from bench.data import rcv1_for
 
 LOSSES = ("hinge", "logistic")
 PS = (2.0, 1.8)
@@ -19,7 +19,7 @@ SIGMA = 1e-5
 
 def run(cfg):
     """Run the experiment, write results/threads.md and return its path."""
-    split = rcv1_like(50_000) if cfg.quick else rcv1_like()
+    split = rcv1_for(cfg)
     X, y = split.X_train, split.y_train
     m = X.shape[0]
     configs = [(loss, p, k) for loss in LOSSES for p in PS for k in KS]

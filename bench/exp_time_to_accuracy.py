@@ -12,7 +12,7 @@ import numpy as np
 
 from bench import curves, peers
 from bench.common import figure_path, fmt, markdown_table, pyplot, write_report
-from bench.data import rcv1_like
+from bench.data import rcv1_for
 
 TOLERANCE = 0.002  # "within 0.2% of the best accuracy": 0.2 percentage points
 
@@ -73,7 +73,7 @@ def _curve(kind, params, split, prob, m, seed):
 
 def run(cfg):
     """Run the experiment, write results/time_to_accuracy.md and a plot; return the path."""
-    split = rcv1_like(50_000) if cfg.quick else rcv1_like()
+    split = rcv1_for(cfg)
     m = split.X_train.shape[0]
     methods = _methods(cfg, m)
     prob_seconds, prob = (peers.liblinear_problem(split.X_train, split.y_train)
