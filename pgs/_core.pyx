@@ -1299,6 +1299,37 @@ def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,
 
 # ------------------------------------------------------------- checks and helpers
 
+def max_row_norm(const floating_t[::1] data, const index_t[::1] indptr, double q,
+                 double icpt=0.0):
+    """max_i ||(x_i, icpt)||_q over CSR buffers (the index pointer must be valid).
+
+    One pass, no allocation; |x|^q as the kernel takes its powers (q = 2, 2.25 and 3
+    without pow()). NaN if a value is not finite.
+    """
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t i, jj
+    cdef double best = 0.0, s, a
+    cdef double tail = pow(fabs(icpt), q)
+    cdef int p_kind = P_GENERAL
+    if q == 2.0:
+        p_kind = P_TWO
+    elif fabs(q - 3.0) < 1e-12:
+        p_kind = P_Q3
+    elif fabs(q - 2.25) < 1e-12:
+        p_kind = P_Q225
+    with nogil:
+        for i in range(n_rows):
+            s = 0.0
+            for jj in range(indptr[i], indptr[i + 1]):
+                a = fabs(data[jj])
+                s += a * a if p_kind == P_TWO else a * _pow_qm1(a, p_kind, q - 1.0)
+            if not s <= best:         # also takes NaN, which then stays
+                best = s
+                if best != best:
+                    break
+    return pow(best + tail, 1.0 / q)
+
+
 def check_csr(const floating_t[::1] data, const index_t[::1] indices,
               const index_t[::1] indptr, Py_ssize_t n_features, bint entries=True):
     """Validate raw CSR buffers without copying them.

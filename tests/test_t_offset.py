@@ -162,3 +162,27 @@ def test_hinge_bias_lives_on_a_grid_of_s2_over_sigma_t(s, t_offset):
         ns.append(model.intercept * SIGMA * (T_ + t_offset) / s**2)
     assert np.all(np.abs(np.array(ns) - np.round(ns)) < 1e-9)
     assert np.any(np.round(ns) != 0)
+
+
+@pytest.mark.parametrize("q", [2.0, 2.25, 3.0, 2.5, 11.0])
+@pytest.mark.parametrize("dtype, index_dtype", [(np.float64, np.int32), (np.float32, np.int64)])
+def test_max_row_norm_matches_numpy(q, dtype, index_dtype):
+    """t_offset="auto"'s G: max_i ||(x_i, s)||_q in one compiled pass, against NumPy on
+    the same buffers (empty rows included); a non-finite value gives NaN."""
+    from pgs._core import max_row_norm
+    rng = np.random.default_rng(3)
+    A = sp.random(400, 60, density=0.1, random_state=4, format="csr", dtype=np.float64)
+    A.data = rng.standard_normal(A.nnz)
+    A = (sp.diags(np.where(np.arange(400) % 50 == 0, 0.0, 1.0)) @ A).tocsr()
+    A.eliminate_zeros()                                 # 8 empty rows
+    assert np.sum(np.diff(A.indptr) == 0) >= 8
+    data = A.data.astype(dtype)
+    indptr = A.indptr.astype(index_dtype)
+    powers = np.abs(data.astype(np.float64)) ** q
+    rows = np.add.reduceat(np.r_[powers, 0.0], A.indptr[:-1])[:A.shape[0]]
+    rows[np.diff(A.indptr) == 0] = 0.0
+    expected = (rows.max() + 0.3 ** q) ** (1.0 / q)
+    assert math.isclose(max_row_norm(data, indptr, q, 0.3), expected, rel_tol=1e-12)
+    bad = data.copy()
+    bad[7] = np.nan
+    assert math.isnan(max_row_norm(bad, indptr, q))
