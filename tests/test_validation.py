@@ -103,19 +103,39 @@ def test_non_finite_X(bad, fmt):
             sampling="cyclic", T=X.shape[0])
 
 
-@pytest.mark.parametrize("k", [1, 4, 16])
-def test_non_finite_row_stops_before_it_changes_the_model(k):
-    """The kernel's check: the bad row is the 6th one read; with sampling="cyclic" every
-    earlier iteration ran, and the error names the value (a CSR matrix is not scanned
-    up front, see pgs.train's Raises)."""
+@pytest.mark.parametrize("bad", ["nan", "index"])
+@pytest.mark.parametrize("k", [1, 4, 20])
+def test_bad_row_stops_before_it_changes_the_state(bad, k):
+    """The kernel's check: row 20 of 40 is bad; in cyclic order the solver stops at the
+    batch holding it, with lambda exactly that of a clean run stopped just before, and
+    train names the entry. Runs that never read the row do not see it."""
+    from pgs._core import LOSS_NAMES, SAMPLING_MODES, Solver
     X, y = _data(m=40)
-    X[5, 2] = np.nan
     A = sp.csr_matrix(X)
-    with pytest.raises(ValueError, match=r"X contains a non-finite value \(nan\)"):
-        pgs.train(A, y, T=40, k=k, sampling="cyclic", seed=0)
-    for model in (pgs.train(A, y, T=5, k=1, sampling="cyclic", seed=0),
-                  pgs.train(A[6:], y[6:], T=3, k=k, sampling="cyclic", seed=0)):
-        assert np.all(np.isfinite(model.coef))     # rows never read are not inspected
+    clean = A.copy()
+    if bad == "nan":
+        A.data[A.indptr[20] + 1] = np.nan
+        message = r"X contains a non-finite value \(nan\)"
+    else:
+        A.indices[A.indptr[20] + 1] = 4                  # == n_features
+        message = r"column index 4 is outside \[0, 4\)"
+
+    def solver():
+        return Solver(4, LOSS_NAMES.index("logistic"), 2.0, 1e-2, 0.0, 1.0, 0.0, k, 0,
+                      False, np.array([1, 2, 3, 4], dtype=np.uint64),
+                      SAMPLING_MODES.index("cyclic"))
+
+    s_bad, s_clean = solver(), solver()
+    assert s_bad.run(40 // k, A.data, A.indices, A.indptr, y) != 0
+    assert s_bad.t == 20 // k                           # the batches before row 20
+    s_clean.run(20 // k, clean.data, clean.indices, clean.indptr, y)
+    assert np.array_equal(s_bad.lam, s_clean.lam)
+    with pytest.raises(ValueError, match=message):
+        pgs.train(A, y, T=40 // k, k=k, sampling="cyclic", seed=0)
+    # rows never read are not inspected: the same model as on the clean matrix
+    unread = pgs.train(A, y, T=20 // k, k=k, sampling="cyclic", seed=0, iterate="last")
+    ref = pgs.train(clean, y, T=20 // k, k=k, sampling="cyclic", seed=0, iterate="last")
+    assert np.array_equal(unread.coef, ref.coef)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
