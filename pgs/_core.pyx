@@ -9,7 +9,7 @@ is compiled per loss (a fused tag type), data dtype and index dtype.
 
 from libc.math cimport sqrt, cbrt, pow, exp2, log2, fabs, copysign, isfinite, INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport realloc, free
+from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset
 from cython.parallel cimport prange
 
@@ -1295,6 +1295,110 @@ def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,
                            &indptr[0], &y[0], n_rows, s.n_cols, &s.prm, &s.st,
                            t_end, &s.smp)
     return status
+
+
+def run_lockstep(list solvers, long long t_end, Py_ssize_t block, data, indices, indptr,
+                 list ys, sample_weight=None):
+    """Advance several solvers over the same X to iteration `t_end`, in lock-step.
+
+    Each solver in turn runs `block` iterations, then the next; so when the solvers
+    draw the same rows (same seed, sampling mode, k and weights, e.g. the one-vs-rest
+    problems of a multiclass fit) each block's rows are fetched from memory once and
+    found in cache by the other solvers. A solver's result does not depend on the
+    schedule: it is bit-identical to ``solver.run(t_end, ...)`` (a chunked run draws
+    exactly an unsplit run's rows), whatever rows the others draw.
+
+    Parameters
+    ----------
+    solvers : list of Solver
+    t_end : int
+        Iteration every solver stops at.
+    block : int
+        Iterations per solver per turn (>= 1); its rows should fit in L2.
+    data, indices, indptr : ndarray
+        CSR buffers, as for `Solver.run`.
+    ys : list of ndarray of float64
+        Each solver's targets.
+    sample_weight : ndarray of float64, optional
+        Row weights shared by all the solvers.
+
+    Returns
+    -------
+    (int, int)
+        The index of the first solver that failed and its status code, or (-1, 0).
+    """
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Solver s
+    if len(ys) != len(solvers):
+        raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
+    if block < 1:
+        raise ValueError(f"block must be >= 1, got {block}")
+    if sample_weight is not None and sample_weight.shape[0] != n_rows:
+        raise ValueError("sample_weight and indptr disagree on the number of rows")
+    if n_rows < 1:
+        raise ValueError("no rows")
+    for s in solvers:
+        s._prepare_sampler(n_rows, sample_weight, None)
+    return _run_lockstep(solvers, data, indices, indptr, ys, t_end, block)
+
+
+def _run_lockstep(list solvers, const floating_t[::1] data, const index_t[::1] indices,
+                  const index_t[::1] indptr, list ys, long long t_end, Py_ssize_t block):
+    cdef Py_ssize_t n = len(solvers)
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t a
+    cdef const double[::1] yv
+    cdef Solver s
+    cdef long long t_lo, te
+    cdef int status = 0
+    cdef Py_ssize_t failed = -1
+    cdef const floating_t* dp = &data[0] if data.shape[0] > 0 else NULL
+    cdef const index_t* ip = &indices[0] if indices.shape[0] > 0 else NULL
+    # The C views of every solver (the list keeps the objects, and so these, alive).
+    cdef PGSParams** prm = <PGSParams**>malloc(n * sizeof(PGSParams*))
+    cdef PGSState** st = <PGSState**>malloc(n * sizeof(PGSState*))
+    cdef PGSSampler** smp = <PGSSampler**>malloc(n * sizeof(PGSSampler*))
+    cdef const double** yp = <const double**>malloc(n * sizeof(double*))
+    cdef int* loss_id = <int*>malloc(n * sizeof(int))
+    cdef Py_ssize_t* n_cols = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    try:
+        if n == 0:
+            return (-1, 0)
+        if (prm == NULL or st == NULL or smp == NULL or yp == NULL or loss_id == NULL
+                or n_cols == NULL):
+            raise MemoryError()
+        t_lo = t_end
+        for a in range(n):
+            s = solvers[a]
+            yv = ys[a]
+            if yv.shape[0] != n_rows:
+                raise ValueError("y and indptr disagree on the number of rows")
+            prm[a] = &s.prm
+            st[a] = &s.st
+            smp[a] = &s.smp
+            yp[a] = &yv[0]
+            loss_id[a] = s.loss_id
+            n_cols[a] = s.n_cols
+            if s.st.t < t_lo:
+                t_lo = s.st.t
+        with nogil:
+            te = t_lo
+            while te < t_end and failed < 0:
+                te = te + block if t_end - te > block else t_end
+                for a in range(n):
+                    status = _dispatch(loss_id[a], dp, ip, &indptr[0], yp[a], n_rows,
+                                       n_cols[a], prm[a], st[a], te, smp[a])
+                    if status != PGS_OK:
+                        failed = a
+                        break
+        return (failed, status)
+    finally:
+        free(prm)
+        free(st)
+        free(smp)
+        free(yp)
+        free(loss_id)
+        free(n_cols)
 
 
 # ------------------------------------------------------------- checks and helpers

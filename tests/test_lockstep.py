@@ -1,0 +1,131 @@
+"""Lock-step runs of several problems over one X: exactly the separate runs, bit for bit."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import pgs
+from pgs._core import LOSS_NAMES, SAMPLING_MODES, Solver, run_lockstep
+from pgs._train import _fit, _fit_many
+
+
+def _problems(n_classes=4, m=300, n=40, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, n, density=0.2, format="csr", random_state=seed, dtype=dtype)
+    labels = rng.integers(n_classes, size=m)
+    ys = [np.where(labels == c, 1.0, -1.0) for c in range(n_classes)]
+    return X, ys
+
+
+def _solver(n, *, loss="logistic", p=2.0, k=1, sampling="iid", seed=0, average=False,
+            t_offset=0.0):
+    state = np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64)
+    return Solver(n, LOSS_NAMES.index(loss), p, 1e-3, 0.0, 0.5, 0.0, k, 0, average, state,
+                  SAMPLING_MODES.index(sampling), False, 1, t_offset)
+
+
+def _assert_same_state(a, b):
+    sa, sb = a.get_state(), b.get_state()
+    for key, value in sa.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(value, sb[key], err_msg=key)
+        else:
+            assert value == sb[key], key
+
+
+@pytest.mark.parametrize("sampling", SAMPLING_MODES)
+@pytest.mark.parametrize("p, k, average", [(2.0, 1, False), (1.5, 3, True), (1.8, 20, False)])
+@pytest.mark.parametrize("block", [1, 7, 1000])
+def test_lockstep_equals_separate_runs(sampling, p, k, average, block):
+    X, ys = _problems()
+    T = 400
+    weights = None if sampling == "cyclic" else np.linspace(0.5, 2.0, X.shape[0])
+    # Problems 0-2 share a seed (they draw the same rows), problem 3 has its own.
+    seeds = [5, 5, 5, 6]
+    alone = [_solver(X.shape[1], p=p, k=k, sampling=sampling, seed=s, average=average)
+             for s in seeds]
+    for s, y in zip(alone, ys, strict=True):
+        assert s.run(T, X.data, X.indices, X.indptr, y, None, weights) == 0
+    together = [_solver(X.shape[1], p=p, k=k, sampling=sampling, seed=s, average=average)
+                for s in seeds]
+    assert run_lockstep(together, T, block, X.data, X.indices, X.indptr, ys, weights) \
+        == (-1, 0)
+    for a, b in zip(alone, together, strict=True):
+        assert b.t == T
+        _assert_same_state(a, b)
+
+
+def test_lockstep_continues_solvers_at_different_iterations():
+    X, ys = _problems(n_classes=3)
+    ahead = [_solver(X.shape[1], seed=1) for _ in ys]
+    ahead[1].run(50, X.data, X.indices, X.indptr, ys[1])
+    assert run_lockstep(ahead, 200, 16, X.data, X.indices, X.indptr, ys) == (-1, 0)
+    for s, y in zip(ahead, ys, strict=True):
+        ref = _solver(X.shape[1], seed=1)
+        ref.run(200, X.data, X.indices, X.indptr, y)
+        _assert_same_state(ref, s)
+
+
+def test_lockstep_reports_the_failing_solver_and_stops():
+    X, ys = _problems(n_classes=3)
+    X = X.copy()
+    X.data[X.indptr[7]] = np.nan            # row 7: every solver fails on drawing it
+    solvers = [_solver(X.shape[1], sampling="cyclic") for _ in ys]
+    failed, status = run_lockstep(solvers, 40, 4, X.data, X.indices, X.indptr, ys)
+    assert (failed, status) == (0, 1)
+    # The first solver stopped before row 7's update (rows in order, turns of 4), and
+    # the others were not run again.
+    assert [s.t for s in solvers] == [7, 4, 4]
+
+
+def test_lockstep_validates_its_arguments():
+    X, ys = _problems(n_classes=2)
+    solvers = [_solver(X.shape[1]) for _ in ys]
+    with pytest.raises(ValueError, match="2 solvers but 1 target arrays"):
+        run_lockstep(solvers, 10, 4, X.data, X.indices, X.indptr, ys[:1])
+    with pytest.raises(ValueError, match="block must be >= 1"):
+        run_lockstep(solvers, 10, 0, X.data, X.indices, X.indptr, ys)
+    with pytest.raises(ValueError, match="y and indptr disagree"):
+        run_lockstep(solvers, 10, 4, X.data, X.indices, X.indptr, [ys[0], ys[1][:-1]])
+    with pytest.raises(ValueError, match="sample_weight and indptr disagree"):
+        run_lockstep(solvers, 10, 4, X.data, X.indices, X.indptr, ys, np.ones(3))
+    assert run_lockstep([], 10, 4, X.data, X.indices, X.indptr, []) == (-1, 0)
+    assert all(s.t == 0 for s in solvers)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3, 8])
+@pytest.mark.parametrize("iterate", ["last", "average", "random"])
+def test_fit_many_is_fit_per_problem(n_jobs, iterate):
+    X, ys = _problems(n_classes=5, dtype=np.float32)
+    kw = dict(loss="hinge", p=1.8, sigma=1e-3, T=700, k=2, iterate=iterate,
+              sampling="permutation", t_offset="auto")
+    many = _fit_many(X, ys, n_jobs=n_jobs, seed=9, keep_state=True, **kw)
+    for y, model in zip(ys, many, strict=True):
+        ref = _fit(X, y, seed=9, keep_state=True, **kw)
+        np.testing.assert_array_equal(model.coef, ref.coef)
+        assert model.intercept == ref.intercept
+        assert model.iteration == ref.iteration
+        assert model.params == ref.params
+    # ... and a warm start of all of them is each one's warm start.
+    more = _fit_many(X, ys, n_jobs=n_jobs, seed=10, warm_starts=many, **kw)
+    for y, warm, model in zip(ys, many, more, strict=True):
+        ref = _fit(X, y, seed=10, warm_start=warm, **kw)
+        np.testing.assert_array_equal(model.coef, ref.coef)
+        assert model.T == 1400
+
+
+def test_fit_many_seed_none_shares_one_fresh_seed():
+    X, ys = _problems(n_classes=3)
+    models = _fit_many(X, ys, T=300, iterate="last", sampling="iid")
+    seeds = {m.params["seed"] for m in models}
+    assert len(seeds) == 1
+    ref = pgs.train(X, ys[2], T=300, iterate="last", sampling="iid", seed=seeds.pop())
+    np.testing.assert_array_equal(models[2].coef, ref.coef)
+
+
+def test_fit_many_names_a_bad_entry():
+    X, ys = _problems(n_classes=3)
+    X = X.copy()
+    X.indices[X.indptr[4] + 1] = X.shape[1] + 3
+    with pytest.raises(ValueError, match="column index"):
+        _fit_many(X, ys, n_jobs=2, T=2000, seed=0, sampling="cyclic")
