@@ -41,6 +41,15 @@ def run(cfg):
     floor = [("pgs.train fixed cost (T = 1: validation, setup)", lambda X, y: peers.run_pgs(
                  X, y, loss="hinge", sigma=1e-5, T=1, iterate="last", seed=1)[0]),
              ("floor: X @ w", lambda X, y: timed(X.dot, w)[0]),
+             # epsilon-insensitive with a huge epsilon has loss' = 0 everywhere: the pass
+             # draws, prefetches and reads every row and takes its margin, but never
+             # updates. It is the cost of reading the rows in that order.
+             ("floor: pgs iid, margins only (no updates)", lambda X, y: peers.run_pgs(
+                 X, y, loss="epsilon_insensitive", epsilon=1e9, sigma=1e-5, T=X.shape[0],
+                 iterate="last", seed=1)[0]),
+             ("floor: pgs cyclic, margins only (no updates)", lambda X, y: peers.run_pgs(
+                 X, y, loss="epsilon_insensitive", epsilon=1e9, sigma=1e-5, T=X.shape[0],
+                 iterate="last", seed=1, sampling="cyclic")[0]),
              ("floor: X.T @ v", lambda X, y: timed(X.T.dot, v)[0])]
     contenders = _contenders("hinge") + _contenders("logistic") + floor
     seconds = {name: [] for name, _ in contenders}
@@ -53,14 +62,21 @@ def run(cfg):
     for name, _ in contenders:
         s = np.array(seconds[name])
         base = base_logistic if "logistic" in name else base_hinge
-        rows.append([name, fmt(s, 3), fmt(s / nnz * 1e9, 3), fmt(s / base, 3)])
+        peer_loss = "logistic" if "logistic" in name else "hinge"
+        sgd = np.array(seconds[f"sklearn SGDClassifier {peer_loss} shuffle=True"])
+        rows.append([name, fmt(s, 3), fmt(s / nnz * 1e9, 3), fmt(s / base, 3),
+                     fmt(s / sgd, 3)])
     table = markdown_table(["contender", "seconds per pass", "ns per non-zero",
-                            "time / pgs (iid), same round"], rows)
+                            "time / pgs (iid), same round",
+                            "time / SGD shuffled, same round"], rows)
     intro = (f"Data: RCV1-like, m = {m:,} rows, {X.shape[1]:,} features, {nnz:,} non-zeros "
              f"({nnz / m:.1f} per row), float64 CSR. One pass = T = m iterations with k = 1, "
              f"p = 2, sigma = 1e-5, iterate='last'; SGDClassifier with max_iter=1, tol=None, "
              f"alpha = sigma. The floor rows are one sparse matrix-vector product each; their "
-             f"ratio is to pgs hinge. The fixed-cost row is one pgs.train call with T = 1. "
+             f"ratio is to pgs hinge, as are the margins-only rows (a pgs.train pass whose loss "
+             f"derivative is always 0, epsilon-insensitive with epsilon = 1e9: every row is "
+             f"drawn, read and its margin taken, nothing is updated). The fixed-cost row is "
+             f"one pgs.train call with T = 1. "
              f"{cfg.repeats} rounds; every contender runs once per round and ratios are "
              f"taken within a round.")
     if not peers.pgs_has("sampling"):
