@@ -149,6 +149,14 @@ def _check_numeric_dtype(dtype, name):
         raise TypeError(f"{name} must be numeric, got dtype {dtype}")
 
 
+def _plus_minus(pos):
+    """+1.0 where `pos`, else -1.0 (as float64; np.where with scalars is 4x slower)."""
+    out = pos.astype(np.float64)
+    out *= 2.0
+    out -= 1.0
+    return out
+
+
 def check_targets(y, n_samples, *, classification, classes=None):
     """Validate targets and bring them to float64 (classes mapped to -1 / +1).
 
@@ -179,10 +187,17 @@ def check_targets(y, n_samples, *, classification, classes=None):
     if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
     if classification and classes is not None:
-        pos, neg = y == classes[1], y == classes[0]
-        if not np.all(pos | neg):
+        pos = y == classes[1]
+        if np.count_nonzero(pos) + np.count_nonzero(y == classes[0]) != y.shape[0]:
             raise ValueError(f"y holds labels other than the known classes {classes}")
-        return np.where(pos, 1.0, -1.0), classes
+        return _plus_minus(pos), classes
+    if classification and y.dtype.kind in "biuf" and y.shape[0] > 0:
+        # Numbers: min and max find the two classes in O(n) (np.unique sorts: at
+        # 781k rows 1.5 ms of a 6 ms fixed cost per call).
+        lo, hi = y.min(), y.max()
+        pos = y == hi
+        if lo != hi and np.count_nonzero(pos) + np.count_nonzero(y == lo) == y.shape[0]:
+            return _plus_minus(pos), np.array([lo, hi], dtype=y.dtype)
     if classification:
         # np.unique without return_inverse: the inverse would be an int64 array of
         # n_samples on top of y_kernel's own (memory counts at RCV1 sizes).
@@ -199,7 +214,7 @@ def check_targets(y, n_samples, *, classification, classes=None):
                 f"y has {classes.shape[0]} classes; pgs.train is binary: multiclass "
                 "(one-vs-rest) is handled by the estimator layer (pgs.PGSClassifier)"
             )
-        return np.where(y == classes[1], 1.0, -1.0), classes
+        return _plus_minus(y == classes[1]), classes
     if y.dtype.kind not in "biuf":
         raise TypeError(f"y must be numeric for a regression loss, got dtype {y.dtype}")
     return np.array(y, dtype=np.float64, copy=True), None

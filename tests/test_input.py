@@ -203,3 +203,28 @@ def test_mushrooms_labels_1_2():
     assert np.mean(pred == y) > 0.99                      # the set is linearly separable
     twin = pgs.train(X, np.where(y == 2.0, 1.0, -1.0), loss="hinge", sigma=1e-4, seed=0)
     np.testing.assert_array_equal(model.coef, twin.coef)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int8, np.uint16,
+                                   np.bool_])
+def test_numeric_targets_agree_with_sorting_every_value(dtype):
+    """check_targets finds numeric classes by min/max; the result is np.unique's."""
+    from pgs._data import check_targets
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(300) < 0.3, 1, 0).astype(dtype)
+    y_kernel, classes = check_targets(y, 300, classification=True)
+    expected = np.unique(y)
+    np.testing.assert_array_equal(classes, expected)
+    assert classes.dtype == expected.dtype
+    np.testing.assert_array_equal(y_kernel, np.where(y == expected[1], 1.0, -1.0))
+    assert y_kernel.dtype == np.float64
+    if dtype is not np.bool_:
+        y3 = y.copy()
+        y3[7] = 2
+        with pytest.raises(ValueError, match="y has 3 classes"):
+            check_targets(y3, 300, classification=True)
+    with pytest.raises(ValueError, match="single class"):
+        check_targets(np.zeros(300, dtype=dtype), 300, classification=True)
+    with pytest.raises(ValueError, match="labels other than the known classes"):
+        check_targets(np.arange(300) % 3, 300, classification=True,
+                      classes=np.array([0, 1]))
