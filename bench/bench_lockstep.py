@@ -1,0 +1,115 @@
+"""One-vs-rest in lock-step against the same problems one after another.
+
+`PGSClassifier` seeds every one-vs-rest problem with `random_state`, so the problems draw
+the same rows, and runs them in lock-step (each takes the next 256 rows in turn): a row is
+fetched from memory once for all classes. This script times `PGSClassifier(n_jobs=1).fit`
+against `pgs.train` on each problem in turn with the same arguments, which gives the same
+models bit for bit (checked), for several row counts of the 10-class RCV1-like problem of
+`bench_estimators.py`. Kernel time dominates: both include their validation and setup.
+
+Usage::
+
+    python bench/bench_lockstep.py [--rows 50000 200000] [--rounds 3]
+
+Prints a Markdown table and writes it to bench/results/lockstep.md.
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_estimators import make_rcv1_like  # noqa: E402
+
+import pgs  # noqa: E402
+
+
+def fit_lockstep(X, y, kw, seed):
+    """PGSClassifier(n_jobs=1).fit: (seconds, the fitted estimator)."""
+    clf = pgs.PGSClassifier(n_jobs=1, random_state=seed, **kw)
+    t0 = time.perf_counter()
+    clf.fit(X, y)
+    return time.perf_counter() - t0, clf
+
+
+def fit_in_turn(X, y, kw, seed, clf):
+    """The same problems with pgs.train, one after another: (seconds, models).
+
+    The estimator's resolved "auto" settings are passed as numbers, so that their O(nnz)
+    scans (paid once by the estimator) are not repeated per class.
+    """
+    args = dict(kw, iterate="last", sampling="permutation",
+                intercept_scaling=clf.intercept_scaling_, seed=seed)
+    offsets = [model.params["t_offset"] for model in clf._models]
+    t0 = time.perf_counter()
+    models = [pgs.train(X, np.where(y == c, 1, -1), t_offset=t0_c, **args)
+              for c, t0_c in zip(clf.classes_, offsets, strict=True)]
+    return time.perf_counter() - t0, models
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, nargs="+", default=[50_000, 200_000])
+    ap.add_argument("--features", type=int, default=20_000)
+    ap.add_argument("--classes", type=int, default=10)
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "lockstep.md"))
+    args = ap.parse_args()
+
+    rows = []
+    for n_rows in args.rows:
+        X, y = make_rcv1_like(n_rows, args.features, 76, args.classes)
+        for loss in ("hinge", "logistic"):
+            kw = dict(loss=loss, sigma=1e-5, T=args.epochs * n_rows)
+            lock, turn = [], []
+            for seed in range(args.rounds):
+                t_lock, clf = fit_lockstep(X, y, kw, seed)
+                t_turn, models = fit_in_turn(X, y, kw, seed, clf)
+                for c, model in enumerate(models):
+                    if not np.array_equal(model.coef, clf.coef_[c]):
+                        raise AssertionError(f"class {c}: lock-step and pgs.train differ")
+                lock.append(t_lock)
+                turn.append(t_turn)
+            ratio = [b / a for a, b in zip(lock, turn, strict=True)]
+            rows.append(
+                f"| {n_rows:,} | {X.nnz:,} | {loss} | {statistics.median(lock):.3f} "
+                f"[{min(lock):.3f}-{max(lock):.3f}] | {statistics.median(turn):.3f} "
+                f"[{min(turn):.3f}-{max(turn):.3f}] | {statistics.median(ratio):.2f}x |")
+            print(rows[-1], flush=True)
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    text = "\n".join([
+        "# One-vs-rest: lock-step against one problem after another",
+        "",
+        f"`bench/bench_lockstep.py`: the {args.classes}-class RCV1-like problem of "
+        f"`bench_estimators.py` ({args.features:,} features, ~76 non-zeros per row), "
+        f"sigma = 1e-5, {args.epochs} epochs (T = {args.epochs} m), PGSClassifier's "
+        "defaults (a permutation per pass). *Lock-step*: `PGSClassifier(n_jobs=1).fit`. "
+        "*In turn*: `pgs.train` on each class's problem, one after another, with the same "
+        "seed and settings; every model is checked to be bit-identical to the estimator's. "
+        f"Seconds, median [min-max] over random_state 0..{args.rounds - 1}; the ratio is "
+        "taken per seed.",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
+        f"(load average at the end {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}).",
+        "",
+        "| rows | non-zeros | loss | lock-step (s) | in turn (s) | in turn / lock-step |",
+        "|---|---|---|---|---|---|",
+        *rows,
+    ]) + "\n"
+    print()
+    print(text)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(f"written to {out}")
+
+
+if __name__ == "__main__":
+    main()
