@@ -338,7 +338,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         itself: problem ``c`` equals ``pgs.train(X, y == classes_[c], seed=random_state)``
         (a binary fit: ``pgs.train(X, y, seed=random_state)``). The problems thus draw
         the same rows, and are run in lock-step so that each row is fetched from memory
-        once for all of them (on a 10-class RCV1-like problem this halves the fit time).
+        once for all of them (10-class RCV1-like: 1.7–2.3x faster than in turn).
     n_jobs : int or None, default None
         Threads training the one-vs-rest problems, each a contiguous group of them
         (None: 1, -1: all cores). Results do not depend on it.
