@@ -434,6 +434,70 @@ cdef inline double _margin(const floating_t* data, const index_t* indices,
     return ((s0 + s1) + (s2 + s3)) + icpt * u[icol]
 
 
+cdef inline double _margin_pf(const floating_t* data, const index_t* indices,
+                              const index_t* indptr, const double* u, int64_t i,
+                              double icpt, Py_ssize_t icol, int64_t nxt) noexcept nogil:
+    """`_margin`, prefetching row `nxt` (if >= 0) one cache line per 4 entries.
+
+    Spreading the prefetches over the loop, instead of asking for a row's ~15 lines at
+    once, keeps the few line-fill buffers of the core from filling up: a prefetch that
+    finds them full stalls the loop (C model of an iid pass, 781k rows of 40-112
+    entries: burst 5.4-6.2 ns per entry, spread 3.3-3.9).
+    """
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t jj = indptr[i]
+    cdef Py_ssize_t hi = indptr[i + 1]
+    cdef size_t n_feat = <size_t>icol
+    cdef const char* pa = NULL
+    cdef const char* pa_end = NULL
+    cdef const char* pb = NULL
+    cdef const char* pb_end = NULL
+    if nxt >= 0:
+        pa = <const char*>(data + indptr[nxt])
+        pa_end = <const char*>(data + indptr[nxt + 1])
+        pb = <const char*>(indices + indptr[nxt])
+        pb_end = <const char*>(indices + indptr[nxt + 1])
+    while jj + 4 <= hi:
+        if (<size_t>indices[jj] >= n_feat or <size_t>indices[jj + 1] >= n_feat
+                or <size_t>indices[jj + 2] >= n_feat or <size_t>indices[jj + 3] >= n_feat):
+            return NAN
+        if pa < pa_end:
+            PGS_PREFETCH(pa)
+            pa += 64
+        elif pb < pb_end:
+            PGS_PREFETCH(pb)
+            pb += 64
+        s0 += data[jj] * u[indices[jj]]
+        s1 += data[jj + 1] * u[indices[jj + 1]]
+        s2 += data[jj + 2] * u[indices[jj + 2]]
+        s3 += data[jj + 3] * u[indices[jj + 3]]
+        jj += 4
+    while jj < hi:
+        if <size_t>indices[jj] >= n_feat:
+            return NAN
+        s0 += data[jj] * u[indices[jj]]
+        jj += 1
+    while pa < pa_end:          # (a short row leaves some of the next one's lines)
+        PGS_PREFETCH(pa)
+        pa += 64
+    while pb < pb_end:
+        PGS_PREFETCH(pb)
+        pb += 64
+    return ((s0 + s1) + (s2 + s3)) + icpt * u[icol]
+
+
+cdef inline int64_t _upcoming(int mode, const int64_t* ring_rows, int head,
+                              const PGSSampler* smp, long long pos, Py_ssize_t n_rows,
+                              Py_ssize_t j) noexcept nogil:
+    """The row to be drawn j places after the current batch (-1: not known, or rows in
+    file order, which the hardware prefetches by itself)."""
+    if mode == SAMPLE_IID and j < RING:
+        return ring_rows[(head + j) & RING_MASK]
+    if mode == SAMPLE_PERMUTATION and pos + j < n_rows:
+        return smp.perm[pos + j]
+    return -1
+
+
 cdef inline int _block_half(int64_t j) noexcept nogil:
     """Which of the two threads of a batch update owns column j: blocks of 8 columns
     (one 64-byte cache line of the aligned lam, u, wsum and clast) alternate, so the
@@ -687,7 +751,6 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                 ring_rows[head] = _draw_iid(smp, rng, n_rows)
                 PGS_PREFETCH(&indptr[ring_rows[head]])
                 head = (head + 1) & RING_MASK
-                _prefetch_row(data, indices, indptr, ring_rows[(head + AHEAD) & RING_MASK])
                 PGS_PREFETCH(&y[ring_rows[(head + AHEAD) & RING_MASK]])
             elif mode == SAMPLE_PERMUTATION:
                 if st.pos >= n_rows:
@@ -696,11 +759,11 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                 i = smp.perm[st.pos]
                 st.pos += 1
                 # As in iid mode: the index pointer RING rows ahead (its miss is
-                # what costs most), the row's data and target AHEAD rows ahead.
+                # what costs most), the target AHEAD rows ahead (the row's data: while
+                # the margins are taken, _margin_pf).
                 if st.pos + RING < n_rows:
                     PGS_PREFETCH(&indptr[smp.perm[st.pos + RING]])
                 if st.pos + AHEAD < n_rows:
-                    _prefetch_row(data, indices, indptr, smp.perm[st.pos + AHEAD])
                     PGS_PREFETCH(&y[smp.perm[st.pos + AHEAD]])
             elif mode == SAMPLE_CYCLIC:
                 if st.pos >= n_rows:
@@ -747,9 +810,15 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                               lane_hi[lane], lam_pf, &lane_n0[lane], &lane_n1[lane])
         else:
             for r in range(k):
-                if r + AHEAD < k:
-                    _prefetch_row(data, indices, indptr, rows[r + AHEAD])
-                coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+                if mode == SAMPLE_IID or mode == SAMPLE_PERMUTATION:
+                    # the row AHEAD places on: in this batch, or drawn after it
+                    coefs[r] = c * _margin_pf(
+                        data, indices, indptr, u, rows[r], icpt, icol,
+                        rows[r + AHEAD] if r + AHEAD < k else _upcoming(
+                            mode, ring_rows, head, smp, st.pos, n_rows, r + AHEAD - k))
+                else:
+                    # rows in file order: the hardware prefetcher sees the stream
+                    coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
                 if p_kind != P_TWO and isfinite(coefs[r]):
                     _prefetch_cols(indices, indptr, st.lam, rows[r])
 
