@@ -343,11 +343,12 @@ cdef double Q_CANCEL = 0.000244140625     # 2^-12
 # The average's C restarts when it exceeds C_RESTART c_t (its spans would cancel).
 cdef double C_RESTART = 65536.0
 
-# In iid mode RING rows are drawn ahead (a power of two). The data of the row AHEAD
-# places ahead is prefetched: RING - AHEAD draws after its indptr entry was.
-# (Measured on a 781k-row RCV1-like set, hinge, RING 16: no prefetch 9-10 ns per
-# non-zero, index pointers only 7-8, both 7-8 for any AHEAD from 1 to 15: the
-# index pointer's miss is the one that matters. RING 64: 6.5-7 for AHEAD 2 to 48.)
+# In iid mode RING rows are drawn ahead (a power of two), and the index pointer of each
+# is prefetched when it is drawn: its miss is the one that costs most. The data of the
+# row AHEAD places ahead is prefetched while the current row's margin is taken, a line
+# per 4 entries (_margin_pf). (781k-row RCV1-like set, hinge, iid: index pointers only
+# 9-10 ns per non-zero; all of a row's lines at once when drawn, 5.8-8 whatever the
+# distance; spread over the margin, 3.8-5.4.)
 cdef enum:
     RING = 64
     RING_MASK = 63
@@ -371,21 +372,6 @@ cdef inline int64_t _draw_iid(const PGSSampler* smp, uint64_t* rng,
         if _uniform01(rng) >= smp.alias_prob[i]:
             i = smp.alias_idx[i]
     return i
-
-
-cdef inline void _prefetch_row(const floating_t* data, const index_t* indices,
-                               const index_t* indptr, int64_t i) noexcept nogil:
-    """Ask for row i's values and column indices, one cache line at a time."""
-    cdef const char* a = <const char*>(data + indptr[i])
-    cdef const char* a_end = <const char*>(data + indptr[i + 1])
-    cdef const char* b = <const char*>(indices + indptr[i])
-    cdef const char* b_end = <const char*>(indices + indptr[i + 1])
-    while a < a_end:
-        PGS_PREFETCH(a)
-        a += 64
-    while b < b_end:
-        PGS_PREFETCH(b)
-        b += 64
 
 
 cdef inline void _prefetch_cols(const index_t* indices, const index_t* indptr,
@@ -528,9 +514,8 @@ cdef void _lane_margins(const floating_t* data, const index_t* indices,
     cdef int64_t i
     cdef int h
     for r in range(r0, r1):
-        if r + AHEAD < r1:
-            _prefetch_row(data, indices, indptr, rows[r + AHEAD])
-        coefs[r] = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+        coefs[r] = c * _margin_pf(data, indices, indptr, u, rows[r], icpt, icol,
+                                  rows[r + AHEAD] if r + AHEAD < r1 else -1)
         if not isfinite(coefs[r]):
             continue         # the loop stops before any update (and its indices are bad)
         i = rows[r]
@@ -785,9 +770,8 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
 
         # 2. their margins at w_{t-1} = c * u (in parallel for large batches: each
         #    margin is computed the same way whichever thread does it)
-        #    Batches: each thread also prefetches the rows it takes AHEAD places on
-        #    (the draws above asked for them all at once, more than the memory
-        #    system keeps in flight, and into one core's cache).
+        #    While a margin is taken, the row AHEAD places on is prefetched (by the
+        #    thread that will take it, in its own core's cache).
         c = st.c
         lists = False
         if parallel:
