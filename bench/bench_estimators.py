@@ -68,6 +68,16 @@ def make_rcv1_like(n_rows, n_features, nnz_per_row, n_classes, topical=0.1, seed
     return X, y
 
 
+def print_and_write(text, out):
+    """Print a Markdown report and write it to `out` (a path; folders are made)."""
+    print()
+    print(text)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(f"written to {out}")
+
+
 def timed_fit(est, X, y, Xte, yte):
     """Fit `est`; (wall seconds, CPU seconds of all threads, test accuracy)."""
     w0, c0 = time.perf_counter(), time.process_time()
@@ -174,13 +184,7 @@ def main():
                 f"{statistics.median(sc) / statistics.median(pc):.2f}x | "
                 f"{'yes' if met else 'no'} |"
             )
-    text = "\n".join(lines) + "\n"
-    print()
-    print(text)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    print(f"written to {out}")
+    print_and_write("\n".join(lines) + "\n", args.out)
 
 
 if __name__ == "__main__":

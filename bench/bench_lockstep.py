@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_estimators import make_rcv1_like  # noqa: E402
+from bench_estimators import make_rcv1_like, print_and_write  # noqa: E402
 
 import pgs  # noqa: E402
 
@@ -103,12 +103,7 @@ def main():
         "|---|---|---|---|---|---|",
         *rows,
     ]) + "\n"
-    print()
-    print(text)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    print(f"written to {out}")
+    print_and_write(text, args.out)
 
 
 if __name__ == "__main__":

@@ -449,43 +449,10 @@ cdef inline void _prefetch_cols(const index_t* indices, const index_t* indptr,
         PGS_PREFETCH(&lam[indices[jj]])
 
 
-cdef inline double _margin(const floating_t* data, const index_t* indices,
-                           const index_t* indptr, const double* u, int64_t i, double icpt,
-                           Py_ssize_t icol) noexcept nogil:
-    """<x_i, u> with the implicit constant column; NaN if a column index of the row
-    is outside [0, icol).
-
-    This is where X's entries are validated: the row's indices are checked before
-    u is read at them, and a non-finite value makes the margin non-finite, which
-    stops the loop before the row changes anything (the caller then names the
-    entry). Four partial sums: one sum would be a chain of dependent adds, one add
-    latency per non-zero; four let the gathers of u overlap.
-    """
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    cdef Py_ssize_t jj = indptr[i]
-    cdef Py_ssize_t hi = indptr[i + 1]
-    cdef size_t n_feat = <size_t>icol
-    while jj + 4 <= hi:
-        if (<size_t>indices[jj] >= n_feat or <size_t>indices[jj + 1] >= n_feat
-                or <size_t>indices[jj + 2] >= n_feat or <size_t>indices[jj + 3] >= n_feat):
-            return NAN
-        s0 += data[jj] * u[indices[jj]]
-        s1 += data[jj + 1] * u[indices[jj + 1]]
-        s2 += data[jj + 2] * u[indices[jj + 2]]
-        s3 += data[jj + 3] * u[indices[jj + 3]]
-        jj += 4
-    while jj < hi:
-        if <size_t>indices[jj] >= n_feat:
-            return NAN
-        s0 += data[jj] * u[indices[jj]]
-        jj += 1
-    return ((s0 + s1) + (s2 + s3)) + icpt * u[icol]
-
-
 cdef inline double _margin_pf(const floating_t* data, const index_t* indices,
                               const index_t* indptr, const double* u, int64_t i,
                               double icpt, Py_ssize_t icol, int64_t nxt) noexcept nogil:
-    """`_margin`, prefetching row `nxt` (if >= 0) one cache line per 4 entries.
+    """`_margin` (below), prefetching row `nxt` (if >= 0) one cache line per 4 entries.
 
     Spreading the prefetches over the loop, instead of asking for a row's ~15 lines at
     once, keeps the few line-fill buffers of the core from filling up: a prefetch that
@@ -532,6 +499,22 @@ cdef inline double _margin_pf(const floating_t* data, const index_t* indices,
         PGS_PREFETCH(pb)
         pb += 64
     return ((s0 + s1) + (s2 + s3)) + icpt * u[icol]
+
+
+cdef inline double _margin(const floating_t* data, const index_t* indices,
+                           const index_t* indptr, const double* u, int64_t i, double icpt,
+                           Py_ssize_t icol) noexcept nogil:
+    """<x_i, u> with the implicit constant column; NaN if a column index of the row
+    is outside [0, icol).
+
+    This is where X's entries are validated: the row's indices are checked before
+    u is read at them, and a non-finite value makes the margin non-finite, which
+    stops the loop before the row changes anything (the caller then names the
+    entry). Four partial sums: one sum would be a chain of dependent adds, one add
+    latency per non-zero; four let the gathers of u overlap.
+    """
+    # (nxt = -1 is a constant: the C compiler drops the prefetching code.)
+    return _margin_pf(data, indices, indptr, u, i, icpt, icol, -1)
 
 
 cdef inline int64_t _upcoming(int mode, const int64_t* ring_rows, int head,
