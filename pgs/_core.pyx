@@ -667,7 +667,8 @@ cdef void _batch_update_by_parity(const floating_t* data, const index_t* indices
     A column's half picks its sums by multiplying with 0 or 1 rather than by a branch,
     which would be mispredicted often (adding an exact 0 changes no bit).
     """
-    cdef double g, d, m, odd
+    cdef double g, odd, d, d2, m, m2
+    cdef bint paired
     cdef double new0 = 0.0, new1 = 0.0, old0 = 0.0, old1 = 0.0
     cdef Py_ssize_t r, jj
     cdef int64_t i
@@ -676,7 +677,31 @@ cdef void _batch_update_by_parity(const floating_t* data, const index_t* indices
         if g == 0.0:
             continue
         i = rows[r]
-        for jj in range(indptr[i], indptr[i + 1]):
+        jj = indptr[i]
+        while jj < indptr[i + 1]:
+            paired = False
+            if (p_kind == P_Q225 and jj + 1 < indptr[i + 1]
+                    and indices[jj] != indices[jj + 1]):
+                d = 0.0           # (each then holds its entry's term exactly)
+                d2 = 0.0
+                m = 0.0
+                m2 = 0.0
+                paired = _coord_pair_q225(indices[jj], g * data[jj], indices[jj + 1],
+                                          g * data[jj + 1], lam, u, wsum, clast, C,
+                                          average, inv_S, ratio_hi, &d, &d2, &m, &m2)
+            if paired:
+                odd = <double>_block_half(indices[jj])
+                new1 += d * odd
+                old1 += m * odd
+                new0 += d * (1.0 - odd)
+                old0 += m * (1.0 - odd)
+                odd = <double>_block_half(indices[jj + 1])
+                new1 += d2 * odd
+                old1 += m2 * odd
+                new0 += d2 * (1.0 - odd)
+                old0 += m2 * (1.0 - odd)
+                jj += 2
+                continue
             m = 0.0
             d = _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
                               average, qm1, inv_S, ratio_hi, &m)
@@ -685,6 +710,7 @@ cdef void _batch_update_by_parity(const floating_t* data, const index_t* indices
             old1 += m * odd
             new0 += d * (1.0 - odd)
             old0 += m * (1.0 - odd)
+            jj += 1
         if icpt != 0.0:
             m = 0.0
             d = _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind, average,
