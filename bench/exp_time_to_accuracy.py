@@ -32,6 +32,12 @@ def _methods(cfg, m):
     for s in sig2:
         out.append((f"pgs p=2 k=1 sigma={s:g}", "pgs",
                     dict(T_list=T1, loss="logistic", p=2.0, k=1, sigma=s, iterate="average")))
+    # Steps 1/(sigma (t + t0)) with t0 = "auto" (PGSClassifier's default; for p = 2, k = 1
+    # the step sizes of SGDClassifier's "optimal" schedule), i.i.d. rows.
+    for s in sig2:
+        out.append((f"pgs p=2 k=1 t_offset=auto sigma={s:g}", "pgs",
+                    dict(T_list=T1, loss="logistic", p=2.0, k=1, sigma=s, iterate="average",
+                         t_offset="auto")))
     # The generated rows are in random order, the case sampling="cyclic" is for.
     for s in sig2_cyclic:
         out.append((f"pgs p=2 k=1 cyclic sigma={s:g}", "pgs",
@@ -103,7 +109,8 @@ def run(cfg):
     # Ratios for the fastest pgs configuration of each p (by median over the rounds that
     # reached the target; the '(k of n)' note says how many did).
     refs = []
-    for prefix in ("pgs p=2 k=1 sigma", "pgs p=2 k=1 cyclic", "pgs p=1.8 "):
+    for prefix in ("pgs p=2 k=1 sigma", "pgs p=2 k=1 t_offset", "pgs p=2 k=1 cyclic",
+                   "pgs p=1.8 "):
         group = [n for n in pgs_names if n.startswith(prefix) and np.isfinite(ttt[n]).any()]
         if group:
             refs.append(min(group, key=lambda n: np.nanmedian(ttt[n])))
