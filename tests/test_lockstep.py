@@ -129,3 +129,17 @@ def test_fit_many_names_a_bad_entry():
     X.indices[X.indptr[4] + 1] = X.shape[1] + 3
     with pytest.raises(ValueError, match="column index"):
         _fit_many(X, ys, n_jobs=2, T=2000, seed=0, sampling="cyclic")
+
+
+def test_fit_many_continues_problems_at_different_iterations():
+    """Warm starts of different lengths cannot share turns: each problem runs alone, and
+    still equals its own `_fit`."""
+    X, ys = _problems(n_classes=3)
+    kw = dict(loss="logistic", sigma=1e-3, iterate="last", sampling="iid")
+    warm = [_fit(X, y, T=T, seed=4, keep_state=True, **kw)
+            for y, T in zip(ys, (100, 250, 100), strict=True)]
+    more = _fit_many(X, ys, n_jobs=2, T=200, seed=4, warm_starts=warm, **kw)
+    for y, w, model in zip(ys, warm, more, strict=True):
+        ref = _fit(X, y, T=200, seed=4, warm_start=w, **kw)
+        np.testing.assert_array_equal(model.coef, ref.coef)
+        assert model.T == w.T + 200
