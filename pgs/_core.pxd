@@ -5,8 +5,9 @@
 #
 #     from pgs._core cimport PGSParams, PGSState, pgs_init, pgs_run_f64_i64
 #
-# The caller owns every buffer; the kernel never allocates, never raises and
-# never touches Python objects, so it can run with the GIL released. Start from
+# The caller owns the state's buffers (the kernel allocates only scratch space, freed
+# before it returns); it never raises and never touches Python objects, so it can
+# run with the GIL released. Start from
 # pgs_init (parameters) and pgs_state_init (a zeroed state with your buffers).
 
 from libc.stdint cimport int64_t, uint64_t
@@ -27,6 +28,7 @@ cdef enum PGSStatus:
     PGS_NONFINITE = 1
     PGS_BAD_ROW = 2      # a row index of a fixed sequence is outside [0, n_rows)
     PGS_BAD_SAMPLER = 3  # the sampler lacks a buffer its mode needs
+    PGS_NO_MEMORY = 4    # a scratch buffer of a batch could not be allocated
 
 # How rows are drawn (see PGSSampler).
 cdef enum SamplingMode:
@@ -63,6 +65,9 @@ cdef struct PGSState:
     double* w_pick           # receives w_{t_pick} (NULL unless t_pick > 0)
     int64_t* rows            # scratch, length k: the batch's row indices
     double* coefs            # scratch, length k: the batch's -loss'/k
+    # scratch for batches of k >= 16 rows, length n_cols, all zero, 64-byte aligned
+    # (NULL: the kernel allocates one for each call)
+    double* delta
     double Q                 # sum_j (|lam_j| / S)^q, maintained incrementally ...
     double Q_comp            # ... with Neumaier compensation
     double C                 # sum_{s <= t} c_s (for the average)

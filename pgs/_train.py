@@ -17,6 +17,7 @@ _STATUS_MESSAGES = {
     "bound the domain with B",
     2: "fixed_rows holds a row index outside [0, n_samples)",
     3: "the sampler is missing a buffer (internal error)",
+    4: "out of memory for the scratch buffers of a mini-batch at iteration {t}",
 }
 
 #: Arguments a warm start must share with the run it continues.
@@ -207,7 +208,8 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         (kept from the earlier run with probability T1 / (T1 + T2)).
     n_threads : int >= 1, default 1
         Threads (OpenMP) for mini-batches of k >= 16 rows: the k margins are split
-        between threads, and the update of lambda in two halves by column parity.
+        between threads, and the update of lambda (summed per column, then applied
+        once per column) in two halves of alternating 8-column blocks.
         The model is bit-identical for every n_threads. Smaller batches run on one
         thread.
     t_offset : float >= 0 or "auto", default 0
@@ -520,7 +522,7 @@ def _raise_status(status, solver, Xb):
         if problem is not None:
             raise ValueError(problem)
     msg = _STATUS_MESSAGES.get(status, "solver failed with status {status}")
-    error = FloatingPointError if status == 1 else ValueError
+    error = {1: FloatingPointError, 4: MemoryError}.get(status, ValueError)
     raise error(msg.format(t=solver.t + 1, status=status))
 
 

@@ -254,8 +254,9 @@ def test_rescaled_features_give_rescaled_weights(p, a):
 @pytest.mark.parametrize("p", [2.0, 1.8, 1.25])
 @pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
 def test_large_batches_match_reference(loss, p, k, n_threads):
-    """Batches of k >= 16 take the kernel's other update path (lambda updated in two
-    halves of alternating 8-column blocks, on one or two threads): it must agree with
+    """Batches of k >= 16 take the kernel's other update path (the batch's step summed
+    per column, then lambda updated once per column in two halves of alternating
+    8-column blocks, on one or two threads): it must agree with
     Figure 1 as well, for the last and the averaged iterate, and give the same bits for
     any n_threads."""
     rng = np.random.default_rng(7)
@@ -276,3 +277,27 @@ def test_large_batches_match_reference(loss, p, k, n_threads):
                       iterate=iterate, fixed_rows=rows, n_threads=1)
         np.testing.assert_array_equal(model.coef, serial.coef)
         assert model.intercept == serial.intercept
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.8, 1.25])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_wide_large_batches_match_reference(p, dtype):
+    """The per-column sums of a large batch on a wide X (300 columns: 38 blocks of the
+    halves), whose batches repeat rows and share popular columns: Figure 1 to 1e-10,
+    and the same bits on one, two and three threads."""
+    rng = np.random.default_rng(11)
+    m, n, k, T_ = 150, 300, 64, 25
+    popular = rng.random(n) ** 6                      # a few columns in most rows
+    X = (rng.standard_normal((m, n)) * (rng.random((m, n)) < 0.02 + 0.5 * popular))
+    X = X.astype(dtype).astype(np.float64)
+    y = np.where(X @ rng.standard_normal(n) > 0, 1.0, -1.0)
+    rows = rng.integers(0, m, T_ * k)
+    A = sp.csr_matrix(X.astype(dtype))
+    models = [_fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
+                   fixed_rows=rows, n_threads=nt) for nt in (1, 2, 3)]
+    ref = pgs_reference(X, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, rows=rows,
+                        B=models[0].params["B"], icpt=1.0)
+    assert _rel(models[0].full_weights(), np.mean(ref, axis=0)) < 1e-10
+    for other in models[1:]:
+        np.testing.assert_array_equal(other.coef, models[0].coef)
+        assert other.intercept == models[0].intercept

@@ -234,3 +234,31 @@ def test_iterate_overflow_is_reported():
     X, y = _data()
     with pytest.raises(FloatingPointError, match="became infinite or NaN"):
         pgs.train(X * 1e300, y, loss="hinge", sigma=1e-300, T=50, seed=0)
+
+
+@pytest.mark.parametrize("k", [16, 20])
+def test_bad_row_inside_a_large_batch_leaves_no_partial_sums(k):
+    """Batches of k >= 16 sum each row's step as its margin is taken; a bad row in the
+    middle of a batch (row 20 is the batch's 5th or 1st) must leave nothing behind: the
+    next batches, on clean data, give exactly lambda of a run that skipped the bad one."""
+    from pgs._core import LOSS_NAMES, Solver
+    X, y = _data(m=40)
+    clean = sp.csr_matrix(X)
+    A = clean.copy()
+    A.data[A.indptr[20] + 1] = np.nan
+    first = 20 // k * k                  # the bad batch: rows first .. first + k - 1
+    order = np.arange(4 * k) % 40
+
+    def solver():
+        return Solver(4, LOSS_NAMES.index("logistic"), 1.8, 1e-2, 0.0, 1.0, 0.0, k, 0,
+                      False, np.array([1, 2, 3, 4], dtype=np.uint64))
+
+    s_bad = solver()
+    assert s_bad.run(4, A.data, A.indices, A.indptr, y, fixed_rows=order) == 1
+    assert s_bad.t == first // k
+    assert s_bad.run(3, clean.data, clean.indices, clean.indptr, y, fixed_rows=order) == 0
+    skipped = np.concatenate([order[:first], order[first + k:]])
+    s_ref = solver()
+    s_ref.run(3, clean.data, clean.indices, clean.indptr, y, fixed_rows=skipped)
+    assert np.array_equal(s_bad.lam, s_ref.lam)
+    assert np.array_equal(s_bad.u, s_ref.u)
