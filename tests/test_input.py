@@ -205,13 +205,16 @@ def test_mushrooms_labels_1_2():
     np.testing.assert_array_equal(model.coef, twin.coef)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int8, np.uint16,
-                                   np.bool_])
-def test_numeric_targets_agree_with_sorting_every_value(dtype):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.int8,
+                                   np.uint16, np.bool_])
+@pytest.mark.parametrize("labels", [(0, 1), (-1, 1), (3, 7)])
+def test_numeric_targets_agree_with_sorting_every_value(dtype, labels):
     """check_targets finds numeric classes by min/max; the result is np.unique's."""
     from pgs._data import check_targets
     rng = np.random.default_rng(0)
-    y = np.where(rng.random(300) < 0.3, 1, 0).astype(dtype)
+    if dtype in (np.uint16, np.bool_) and labels != (0, 1):
+        pytest.skip("labels outside the dtype")
+    y = np.where(rng.random(300) < 0.3, labels[1], labels[0]).astype(dtype)
     y_kernel, classes = check_targets(y, 300, classification=True)
     expected = np.unique(y)
     np.testing.assert_array_equal(classes, expected)
@@ -220,11 +223,53 @@ def test_numeric_targets_agree_with_sorting_every_value(dtype):
     assert y_kernel.dtype == np.float64
     if dtype is not np.bool_:
         y3 = y.copy()
-        y3[7] = 2
+        y3[7] = labels[0] + (labels[1] - labels[0]) // 2 if labels != (0, 1) else 2
         with pytest.raises(ValueError, match="y has 3 classes"):
             check_targets(y3, 300, classification=True)
+    # known classes (a warm start's): the same mapping, and a third label refused
+    again, same = check_targets(y, 300, classification=True, classes=classes)
+    np.testing.assert_array_equal(again, y_kernel)
+    assert same is classes
     with pytest.raises(ValueError, match="single class"):
         check_targets(np.zeros(300, dtype=dtype), 300, classification=True)
     with pytest.raises(ValueError, match="labels other than the known classes"):
         check_targets(np.arange(300) % 3, 300, classification=True,
                       classes=np.array([0, 1]))
+
+
+def test_targets_are_read_in_place_only_when_they_already_are_the_kernels():
+    """Float64 -1/+1 classification targets and float64 regression targets are used as
+    they are (no copy); anything else is converted; pgs.train never writes to y."""
+    from pgs._data import check_targets
+    rng = np.random.default_rng(1)
+    y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
+    assert check_targets(y, 200, classification=True)[0] is y
+    assert check_targets(y, 200, classification=False)[0] is y
+    strided = np.repeat(y, 2)[::2]
+    assert check_targets(strided, 200, classification=True)[0] is not strided
+    for other in (y.astype(np.float32), (y > 0).astype(np.float64), y * 2.0):
+        y_kernel, _ = check_targets(other, 200, classification=True)
+        assert y_kernel is not other
+        np.testing.assert_array_equal(y_kernel, y)
+    half = y.copy()
+    half[3] = 0.5                                       # within [-1, 1], a third class
+    with pytest.raises(ValueError, match="y has 3 classes"):
+        check_targets(half, 200, classification=True)
+    X = sp.random(200, 5, density=0.5, random_state=2, format="csr")
+    before = y.copy()
+    pgs.train(X, y, T=300, seed=0)
+    pgs.train(X, y, loss="squared", T=300, seed=0)
+    np.testing.assert_array_equal(y, before)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_label_signs_maps_and_counts(dtype):
+    """The compiled two-class mapping: +1 for pos, -1 for everything else, and a count
+    of the labels that are neither (with and without writing the signs)."""
+    from pgs._core import label_signs
+    y = np.array([5, 2, 5, 9, 2, 2, 7], dtype=dtype)
+    signs, other = label_signs(y, dtype(2), dtype(5))
+    np.testing.assert_array_equal(signs, [1, -1, 1, -1, -1, -1, -1])
+    assert other == 2
+    assert label_signs(y, dtype(2), dtype(5), False) == (None, 2)
+    assert label_signs(y[:0], dtype(2), dtype(5))[1] == 0
