@@ -1733,52 +1733,6 @@ def check_csr(const floating_t[::1] data, const index_t[::1] indices,
     return None
 
 
-ctypedef fused label_t:
-    int32_t
-    int64_t
-    float
-    double
-
-
-def label_signs(const label_t[::1] y, label_t neg, label_t pos, bint write=True):
-    """Map two-class labels to the kernel's targets in one pass.
-
-    Parameters
-    ----------
-    y : ndarray of int32, int64, float32 or float64, C-contiguous
-        The labels.
-    neg, pos : scalar of y's dtype
-        The label mapped to -1 and the one mapped to +1.
-    write : bool, default True
-        False only counts (no array is made).
-
-    Returns
-    -------
-    signs : ndarray of float64 or None
-        +1.0 where ``y == pos``, else -1.0 (a new array); None if not `write`.
-    n_other : int
-        How many labels equal neither `neg` nor `pos` (0 for valid two-class y).
-    """
-    cdef Py_ssize_t i, n = y.shape[0]
-    cdef int64_t other = 0, is_pos
-    cdef double[::1] o
-    out = None
-    with nogil:
-        if write:
-            with gil:
-                out = np.empty(n)
-                o = out
-            # branch-free, so that the compiler vectorises it (every train call runs it)
-            for i in range(n):
-                is_pos = y[i] == pos
-                o[i] = <double>(2 * is_pos - 1)
-                other += (1 - is_pos) & (y[i] != neg)
-        else:
-            for i in range(n):
-                other += (y[i] != pos) & (y[i] != neg)
-    return out, other
-
-
 def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,
               const double[::1] sample_weight=None):
     """(1/n) sum_i s_i loss(z_i, y_i) over margins `z` and targets `y` (s_i = 1 by default)."""

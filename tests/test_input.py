@@ -260,16 +260,3 @@ def test_targets_are_read_in_place_only_when_they_already_are_the_kernels():
     pgs.train(X, y, T=300, seed=0)
     pgs.train(X, y, loss="squared", T=300, seed=0)
     np.testing.assert_array_equal(y, before)
-
-
-@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
-def test_label_signs_maps_and_counts(dtype):
-    """The compiled two-class mapping: +1 for pos, -1 for everything else, and a count
-    of the labels that are neither (with and without writing the signs)."""
-    from pgs._core import label_signs
-    y = np.array([5, 2, 5, 9, 2, 2, 7], dtype=dtype)
-    signs, other = label_signs(y, dtype(2), dtype(5))
-    np.testing.assert_array_equal(signs, [1, -1, 1, -1, -1, -1, -1])
-    assert other == 2
-    assert label_signs(y, dtype(2), dtype(5), False) == (None, 2)
-    assert label_signs(y[:0], dtype(2), dtype(5))[1] == 0
