@@ -615,27 +615,26 @@ cdef inline void _sum_row(const floating_t* data, const index_t* indices, Py_ssi
     slots and only its own list's count advances (cap, at least the batch's entries
     and constant columns, leaves room).
     """
-    cdef Py_ssize_t jj, j, a = n0[0], b = n1[0]
-    cdef int h, new
+    # (the counts in locals: fresh's stores could alias *n0 and *n1 for the compiler)
+    cdef Py_ssize_t jj, a = n0[0], b = n1[0]
     for jj in range(lo, hi):
-        j = indices[jj]
-        h = _block_half(j)
-        new = delta[j] == 0.0
-        fresh[a] = j
-        fresh[cap - 1 - b] = j
-        a += new & (1 - h)
-        b += new & h
-        delta[j] += g * data[jj]
+        _sum_entry(indices[jj], g * data[jj], delta, fresh, cap, &a, &b)
     if icpt != 0.0:
-        h = _block_half(icol)
-        new = delta[icol] == 0.0
-        fresh[a] = icol
-        fresh[cap - 1 - b] = icol
-        a += new & (1 - h)
-        b += new & h
-        delta[icol] += g * icpt
+        _sum_entry(icol, g * icpt, delta, fresh, cap, &a, &b)
     n0[0] = a
     n1[0] = b
+
+
+cdef inline void _sum_entry(Py_ssize_t j, double x, double* delta, int64_t* fresh,
+                            Py_ssize_t cap, Py_ssize_t* n0, Py_ssize_t* n1) noexcept nogil:
+    """delta_j += x, listing j (see `_sum_row`) if that is its first step."""
+    cdef int h = _block_half(j)
+    cdef int new = delta[j] == 0.0
+    fresh[n0[0]] = j
+    fresh[cap - 1 - n1[0]] = j
+    n0[0] += new & (1 - h)
+    n1[0] += new & h
+    delta[j] += x
 
 
 cdef inline double _coef(loss_tag* tag, double z, int64_t i, const double* y,
@@ -753,29 +752,18 @@ cdef double _apply_sums_k(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
                           double* delta, double* lam, double* u, double* wsum,
                           double* clast, double C, int p_kind, int average, double qm1,
                           double inv_S, double ratio_hi, double* minus) noexcept nogil:
-    """`_apply_sums` with p_kind and average turned into compile-time constants."""
-    if average:
-        if p_kind == P_TWO:
-            return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_TWO, 1,
-                               qm1, inv_S, ratio_hi, minus)
-        elif p_kind == P_Q225:
-            return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_Q225, 1,
-                               qm1, inv_S, ratio_hi, minus)
-        elif p_kind == P_Q3:
-            return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_Q3, 1,
-                               qm1, inv_S, ratio_hi, minus)
-        return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_GENERAL, 1,
-                           qm1, inv_S, ratio_hi, minus)
+    """`_apply_sums` with p_kind turned into a compile-time constant (`average` is one
+    well-predicted branch per column)."""
     if p_kind == P_TWO:
-        return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_TWO, 0,
+        return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_TWO, average,
                            qm1, inv_S, ratio_hi, minus)
     elif p_kind == P_Q225:
-        return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_Q225, 0,
+        return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_Q225, average,
                            qm1, inv_S, ratio_hi, minus)
     elif p_kind == P_Q3:
-        return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_Q3, 0,
+        return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_Q3, average,
                            qm1, inv_S, ratio_hi, minus)
-    return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_GENERAL, 0,
+    return _apply_sums(fresh, n, step, delta, lam, u, wsum, clast, C, P_GENERAL, average,
                        qm1, inv_S, ratio_hi, minus)
 
 
