@@ -59,7 +59,10 @@ cdef struct PGSParams:
 cdef struct PGSState:
     # Arrays of length n_cols = n_features + 1 (the last one is the intercept column).
     double* lam              # dual accumulator lambda = -sum_t lambda_t
-    double* u                # sign(lam) (|lam| / S)^(q-1); the same buffer as lam when p = 2
+    # u = sign(lam) (|lam| / S)^(q-1); the same buffer as lam when p = 2. For p = 1.5
+    # the kernel computes it from lam during a run and writes it out before
+    # pgs_run_f64_i64 returns (pgs_sync_u).
+    double* u
     double* wsum             # lazily folded sum of the iterates (NULL unless average)
     double* clast            # per coordinate: C at its last fold (NULL unless average)
     double* w_pick           # receives w_{t_pick} (NULL unless t_pick > 0)
@@ -104,6 +107,8 @@ cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
                         Py_ssize_t n_cols) noexcept nogil
+
+cdef void pgs_sync_u(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil
 
 cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices,
                          const int64_t* indptr, const double* y, Py_ssize_t n_rows,

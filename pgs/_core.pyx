@@ -53,6 +53,19 @@ cdef inline double _pow_qm1(double a, int p_kind, double qm1) noexcept nogil:
     return exp2(qm1 * log2(a))
 
 
+cdef inline double _u_at(const double* v, Py_ssize_t j, int implicit,
+                         double inv_S) noexcept nogil:
+    """u_j: v[j] of the u array, or, for p = 1.5 (`implicit`, v = lam), computed from
+    lam: t |t| with t = lam_j / S, the same bits as the stored copysign((|lam_j| / S)^2,
+    lam_j). p = 1.5 keeps u implicit during a run, so that its updates touch one array
+    as p = 2's do (`pgs_sync_u` writes u out when the run returns)."""
+    cdef double t
+    if implicit:
+        t = v[j] * inv_S
+        return t * fabs(t)
+    return v[j]
+
+
 cdef inline void _add_compensated(double* s, double* comp, double x) noexcept nogil:
     """s + comp += x with Neumaier's compensation (Q receives +/- pairs that cancel)."""
     cdef double t = s[0] + x
@@ -89,13 +102,21 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
     cdef double old_u, new_u, a_old, a_new
     if average:
         # u_j was constant since its last fold: add its span of the C sum.
-        wsum[j] += u[j] * (C - clast[j])
+        wsum[j] += _u_at(lam if p_kind == P_Q3 else u, j, p_kind == P_Q3, inv_S) * (
+            C - clast[j])
         clast[j] = C
     lam[j] = new
     if p_kind == P_TWO:
         return delta * (old + new)            # new^2 - old^2, without cancellation
     a_old = fabs(old) * inv_S
     a_new = fabs(new) * inv_S
+    if p_kind == P_Q3:
+        # u implicit (_u_at): the same terms as below, u untouched. A ratio past
+        # ratio_hi makes Q NaN, and the loop rescales before any margin reads lam.
+        if a_new > ratio_hi:
+            return NAN
+        minus[0] += a_old * (a_old * a_old)
+        return a_new * (a_new * a_new)
     old_u = u[j]
     if a_new > ratio_hi:
         u[j] = 0.0
@@ -227,7 +248,8 @@ cdef inline double _row_update(const floating_t* data, const index_t* indices,
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
                         Py_ssize_t n_cols) noexcept nogil:
-    """sum_j (|lam_j| / S)^q recomputed from lam and u (u holds (|lam_j| / S)^(q-1)).
+    """sum_j (|lam_j| / S)^q recomputed from lam and u (u holds (|lam_j| / S)^(q-1);
+    p = 1.5 computes it, see _u_at).
 
     The terms are non-negative, so a plain sum is accurate to n_cols / 8 roundings
     in the worst case; eight partial sums let the compiler vectorise it.
@@ -235,13 +257,15 @@ cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
     cdef double acc[8]
     cdef double inv_S = 1.0 / _unit(prm, st)
     cdef Py_ssize_t j, a, n8 = n_cols - n_cols % 8
+    cdef int implicit = prm.p_kind == P_Q3
+    cdef const double* v = st.lam if implicit else st.u
     for a in range(8):
         acc[a] = 0.0
     for j in range(0, n8, 8):
         for a in range(8):
-            acc[a] += fabs(st.lam[j + a]) * fabs(st.u[j + a])
+            acc[a] += fabs(st.lam[j + a]) * fabs(_u_at(v, j + a, implicit, inv_S))
     for j in range(n8, n_cols):
-        acc[0] += fabs(st.lam[j]) * fabs(st.u[j])
+        acc[0] += fabs(st.lam[j]) * fabs(_u_at(v, j, implicit, inv_S))
     return (((acc[0] + acc[1]) + (acc[2] + acc[3])) +
             ((acc[4] + acc[5]) + (acc[6] + acc[7]))) * inv_S
 
@@ -270,10 +294,13 @@ cdef void _fold_average(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) n
     restarting C keeps it a sum over a recent window.
     """
     cdef Py_ssize_t j
+    cdef int implicit = prm.p_kind == P_Q3
+    cdef double inv_S = 1.0 / _unit(prm, st)
     if not prm.average:
         return
     for j in range(n_cols):
-        st.wsum[j] += st.u[j] * (st.C - st.clast[j])
+        st.wsum[j] += _u_at(st.lam if implicit else st.u, j, implicit, inv_S) * (
+            st.C - st.clast[j])
         st.clast[j] = 0.0
     st.C = 0.0
 
@@ -296,10 +323,23 @@ cdef void _rescale(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexce
         S = 1.0
     st.S = S
     inv_S = 1.0 / S
-    for j in range(n_cols):
-        st.u[j] = copysign(_pow_qm1(fabs(st.lam[j]) * inv_S, prm.p_kind, prm.q - 1.0),
-                           st.lam[j])
+    if prm.p_kind != P_Q3:                 # (p = 1.5: u is implicit, see _u_at)
+        for j in range(n_cols):
+            st.u[j] = copysign(_pow_qm1(fabs(st.lam[j]) * inv_S, prm.p_kind, prm.q - 1.0),
+                               st.lam[j])
     _recompute_Q(prm, st, n_cols)
+
+
+cdef void pgs_sync_u(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
+    """Write u out from lam where a run keeps it implicit (p = 1.5, see `_u_at`; O(n),
+    once per call of a run: pgs_run_f64_i64 and the Solver's do it before returning)."""
+    cdef Py_ssize_t j
+    cdef double inv_S
+    if prm.p_kind != P_Q3:
+        return
+    inv_S = 1.0 / _unit(prm, st)
+    for j in range(n_cols):
+        st.u[j] = _u_at(st.lam, j, 1, inv_S)
 
 
 cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
@@ -453,7 +493,8 @@ cdef inline void _prefetch_cols(const index_t* indices, const index_t* indptr,
 
 cdef inline double _margin_pf(const floating_t* data, const index_t* indices,
                               const index_t* indptr, const double* u, int64_t i,
-                              double icpt, Py_ssize_t icol, int64_t nxt) noexcept nogil:
+                              double icpt, Py_ssize_t icol, int64_t nxt, int implicit,
+                              double inv_S) noexcept nogil:
     """`_margin` (below), prefetching row `nxt` (if >= 0) one cache line per 4 entries.
 
     Spreading the prefetches over the loop, instead of asking for a row's ~15 lines at
@@ -484,15 +525,15 @@ cdef inline double _margin_pf(const floating_t* data, const index_t* indices,
         elif pb < pb_end:
             PGS_PREFETCH(pb)
             pb += 64
-        s0 += data[jj] * u[indices[jj]]
-        s1 += data[jj + 1] * u[indices[jj + 1]]
-        s2 += data[jj + 2] * u[indices[jj + 2]]
-        s3 += data[jj + 3] * u[indices[jj + 3]]
+        s0 += data[jj] * _u_at(u, indices[jj], implicit, inv_S)
+        s1 += data[jj + 1] * _u_at(u, indices[jj + 1], implicit, inv_S)
+        s2 += data[jj + 2] * _u_at(u, indices[jj + 2], implicit, inv_S)
+        s3 += data[jj + 3] * _u_at(u, indices[jj + 3], implicit, inv_S)
         jj += 4
     while jj < hi:
         if <size_t>indices[jj] >= n_feat:
             return NAN
-        s0 += data[jj] * u[indices[jj]]
+        s0 += data[jj] * _u_at(u, indices[jj], implicit, inv_S)
         jj += 1
     while pa < pa_end:          # (a short row leaves some of the next one's lines)
         PGS_PREFETCH(pa)
@@ -500,14 +541,15 @@ cdef inline double _margin_pf(const floating_t* data, const index_t* indices,
     while pb < pb_end:
         PGS_PREFETCH(pb)
         pb += 64
-    return ((s0 + s1) + (s2 + s3)) + icpt * u[icol]
+    return ((s0 + s1) + (s2 + s3)) + icpt * _u_at(u, icol, implicit, inv_S)
 
 
 cdef inline double _margin(const floating_t* data, const index_t* indices,
                            const index_t* indptr, const double* u, int64_t i, double icpt,
-                           Py_ssize_t icol) noexcept nogil:
+                           Py_ssize_t icol, int implicit, double inv_S) noexcept nogil:
     """<x_i, u> with the implicit constant column; NaN if a column index of the row
-    is outside [0, icol).
+    is outside [0, icol). With `implicit` (p = 1.5), `u` is lam and u_j is computed
+    from it (_u_at).
 
     This is where X's entries are validated: the row's indices are checked before
     u is read at them, and a non-finite value makes the margin non-finite, which
@@ -516,7 +558,7 @@ cdef inline double _margin(const floating_t* data, const index_t* indices,
     latency per non-zero; four let the gathers of u overlap.
     """
     # (nxt = -1 is a constant: the C compiler drops the prefetching code.)
-    return _margin_pf(data, indices, indptr, u, i, icpt, icol, -1)
+    return _margin_pf(data, indices, indptr, u, i, icpt, icol, -1, implicit, inv_S)
 
 
 cdef inline int64_t _upcoming(int mode, const int64_t* ring_rows, int head,
@@ -544,11 +586,12 @@ cdef enum:
 
 
 cdef void _lane_margins(const floating_t* data, const index_t* indices,
-                        const index_t* indptr, const double* u, const int64_t* rows,
-                        double* coefs, double c, double icpt, Py_ssize_t icol,
-                        Py_ssize_t r0, Py_ssize_t r1, int64_t* ent, int64_t* ent_row,
-                        Py_ssize_t lo, Py_ssize_t hi, const double* lam_pf,
-                        Py_ssize_t* n0_out, Py_ssize_t* n1_out) noexcept nogil:
+                        const index_t* indptr, const double* u, int implicit, double inv_S,
+                        const int64_t* rows, double* coefs, double c, double icpt,
+                        Py_ssize_t icol, Py_ssize_t r0, Py_ssize_t r1, int64_t* ent,
+                        int64_t* ent_row, Py_ssize_t lo, Py_ssize_t hi,
+                        const double* lam_pf, Py_ssize_t* n0_out,
+                        Py_ssize_t* n1_out) noexcept nogil:
     """Margins of batch rows r0..r1-1 (one thread's lane), and the lane's update lists.
 
     Each entry (its position jj in X, or -1 for the intercept) goes to the list of
@@ -562,7 +605,8 @@ cdef void _lane_margins(const floating_t* data, const index_t* indices,
     cdef int h
     for r in range(r0, r1):
         coefs[r] = c * _margin_pf(data, indices, indptr, u, rows[r], icpt, icol,
-                                  rows[r + AHEAD] if r + AHEAD < r1 else -1)
+                                  rows[r + AHEAD] if r + AHEAD < r1 else -1, implicit,
+                                  inv_S)
         if not isfinite(coefs[r]):
             continue         # the loop stops before any update (and its indices are bad)
         i = rows[r]
@@ -829,7 +873,10 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef Py_ssize_t lane_n0[MAX_LANES]
     cdef Py_ssize_t lane_n1[MAX_LANES]
     cdef bint lists, fused, nonfinite = False
-    cdef const double* lam_pf = st.lam if p_kind != P_TWO else NULL
+    # p = 1.5 keeps u implicit (_u_at): its margins read lam
+    cdef int implicit = p_kind == P_Q3
+    cdef const double* mu = st.lam if implicit else u
+    cdef const double* lam_pf = st.lam if p_kind != P_TWO and not implicit else NULL
 
     if mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
@@ -915,9 +962,10 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         fused = k >= K_PART and not lists
         if lists:
             for lane in prange(lanes, num_threads=n_threads, schedule="static", chunksize=1):
-                _lane_margins(data, indices, indptr, u, rows, coefs, c, icpt, icol,
-                              lane_r0[lane], lane_r0[lane + 1], ent, ent_row, lane_lo[lane],
-                              lane_hi[lane], lam_pf, &lane_n0[lane], &lane_n1[lane])
+                _lane_margins(data, indices, indptr, mu, implicit, inv_S, rows, coefs, c,
+                              icpt, icol, lane_r0[lane], lane_r0[lane + 1], ent, ent_row,
+                              lane_lo[lane], lane_hi[lane], lam_pf, &lane_n0[lane],
+                              &lane_n1[lane])
         else:
             if fused:
                 # (room in the lists for every entry and constant column of the batch)
@@ -934,15 +982,17 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                 if mode == SAMPLE_IID or mode == SAMPLE_PERMUTATION:
                     # the row AHEAD places on: in this batch, or drawn after it
                     z = c * _margin_pf(
-                        data, indices, indptr, u, rows[r], icpt, icol,
+                        data, indices, indptr, mu, rows[r], icpt, icol,
                         rows[r + AHEAD] if r + AHEAD < k else _upcoming(
-                            mode, ring_rows, head, smp, st.pos, n_rows, r + AHEAD - k))
+                            mode, ring_rows, head, smp, st.pos, n_rows, r + AHEAD - k),
+                        implicit, inv_S)
                 else:
                     # rows in file order: the hardware prefetcher sees the stream
-                    z = c * _margin(data, indices, indptr, u, rows[r], icpt, icol)
+                    z = c * _margin(data, indices, indptr, mu, rows[r], icpt, icol, implicit,
+                                    inv_S)
                 coefs[r] = z
                 if not fused:
-                    if p_kind != P_TWO and isfinite(z):
+                    if lam_pf != NULL and isfinite(z):
                         _prefetch_cols(indices, indptr, st.lam, rows[r])
                     continue
                 # Large batches: the row's share of the step is summed into delta at
@@ -1060,7 +1110,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             st.C += st.c
         if st.t == prm.t_pick:
             for j in range(n_cols):
-                st.w_pick[j] = st.c * u[j]
+                st.w_pick[j] = st.c * _u_at(mu, j, implicit, inv_S)
 
     if mode == SAMPLE_IID:
         for b in range(4):
@@ -1124,8 +1174,10 @@ cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices
         smp.mode = SAMPLE_FIXED
         smp.fixed = fixed_rows
         smp.n_fixed = t_end * prm.k
-    return _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, st,
-                     t_end, &smp)
+    cdef int status = _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, st,
+                                t_end, &smp)
+    pgs_sync_u(prm, st, n_cols)
+    return status
 
 
 def build_alias(const double[::1] weights):
@@ -1523,6 +1575,7 @@ def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,
                            &indices[0] if indices.shape[0] > 0 else NULL,
                            &indptr[0], &y[0], n_rows, s.n_cols, &s.prm, &s.st,
                            t_end, &s.smp)
+        pgs_sync_u(&s.prm, &s.st, s.n_cols)
     return status
 
 
@@ -1620,6 +1673,8 @@ def _run_lockstep(list solvers, const floating_t[::1] data, const index_t[::1] i
                     if status != PGS_OK:
                         failed = a
                         break
+            for a in range(n):
+                pgs_sync_u(prm[a], st[a], n_cols[a])
         return (failed, status)
     finally:
         free(prm)
