@@ -558,7 +558,18 @@ cdef inline double _margin(const floating_t* data, const index_t* indices,
     latency per non-zero; four let the gathers of u overlap.
     """
     # (nxt = -1 is a constant: the C compiler drops the prefetching code.)
-    return _margin_pf(data, indices, indptr, u, i, icpt, icol, -1, implicit, inv_S)
+    return _margin_at(data, indices, indptr, u, i, icpt, icol, -1, implicit, inv_S)
+
+
+cdef inline double _margin_at(const floating_t* data, const index_t* indices,
+                              const index_t* indptr, const double* u, int64_t i,
+                              double icpt, Py_ssize_t icol, int64_t nxt, int implicit,
+                              double inv_S) noexcept nogil:
+    """`_margin_pf` with `implicit` turned into a compile-time constant (a flag tested
+    per entry cost p = 2's pass 4-7%)."""
+    if implicit:
+        return _margin_pf(data, indices, indptr, u, i, icpt, icol, nxt, 1, inv_S)
+    return _margin_pf(data, indices, indptr, u, i, icpt, icol, nxt, 0, 1.0)
 
 
 cdef inline int64_t _upcoming(int mode, const int64_t* ring_rows, int head,
@@ -604,7 +615,7 @@ cdef void _lane_margins(const floating_t* data, const index_t* indices,
     cdef int64_t i
     cdef int h
     for r in range(r0, r1):
-        coefs[r] = c * _margin_pf(data, indices, indptr, u, rows[r], icpt, icol,
+        coefs[r] = c * _margin_at(data, indices, indptr, u, rows[r], icpt, icol,
                                   rows[r + AHEAD] if r + AHEAD < r1 else -1, implicit,
                                   inv_S)
         if not isfinite(coefs[r]):
@@ -981,7 +992,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             for r in range(k):
                 if mode == SAMPLE_IID or mode == SAMPLE_PERMUTATION:
                     # the row AHEAD places on: in this batch, or drawn after it
-                    z = c * _margin_pf(
+                    z = c * _margin_at(
                         data, indices, indptr, mu, rows[r], icpt, icol,
                         rows[r + AHEAD] if r + AHEAD < k else _upcoming(
                             mode, ring_rows, head, smp, st.pos, n_rows, r + AHEAD - k),
