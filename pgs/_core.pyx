@@ -100,10 +100,14 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
     cdef double old = lam[j]
     cdef double new = old + delta
     cdef double old_u, new_u, a_old, a_new
+    cdef double span
     if average:
-        # u_j was constant since its last fold: add its span of the C sum.
-        wsum[j] += _u_at(lam if p_kind == P_Q3 else u, j, p_kind == P_Q3, inv_S) * (
-            C - clast[j])
+        # u_j was constant since its last fold: add its span of the C sum. (An empty
+        # span is skipped: a second update of j in one iteration must not read an
+        # implicit u_j whose ratio overflowed, see below; a stored one is parked at 0.)
+        span = C - clast[j]
+        if span != 0.0:
+            wsum[j] += _u_at(lam if p_kind == P_Q3 else u, j, p_kind == P_Q3, inv_S) * span
         clast[j] = C
     lam[j] = new
     if p_kind == P_TWO:
@@ -112,7 +116,8 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
     a_new = fabs(new) * inv_S
     if p_kind == P_Q3:
         # u implicit (_u_at): the same terms as below, u untouched. A ratio past
-        # ratio_hi makes Q NaN, and the loop rescales before any margin reads lam.
+        # ratio_hi makes Q NaN, and the loop rescales before any margin reads lam
+        # (until then only empty spans of the average meet u_j).
         if a_new > ratio_hi:
             return NAN
         minus[0] += a_old * (a_old * a_old)
@@ -299,8 +304,11 @@ cdef void _fold_average(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) n
     if not prm.average:
         return
     for j in range(n_cols):
-        st.wsum[j] += _u_at(st.lam if implicit else st.u, j, implicit, inv_S) * (
-            st.C - st.clast[j])
+        # (empty spans skipped, as in _coord_update: the coordinates updated in the
+        # iteration that triggered a rescale have one)
+        if st.C != st.clast[j]:
+            st.wsum[j] += _u_at(st.lam if implicit else st.u, j, implicit, inv_S) * (
+                st.C - st.clast[j])
         st.clast[j] = 0.0
     st.C = 0.0
 

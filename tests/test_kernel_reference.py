@@ -228,7 +228,7 @@ def test_p_close_to_one_long_run():
     assert _rel(model.full_weights(), its[-1]) < 1e-10
 
 
-@pytest.mark.parametrize("p", [1.01, 1.25, 1.8])
+@pytest.mark.parametrize("p", [1.01, 1.25, 1.5, 1.8])
 @pytest.mark.parametrize("a", [2.0**-400, 2.0**100])
 def test_rescaled_features_give_rescaled_weights(p, a):
     """Features times a (a power of two), sigma times a^2 and intercept_scaling a: the margins,
