@@ -977,7 +977,8 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             lane_r0[lanes] = k
             # (out of memory: this batch runs on one thread, with the same result)
             lists = (_reserve(&ent, &ent_cap, n_ent)
-                     and _reserve(&ent_row, &ent_row_cap, n_ent))
+                     and _reserve(&ent_row, &ent_row_cap, n_ent)
+                     and _reserve(&fresh, &fresh_cap, n_ent))
         fused = k >= K_PART and not lists
         if lists:
             for lane in prange(lanes, num_threads=n_threads, schedule="static", chunksize=1):
@@ -1080,10 +1081,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                 part_dq[1] = 0.0
                 part_dq[9] = 0.0
                 if lists:
-                    # (n_ent counts every row of the batch: room for both halves)
-                    if not _reserve(&fresh, &fresh_cap, n_ent):
-                        status = PGS_NO_MEMORY
-                        break
+                    # (fresh holds n_ent, every row of the batch: room for both halves)
                     for part in prange(2, num_threads=2, schedule="static", chunksize=1):
                         nf = _sum_half_lists(part, lanes, data, indices, ent, ent_row,
                                              lane_lo, lane_hi, lane_n0, lane_n1, coefs,

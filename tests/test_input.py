@@ -208,15 +208,15 @@ def test_mushrooms_labels_1_2():
     np.testing.assert_array_equal(model.coef, twin.coef)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.int8,
-                                   np.uint16, np.bool_])
-@pytest.mark.parametrize("labels", [(0, 1), (-1, 1), (3, 7)])
+@pytest.mark.parametrize("dtype, labels", [
+    (dtype, labels)
+    for dtype in (np.float64, np.float32, np.int64, np.int32, np.int8, np.uint16, np.bool_)
+    for labels in ((0, 1), (-1, 1), (3, 7))
+    if labels == (0, 1) or dtype not in (np.uint16, np.bool_)])    # (labels the dtype holds)
 def test_numeric_targets_agree_with_sorting_every_value(dtype, labels):
     """check_targets finds numeric classes by min/max; the result is np.unique's."""
     from pgs._data import check_targets
     rng = np.random.default_rng(0)
-    if dtype in (np.uint16, np.bool_) and labels != (0, 1):
-        pytest.skip("labels outside the dtype")
     y = np.where(rng.random(300) < 0.3, labels[1], labels[0]).astype(dtype)
     y_kernel, classes = check_targets(y, 300, classification=True)
     expected = np.unique(y)
