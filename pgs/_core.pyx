@@ -7,7 +7,7 @@ the projection onto ``||w||_p <= B`` a change of the scalar ``c_t``.  One loop
 is compiled per loss (a fused tag type), data dtype and index dtype.
 """
 
-from libc.math cimport sqrt, cbrt, pow, exp2, log2, fabs, copysign, isfinite, INFINITY, NAN
+from libc.math cimport sqrt, pow, exp2, log2, fabs, copysign, isfinite, INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
@@ -39,18 +39,32 @@ ctypedef fused index_t:
 
 # ------------------------------------------------------------------ scalar helpers
 
-cdef inline double _pow_qm1(double a, int p_kind, double qm1) noexcept nogil:
-    """a^(q-1) for a >= 0, without pow() for the common p.
+cdef extern from "_powers.h" nogil:
+    # a^(q-1) for a buffer of values, four at a time where the CPU has AVX2 (see the
+    # header); the one way the kernel takes its powers, so that they do not depend on
+    # the path that asks for them.
+    int PGS_POW_Q225
+    int PGS_POW_GENERAL
+    void pgs_powers_init() noexcept
+    int pgs_powers_simd() noexcept
+    void pgs_powq_n(const double* a, double* out, Py_ssize_t n, int kind,
+                    double qm1) noexcept
 
-    Other p: exp2((q-1) log2 a), half the time of glibc's pow (9 vs 19 ns here).
-    Its relative error is about |(q-1) log2 a| * 2^-53, below 1e-13 while the
-    result is a normal double (a = 0 gives 0).
-    """
+pgs_powers_init()
+
+
+cdef inline int _pow_kind(int p_kind) noexcept nogil:
+    return PGS_POW_Q225 if p_kind == P_Q225 else PGS_POW_GENERAL
+
+
+cdef inline double _pow_qm1(double a, int p_kind, double qm1) noexcept nogil:
+    """a^(q-1) for one a >= 0: a multiply for p = 1.5, else `pgs_powq_n` (p = 1.8
+    takes a sqrt(sqrt(a)), other p a power)."""
+    cdef double r
     if p_kind == P_Q3:
         return a * a
-    elif p_kind == P_Q225:
-        return a * sqrt(sqrt(a))
-    return exp2(qm1 * log2(a))
+    pgs_powq_n(&a, &r, 1, _pow_kind(p_kind), qm1)
+    return r
 
 
 cdef inline double _u_at(const double* v, Py_ssize_t j, int implicit,
@@ -132,61 +146,86 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
     return a_new * new_u
 
 
-cdef extern from *:
-    """
-    #if defined(__SSE2__) || defined(_M_X64)
-    #include <emmintrin.h>
-    /* a^(1/4) for two values at once: one sqrtpd costs what one sqrtsd does. */
-    static inline void pgs_qroot2(double a0, double a1, double* r0, double* r1) {
-        __m128d v = _mm_set_pd(a1, a0);
-        v = _mm_sqrt_pd(_mm_sqrt_pd(v));
-        _mm_storel_pd(r0, v);
-        _mm_storeh_pd(r1, v);
-    }
-    #else
-    #include <math.h>
-    static inline void pgs_qroot2(double a0, double a1, double* r0, double* r1) {
-        *r0 = sqrt(sqrt(a0));
-        *r1 = sqrt(sqrt(a1));
-    }
-    #endif
-    """
-    void pgs_qroot2(double a0, double a1, double* r0, double* r1) noexcept nogil
+cdef enum:
+    POW_CHUNK = 64    # updates whose powers are taken together (buffers on the stack)
 
 
-cdef inline bint _coord_pair_q225(Py_ssize_t j0, double d0, Py_ssize_t j1, double d1,
-                                  double* lam, double* u, double* wsum, double* clast,
-                                  double C, int average, double inv_S, double ratio_hi,
-                                  double* dq0, double* dq1, double* m0,
-                                  double* m1) noexcept nogil:
-    """p = 1.8: `_coord_update` of two different coordinates, their roots in one SSE2
-    instruction pair (the scalar roots are most of p = 1.8's extra cost). Bit-identical
-    to the two calls in order (square roots are correctly rounded either way). Returns
-    False, having changed nothing, if a coordinate would need parking (the caller then
-    makes the two scalar calls)."""
-    cdef double old0 = lam[j0], old1 = lam[j1]
-    cdef double new0 = old0 + d0, new1 = old1 + d1
-    cdef double a_new0 = fabs(new0) * inv_S, a_new1 = fabs(new1) * inv_S
-    cdef double r0, r1, nu0, nu1
-    if a_new0 > ratio_hi or a_new1 > ratio_hi:
-        return False
+cdef inline void _pow_stage(int64_t j, double d, Py_ssize_t t, double* lam, double* u,
+                            double* wsum, double* clast, double C, int average,
+                            double inv_S, int64_t* cols, double* newv, double* a_old,
+                            double* ratio) noexcept nogil:
+    """p = 1.8 and general p: the first half of `_coord_update` (lam_j += d and the
+    average's fold), with what the second half needs staged at slot t."""
+    cdef double old = lam[j]
+    cdef double new = old + d
+    cdef double span
     if average:
-        wsum[j0] += u[j0] * (C - clast[j0])
-        clast[j0] = C
-        wsum[j1] += u[j1] * (C - clast[j1])
-        clast[j1] = C
-    lam[j0] = new0
-    lam[j1] = new1
-    pgs_qroot2(a_new0, a_new1, &r0, &r1)
-    nu0 = a_new0 * r0
-    nu1 = a_new1 * r1
-    m0[0] += fabs(old0) * inv_S * fabs(u[j0])
-    m1[0] += fabs(old1) * inv_S * fabs(u[j1])
-    u[j0] = copysign(nu0, new0)
-    u[j1] = copysign(nu1, new1)
-    dq0[0] += a_new0 * nu0
-    dq1[0] += a_new1 * nu1
-    return True
+        span = C - clast[j]
+        if span != 0.0:
+            wsum[j] += u[j] * span
+        clast[j] = C
+    lam[j] = new
+    cols[t] = j
+    newv[t] = new
+    a_old[t] = fabs(old) * inv_S
+    ratio[t] = fabs(new) * inv_S
+
+
+cdef inline double _pow_finish(Py_ssize_t n, const int64_t* cols, const double* newv,
+                               const double* a_old, const double* ratio, double* u,
+                               int kind, double qm1, double ratio_hi,
+                               double* minus) noexcept nogil:
+    """The second half of `_coord_update` for n staged updates: their n powers in one
+    call (`pgs_powq_n`, four per instruction with AVX2), then u_j and Q's terms in
+    staging order, so that a column staged twice reads u_j as its earlier update left
+    it, as in one update after another: the same values as n `_coord_update` calls.
+    Returns the sum of Q's new terms (NaN if one was parked); the old terms go to
+    `minus`."""
+    cdef double pw[POW_CHUNK]
+    cdef double dq0 = 0.0, dq1 = 0.0, m0 = 0.0, m1 = 0.0
+    cdef Py_ssize_t t
+    cdef int64_t j
+    pgs_powq_n(ratio, pw, n, kind, qm1)
+    for t in range(n):
+        j = cols[t]
+        if ratio[t] > ratio_hi:
+            u[j] = 0.0
+            dq0 = NAN
+            continue
+        # (two partial sums, so that consecutive adds do not wait for each other)
+        if t & 1:
+            m1 += a_old[t] * fabs(u[j])
+            dq1 += ratio[t] * pw[t]
+        else:
+            m0 += a_old[t] * fabs(u[j])
+            dq0 += ratio[t] * pw[t]
+        u[j] = copysign(pw[t], newv[t])
+    minus[0] += m0 + m1
+    return dq0 + dq1
+
+
+cdef inline double _row_update_pow(const floating_t* data, const index_t* indices,
+                                   Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
+                                   double* u, double* wsum, double* clast, double C,
+                                   int p_kind, int average, double qm1, double inv_S,
+                                   double ratio_hi, double* minus) noexcept nogil:
+    """`_row_update_k` for p = 1.8 and general p: the row's entries staged by chunks
+    of POW_CHUNK and their powers taken together (`_pow_finish`)."""
+    cdef int64_t cols[POW_CHUNK]
+    cdef double newv[POW_CHUNK]
+    cdef double a_old[POW_CHUNK]
+    cdef double ratio[POW_CHUNK]
+    cdef double dq = 0.0
+    cdef Py_ssize_t s = lo, t, n
+    cdef int kind = _pow_kind(p_kind)
+    while s < hi:
+        n = hi - s if hi - s < POW_CHUNK else POW_CHUNK
+        for t in range(n):
+            _pow_stage(indices[s + t], g * data[s + t], t, lam, u, wsum, clast, C,
+                       average, inv_S, cols, newv, a_old, ratio)
+        dq += _pow_finish(n, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, minus)
+        s += n
+    return dq
 
 
 cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
@@ -202,12 +241,10 @@ cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
     """
     cdef double dq0 = 0.0, dq1 = 0.0, m0 = 0.0, m1 = 0.0
     cdef Py_ssize_t jj = lo
+    if p_kind == P_Q225 or p_kind == P_GENERAL:
+        return _row_update_pow(data, indices, lo, hi, g, lam, u, wsum, clast, C, p_kind,
+                               average, qm1, inv_S, ratio_hi, minus)
     while jj + 2 <= hi:
-        if (p_kind == P_Q225 and indices[jj] != indices[jj + 1] and _coord_pair_q225(
-                indices[jj], g * data[jj], indices[jj + 1], g * data[jj + 1], lam, u, wsum,
-                clast, C, average, inv_S, ratio_hi, &dq0, &dq1, &m0, &m1)):
-            jj += 2
-            continue
         dq0 += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
                              average, qm1, inv_S, ratio_hi, &m0)
         dq1 += _coord_update(indices[jj + 1], g * data[jj + 1], lam, u, wsum, clast, C,
@@ -333,8 +370,10 @@ cdef void _rescale(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexce
     inv_S = 1.0 / S
     if prm.p_kind != P_Q3:                 # (p = 1.5: u is implicit, see _u_at)
         for j in range(n_cols):
-            st.u[j] = copysign(_pow_qm1(fabs(st.lam[j]) * inv_S, prm.p_kind, prm.q - 1.0),
-                               st.lam[j])
+            st.u[j] = fabs(st.lam[j]) * inv_S
+        pgs_powq_n(st.u, st.u, n_cols, _pow_kind(prm.p_kind), prm.q - 1.0)
+        for j in range(n_cols):
+            st.u[j] = copysign(st.u[j], st.lam[j])
     _recompute_Q(prm, st, n_cols)
 
 
@@ -354,7 +393,7 @@ cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
     """c_t such that w_t = c_t * u, projection included (DESIGN.md section 3)."""
     cdef double Qv = st.Q + st.Q_comp
     cdef double tsig = (<double>st.t + prm.t_offset) * prm.sigma
-    cdef double norm_lam, r, c, norm_w
+    cdef double norm_lam, c, norm_w
     if not Qv > 0.0:
         st.c = 0.0
         return
@@ -362,14 +401,11 @@ cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
         norm_lam = sqrt(Qv)
         c = 1.0 / tsig
     else:
-        if prm.p_kind == P_Q3:
-            norm_lam = cbrt(Qv)
-        elif prm.p_kind == P_Q225:
-            r = cbrt(cbrt(Qv))        # Q^(1/9); ||lam||_q = Q^(4/9)
-            r = r * r
-            norm_lam = r * r
-        else:
-            norm_lam = pow(Qv, 1.0 / prm.q)
+        # Q^(1/q) is needed every iteration: exp2(log2(Q) / q) takes about 12 ns
+        # here, where pow() takes 20 and p = 1.8's cbrt(cbrt(Q)) 46 (glibc). Its
+        # relative error, about |log2 Q| / q * 2^-53, stays below 4e-15: Q is kept
+        # within [2^-64, 2^64] (rescale).
+        norm_lam = exp2(log2(Qv) * (1.0 / prm.q))
         # In units of S: ||lam||_q = S Q^(1/q), and w = c u needs
         # c = (p-1) ||lam||_q^(2-q) S^(q-1) / (t sigma) = (p-1) S Q^(2/q) / Q / (t sigma)
         # (t here and below is t + t_offset).
@@ -766,47 +802,36 @@ cdef double _apply_sums(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step, dou
 
     One update per column and batch, not per entry: for p < 2 a batch of 300 rows
     takes about a third of the powers (RCV1-like: 36% of its entries are distinct).
+    p = 1.8 and general p stage the updates and take their powers by chunks.
     """
-    cdef double dq = 0.0, m = 0.0, d0, d1, a, b, ma, mb
-    cdef Py_ssize_t e = 0
-    cdef int64_t j0, j1
+    cdef int64_t cols[POW_CHUNK]
+    cdef double newv[POW_CHUNK]
+    cdef double a_old[POW_CHUNK]
+    cdef double ratio[POW_CHUNK]
+    cdef double dq = 0.0, m = 0.0, d
+    cdef Py_ssize_t e = 0, staged = 0
+    cdef int64_t j
+    cdef int kind = _pow_kind(p_kind)
     while e < n:
-        j0 = fresh[e * step]
-        d0 = delta[j0]
-        delta[j0] = 0.0
+        j = fresh[e * step]
+        d = delta[j]
+        delta[j] = 0.0
         e += 1
-        if d0 == 0.0:
+        if d == 0.0:
             continue
-        if p_kind == P_Q225:
-            # the next column with a step, for the paired roots
-            j1 = -1
-            while e < n:
-                j1 = fresh[e * step]
-                d1 = delta[j1]
-                delta[j1] = 0.0
-                e += 1
-                if d1 != 0.0:
-                    break
-                j1 = -1
-            if j1 >= 0:
-                a = 0.0
-                b = 0.0
-                ma = 0.0
-                mb = 0.0
-                if _coord_pair_q225(j0, d0, j1, d1, lam, u, wsum, clast, C, average,
-                                    inv_S, ratio_hi, &a, &b, &ma, &mb):
-                    dq += a
-                    dq += b
-                    m += ma
-                    m += mb
-                else:
-                    dq += _coord_update(j0, d0, lam, u, wsum, clast, C, p_kind, average,
-                                        qm1, inv_S, ratio_hi, &m)
-                    dq += _coord_update(j1, d1, lam, u, wsum, clast, C, p_kind, average,
-                                        qm1, inv_S, ratio_hi, &m)
-                continue
-        dq += _coord_update(j0, d0, lam, u, wsum, clast, C, p_kind, average, qm1, inv_S,
+        if p_kind == P_Q225 or p_kind == P_GENERAL:
+            _pow_stage(j, d, staged, lam, u, wsum, clast, C, average, inv_S, cols, newv,
+                       a_old, ratio)
+            staged += 1
+            if staged == POW_CHUNK:
+                dq += _pow_finish(staged, cols, newv, a_old, ratio, u, kind, qm1,
+                                  ratio_hi, &m)
+                staged = 0
+            continue
+        dq += _coord_update(j, d, lam, u, wsum, clast, C, p_kind, average, qm1, inv_S,
                             ratio_hi, &m)
+    if staged:
+        dq += _pow_finish(staged, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, &m)
     minus[0] += m
     return dq
 
@@ -1708,13 +1733,15 @@ def max_row_norm(const floating_t[::1] data, const index_t[::1] indptr, double q
                  double icpt=0.0):
     """max_i ||(x_i, icpt)||_q over CSR buffers (the index pointer must be valid).
 
-    One pass, no allocation; |x|^q as the kernel takes its powers (q = 2, 2.25 and 3
-    without pow()). NaN if a value is not finite.
+    One pass, no allocation; |x|^q as the kernel takes its powers (`pgs_powq_n`, by
+    chunks of a row). NaN if a value is not finite.
     """
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
-    cdef Py_ssize_t i, jj
-    cdef double best = 0.0, s, a
+    cdef Py_ssize_t i, lo, hi, n, t
+    cdef double best = 0.0, s
     cdef double tail = pow(fabs(icpt), q)
+    cdef double a[POW_CHUNK]
+    cdef double pw[POW_CHUNK]
     cdef int p_kind = P_GENERAL
     if q == 2.0:
         p_kind = P_TWO
@@ -1725,14 +1752,53 @@ def max_row_norm(const floating_t[::1] data, const index_t[::1] indptr, double q
     with nogil:
         for i in range(n_rows):
             s = 0.0
-            for jj in range(indptr[i], indptr[i + 1]):
-                a = fabs(data[jj])
-                s += a * a if p_kind == P_TWO else a * _pow_qm1(a, p_kind, q - 1.0)
+            lo = indptr[i]
+            hi = indptr[i + 1]
+            while lo < hi:
+                n = hi - lo if hi - lo < POW_CHUNK else POW_CHUNK
+                for t in range(n):
+                    a[t] = fabs(data[lo + t])
+                if p_kind == P_TWO or p_kind == P_Q3:
+                    for t in range(n):
+                        s += a[t] * a[t] if p_kind == P_TWO else a[t] * (a[t] * a[t])
+                else:
+                    pgs_powq_n(a, pw, n, _pow_kind(p_kind), q - 1.0)
+                    for t in range(n):
+                        s += a[t] * pw[t]
+                lo += n
             if not s <= best:         # also takes NaN, which then stays
                 best = s
                 if best != best:
                     break
     return pow(best + tail, 1.0 / q)
+
+
+def powers(const double[::1] a, double q_minus_1):
+    """a^(q-1) elementwise, as the kernel takes its powers (tests and benches).
+
+    Parameters
+    ----------
+    a : ndarray of float64, C-contiguous
+        Values >= 0.
+    q_minus_1 : float
+        The exponent, > 0 (1.25 takes the square-root path of p = 1.8).
+
+    Returns
+    -------
+    ndarray of float64
+        The powers, computed four at a time where ``SIMD_POWERS`` is true.
+    """
+    out = np.empty(a.shape[0], dtype=np.float64)
+    cdef double[::1] o = out
+    cdef int kind = PGS_POW_Q225 if q_minus_1 == 1.25 else PGS_POW_GENERAL
+    if a.shape[0]:
+        with nogil:
+            pgs_powq_n(&a[0], &o[0], a.shape[0], kind, q_minus_1)
+    return out
+
+
+# True where the kernel takes its powers with AVX2 (see _powers.h).
+SIMD_POWERS = bool(pgs_powers_simd())
 
 
 def check_csr(const floating_t[::1] data, const index_t[::1] indices,
