@@ -63,3 +63,18 @@ def test_powers_same_bits_for_any_length(e):
 
 def test_powers_path_reported():
     assert isinstance(SIMD_POWERS, bool)
+
+
+@pytest.mark.parametrize("odd", (0.0, 5e-324, 1e-310, np.inf, np.nan, 1e300))
+def test_powers_lane_mates_do_not_matter(odd):
+    """A special value (or a result past 2^1020) sends its whole group of four to the
+    general variant; the other values' powers keep their bits."""
+    e = 1.0 / 0.3
+    a = np.array([0.37, 1.9, 1234.5, 1e-30])
+    alone = powers(a, e)
+    for slot in range(4):
+        mixed = a.copy()
+        mixed[slot] = odd
+        got = powers(mixed, e)
+        keep = np.arange(4) != slot
+        assert np.array_equal(got[keep], alone[keep])
