@@ -147,7 +147,7 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
 
 
 cdef enum:
-    POW_CHUNK = 64    # updates whose powers are taken together (buffers on the stack)
+    POW_CHUNK = 128   # updates whose powers are taken together (buffers on the stack)
 
 
 cdef inline void _pow_stage(int64_t j, double d, Py_ssize_t t, double* lam, double* u,

@@ -153,16 +153,15 @@ static __m256d pgs_pow4_any(__m256d a, __m256d e) {
    same bits (2^n applied in one step or two is exact either way). */
 __attribute__((target("avx2,fma")))
 static inline __m256d pgs_pow4(__m256d a, __m256d e) {
-    __m256d odd = _mm256_or_pd(_mm256_cmp_pd(a, PGS_C4(0x1p-1022), _CMP_NGE_UQ),
-                               _mm256_cmp_pd(a, PGS_C4(0x1.fffffffffffffp1023), _CMP_GT_OQ));
-    if (_mm256_movemask_pd(odd))
-        return pgs_pow4_any(a, e);
     __m256d m;
     __m256d k = pgs_split(a, &m);
     __m256d y = _mm256_mul_pd(e, pgs_log2_core(m, k));
-    __m256d far = _mm256_cmp_pd(_mm256_andnot_pd(PGS_C4(-0.0), y), PGS_C4(1020.0),
-                                _CMP_GT_OQ);
-    if (_mm256_movemask_pd(far))
+    /* (one test for both: a past the normal doubles, or NaN, or |y| > 1020) */
+    __m256d odd = _mm256_or_pd(
+        _mm256_or_pd(_mm256_cmp_pd(a, PGS_C4(0x1p-1022), _CMP_NGE_UQ),
+                     _mm256_cmp_pd(a, PGS_C4(0x1.fffffffffffffp1023), _CMP_GT_OQ)),
+        _mm256_cmp_pd(_mm256_andnot_pd(PGS_C4(-0.0), y), PGS_C4(1020.0), _CMP_NLE_UQ));
+    if (_mm256_movemask_pd(odd))
         return pgs_pow4_any(a, e);
     __m256i n;
     __m256d E = pgs_exp2_core(y, &n);
