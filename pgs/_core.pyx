@@ -47,6 +47,7 @@ cdef extern from "_powers.h" nogil:
     int PGS_POW_GENERAL
     void pgs_powers_init() noexcept
     int pgs_powers_simd() noexcept
+    void pgs_powers_use_simd(int on) noexcept
     void pgs_powq_n(const double* a, double* out, Py_ssize_t n, int kind,
                     double qm1) noexcept
 
@@ -1814,6 +1815,17 @@ def powers(const double[::1] a, double q_minus_1):
 
 # True where the kernel takes its powers with AVX2 (see _powers.h).
 SIMD_POWERS = bool(pgs_powers_simd())
+
+
+def _use_simd_powers(bint on):
+    """Tests only: take the powers with AVX2 (where the CPU has it) or with libm.
+
+    Returns whether the AVX2 path was on before. Never call it while a run is going
+    (a run's powers must all come from one path).
+    """
+    cdef bint was = pgs_powers_simd()
+    pgs_powers_use_simd(on)
+    return was
 
 
 def check_csr(const floating_t[::1] data, const index_t[::1] indices,

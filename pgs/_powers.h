@@ -50,6 +50,14 @@ static void pgs_powers_init(void) {
 
 static int pgs_powers_simd(void) { return pgs_pow_simd; }
 
+/* Tests: switch the AVX2 path off (0) or back on (1, where the CPU has it). Not
+   while a run is going: a run's powers must all come from one path. */
+static void pgs_powers_use_simd(int on) {
+    pgs_pow_simd = 0;
+    if (on)
+        pgs_powers_init();
+}
+
 #ifdef PGS_POW_X86
 #define PGS_C4(v) _mm256_set1_pd(v)
 
