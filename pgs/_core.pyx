@@ -53,6 +53,27 @@ cdef extern from "_powers.h" nogil:
 
 pgs_powers_init()
 
+cdef extern from "_rowpow.h" nogil:
+    # a row's p = 1.8 updates four at a time, from the row's start, while no group of
+    # four repeats a column; returns how many entries it took (see the header)
+    void pgs_rowpow_use(int on) noexcept
+    Py_ssize_t pgs_rowq225_f64_i32(
+        const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
+        double inv_S, double ratio_hi, int64_t icol, double icpt, double* dq4,
+        double* m4) noexcept
+    Py_ssize_t pgs_rowq225_f64_i64(
+        const double* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
+        double inv_S, double ratio_hi, int64_t icol, double icpt, double* dq4,
+        double* m4) noexcept
+    Py_ssize_t pgs_rowq225_f32_i32(
+        const float* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
+        double inv_S, double ratio_hi, int64_t icol, double icpt, double* dq4,
+        double* m4) noexcept
+    Py_ssize_t pgs_rowq225_f32_i64(
+        const float* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
+        double inv_S, double ratio_hi, int64_t icol, double icpt, double* dq4,
+        double* m4) noexcept
+
 
 cdef inline int _pow_kind(int p_kind) noexcept nogil:
     return PGS_POW_Q225 if p_kind == P_Q225 else PGS_POW_GENERAL
@@ -172,70 +193,145 @@ cdef inline void _pow_stage(int64_t j, double d, Py_ssize_t t, double* lam, doub
     ratio[t] = fabs(new) * inv_S
 
 
-cdef inline double _pow_finish(Py_ssize_t n, const int64_t* cols, const double* newv,
-                               const double* a_old, const double* ratio, double* u,
-                               int kind, double qm1, double ratio_hi,
-                               double* minus) noexcept nogil:
+cdef inline void _finish_one(Py_ssize_t t, const int64_t* cols, const double* newv,
+                             const double* a_old, const double* ratio, const double* pw,
+                             double* u, double ratio_hi, double* dq,
+                             double* m) noexcept nogil:
+    """Staged update t's u_j and Q's terms (dq: the new one, m: the old one)."""
+    cdef int64_t j = cols[t]
+    if ratio[t] > ratio_hi:
+        u[j] = 0.0
+        dq[0] = NAN
+        return
+    m[0] += a_old[t] * fabs(u[j])
+    dq[0] += ratio[t] * pw[t]
+    u[j] = copysign(pw[t], newv[t])
+
+
+cdef inline void _pow_finish(Py_ssize_t n, const int64_t* cols, const double* newv,
+                             const double* a_old, const double* ratio, double* u,
+                             int kind, double qm1, double ratio_hi, double* dq4,
+                             double* m4) noexcept nogil:
     """The second half of `_coord_update` for n staged updates: their n powers in one
     call (`pgs_powq_n`, four per instruction with AVX2), then u_j and Q's terms in
     staging order, so that a column staged twice reads u_j as its earlier update left
     it, as in one update after another: the same values as n `_coord_update` calls.
-    Returns the sum of Q's new terms (NaN if one was parked); the old terms go to
-    `minus`."""
+
+    Q's new terms go to dq4, its old ones to m4, staged update t to lane t & 3: the
+    lanes of `_rowq225`'s registers (the caller stages from a multiple of 4 on), so both
+    paths sum the same way. A parked update (ratio past ratio_hi) makes its lane NaN.
+    """
     cdef double pw[POW_CHUNK]
-    cdef double dq0 = 0.0, dq1 = 0.0, m0 = 0.0, m1 = 0.0
-    cdef Py_ssize_t t
-    cdef int64_t j
+    cdef double d0 = dq4[0], d1 = dq4[1], d2 = dq4[2], d3 = dq4[3]
+    cdef double m0 = m4[0], m1 = m4[1], m2 = m4[2], m3 = m4[3]
+    cdef Py_ssize_t t = 0
     pgs_powq_n(ratio, pw, n, kind, qm1)
-    for t in range(n):
-        j = cols[t]
-        if ratio[t] > ratio_hi:
-            u[j] = 0.0
-            dq0 = NAN
-            continue
-        # (two partial sums, so that consecutive adds do not wait for each other)
-        if t & 1:
-            m1 += a_old[t] * fabs(u[j])
-            dq1 += ratio[t] * pw[t]
+    # (four sums in registers: consecutive adds do not wait for each other)
+    while t + 4 <= n:
+        _finish_one(t, cols, newv, a_old, ratio, pw, u, ratio_hi, &d0, &m0)
+        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, ratio_hi, &d1, &m1)
+        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, ratio_hi, &d2, &m2)
+        _finish_one(t + 3, cols, newv, a_old, ratio, pw, u, ratio_hi, &d3, &m3)
+        t += 4
+    if t < n:
+        _finish_one(t, cols, newv, a_old, ratio, pw, u, ratio_hi, &d0, &m0)
+    if t + 1 < n:
+        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, ratio_hi, &d1, &m1)
+    if t + 2 < n:
+        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, ratio_hi, &d2, &m2)
+    dq4[0] = d0
+    dq4[1] = d1
+    dq4[2] = d2
+    dq4[3] = d3
+    m4[0] = m0
+    m4[1] = m1
+    m4[2] = m2
+    m4[3] = m3
+
+
+cdef inline double _lane_sum(const double* a) noexcept nogil:
+    """The four lanes of `_pow_finish` / `_rowq225` added in one fixed order."""
+    return (a[0] + a[1]) + (a[2] + a[3])
+
+
+cdef inline Py_ssize_t _rowq225(const floating_t* data, const index_t* indices,
+                                Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
+                                double* u, double inv_S, double ratio_hi, int64_t icol,
+                                double icpt, double* dq4, double* m4) noexcept nogil:
+    """The entries of a row (and its intercept, entry hi - lo) that `pgs/_rowpow.h`
+    updates for p = 1.8 in AVX2 registers, from the first on; returns how many it took
+    (0 without AVX2)."""
+    if floating_t is double:
+        if index_t is int32_t:
+            return pgs_rowq225_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, inv_S,
+                                       ratio_hi, icol, icpt, dq4, m4)
         else:
-            m0 += a_old[t] * fabs(u[j])
-            dq0 += ratio[t] * pw[t]
-        u[j] = copysign(pw[t], newv[t])
-    minus[0] += m0 + m1
-    return dq0 + dq1
+            return pgs_rowq225_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, inv_S,
+                                       ratio_hi, icol, icpt, dq4, m4)
+    else:
+        if index_t is int32_t:
+            return pgs_rowq225_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, inv_S,
+                                       ratio_hi, icol, icpt, dq4, m4)
+        else:
+            return pgs_rowq225_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, inv_S,
+                                       ratio_hi, icol, icpt, dq4, m4)
 
 
 cdef inline double _row_update_pow(const floating_t* data, const index_t* indices,
                                    Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
                                    double* u, double* wsum, double* clast, double C,
                                    int p_kind, int average, double qm1, double inv_S,
-                                   double ratio_hi, double* minus) noexcept nogil:
-    """`_row_update_k` for p = 1.8 and general p: the row's entries staged by chunks
-    of POW_CHUNK and their powers taken together (`_pow_finish`)."""
+                                   double ratio_hi, Py_ssize_t icol, double icpt,
+                                   double* minus) noexcept nogil:
+    """`_row_update_k` for p = 1.8 and general p, the intercept (if icpt != 0) taken as
+    the row's last entry.
+
+    The entries are staged by chunks of POW_CHUNK and their powers taken together
+    (`_pow_finish`); for p = 1.8 without the average, `_rowq225` first takes what it
+    can four at a time. Both give the values of one `_coord_update` after another,
+    with Q's terms summed in four lanes.
+    """
     cdef int64_t cols[POW_CHUNK]
     cdef double newv[POW_CHUNK]
     cdef double a_old[POW_CHUNK]
     cdef double ratio[POW_CHUNK]
-    cdef double dq = 0.0
-    cdef Py_ssize_t s = lo, t, n
+    cdef double dq4[4]
+    cdef double m4[4]
+    cdef Py_ssize_t n_row = hi - lo
+    cdef Py_ssize_t n_all = n_row + (icpt != 0.0)
+    cdef Py_ssize_t s = 0, t, n, n_data
     cdef int kind = _pow_kind(p_kind)
-    while s < hi:
-        n = hi - s if hi - s < POW_CHUNK else POW_CHUNK
-        for t in range(n):
-            _pow_stage(indices[s + t], g * data[s + t], t, lam, u, wsum, clast, C,
-                       average, inv_S, cols, newv, a_old, ratio)
-        dq += _pow_finish(n, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, minus)
+    for t in range(4):
+        dq4[t] = 0.0
+        m4[t] = 0.0
+    if p_kind == P_Q225 and not average:
+        s = _rowq225(data, indices, lo, hi, g, lam, u, inv_S, ratio_hi, icol, icpt, dq4,
+                     m4)
+    # (s is a multiple of 4 here unless all is done: chunks keep entry t in lane t & 3)
+    while s < n_all:
+        n = n_all - s if n_all - s < POW_CHUNK else POW_CHUNK
+        n_data = n_row - s if n_row - s < n else n
+        for t in range(n_data):
+            _pow_stage(indices[lo + s + t], g * data[lo + s + t], t, lam, u, wsum, clast,
+                       C, average, inv_S, cols, newv, a_old, ratio)
+        if n_data < n:
+            _pow_stage(icol, g * icpt, n_data, lam, u, wsum, clast, C, average, inv_S,
+                       cols, newv, a_old, ratio)
+        _pow_finish(n, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, dq4, m4)
         s += n
-    return dq
+    minus[0] += _lane_sum(m4)
+    return _lane_sum(dq4)
 
 
 cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
                                  Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
                                  double* u, double* wsum, double* clast, double C,
                                  int p_kind, int average, double qm1, double inv_S,
-                                 double ratio_hi, double* minus) noexcept nogil:
-    """lam += g * x over one row's entries; returns the sum of Q's new terms (see
-    `_coord_update`; the old ones are added to `minus`).
+                                 double ratio_hi, Py_ssize_t icol, double icpt,
+                                 double* minus) noexcept nogil:
+    """lam += g * x over one row's entries, and the intercept's lam_icol += g * icpt if
+    icpt != 0; returns the sum of Q's new terms (see `_coord_update`; the old ones are
+    added to `minus`).
 
     Entries are applied in order; two partial sums of Q's terms keep the adds of
     consecutive entries independent (one sum would chain them).
@@ -244,7 +340,7 @@ cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
     cdef Py_ssize_t jj = lo
     if p_kind == P_Q225 or p_kind == P_GENERAL:
         return _row_update_pow(data, indices, lo, hi, g, lam, u, wsum, clast, C, p_kind,
-                               average, qm1, inv_S, ratio_hi, minus)
+                               average, qm1, inv_S, ratio_hi, icol, icpt, minus)
     while jj + 2 <= hi:
         dq0 += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
                              average, qm1, inv_S, ratio_hi, &m0)
@@ -255,38 +351,42 @@ cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
         dq0 += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
                              average, qm1, inv_S, ratio_hi, &m0)
     minus[0] += m0 + m1
-    return dq0 + dq1
+    if icpt == 0.0:
+        return dq0 + dq1
+    return (dq0 + dq1) + _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind,
+                                       average, qm1, inv_S, ratio_hi, minus)
 
 
 cdef inline double _row_update(const floating_t* data, const index_t* indices,
                                Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
                                double* u, double* wsum, double* clast, double C,
                                int p_kind, int average, double qm1, double inv_S,
-                               double ratio_hi, double* minus) noexcept nogil:
+                               double ratio_hi, Py_ssize_t icol, double icpt,
+                               double* minus) noexcept nogil:
     """`_row_update_k` with p_kind and average turned into compile-time constants."""
     if average:
         if p_kind == P_TWO:
             return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                                 P_TWO, 1, qm1, inv_S, ratio_hi, minus)
+                                 P_TWO, 1, qm1, inv_S, ratio_hi, icol, icpt, minus)
         elif p_kind == P_Q225:
             return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                                 P_Q225, 1, qm1, inv_S, ratio_hi, minus)
+                                 P_Q225, 1, qm1, inv_S, ratio_hi, icol, icpt, minus)
         elif p_kind == P_Q3:
             return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                                 P_Q3, 1, qm1, inv_S, ratio_hi, minus)
+                                 P_Q3, 1, qm1, inv_S, ratio_hi, icol, icpt, minus)
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_GENERAL, 1, qm1, inv_S, ratio_hi, minus)
+                             P_GENERAL, 1, qm1, inv_S, ratio_hi, icol, icpt, minus)
     if p_kind == P_TWO:
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_TWO, 0, qm1, inv_S, ratio_hi, minus)
+                             P_TWO, 0, qm1, inv_S, ratio_hi, icol, icpt, minus)
     elif p_kind == P_Q225:
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_Q225, 0, qm1, inv_S, ratio_hi, minus)
+                             P_Q225, 0, qm1, inv_S, ratio_hi, icol, icpt, minus)
     elif p_kind == P_Q3:
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_Q3, 0, qm1, inv_S, ratio_hi, minus)
+                             P_Q3, 0, qm1, inv_S, ratio_hi, icol, icpt, minus)
     return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                         P_GENERAL, 0, qm1, inv_S, ratio_hi, minus)
+                         P_GENERAL, 0, qm1, inv_S, ratio_hi, icol, icpt, minus)
 
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
@@ -831,10 +931,16 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
     cdef double newv[POW_CHUNK]
     cdef double a_old[POW_CHUNK]
     cdef double ratio[POW_CHUNK]
-    cdef double dq = 0.0, m = 0.0, d
+    cdef double dq4[4]
+    cdef double m4[4]
+    cdef double d
     cdef Py_ssize_t e = 0, staged = 0
     cdef int64_t j
     cdef int kind = _pow_kind(p_kind)
+    for e in range(4):
+        dq4[e] = 0.0
+        m4[e] = 0.0
+    e = 0
     while e < n:
         j = fresh[e * step]
         d = delta[j]
@@ -846,13 +952,12 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
                    a_old, ratio)
         staged += 1
         if staged == POW_CHUNK:
-            dq += _pow_finish(staged, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi,
-                              &m)
+            _pow_finish(staged, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, dq4, m4)
             staged = 0
     if staged:
-        dq += _pow_finish(staged, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, &m)
-    minus[0] += m
-    return dq
+        _pow_finish(staged, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, dq4, m4)
+    minus[0] += _lane_sum(m4)
+    return _lane_sum(dq4)
 
 
 cdef double _apply_sums_k(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
@@ -1100,12 +1205,8 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                 dm = 0.0
                 dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, st.lam, u,
                                  st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
-                                 prm.ratio_hi, &dm)
-                st.n_updates += indptr[i + 1] - indptr[i]
-                if icpt != 0.0:
-                    dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, st.clast, st.C,
-                                        p_kind, average, qm1, inv_S, prm.ratio_hi, &dm)
-                    st.n_updates += 1
+                                 prm.ratio_hi, icol, icpt, &dm)
+                st.n_updates += indptr[i + 1] - indptr[i] + (icpt != 0.0)
                 _add_to_Q(st, dq, dm)
                 updated = 1
         else:
@@ -1815,6 +1916,13 @@ def powers(const double[::1] a, double q_minus_1):
 
 # True where the kernel takes its powers with AVX2 (see _powers.h).
 SIMD_POWERS = bool(pgs_powers_simd())
+
+
+def _use_simd_rows(bint on):
+    """Tests: send p < 2's row updates through the staged path (False) or let the AVX2
+    row update take them where it can (True, the default); the two give the same bits.
+    Not while a run is going."""
+    pgs_rowpow_use(on)
 
 
 def _use_simd_powers(bint on):

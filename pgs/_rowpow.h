@@ -1,0 +1,158 @@
+/* One row's update lam += g x for p = 1.8 (q - 1 = 1.25), four entries at a time.
+ *
+ * The staged update of pgs/_core.pyx (_pow_stage, then a chunk's powers in one
+ * pgs_powq_n call, then _pow_finish) moves every entry through five buffers and
+ * back: about 40 scalar instructions an entry besides the two square roots. On x86-64
+ * CPUs with AVX2 and FMA this does the same arithmetic in 256-bit registers straight
+ * from the row: four lam_j and u_j read, the new lam_j, its ratio r = |lam_j| / S,
+ * u_j = r sqrt(sqrt(r)) (pgs_powq4, the staged path's own), and u_j and lam_j written
+ * back. (General p gains nothing from this here: its power, done four at a time in
+ * either path, is most of its cost, and inside this loop it overlaps less.)
+ *
+ * The row's entries are taken from the start, in groups of four, while no group
+ * repeats a column and no ratio passes ratio_hi; then the last 1-3 entries and the
+ * intercept (entry n of the row, column icol, value icpt, if icpt != 0) as one
+ * masked group. The return value is how many entries of the n + (icpt != 0) it took
+ * (a multiple of four unless it took them all); the caller's staged path does the
+ * rest, in order. Reading a group's four lam_j and u_j before writing any is the
+ * same as one entry after another because the group has no column twice; across
+ * groups, memory keeps the order. Q's terms are summed in four lanes (lane t & 3 of
+ * entry t), as the staged path sums them, with a multiply and an add each (the build
+ * turns off floating-point contraction); a masked lane adds +0 to a sum that is +0
+ * or positive. Both paths give the same bits (tested).
+ *
+ * Without AVX2 (or on other CPUs) the functions take no entry.
+ */
+#ifndef PGS_ROWPOW_H
+#define PGS_ROWPOW_H
+
+#include <stdint.h>
+#include "_powers.h"
+
+/* Tests: 0 sends every entry through the staged path (with the same powers), which
+   must then give the same bits. Not while a run is going. */
+static int pgs_rowpow_on = 1;
+static void pgs_rowpow_use(int on) { pgs_rowpow_on = on; }
+
+#ifdef PGS_POW_X86
+/* One group: old lam_j, the steps d and old u_j of four entries in, the new lam_j and
+   u_j out; Q's new terms r * r^1.25 added to *DQ, its old ones a_old * |u_j| to *M.
+   Returns 0, doing nothing, if a ratio passes HI (the staged path parks it). */
+__attribute__((target("avx2,fma")))
+static inline int pgs_q225_group(__m256d old, __m256d d, __m256d uo, __m256d IS,
+                                 __m256d HI, __m256d* DQ, __m256d* M, __m256d* nw,
+                                 __m256d* un) {
+    const __m256d SIGN = _mm256_set1_pd(-0.0);
+    __m256d n = _mm256_add_pd(old, d);
+    __m256d r = _mm256_mul_pd(_mm256_andnot_pd(SIGN, n), IS);
+    __m256d a_old, pw;
+    if (_mm256_movemask_pd(_mm256_cmp_pd(r, HI, _CMP_GT_OQ)))
+        return 0;
+    a_old = _mm256_mul_pd(_mm256_andnot_pd(SIGN, old), IS);
+    pw = pgs_powq4(r, PGS_POW_Q225, _mm256_set1_pd(1.25));
+    *M = _mm256_add_pd(*M, _mm256_mul_pd(a_old, _mm256_andnot_pd(SIGN, uo)));
+    *DQ = _mm256_add_pd(*DQ, _mm256_mul_pd(r, pw));
+    *nw = n;
+    *un = _mm256_or_pd(_mm256_andnot_pd(SIGN, pw), _mm256_and_pd(SIGN, n));
+    return 1;
+}
+
+__attribute__((target("avx2,fma")))
+static inline void pgs_scatter4(double* v, int64_t j0, int64_t j1, int64_t j2, int64_t j3,
+                                __m256d x) {
+    __m128d lo = _mm256_castpd256_pd128(x), hi = _mm256_extractf128_pd(x, 1);
+    _mm_storel_pd(v + j0, lo);
+    _mm_storeh_pd(v + j1, lo);
+    _mm_storel_pd(v + j2, hi);
+    _mm_storeh_pd(v + j3, hi);
+}
+
+#define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4)                                  \
+__attribute__((target("avx2,fma")))                                                   \
+static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
+                             double g, double* lam, double* u, double inv_S,          \
+                             double ratio_hi, int64_t icol, double icpt, double* dq4, \
+                             double* m4) {                                            \
+    const __m256d G = _mm256_set1_pd(g), IS = _mm256_set1_pd(inv_S);                  \
+    const __m256d HI = _mm256_set1_pd(ratio_hi);                                      \
+    __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);                       \
+    __m256d nw, un;                                                                   \
+    int64_t j[4];                                                                     \
+    double x[4], o[4], uo[4], out[4];                                                 \
+    ptrdiff_t s = 0, r, l, cnt;                                                       \
+    for (; s + 4 <= n; s += 4) {                                                      \
+        j[0] = (int64_t)idx[s];                                                       \
+        j[1] = (int64_t)idx[s + 1];                                                   \
+        j[2] = (int64_t)idx[s + 2];                                                   \
+        j[3] = (int64_t)idx[s + 3];                                                   \
+        if ((j[0] == j[1]) | (j[0] == j[2]) | (j[0] == j[3]) | (j[1] == j[2])         \
+                | (j[1] == j[3]) | (j[2] == j[3]))                                    \
+            goto done;                                                                \
+        if (!pgs_q225_group(                                                          \
+                _mm256_set_pd(lam[j[3]], lam[j[2]], lam[j[1]], lam[j[0]]),            \
+                _mm256_mul_pd(G, LOAD4(data + s)),                                    \
+                _mm256_set_pd(u[j[3]], u[j[2]], u[j[1]], u[j[0]]),                    \
+                IS, HI, &DQ, &M, &nw, &un))                                           \
+            goto done;                                                                \
+        pgs_scatter4(lam, j[0], j[1], j[2], j[3], nw);                                \
+        pgs_scatter4(u, j[0], j[1], j[2], j[3], un);                                  \
+    }                                                                                 \
+    /* the last 1-3 entries and the intercept (never a column of the row), masked */  \
+    r = n - s;                                                                        \
+    cnt = r + (icpt != 0.0);                                                          \
+    if (cnt == 0)                                                                     \
+        goto done;                                                                    \
+    for (l = 0; l < 4; l++) {                                                         \
+        j[l] = l < r ? (int64_t)idx[s + l] : icol;                                    \
+        x[l] = l < r ? (double)data[s + l] : (l == r ? icpt : 0.0);                   \
+        o[l] = l < cnt ? lam[j[l]] : 0.0;                                             \
+        uo[l] = l < cnt ? u[j[l]] : 0.0;                                              \
+    }                                                                                 \
+    if ((r > 1 && j[0] == j[1]) | (r > 2 && (j[0] == j[2] || j[1] == j[2])))          \
+        goto done;                                                                    \
+    if (!pgs_q225_group(_mm256_loadu_pd(o), _mm256_mul_pd(G, _mm256_loadu_pd(x)),    \
+                        _mm256_loadu_pd(uo), IS, HI, &DQ, &M, &nw, &un))              \
+        goto done;                                                                    \
+    _mm256_storeu_pd(out, nw);                                                        \
+    for (l = 0; l < cnt; l++)                                                         \
+        lam[j[l]] = out[l];                                                           \
+    _mm256_storeu_pd(out, un);                                                        \
+    for (l = 0; l < cnt; l++)                                                         \
+        u[j[l]] = out[l];                                                             \
+    s += cnt;                                                                         \
+done:                                                                                 \
+    _mm256_storeu_pd(dq4, DQ);                                                        \
+    _mm256_storeu_pd(m4, M);                                                          \
+    return s;                                                                         \
+}                                                                                     \
+static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
+                             double g, double* lam, double* u, double inv_S,          \
+                             double ratio_hi, int64_t icol, double icpt, double* dq4, \
+                             double* m4) {                                            \
+    if (!pgs_pow_simd || !pgs_rowpow_on)                                              \
+        return 0;                                                                     \
+    return NAME##_avx2(data, idx, n, g, lam, u, inv_S, ratio_hi, icol, icpt, dq4, m4); \
+}
+
+#define PGS_LOAD4_F64(p) _mm256_loadu_pd(p)
+#define PGS_LOAD4_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+
+#else  /* no AVX2 path: the staged path takes every entry */
+#define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4)                                  \
+static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
+                             double g, double* lam, double* u, double inv_S,          \
+                             double ratio_hi, int64_t icol, double icpt, double* dq4, \
+                             double* m4) {                                            \
+    (void)data; (void)idx; (void)n; (void)g; (void)lam; (void)u; (void)inv_S;        \
+    (void)ratio_hi; (void)icol; (void)icpt; (void)dq4; (void)m4;                      \
+    return 0;                                                                         \
+}
+#endif  /* PGS_POW_X86 */
+
+/* data float64 / float32, indices int32 / int64: the CSR types the kernel takes */
+PGS_ROWPOW_DEFINE(pgs_rowq225_f64_i32, double, int32_t, PGS_LOAD4_F64)
+PGS_ROWPOW_DEFINE(pgs_rowq225_f64_i64, double, int64_t, PGS_LOAD4_F64)
+PGS_ROWPOW_DEFINE(pgs_rowq225_f32_i32, float, int32_t, PGS_LOAD4_F32)
+PGS_ROWPOW_DEFINE(pgs_rowq225_f32_i64, float, int64_t, PGS_LOAD4_F32)
+
+#endif  /* PGS_ROWPOW_H */

@@ -1,0 +1,115 @@
+"""p = 1.8's row update four entries at a time (pgs/_rowpow.h) against the staged path.
+
+With AVX2 the kernel updates a row's entries, and its intercept, in 256-bit
+registers; a group of four that repeats a column, a ratio past the parking bound, or a
+CPU without AVX2 sends them through the staged path. Both must give the same bits,
+whatever the row: sorted or not, with repeated columns, shorter than four entries,
+empty, with or without an intercept.
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+from pgs._core import LOSS_NAMES, SIMD_POWERS, Solver, _use_simd_powers, _use_simd_rows
+
+
+def _awkward_csr(rng, n_rows=300, n_features=40):
+    """Rows of 0-12 entries in random column order, a third of them with a column
+    repeated (next to its twin, or further on)."""
+    indptr = [0]
+    indices = []
+    for r in range(n_rows):
+        n = int(rng.integers(0, 13))
+        cols = list(rng.choice(n_features, size=n, replace=False))
+        if n >= 2 and r % 3 == 0:
+            cols[int(rng.integers(1, n))] = cols[0]
+        indices += cols
+        indptr.append(len(indices))
+    indices = np.asarray(indices, dtype=np.int64)
+    data = rng.standard_normal(len(indices)) / 3.0
+    return data, indices, np.asarray(indptr, dtype=np.int64)
+
+
+def _run(data, indices, indptr, y, n_features, loss, p, k, icpt, average, T):
+    s = Solver(n_features, LOSS_NAMES.index(loss), p, 1e-2, 0.0, icpt, 0.0, k, 0,
+               average, np.array([3, 1, 4, 1], dtype=np.uint64), 0)
+    s.run(T, data, indices, indptr, y)
+    return np.array(s.lam), np.array(s.u)
+
+
+CASES = list(itertools.product(
+    (1.8, 1.7),                       # 1.7: the intercept as the row's last entry
+    ("logistic", "hinge", "squared"),
+    (1, 5),
+    (0.0, 1.0),
+    (False, True),
+))
+
+
+@pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
+@pytest.mark.parametrize("dtypes", [(np.float64, np.int32), (np.float32, np.int64)])
+@pytest.mark.parametrize("p,loss,k,icpt,average", CASES)
+def test_row_update_same_bits_as_staged(p, loss, k, icpt, average, dtypes):
+    rng = np.random.default_rng(7)
+    data, indices, indptr = _awkward_csr(rng)
+    dt, it = dtypes
+    data, indices, indptr = data.astype(dt), indices.astype(it), indptr.astype(it)
+    y = np.where(rng.standard_normal(len(indptr) - 1) > 0, 1.0, -1.0)
+    out = {}
+    try:
+        for rows in (True, False):
+            _use_simd_rows(rows)
+            out[rows] = _run(data, indices, indptr, y, 40, loss, p, k, icpt, average, 900)
+    finally:
+        _use_simd_rows(True)
+    assert np.any(out[True][0] != 0.0)
+    for a, b in zip(out[True], out[False], strict=True):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
+def test_row_update_same_bits_as_libm_path():
+    """p = 1.8 on a canonical CSR: AVX2 rows (sqrt is correctly rounded) against a run
+    with no AVX2 at all, the same bits."""
+    import scipy.sparse as sp
+
+    X = sp.random(500, 80, density=0.15, random_state=3, format="csr")
+    y = np.where(np.arange(500) % 3 == 0, 1.0, -1.0)
+    out = {}
+    try:
+        for simd in (True, False):
+            _use_simd_powers(simd)
+            out[simd] = _run(X.data, X.indices, X.indptr, y, 80, "logistic", 1.8, 1, 1.0,
+                             False, 1500)
+    finally:
+        _use_simd_powers(SIMD_POWERS)
+    for a, b in zip(out[True], out[False], strict=True):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
+@pytest.mark.parametrize("p", (1.8, 1.7))
+def test_row_update_parks_as_staged(p):
+    """A step that takes |lam_j| / S past the parking bound 2^(900 / q): a first row of
+    1e-200 makes S tiny (Q underflows, the kernel rescales), the second row's entries of
+    1e100 then give ratios near 1e300. The group is parked by the staged path, Q turns
+    NaN, the kernel rescales: the same bits either way, and a finite model."""
+    data = np.array([1e-200] + [1e100, -2e100, 3e100, 1e100, 5e100, 1e100])
+    indices = np.array([0, 1, 2, 3, 4, 5, 6], dtype=np.int32)
+    indptr = np.array([0, 1, 7], dtype=np.int32)
+    y = np.array([1.0, -1.0])
+    out = {}
+    try:
+        for rows in (True, False):
+            _use_simd_rows(rows)
+            # (no intercept: its lam would keep S near 1)
+            s = Solver(7, LOSS_NAMES.index("hinge"), p, 1e-2, 0.0, 0.0, 0.0, 1, 0, False,
+                       np.array([3, 1, 4, 1], dtype=np.uint64), 2)     # rows in order
+            s.run(40, data, indices, indptr, y)
+            out[rows] = (np.array(s.lam), np.array(s.u))
+    finally:
+        _use_simd_rows(True)
+    assert np.all(np.isfinite(out[True][1])) and np.any(out[True][1] != 0.0)
+    for a, b in zip(out[True], out[False], strict=True):
+        assert np.array_equal(a, b)
