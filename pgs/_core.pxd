@@ -85,6 +85,12 @@ cdef struct PGSState:
     double loss_sum          # sum of the sampled losses (when track_loss)
     double Q_abs             # p < 2: sum of the terms added to Q since its exact value
     uint64_t rng[4]          # xoshiro256** state before the next unconsumed draw
+    # NULL, or (p = 1.8, k < 16, no average: see pgs_lu_wanted) 2 n_cols doubles with
+    # lu[2j] = u_j and lu[2j + 1] = lam_j, which the loop then reads and writes instead
+    # of lam and u: a row's update finds lam_j on the line its margin read u_j from.
+    # The caller packs it before a run and unpacks it after (pgs_lu_pack / _unpack,
+    # which do nothing where it is not wanted); pgs_state_init leaves it NULL.
+    double* lu
 
 
 cdef struct PGSSampler:
@@ -109,6 +115,10 @@ cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
                         Py_ssize_t n_cols) noexcept nogil
 
 cdef void pgs_sync_u(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil
+cdef bint pgs_lu_wanted(const PGSParams* prm) noexcept nogil
+cdef void pgs_lu_pack(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil
+cdef void pgs_lu_unpack(const PGSParams* prm, PGSState* st,
+                        Py_ssize_t n_cols) noexcept nogil
 
 cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices,
                          const int64_t* indptr, const double* y, Py_ssize_t n_rows,

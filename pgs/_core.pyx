@@ -59,20 +59,20 @@ cdef extern from "_rowpow.h" nogil:
     void pgs_rowpow_use(int on) noexcept
     Py_ssize_t pgs_rowq225_f64_i32(
         const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
-        double inv_S, double ratio_hi, int64_t icol, double icpt, double* dq4,
-        double* m4) noexcept
+        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
+        double* dq4, double* m4) noexcept
     Py_ssize_t pgs_rowq225_f64_i64(
         const double* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
-        double inv_S, double ratio_hi, int64_t icol, double icpt, double* dq4,
-        double* m4) noexcept
+        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
+        double* dq4, double* m4) noexcept
     Py_ssize_t pgs_rowq225_f32_i32(
         const float* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
-        double inv_S, double ratio_hi, int64_t icol, double icpt, double* dq4,
-        double* m4) noexcept
+        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
+        double* dq4, double* m4) noexcept
     Py_ssize_t pgs_rowq225_f32_i64(
         const float* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
-        double inv_S, double ratio_hi, int64_t icol, double icpt, double* dq4,
-        double* m4) noexcept
+        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
+        double* dq4, double* m4) noexcept
 
 
 cdef inline int _pow_kind(int p_kind) noexcept nogil:
@@ -89,13 +89,20 @@ cdef inline double _pow_qm1(double a, int p_kind, double qm1) noexcept nogil:
     return r
 
 
+cdef enum:
+    U_IN_LU = 2     # (`_u_at`'s `implicit`: v is st.lu, u_j is v[2j])
+
+
 cdef inline double _u_at(const double* v, Py_ssize_t j, int implicit,
                          double inv_S) noexcept nogil:
-    """u_j: v[j] of the u array, or, for p = 1.5 (`implicit`, v = lam), computed from
-    lam: t |t| with t = lam_j / S, the same bits as the stored copysign((|lam_j| / S)^2,
-    lam_j). p = 1.5 keeps u implicit during a run, so that its updates touch one array
-    as p = 2's do (`pgs_sync_u` writes u out when the run returns)."""
+    """u_j: v[j] of the u array, or, for p = 1.5 (`implicit` = 1, v = lam), computed
+    from lam: t |t| with t = lam_j / S, the same bits as the stored
+    copysign((|lam_j| / S)^2, lam_j). p = 1.5 keeps u implicit during a run, so that its
+    updates touch one array as p = 2's do (`pgs_sync_u` writes u out when the run
+    returns). With `implicit` = U_IN_LU, v is the interleaved st.lu (p = 1.8)."""
     cdef double t
+    if implicit == U_IN_LU:
+        return v[2 * j]
     if implicit:
         t = v[j] * inv_S
         return t * fabs(t)
@@ -256,25 +263,26 @@ cdef inline double _lane_sum(const double* a) noexcept nogil:
 
 cdef inline Py_ssize_t _rowq225(const floating_t* data, const index_t* indices,
                                 Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
-                                double* u, double inv_S, double ratio_hi, int64_t icol,
-                                double icpt, double* dq4, double* m4) noexcept nogil:
+                                double* u, Py_ssize_t sd, double inv_S, double ratio_hi,
+                                int64_t icol, double icpt, double* dq4,
+                                double* m4) noexcept nogil:
     """The entries of a row (and its intercept, entry hi - lo) that `pgs/_rowpow.h`
     updates for p = 1.8 in AVX2 registers, from the first on; returns how many it took
-    (0 without AVX2)."""
+    (0 without AVX2). lam_j and u_j are lam[sd j] and u[sd j]."""
     if floating_t is double:
         if index_t is int32_t:
-            return pgs_rowq225_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, inv_S,
-                                       ratio_hi, icol, icpt, dq4, m4)
+            return pgs_rowq225_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4)
         else:
-            return pgs_rowq225_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, inv_S,
-                                       ratio_hi, icol, icpt, dq4, m4)
+            return pgs_rowq225_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4)
     else:
         if index_t is int32_t:
-            return pgs_rowq225_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, inv_S,
-                                       ratio_hi, icol, icpt, dq4, m4)
+            return pgs_rowq225_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4)
         else:
-            return pgs_rowq225_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, inv_S,
-                                       ratio_hi, icol, icpt, dq4, m4)
+            return pgs_rowq225_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4)
 
 
 cdef inline double _row_update_pow(const floating_t* data, const index_t* indices,
@@ -282,9 +290,10 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
                                    double* u, double* wsum, double* clast, double C,
                                    int p_kind, int average, double qm1, double inv_S,
                                    double ratio_hi, Py_ssize_t icol, double icpt,
-                                   double* minus) noexcept nogil:
+                                   Py_ssize_t sd, double* minus) noexcept nogil:
     """`_row_update_k` for p = 1.8 and general p, the intercept (if icpt != 0) taken as
-    the row's last entry.
+    the row's last entry; lam_j and u_j are lam[sd j] and u[sd j] (sd = 2: st.lu, with
+    no average).
 
     The entries are staged by chunks of POW_CHUNK and their powers taken together
     (`_pow_finish`); for p = 1.8 without the average, `_rowq225` first takes what it
@@ -305,17 +314,17 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
         dq4[t] = 0.0
         m4[t] = 0.0
     if p_kind == P_Q225 and not average:
-        s = _rowq225(data, indices, lo, hi, g, lam, u, inv_S, ratio_hi, icol, icpt, dq4,
-                     m4)
+        s = _rowq225(data, indices, lo, hi, g, lam, u, sd, inv_S, ratio_hi, icol, icpt,
+                     dq4, m4)
     # (s is a multiple of 4 here unless all is done: chunks keep entry t in lane t & 3)
     while s < n_all:
         n = n_all - s if n_all - s < POW_CHUNK else POW_CHUNK
         n_data = n_row - s if n_row - s < n else n
         for t in range(n_data):
-            _pow_stage(indices[lo + s + t], g * data[lo + s + t], t, lam, u, wsum, clast,
-                       C, average, inv_S, cols, newv, a_old, ratio)
+            _pow_stage(sd * indices[lo + s + t], g * data[lo + s + t], t, lam, u, wsum,
+                       clast, C, average, inv_S, cols, newv, a_old, ratio)
         if n_data < n:
-            _pow_stage(icol, g * icpt, n_data, lam, u, wsum, clast, C, average, inv_S,
+            _pow_stage(sd * icol, g * icpt, n_data, lam, u, wsum, clast, C, average, inv_S,
                        cols, newv, a_old, ratio)
         _pow_finish(n, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, dq4, m4)
         s += n
@@ -328,10 +337,10 @@ cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
                                  double* u, double* wsum, double* clast, double C,
                                  int p_kind, int average, double qm1, double inv_S,
                                  double ratio_hi, Py_ssize_t icol, double icpt,
-                                 double* minus) noexcept nogil:
+                                 Py_ssize_t sd, double* minus) noexcept nogil:
     """lam += g * x over one row's entries, and the intercept's lam_icol += g * icpt if
     icpt != 0; returns the sum of Q's new terms (see `_coord_update`; the old ones are
-    added to `minus`).
+    added to `minus`). sd = 2 (p = 1.8 only): lam and u are st.lu's (`_row_update_pow`).
 
     Entries are applied in order; two partial sums of Q's terms keep the adds of
     consecutive entries independent (one sum would chain them).
@@ -340,7 +349,7 @@ cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
     cdef Py_ssize_t jj = lo
     if p_kind == P_Q225 or p_kind == P_GENERAL:
         return _row_update_pow(data, indices, lo, hi, g, lam, u, wsum, clast, C, p_kind,
-                               average, qm1, inv_S, ratio_hi, icol, icpt, minus)
+                               average, qm1, inv_S, ratio_hi, icol, icpt, sd, minus)
     while jj + 2 <= hi:
         dq0 += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
                              average, qm1, inv_S, ratio_hi, &m0)
@@ -362,31 +371,31 @@ cdef inline double _row_update(const floating_t* data, const index_t* indices,
                                double* u, double* wsum, double* clast, double C,
                                int p_kind, int average, double qm1, double inv_S,
                                double ratio_hi, Py_ssize_t icol, double icpt,
-                               double* minus) noexcept nogil:
+                               Py_ssize_t sd, double* minus) noexcept nogil:
     """`_row_update_k` with p_kind and average turned into compile-time constants."""
     if average:
         if p_kind == P_TWO:
             return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                                 P_TWO, 1, qm1, inv_S, ratio_hi, icol, icpt, minus)
+                                 P_TWO, 1, qm1, inv_S, ratio_hi, icol, icpt, sd, minus)
         elif p_kind == P_Q225:
             return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                                 P_Q225, 1, qm1, inv_S, ratio_hi, icol, icpt, minus)
+                                 P_Q225, 1, qm1, inv_S, ratio_hi, icol, icpt, sd, minus)
         elif p_kind == P_Q3:
             return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                                 P_Q3, 1, qm1, inv_S, ratio_hi, icol, icpt, minus)
+                                 P_Q3, 1, qm1, inv_S, ratio_hi, icol, icpt, sd, minus)
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_GENERAL, 1, qm1, inv_S, ratio_hi, icol, icpt, minus)
+                             P_GENERAL, 1, qm1, inv_S, ratio_hi, icol, icpt, sd, minus)
     if p_kind == P_TWO:
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_TWO, 0, qm1, inv_S, ratio_hi, icol, icpt, minus)
+                             P_TWO, 0, qm1, inv_S, ratio_hi, icol, icpt, sd, minus)
     elif p_kind == P_Q225:
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_Q225, 0, qm1, inv_S, ratio_hi, icol, icpt, minus)
+                             P_Q225, 0, qm1, inv_S, ratio_hi, icol, icpt, sd, minus)
     elif p_kind == P_Q3:
         return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                             P_Q3, 0, qm1, inv_S, ratio_hi, icol, icpt, minus)
+                             P_Q3, 0, qm1, inv_S, ratio_hi, icol, icpt, sd, minus)
     return _row_update_k(data, indices, lo, hi, g, lam, u, wsum, clast, C,
-                         P_GENERAL, 0, qm1, inv_S, ratio_hi, icol, icpt, minus)
+                         P_GENERAL, 0, qm1, inv_S, ratio_hi, icol, icpt, sd, minus)
 
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
@@ -488,6 +497,40 @@ cdef void pgs_sync_u(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noex
     inv_S = 1.0 / _unit(prm, st)
     for j in range(n_cols):
         st.u[j] = _u_at(st.lam, j, 1, inv_S)
+
+
+cdef bint pgs_lu_wanted(const PGSParams* prm) noexcept nogil:
+    """Whether a run keeps lam and u interleaved in st.lu: p = 1.8 with batches of
+    k < K_PART and no average (the AVX2 row update's case; elsewhere both layouts cost
+    the same or the batch path does its own staging).
+
+    A k = 1 update of p = 1.8 reads lam_j right after the margin read u_j: as two arrays
+    (2 x 8 bytes x n_cols, more than L2 at RCV1's width) that is a second miss, and
+    0.83x the time with one line for both (paired runs, logistic, i.i.d. rows;
+    hinge 0.91x, rows in file order 0.86x).
+    """
+    return prm.p_kind == P_Q225 and prm.k < K_PART and not prm.average
+
+
+cdef void pgs_lu_pack(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
+    """lam and u into st.lu (if set and wanted: `pgs_lu_wanted`), before a run."""
+    cdef Py_ssize_t j
+    if st.lu == NULL or not pgs_lu_wanted(prm):
+        return
+    for j in range(n_cols):
+        st.lu[2 * j] = st.u[j]
+        st.lu[2 * j + 1] = st.lam[j]
+
+
+cdef void pgs_lu_unpack(const PGSParams* prm, PGSState* st,
+                        Py_ssize_t n_cols) noexcept nogil:
+    """st.lu back into lam and u (if set and wanted), after a run."""
+    cdef Py_ssize_t j
+    if st.lu == NULL or not pgs_lu_wanted(prm):
+        return
+    for j in range(n_cols):
+        st.u[j] = st.lu[2 * j]
+        st.lam[j] = st.lu[2 * j + 1]
 
 
 cdef inline void _set_scale(const PGSParams* prm, PGSState* st) noexcept nogil:
@@ -712,6 +755,8 @@ cdef inline double _margin_at(const floating_t* data, const index_t* indices,
                               double inv_S) noexcept nogil:
     """`_margin_pf` with `implicit` turned into a compile-time constant (a flag tested
     per entry cost p = 2's pass 4-7%)."""
+    if implicit == U_IN_LU:
+        return _margin_pf(data, indices, indptr, u, i, icpt, icol, nxt, U_IN_LU, 1.0)
     if implicit:
         return _margin_pf(data, indices, indptr, u, i, icpt, icol, nxt, 1, inv_S)
     return _margin_pf(data, indices, indptr, u, i, icpt, icol, nxt, 0, 1.0)
@@ -1038,10 +1083,16 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef Py_ssize_t lane_n0[MAX_LANES]
     cdef Py_ssize_t lane_n1[MAX_LANES]
     cdef bint lists, fused, nonfinite = False
-    # p = 1.5 keeps u implicit (_u_at): its margins read lam
-    cdef int implicit = p_kind == P_Q3
-    cdef const double* mu = st.lam if implicit else u
-    cdef const double* lam_pf = st.lam if p_kind != P_TWO and not implicit else NULL
+    # p = 1.5 keeps u implicit (_u_at): its margins read lam. p = 1.8 (k < K_PART, no
+    # average) may run on st.lu, lam and u interleaved (pgs_lu_wanted): its margins
+    # read u there, its row updates take lam = lu + 1, u = lu and a stride of 2.
+    cdef bint in_lu = st.lu != NULL and pgs_lu_wanted(prm)
+    cdef double* lam = st.lu + 1 if in_lu else st.lam
+    cdef Py_ssize_t sd = 2 if in_lu else 1
+    cdef int implicit = U_IN_LU if in_lu else p_kind == P_Q3
+    cdef const double* mu = st.lu if in_lu else (st.lam if implicit else u)
+    cdef const double* lam_pf = (
+        st.lam if p_kind != P_TWO and not implicit else NULL)
 
     if mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
@@ -1203,9 +1254,9 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                     continue
                 i = rows[r]
                 dm = 0.0
-                dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, st.lam, u,
-                                 st.wsum, st.clast, st.C, p_kind, average, qm1, inv_S,
-                                 prm.ratio_hi, icol, icpt, &dm)
+                dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, lam,
+                                 st.lu if in_lu else u, st.wsum, st.clast, st.C, p_kind,
+                                 average, qm1, inv_S, prm.ratio_hi, icol, icpt, sd, &dm)
                 st.n_updates += indptr[i + 1] - indptr[i] + (icpt != 0.0)
                 _add_to_Q(st, dq, dm)
                 updated = 1
@@ -1247,12 +1298,21 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         st.t += 1
         if p_kind != P_TWO and updated:
             Qv = st.Q + st.Q_comp
+            # (both O(n_cols) and rare: on st.lu, unpacked and packed around them)
             if not (Qv >= Q_LO and Qv <= Q_HI):   # also true for NaN
+                if in_lu:
+                    pgs_lu_unpack(prm, st, n_cols)
                 _rescale(prm, st, n_cols)
+                if in_lu:
+                    pgs_lu_pack(prm, st, n_cols)
                 inv_S = 1.0 / st.S
             elif Qv < st.Q_abs * Q_CANCEL:
+                if in_lu:
+                    pgs_lu_unpack(prm, st, n_cols)
                 _recompute_Q(prm, st, n_cols)
         if st.n_updates >= prm.recompute_every:
+            if in_lu:
+                pgs_lu_unpack(prm, st, n_cols)
             _recompute_Q(prm, st, n_cols)
             _fold_average(prm, st, n_cols)
         elif average and (st.t & (st.t - 1)) == 0:
@@ -1438,6 +1498,9 @@ cdef class Solver:
     cdef readonly Py_ssize_t n_cols
     cdef readonly object lam, u, wsum, clast, w_pick, rows, coefs, perm
     cdef object _delta
+    # lam and u interleaved for the length of a run (pgs_lu_wanted), else None
+    cdef object _lu
+    cdef double* _lu_buf
     cdef object _weights, _alias_prob, _alias_idx, _row_scale, _fixed
     cdef Py_ssize_t _n_rows
 
@@ -1476,6 +1539,7 @@ cdef class Solver:
         # (the kernel's per-column sums of a large batch, kept to spare a run an O(n)
         # allocation: lock-step runs are many short calls)
         self._delta = _aligned_zeros(self.n_cols) if k >= K_PART else None
+        self._lu = _aligned_zeros(2 * self.n_cols) if pgs_lu_wanted(&self.prm) else None
         self.wsum = _aligned_zeros(self.n_cols) if average else None
         self.clast = _aligned_zeros(self.n_cols) if average else None
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
@@ -1499,6 +1563,10 @@ cdef class Solver:
         if self._delta is not None:
             v = self._delta
             self.st.delta = &v[0]
+        self._lu_buf = NULL
+        if self._lu is not None:
+            v = self._lu
+            self._lu_buf = &v[0]
         self.st.wsum = NULL
         self.st.clast = NULL
         self.st.w_pick = NULL
@@ -1730,10 +1798,15 @@ def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,
     if n_rows < 1:
         raise ValueError("no rows")
     with nogil:
+        # (lam and u are current between runs: st.lu lives for one run)
+        s.st.lu = s._lu_buf if _LU_ON else NULL
+        pgs_lu_pack(&s.prm, &s.st, s.n_cols)
         status = _dispatch(s.loss_id, &data[0] if data.shape[0] > 0 else NULL,
                            &indices[0] if indices.shape[0] > 0 else NULL,
                            &indptr[0], &y[0], n_rows, s.n_cols, &s.prm, &s.st,
                            t_end, &s.smp)
+        pgs_lu_unpack(&s.prm, &s.st, s.n_cols)
+        s.st.lu = NULL
         pgs_sync_u(&s.prm, &s.st, s.n_cols)
     return status
 
@@ -1820,9 +1893,12 @@ def _run_lockstep(list solvers, const floating_t[::1] data, const index_t[::1] i
             yp[a] = &yv[0]
             loss_id[a] = s.loss_id
             n_cols[a] = s.n_cols
+            s.st.lu = s._lu_buf if _LU_ON else NULL
             if s.st.t < t_lo:
                 t_lo = s.st.t
         with nogil:
+            for a in range(n):
+                pgs_lu_pack(prm[a], st[a], n_cols[a])
             te = t_lo
             while te < t_end and failed < 0:
                 te = te + block if t_end - te > block else t_end
@@ -1833,6 +1909,8 @@ def _run_lockstep(list solvers, const floating_t[::1] data, const index_t[::1] i
                         failed = a
                         break
             for a in range(n):
+                pgs_lu_unpack(prm[a], st[a], n_cols[a])
+                st[a].lu = NULL
                 pgs_sync_u(prm[a], st[a], n_cols[a])
         return (failed, status)
     finally:
@@ -1916,6 +1994,17 @@ def powers(const double[::1] a, double q_minus_1):
 
 # True where the kernel takes its powers with AVX2 (see _powers.h).
 SIMD_POWERS = bool(pgs_powers_simd())
+
+
+cdef bint _LU_ON = True
+
+
+def _use_interleaved(bint on):
+    """Tests: run p = 1.8 on lam and u as two arrays (False) instead of interleaved in
+    st.lu (True, the default, where `pgs_lu_wanted`); the two give the same bits. Not
+    while a run is going."""
+    global _LU_ON
+    _LU_ON = on
 
 
 def _use_simd_rows(bint on):

@@ -21,6 +21,9 @@
  * turns off floating-point contraction); a masked lane adds +0 to a sum that is +0
  * or positive. Both paths give the same bits (tested).
  *
+ * lam_j and u_j are lam[sd j] and u[sd j]: sd = 1 for separate arrays, 2 for the
+ * interleaved st.lu of pgs/_core.pxd (lam = lu + 1, u = lu).
+ *
  * Without AVX2 (or on other CPUs) the functions take no entry.
  */
 #ifndef PGS_ROWPOW_H
@@ -70,9 +73,9 @@ static inline void pgs_scatter4(double* v, int64_t j0, int64_t j1, int64_t j2, i
 #define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4)                                  \
 __attribute__((target("avx2,fma")))                                                   \
 static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
-                             double g, double* lam, double* u, double inv_S,          \
-                             double ratio_hi, int64_t icol, double icpt, double* dq4, \
-                             double* m4) {                                            \
+                             double g, double* lam, double* u, ptrdiff_t sd,          \
+                             double inv_S, double ratio_hi, int64_t icol, double icpt, \
+                             double* dq4, double* m4) {                               \
     const __m256d G = _mm256_set1_pd(g), IS = _mm256_set1_pd(inv_S);                  \
     const __m256d HI = _mm256_set1_pd(ratio_hi);                                      \
     __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);                       \
@@ -81,10 +84,10 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
     double x[4], o[4], uo[4], out[4];                                                 \
     ptrdiff_t s = 0, r, l, cnt;                                                       \
     for (; s + 4 <= n; s += 4) {                                                      \
-        j[0] = (int64_t)idx[s];                                                       \
-        j[1] = (int64_t)idx[s + 1];                                                   \
-        j[2] = (int64_t)idx[s + 2];                                                   \
-        j[3] = (int64_t)idx[s + 3];                                                   \
+        j[0] = sd * (int64_t)idx[s];                                                  \
+        j[1] = sd * (int64_t)idx[s + 1];                                              \
+        j[2] = sd * (int64_t)idx[s + 2];                                              \
+        j[3] = sd * (int64_t)idx[s + 3];                                              \
         if ((j[0] == j[1]) | (j[0] == j[2]) | (j[0] == j[3]) | (j[1] == j[2])         \
                 | (j[1] == j[3]) | (j[2] == j[3]))                                    \
             goto done;                                                                \
@@ -103,7 +106,7 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
     if (cnt == 0)                                                                     \
         goto done;                                                                    \
     for (l = 0; l < 4; l++) {                                                         \
-        j[l] = l < r ? (int64_t)idx[s + l] : icol;                                    \
+        j[l] = sd * (l < r ? (int64_t)idx[s + l] : icol);                             \
         x[l] = l < r ? (double)data[s + l] : (l == r ? icpt : 0.0);                   \
         o[l] = l < cnt ? lam[j[l]] : 0.0;                                             \
         uo[l] = l < cnt ? u[j[l]] : 0.0;                                              \
@@ -126,12 +129,13 @@ done:                                                                           
     return s;                                                                         \
 }                                                                                     \
 static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
-                             double g, double* lam, double* u, double inv_S,          \
-                             double ratio_hi, int64_t icol, double icpt, double* dq4, \
-                             double* m4) {                                            \
+                             double g, double* lam, double* u, ptrdiff_t sd,          \
+                             double inv_S, double ratio_hi, int64_t icol, double icpt, \
+                             double* dq4, double* m4) {                               \
     if (!pgs_pow_simd || !pgs_rowpow_on)                                              \
         return 0;                                                                     \
-    return NAME##_avx2(data, idx, n, g, lam, u, inv_S, ratio_hi, icol, icpt, dq4, m4); \
+    return NAME##_avx2(data, idx, n, g, lam, u, sd, inv_S, ratio_hi, icol, icpt, dq4,   \
+                       m4);                                                           \
 }
 
 #define PGS_LOAD4_F64(p) _mm256_loadu_pd(p)
@@ -140,11 +144,11 @@ static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
 #else  /* no AVX2 path: the staged path takes every entry */
 #define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4)                                  \
 static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
-                             double g, double* lam, double* u, double inv_S,          \
-                             double ratio_hi, int64_t icol, double icpt, double* dq4, \
-                             double* m4) {                                            \
-    (void)data; (void)idx; (void)n; (void)g; (void)lam; (void)u; (void)inv_S;        \
-    (void)ratio_hi; (void)icol; (void)icpt; (void)dq4; (void)m4;                      \
+                             double g, double* lam, double* u, ptrdiff_t sd,          \
+                             double inv_S, double ratio_hi, int64_t icol, double icpt, \
+                             double* dq4, double* m4) {                               \
+    (void)data; (void)idx; (void)n; (void)g; (void)lam; (void)u; (void)sd;           \
+    (void)inv_S; (void)ratio_hi; (void)icol; (void)icpt; (void)dq4; (void)m4;         \
     return 0;                                                                         \
 }
 #endif  /* PGS_POW_X86 */

@@ -11,7 +11,14 @@ import itertools
 import numpy as np
 import pytest
 
-from pgs._core import LOSS_NAMES, SIMD_POWERS, Solver, _use_simd_powers, _use_simd_rows
+from pgs._core import (
+    LOSS_NAMES,
+    SIMD_POWERS,
+    Solver,
+    _use_interleaved,
+    _use_simd_powers,
+    _use_simd_rows,
+)
 
 
 def _awkward_csr(rng, n_rows=300, n_features=40):
@@ -94,7 +101,8 @@ def test_row_update_parks_as_staged(p):
     """A step that takes |lam_j| / S past the parking bound 2^(900 / q): a first row of
     1e-200 makes S tiny (Q underflows, the kernel rescales), the second row's entries of
     1e100 then give ratios near 1e300. The group is parked by the staged path, Q turns
-    NaN, the kernel rescales: the same bits either way, and a finite model."""
+    NaN, the kernel rescales (p = 1.8: on st.lu, unpacked and packed around it): the
+    same bits as the staged path on two arrays, and a finite model."""
     data = np.array([1e-200] + [1e100, -2e100, 3e100, 1e100, 5e100, 1e100])
     indices = np.array([0, 1, 2, 3, 4, 5, 6], dtype=np.int32)
     indptr = np.array([0, 1, 7], dtype=np.int32)
@@ -103,6 +111,7 @@ def test_row_update_parks_as_staged(p):
     try:
         for rows in (True, False):
             _use_simd_rows(rows)
+            _use_interleaved(rows)
             # (no intercept: its lam would keep S near 1)
             s = Solver(7, LOSS_NAMES.index("hinge"), p, 1e-2, 0.0, 0.0, 0.0, 1, 0, False,
                        np.array([3, 1, 4, 1], dtype=np.uint64), 2)     # rows in order
@@ -110,6 +119,76 @@ def test_row_update_parks_as_staged(p):
             out[rows] = (np.array(s.lam), np.array(s.u))
     finally:
         _use_simd_rows(True)
+        _use_interleaved(True)
     assert np.all(np.isfinite(out[True][1])) and np.any(out[True][1] != 0.0)
     for a, b in zip(out[True], out[False], strict=True):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("sampling", ["iid", "permutation", "cyclic"])
+@pytest.mark.parametrize("loss,k,iterate", [("logistic", 1, "last"), ("hinge", 1, "last"),
+                                            ("squared", 5, "last")])
+def test_interleaved_lam_u_same_bits(loss, k, iterate, sampling):
+    """p = 1.8 runs on lam and u interleaved (st.lu) for the length of a run: the same
+    bits as two arrays, for a split run (warm start) too, whatever the CPU."""
+    import scipy.sparse as sp
+
+    import pgs
+
+    X = sp.random(600, 90, density=0.1, random_state=2, format="csr")
+    y = np.where(np.arange(600) % 3 == 0, 1.0, -1.0)
+    kw = dict(loss=loss, p=1.8, sigma=1e-3, k=k, iterate=iterate, sampling=sampling,
+              seed=3)
+    out = {}
+    try:
+        for on in (True, False):
+            _use_interleaved(on)
+            whole = pgs.train(X, y, T=2400, **kw)
+            half = pgs.train(X, y, T=1200, keep_state=True, **kw)
+            split = pgs.train(X, y, T=1200, warm_start=half, **kw)
+            out[on] = (whole.full_weights(), split.full_weights())
+    finally:
+        _use_interleaved(True)
+    assert np.any(out[True][0] != 0.0)
+    assert np.array_equal(out[True][0], out[True][1])
+    for a, b in zip(out[True], out[False], strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_interleaved_lam_u_picked_iterate_same_bits():
+    """iterate="random" keeps w at a drawn iteration, read from st.lu mid-run."""
+    import scipy.sparse as sp
+
+    import pgs
+
+    X = sp.random(400, 50, density=0.15, random_state=4, format="csr")
+    y = np.where(np.arange(400) % 2 == 0, 1.0, -1.0)
+    out = {}
+    try:
+        for on in (True, False):
+            _use_interleaved(on)
+            out[on] = pgs.train(X, y, loss="logistic", p=1.8, sigma=1e-3, T=1500,
+                                iterate="random", seed=8).full_weights()
+    finally:
+        _use_interleaved(True)
+    assert np.any(out[True] != 0.0)
+    assert np.array_equal(out[True], out[False])
+
+
+def test_interleaved_lam_u_lockstep_same_bits():
+    """One-vs-rest in lock-step (short blocks of each problem in turn, st.lu packed
+    once per call): the same coefficients as with two arrays."""
+    from pgs.estimators import PGSClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 12))
+    y = rng.integers(0, 3, 300)
+    coefs = {}
+    try:
+        for on in (True, False):
+            _use_interleaved(on)
+            clf = PGSClassifier("logistic", p=1.8, sigma=1e-2, T=2000, random_state=0)
+            coefs[on] = clf.fit(X, y).coef_.copy()
+    finally:
+        _use_interleaved(True)
+    assert np.array_equal(coefs[True], coefs[False])
