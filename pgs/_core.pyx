@@ -507,7 +507,8 @@ cdef bint pgs_lu_wanted(const PGSParams* prm) noexcept nogil:
     A k = 1 update of p = 1.8 reads lam_j right after the margin read u_j: as two arrays
     (2 x 8 bytes x n_cols, more than L2 at RCV1's width) that is a second miss, and
     0.83x the time with one line for both (paired runs, logistic, i.i.d. rows;
-    hinge 0.91x, rows in file order 0.86x).
+    hinge 0.91x, rows in file order 0.86x). General p gained 2-3% (its power is most of
+    its cost), not worth the two extra vectors.
     """
     return prm.p_kind == P_Q225 and prm.k < K_PART and not prm.average
 
