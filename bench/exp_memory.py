@@ -44,7 +44,7 @@ try:
 except OSError:
     malloc_trim = None
 results = []
-for p, k in {configs!r}:
+for p, k, iterate in {configs!r}:
     for _ in range({repeats}):
         # Hand freed memory back to the OS so a run cannot reuse pages an earlier one
         # left resident (that would hide its allocations from the RSS peak).
@@ -60,11 +60,11 @@ for p, k in {configs!r}:
         before = status()
         tracemalloc.start()
         pgs.train(X, y, loss="logistic", p=p, k=k, sigma=1e-5, T=X.shape[0] // k,
-                  iterate="average", seed=1)
+                  iterate=iterate, seed=1)
         _, traced = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         after = status()
-        results.append(dict(p=p, k=k, matrix=matrix, n_features=X.shape[1],
+        results.append(dict(p=p, k=k, iterate=iterate, matrix=matrix, n_features=X.shape[1],
                             rss_before=before["VmRSS"],
                             peak_growth=after["VmHWM"] - before["VmRSS"],
                             traced_peak=traced, clear_refs_ok=clear_refs_ok))
@@ -72,7 +72,10 @@ print(json.dumps(results))
 """
 
 
-CONFIGS = ((2.0, 1), (1.8, 300))
+# (p, k, iterate): the average keeps two more vectors (and a batch of k >= 16 the
+# per-column sums); p = 1.8 with k < 16 keeps lam and u interleaved for a run (two more),
+# and iterate="random" the picked iterate (one more).
+CONFIGS = ((2.0, 1, "average"), (1.8, 300, "average"), (1.8, 1, "random"))
 
 
 def _measure(dtype, m, repeats):
@@ -90,18 +93,20 @@ def run(cfg):
     rows = []
     for dtype in ("float64", "float32"):
         results = _measure(dtype, m, cfg.repeats)
-        for p, k in CONFIGS:
-            runs = [r for r in results if (r["p"], r["k"]) == (p, k)]
+        for p, k, iterate in CONFIGS:
+            runs = [r for r in results if (r["p"], r["k"], r["iterate"]) == (p, k, iterate)]
             mat = runs[0]["matrix"]
             growth = np.array([r["peak_growth"] for r in runs], dtype=float)
             traced = np.array([r["traced_peak"] for r in runs], dtype=float)
-            rows.append([dtype, f"{p:g}", k, f"{mat / 2**20:.1f}", fmt(growth / 2**20, 3),
+            rows.append([dtype, f"{p:g}", k, iterate, f"{mat / 2**20:.1f}",
+                         fmt(growth / 2**20, 3),
                          fmt(traced / 2**20, 3), fmt(growth / mat, 3)])
     n_features = runs[0]["n_features"]
-    table = markdown_table(["X dtype", "p", "k", "X (CSR) MiB", "peak RSS growth MiB",
+    table = markdown_table(["X dtype", "p", "k", "iterate", "X (CSR) MiB",
+                            "peak RSS growth MiB",
                             "tracemalloc peak MiB", "peak growth / size of X"], rows)
     intro = (f"RCV1-like, m = {m:,}, {n_features:,} features; one pass (T = m / k) of "
-             f"logistic pgs with iterate='average'. For scale: one float64 vector of "
+             f"logistic pgs. For scale: one float64 vector of "
              f"n_features is {8 * n_features / 2**20:.2f} MiB, the labels are "
              f"{8 * m / 2**20:.1f} MiB. {cfg.repeats} runs per row, one subprocess per dtype; "
              f"clear_refs {'worked' if runs[0]['clear_refs_ok'] else 'was NOT available'}.")
