@@ -38,6 +38,27 @@ def _awkward_csr(rng, n_rows=300, n_features=40):
     return data, indices, np.asarray(indptr, dtype=np.int64)
 
 
+def _long_rows_csr(rng, n_rows=40, n_features=400):
+    """Rows of 160-300 entries (more than a staging chunk of 128): every other one
+    repeats a column within the group of entries 148-151 (the AVX2 path stops there and
+    the staged path takes the rest), the others across groups (which the AVX2 path
+    takes)."""
+    indptr = [0]
+    indices = []
+    for r in range(n_rows):
+        n = int(rng.integers(160, 301))
+        cols = list(rng.choice(n_features, size=n, replace=False))
+        if r % 2 == 0:
+            cols[151] = cols[149]
+        else:
+            cols[int(rng.integers(129, n))] = cols[int(rng.integers(0, 129))]
+        indices += cols
+        indptr.append(len(indices))
+    indices = np.asarray(indices, dtype=np.int64)
+    data = rng.standard_normal(len(indices)) / 30.0
+    return data, indices, np.asarray(indptr, dtype=np.int64)
+
+
 def _run(data, indices, indptr, y, n_features, loss, p, k, icpt, average, T):
     s = Solver(n_features, LOSS_NAMES.index(loss), p, 1e-2, 0.0, icpt, 0.0, k, 0,
                average, np.array([3, 1, 4, 1], dtype=np.uint64), 0)
@@ -71,6 +92,29 @@ def test_row_update_same_bits_as_staged(p, loss, k, icpt, average, dtypes):
     finally:
         _use_simd_rows(True)
     assert np.any(out[True][0] != 0.0)
+    for a, b in zip(out[True], out[False], strict=True):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
+@pytest.mark.parametrize("p", (1.8, 1.7))
+def test_long_rows_same_bits_as_staged(p):
+    """Rows longer than a staging chunk, some leaving the AVX2 path half-way (a repeated
+    column): the staged rest keeps every entry in its lane."""
+    rng = np.random.default_rng(11)
+    data, indices, indptr = _long_rows_csr(rng)
+    y = np.where(rng.standard_normal(len(indptr) - 1) > 0, 1.0, -1.0)
+    out = {}
+    try:
+        for rows in (True, False):
+            _use_simd_rows(rows)
+            _use_interleaved(rows)
+            out[rows] = _run(data, indices, indptr, y, 400, "logistic", p, 1, 1.0, False,
+                             400)
+    finally:
+        _use_simd_rows(True)
+        _use_interleaved(True)
+    assert np.any(out[True][1] != 0.0)
     for a, b in zip(out[True], out[False], strict=True):
         assert np.array_equal(a, b)
 
