@@ -57,6 +57,7 @@ cdef extern from "_rowpow.h" nogil:
     # a row's p = 1.8 updates four at a time, from the row's start, while no group of
     # four repeats a column; returns how many entries it took (see the header)
     void pgs_rowpow_use(int on) noexcept
+    double pgs_copysign(double mag, double sgn) noexcept
     Py_ssize_t pgs_rowq225_f64_i32(
         const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
@@ -212,7 +213,7 @@ cdef inline void _finish_one(Py_ssize_t t, const int64_t* cols, const double* ne
         return
     m[0] += a_old[t] * fabs(u[j])
     dq[0] += ratio[t] * pw[t]
-    u[j] = copysign(pw[t], newv[t])
+    u[j] = pgs_copysign(pw[t], newv[t])      # (see the header: libm's spilled)
 
 
 cdef inline void _pow_finish(Py_ssize_t n, const int64_t* cols, const double* newv,
