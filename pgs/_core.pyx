@@ -339,9 +339,10 @@ cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
                                  int p_kind, int average, double qm1, double inv_S,
                                  double ratio_hi, Py_ssize_t icol, double icpt,
                                  Py_ssize_t sd, double* minus) noexcept nogil:
-    """lam += g * x over one row's entries, and the intercept's lam_icol += g * icpt if
-    icpt != 0; returns the sum of Q's new terms (see `_coord_update`; the old ones are
-    added to `minus`). sd = 2 (p = 1.8 only): lam and u are st.lu's (`_row_update_pow`).
+    """lam += g * x over one row's entries; returns the sum of Q's new terms (see
+    `_coord_update`; the old ones are added to `minus`). For p = 1.8 and general p also
+    the intercept's lam_icol += g * icpt if icpt != 0 (the caller does it for p = 2 and
+    1.5). sd = 2 (p = 1.8 only): lam and u are st.lu's (`_row_update_pow`).
 
     Entries are applied in order; two partial sums of Q's terms keep the adds of
     consecutive entries independent (one sum would chain them).
@@ -361,10 +362,7 @@ cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
         dq0 += _coord_update(indices[jj], g * data[jj], lam, u, wsum, clast, C, p_kind,
                              average, qm1, inv_S, ratio_hi, &m0)
     minus[0] += m0 + m1
-    if icpt == 0.0:
-        return dq0 + dq1
-    return (dq0 + dq1) + _coord_update(icol, g * icpt, lam, u, wsum, clast, C, p_kind,
-                                       average, qm1, inv_S, ratio_hi, minus)
+    return dq0 + dq1
 
 
 cdef inline double _row_update(const floating_t* data, const index_t* indices,
@@ -1260,6 +1258,10 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                                  st.lu if in_lu else u, st.wsum, st.clast, st.C, p_kind,
                                  average, qm1, inv_S, prm.ratio_hi, icol, icpt, sd, &dm)
                 st.n_updates += indptr[i + 1] - indptr[i] + (icpt != 0.0)
+                if icpt != 0.0 and (p_kind == P_TWO or p_kind == P_Q3):
+                    # (p = 1.8 and general p stage the intercept with the row)
+                    dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, st.clast, st.C,
+                                        p_kind, average, qm1, inv_S, prm.ratio_hi, &dm)
                 _add_to_Q(st, dq, dm)
                 updated = 1
         else:
