@@ -1897,9 +1897,12 @@ def _run_lockstep(list solvers, const floating_t[::1] data, const index_t[::1] i
             yp[a] = &yv[0]
             loss_id[a] = s.loss_id
             n_cols[a] = s.n_cols
-            s.st.lu = s._lu_buf if _LU_ON else NULL
             if s.st.t < t_lo:
                 t_lo = s.st.t
+        # (only once every solver is checked: an error above leaves no st.lu set)
+        for a in range(n):
+            s = solvers[a]
+            s.st.lu = s._lu_buf if _LU_ON else NULL
         with nogil:
             for a in range(n):
                 pgs_lu_pack(prm[a], st[a], n_cols[a])
@@ -2012,7 +2015,7 @@ def _use_interleaved(bint on):
 
 
 def _use_simd_rows(bint on):
-    """Tests: send p < 2's row updates through the staged path (False) or let the AVX2
+    """Tests: send p = 1.8's row updates through the staged path (False) or let the AVX2
     row update take them where it can (True, the default); the two give the same bits.
     Not while a run is going."""
     pgs_rowpow_use(on)
