@@ -89,7 +89,8 @@ cdef struct PGSState:
     # lu[2j] = u_j and lu[2j + 1] = lam_j, which the loop then reads and writes instead
     # of lam and u: a row's update finds lam_j on the line its margin read u_j from.
     # The caller packs it before a run and unpacks it after (pgs_lu_pack / _unpack,
-    # which do nothing where it is not wanted); pgs_state_init leaves it NULL.
+    # which do nothing where it is not wanted); pgs_state_init leaves it NULL. (The
+    # Solver uses it up to 2^21 columns: two more vectors of n_cols doubles.)
     double* lu
 
 

@@ -1543,7 +1543,9 @@ cdef class Solver:
         # (the kernel's per-column sums of a large batch, kept to spare a run an O(n)
         # allocation: lock-step runs are many short calls)
         self._delta = _aligned_zeros(self.n_cols) if k >= K_PART else None
-        self._lu = _aligned_zeros(2 * self.n_cols) if pgs_lu_wanted(&self.prm) else None
+        # (not past LU_MAX_COLS: see there)
+        self._lu = (_aligned_zeros(2 * self.n_cols)
+                    if pgs_lu_wanted(&self.prm) and self.n_cols <= LU_MAX_COLS else None)
         self.wsum = _aligned_zeros(self.n_cols) if average else None
         self.clast = _aligned_zeros(self.n_cols) if average else None
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
@@ -1582,6 +1584,12 @@ cdef class Solver:
         if self.w_pick is not None:
             v = self.w_pick
             self.st.w_pick = &v[0]
+
+    @property
+    def interleaved(self):
+        """Whether runs keep lam and u interleaved (p = 1.8, k < 16, no average, at most
+        LU_MAX_COLS columns; see pgs_lu_wanted)."""
+        return self._lu is not None
 
     @property
     def t(self):
@@ -2004,6 +2012,12 @@ SIMD_POWERS = bool(pgs_powers_simd())
 
 
 cdef bint _LU_ON = True
+
+# Widest problem a Solver runs on st.lu. Its two vectors, with lam, u and the picked
+# iterate (iterate="random", pgs.train's default), make five of n_features doubles:
+# within the memory budget of four plus 20 MB up to about 2.6M columns. Wider ones
+# (hashed features) run on two arrays.
+cdef Py_ssize_t LU_MAX_COLS = 1 << 21
 
 
 def _use_interleaved(bint on):

@@ -239,3 +239,19 @@ def test_interleaved_lam_u_lockstep_same_bits():
     finally:
         _use_interleaved(True)
     assert np.array_equal(coefs[True], coefs[False])
+
+
+@pytest.mark.parametrize("p,k,average,n_features,expected", [
+    (1.8, 1, False, 1000, True),
+    (1.8, 15, False, 1000, True),
+    (1.8, 16, False, 1000, False),          # the batch path stages its own updates
+    (1.8, 1, True, 1000, False),            # the average keeps two arrays
+    (2.0, 1, False, 1000, False),
+    (1.5, 1, False, 1000, False),
+    (1.7, 1, False, 1000, False),
+    (1.8, 1, False, 2**21, False),          # past LU_MAX_COLS: the memory budget
+])
+def test_interleaved_only_where_wanted(p, k, average, n_features, expected):
+    s = Solver(n_features, LOSS_NAMES.index("hinge"), p, 1e-2, 0.0, 1.0, 0.0, k, 0,
+               average, np.array([3, 1, 4, 1], dtype=np.uint64), 0)
+    assert s.interleaved is expected
