@@ -58,6 +58,9 @@ cdef extern from "_rowpow.h" nogil:
     # four repeats a column; returns how many entries it took (see the header)
     void pgs_rowpow_use(int on) noexcept
     double pgs_copysign(double mag, double sgn) noexcept
+    Py_ssize_t pgs_colsq225(const int64_t* cols, const double* d, Py_ssize_t n, double* lam,
+                            double* u, double inv_S, double ratio_hi, double* dq4,
+                            double* m4) noexcept
     Py_ssize_t pgs_rowq225_f64_i32(
         const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
@@ -970,8 +973,12 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
                             double* delta, double* lam, double* u, double* wsum,
                             double* clast, double C, int p_kind, int average, double qm1,
                             double inv_S, double ratio_hi, double* minus) noexcept nogil:
-    """`_apply_sums` for p = 1.8 and general p: the updates staged and their powers
-    taken by chunks of POW_CHUNK (`_pow_stage`, `_pow_finish`)."""
+    """`_apply_sums` for p = 1.8 and general p: the batch's non-zero steps gathered by
+    chunks of POW_CHUNK, then staged and their powers taken together (`_pow_stage`,
+    `_pow_finish`); for p = 1.8 without the average `pgs_colsq225` first takes what it
+    can four at a time (the same values and lanes)."""
+    cdef int64_t ccols[POW_CHUNK]
+    cdef double cd[POW_CHUNK]
     cdef int64_t cols[POW_CHUNK]
     cdef double newv[POW_CHUNK]
     cdef double a_old[POW_CHUNK]
@@ -979,28 +986,32 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
     cdef double dq4[4]
     cdef double m4[4]
     cdef double d
-    cdef Py_ssize_t e = 0, staged = 0
+    cdef Py_ssize_t e = 0, nc, s, t
     cdef int64_t j
     cdef int kind = _pow_kind(p_kind)
-    for e in range(4):
-        dq4[e] = 0.0
-        m4[e] = 0.0
-    e = 0
+    for t in range(4):
+        dq4[t] = 0.0
+        m4[t] = 0.0
     while e < n:
-        j = fresh[e * step]
-        d = delta[j]
-        delta[j] = 0.0
-        e += 1
-        if d == 0.0:
-            continue
-        _pow_stage(j, d, staged, lam, u, wsum, clast, C, average, inv_S, cols, newv,
-                   a_old, ratio)
-        staged += 1
-        if staged == POW_CHUNK:
-            _pow_finish(staged, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, dq4, m4)
-            staged = 0
-    if staged:
-        _pow_finish(staged, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, dq4, m4)
+        nc = 0
+        while e < n and nc < POW_CHUNK:
+            j = fresh[e * step]
+            d = delta[j]
+            delta[j] = 0.0
+            e += 1
+            if d != 0.0:
+                ccols[nc] = j
+                cd[nc] = d
+                nc += 1
+        s = 0
+        if p_kind == P_Q225 and not average:
+            s = pgs_colsq225(ccols, cd, nc, lam, u, inv_S, ratio_hi, dq4, m4)
+        # (s is a multiple of 4 unless all is done: update t keeps lane t & 3)
+        if s < nc:
+            for t in range(s, nc):
+                _pow_stage(ccols[t], cd[t], t - s, lam, u, wsum, clast, C, average, inv_S,
+                           cols, newv, a_old, ratio)
+            _pow_finish(nc - s, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, dq4, m4)
     minus[0] += _lane_sum(m4)
     return _lane_sum(dq4)
 
@@ -2029,9 +2040,9 @@ def _use_interleaved(bint on):
 
 
 def _use_simd_rows(bint on):
-    """Tests: send p = 1.8's row updates through the staged path (False) or let the AVX2
-    row update take them where it can (True, the default); the two give the same bits.
-    Not while a run is going."""
+    """Tests: send p = 1.8's row (and batch) updates through the staged path (False) or
+    let the AVX2 update take them where it can (True, the default); the two give the
+    same bits. Not while a run is going."""
     pgs_rowpow_use(on)
 
 

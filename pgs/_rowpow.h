@@ -153,10 +153,78 @@ static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
                        m4);                                                           \
 }
 
+/* p = 1.8's updates lam_j += d_t of a batch (k >= 16), one per distinct column
+   cols[t], four at a time: the AVX2 counterpart of the batch path's staging, with the
+   same lanes (update t in lane t & 3). The columns of a batch's list are distinct, so
+   no group repeats one. Returns how many it took: all n, or a multiple of four if a
+   ratio passes ratio_hi (the staged path parks it). */
+__attribute__((target("avx2,fma")))
+static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff_t n,
+                                   double* lam, double* u, double inv_S, double ratio_hi,
+                                   double* dq4, double* m4) {
+    const __m256d IS = _mm256_set1_pd(inv_S), HI = _mm256_set1_pd(ratio_hi);
+    __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);
+    __m256d nw, un;
+    int64_t j[4];
+    double x[4], o[4], uo[4], out[4];
+    ptrdiff_t s = 0, r, l;
+    for (; s + 4 <= n; s += 4) {
+        j[0] = cols[s];
+        j[1] = cols[s + 1];
+        j[2] = cols[s + 2];
+        j[3] = cols[s + 3];
+        if (!pgs_q225_group(_mm256_set_pd(lam[j[3]], lam[j[2]], lam[j[1]], lam[j[0]]),
+                            _mm256_loadu_pd(d + s),
+                            _mm256_set_pd(u[j[3]], u[j[2]], u[j[1]], u[j[0]]),
+                            IS, HI, &DQ, &M, &nw, &un))
+            goto done;
+        pgs_scatter4(lam, j[0], j[1], j[2], j[3], nw);
+        pgs_scatter4(u, j[0], j[1], j[2], j[3], un);
+    }
+    r = n - s;              /* the last 1-3, masked (a masked lane adds +0) */
+    if (r == 0)
+        goto done;
+    for (l = 0; l < 4; l++) {
+        j[l] = l < r ? cols[s + l] : 0;
+        x[l] = l < r ? d[s + l] : 0.0;
+        o[l] = l < r ? lam[j[l]] : 0.0;
+        uo[l] = l < r ? u[j[l]] : 0.0;
+    }
+    if (!pgs_q225_group(_mm256_loadu_pd(o), _mm256_loadu_pd(x), _mm256_loadu_pd(uo), IS,
+                        HI, &DQ, &M, &nw, &un))
+        goto done;
+    _mm256_storeu_pd(out, nw);
+    for (l = 0; l < r; l++)
+        lam[j[l]] = out[l];
+    _mm256_storeu_pd(out, un);
+    for (l = 0; l < r; l++)
+        u[j[l]] = out[l];
+    s = n;
+done:
+    _mm256_storeu_pd(dq4, DQ);
+    _mm256_storeu_pd(m4, M);
+    return s;
+}
+
+static inline ptrdiff_t pgs_colsq225(const int64_t* cols, const double* d, ptrdiff_t n,
+                                     double* lam, double* u, double inv_S,
+                                     double ratio_hi, double* dq4, double* m4) {
+    if (!pgs_pow_simd || !pgs_rowpow_on)
+        return 0;
+    return pgs_colsq225_avx2(cols, d, n, lam, u, inv_S, ratio_hi, dq4, m4);
+}
+
 #define PGS_LOAD4_F64(p) _mm256_loadu_pd(p)
 #define PGS_LOAD4_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
 
 #else  /* no AVX2 path: the staged path takes every entry */
+static inline ptrdiff_t pgs_colsq225(const int64_t* cols, const double* d, ptrdiff_t n,
+                                     double* lam, double* u, double inv_S,
+                                     double ratio_hi, double* dq4, double* m4) {
+    (void)cols; (void)d; (void)n; (void)lam; (void)u; (void)inv_S; (void)ratio_hi;
+    (void)dq4; (void)m4;
+    return 0;
+}
 #define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4)                                  \
 static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
                              double g, double* lam, double* u, ptrdiff_t sd,          \

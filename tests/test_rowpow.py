@@ -255,3 +255,29 @@ def test_interleaved_only_where_wanted(p, k, average, n_features, expected):
     s = Solver(n_features, LOSS_NAMES.index("hinge"), p, 1e-2, 0.0, 1.0, 0.0, k, 0,
                average, np.array([3, 1, 4, 1], dtype=np.uint64), 0)
     assert s.interleaved is expected
+
+
+@pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("k", [16, 45])
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_batch_update_same_bits_as_staged(loss, k, n_threads):
+    """Batches of k >= 16 update each column once from the batch's sums; p = 1.8 takes
+    them four at a time (`pgs_colsq225`, last 1-3 masked): the same bits as staged, on
+    one thread or two."""
+    rng = np.random.default_rng(5)
+    data, indices, indptr = _awkward_csr(rng)
+    y = np.where(rng.standard_normal(len(indptr) - 1) > 0, 1.0, -1.0)
+    out = {}
+    try:
+        for rows in (True, False):
+            _use_simd_rows(rows)
+            s = Solver(40, LOSS_NAMES.index(loss), 1.8, 1e-2, 0.0, 1.0, 0.0, k, 0, False,
+                       np.array([3, 1, 4, 1], dtype=np.uint64), 0, n_threads=n_threads)
+            s.run(60, data, indices, indptr, y)
+            out[rows] = (np.array(s.lam), np.array(s.u))
+    finally:
+        _use_simd_rows(True)
+    assert np.any(out[True][1] != 0.0)
+    for a, b in zip(out[True], out[False], strict=True):
+        assert np.array_equal(a, b)
