@@ -24,6 +24,9 @@
  * lam_j and u_j are lam[sd j] and u[sd j]: sd = 1 for separate arrays, 2 for the
  * interleaved st.lu of pgs/_core.pxd (lam = lu + 1, u = lu).
  *
+ * pgs_colsq225 does the same for a batch of k >= 16 rows, whose steps the kernel sums
+ * per column first: one update per distinct column, so no group repeats one.
+ *
  * Without AVX2 (or on other CPUs) the functions take no entry.
  */
 #ifndef PGS_ROWPOW_H
