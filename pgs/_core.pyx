@@ -1518,6 +1518,7 @@ cdef class Solver:
     cdef double* _lu_buf
     cdef object _weights, _alias_prob, _alias_idx, _row_scale, _fixed
     cdef Py_ssize_t _n_rows
+    cdef bint _taken   # `take` consumed the state
 
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
@@ -1741,6 +1742,7 @@ cdef class Solver:
             A status code (0: ok).
         """
         cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+        self._check_not_taken()
         if fixed_rows is not None:
             fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
         if sample_weight is not None and sample_weight.shape[0] != n_rows:
@@ -1761,8 +1763,48 @@ cdef class Solver:
             return np.zeros(self.n_cols)
         return (self.wsum + self.u * (self.st.C - self.clast)) / <double>self.st.t
 
+    def take(self, str which):
+        """The iterate `which` ("last", "average" or "pick") in one of the solver's own
+        buffers, computed in place, without a temporary of n_cols.
+
+        Consumes the solver: its state is gone and `run` refuses it afterwards (call
+        `get_state` first to keep it). This is how `pgs.train` returns its model: the
+        iterate costs no memory on top of the state.
+        """
+        if self._taken:
+            raise RuntimeError("the solver's iterate was already taken")
+        if which == "pick":
+            if self.w_pick is None:
+                raise ValueError("this solver keeps no picked iterate")
+            w = self.w_pick
+        elif which == "last":
+            w = self.u
+            np.multiply(w, self.st.c, out=w)
+        elif which == "average":
+            if self.wsum is None:
+                raise ValueError("this solver does not keep the average")
+            # (wsum + u (C - clast)) / t, the operations of `average`, in clast
+            w = self.clast
+            if self.st.t == 0:
+                w[:] = 0.0
+            else:
+                np.subtract(self.st.C, w, out=w)
+                np.multiply(self.u, w, out=w)
+                np.add(self.wsum, w, out=w)
+                np.true_divide(w, <double>self.st.t, out=w)
+        else:
+            raise ValueError(f"which must be 'last', 'average' or 'pick', got {which!r}")
+        self._taken = True
+        return w
+
+    def _check_not_taken(self):
+        if self._taken:
+            raise RuntimeError("the solver's state was consumed by take(); restore it "
+                               "with set_state() before running it again")
+
     def get_state(self):
         """A dict of copies of everything needed to resume (see `set_state`)."""
+        self._check_not_taken()
         st = &self.st
         state = dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
                      t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
@@ -1790,6 +1832,7 @@ cdef class Solver:
         self.prm.t_pick = state["t_pick"]
         self.perm = None if state["perm"] is None else state["perm"].copy()
         self._n_rows = -1
+        self._taken = False
         self._bind()
         self.st.Q = state["Q"]
         self.st.Q_comp = state["Q_comp"]
@@ -1875,6 +1918,7 @@ def run_lockstep(list solvers, long long t_end, Py_ssize_t block, data, indices,
     if n_rows < 1:
         raise ValueError("no rows")
     for s in solvers:
+        s._check_not_taken()
         s._prepare_sampler(n_rows, sample_weight, None)
     return _run_lockstep(solvers, data, indices, indptr, ys, t_end, block)
 
@@ -2029,6 +2073,7 @@ cdef bint _LU_ON = True
 # within the memory budget of four plus 20 MB up to about 2.6M columns. Wider ones
 # (hashed features) run on two arrays.
 cdef Py_ssize_t LU_MAX_COLS = 1 << 21
+INTERLEAVED_MAX_COLS = LU_MAX_COLS   # (for Python: tests)
 
 
 def _use_interleaved(bint on):

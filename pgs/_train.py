@@ -494,24 +494,23 @@ def _finish(run, stopped, keep_state):
     if iterate == "random":
         if t_pick == -1:
             t_pick = int(run.state["t_pick"])
-        if t_pick <= t_done:
-            w, iteration = solver.w_pick.copy(), t_pick
-        else:
-            w, iteration = solver.last(), t_done
-    elif iterate == "last":
-        w, iteration = solver.last(), t_done
+        which, iteration = ("pick", t_pick) if t_pick <= t_done else ("last", t_done)
     else:
-        w, iteration = solver.average(), t_done
+        which, iteration = iterate, t_done
+    state = solver.get_state() if keep_state else None
+    # The iterate in the solver's own buffer (the solver is done): no vector of
+    # n_features on top of the state, for the memory budget of wide problems.
+    w = solver.take(which)
 
     params["T"] = t_done
-    model = Model(coef=w[:n_features].copy(),
+    model = Model(coef=w[:n_features],
                   intercept=(w[n_features] * params["intercept_scaling"]
                              if params["fit_intercept"] else 0.0),
                   iteration=iteration, T=t_done, classes=run.classes, params=params)
     if stopped:
         model.params["stopped_early"] = True
     if keep_state:
-        model._state = solver.get_state()
+        model._state = state
     return model
 
 
