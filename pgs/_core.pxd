@@ -46,11 +46,15 @@ cdef struct PGSParams:
     double icpt              # value of the implicit constant column; 0 for no intercept
     double eps               # the loss's shape parameter (ignored by most losses)
     Py_ssize_t k             # mini-batch size
+    # nonzero: a batch's step is summed per column, then applied once per column (a
+    # scratch of n_cols, st.delta; the only mode that uses n_threads). pgs_init sets
+    # it for k >= 16; 0 updates row by row.
+    int by_column
     int p_kind               # a PKind
     int average              # nonzero: maintain the running average of the iterates
     long long t_pick         # the iteration whose iterate is copied to w_pick (0: none)
     int track_loss           # nonzero: add each sampled loss (at w_{t-1}) to loss_sum
-    int n_threads            # threads for batches of >= 16 rows (1: serial)
+    int n_threads            # threads for batches by column (1: serial)
     long long recompute_every  # coordinate updates between exact recomputations of Q
     double ratio_hi          # p < 2: |lam_j| / S beyond this would overflow u_j: rescale
     double t_offset          # w_t = grad r*(lam / ((t + t_offset) sigma)); 0 is the paper's

@@ -591,6 +591,7 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     prm.icpt = icpt
     prm.eps = eps
     prm.k = k
+    prm.by_column = k >= K_PART
     prm.t_pick = t_pick
     prm.average = average
     prm.track_loss = 0
@@ -1041,8 +1042,8 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     """Run PGS iterations st.t+1 .. t_end (DESIGN.md section 2, Figure 1 of the paper).
 
     All k margins of a batch are taken at w_{t-1}; then the k row updates are
-    applied one after the other (rows may repeat and share columns), or, for
-    k >= K_PART, summed per column and applied once per column.  In iid
+    applied one after the other (rows may repeat and share columns), or, with
+    prm.by_column (k >= K_PART), summed per column and applied once per column.  In iid
     mode rows are drawn RING ahead so their memory can be prefetched; each ring
     slot remembers the PRNG state it was drawn from, and on return the state
     rewinds to the first unconsumed draw, so a run split into chunks draws
@@ -1074,7 +1075,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef double part_dq[16]
     cdef Py_ssize_t part
     cdef int n_threads = prm.n_threads
-    cdef bint parallel = n_threads > 1 and k >= K_PART
+    cdef bint parallel = n_threads > 1 and prm.by_column
     # Parallel batches: per lane (a range of the batch's rows, one per thread) the
     # update lists of both halves, in buffers grown as batches need (freed on return).
     cdef int lanes = n_threads if n_threads < MAX_LANES else MAX_LANES
@@ -1082,8 +1083,9 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef int64_t* ent = NULL
     cdef int64_t* ent_row = NULL
     cdef Py_ssize_t ent_cap = 0, ent_row_cap = 0, n_ent = 0
-    # Batches of >= K_PART rows: the batch's step per column (all zero between batches;
-    # the caller's st.delta, else one allocated here) and the columns it touches.
+    # Batches by column (prm.by_column, k >= K_PART): the batch's step per column (all
+    # zero between batches; the caller's st.delta, else one allocated here) and the
+    # columns it touches.
     cdef double* delta = st.delta
     cdef double* delta_own = NULL
     cdef int64_t* fresh = NULL
@@ -1109,7 +1111,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
         return PGS_BAD_SAMPLER
     if mode == SAMPLE_FIXED and smp.fixed == NULL:
         return PGS_BAD_SAMPLER
-    if k >= K_PART and delta == NULL:
+    if prm.by_column and delta == NULL:
         # 64-byte aligned, so that the two halves' threads never share a line
         delta_own = <double*>calloc(n_cols + 8, sizeof(double))
         if delta_own == NULL:
@@ -1187,7 +1189,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             lists = (_reserve(&ent, &ent_cap, n_ent)
                      and _reserve(&ent_row, &ent_row_cap, n_ent)
                      and _reserve(&fresh, &fresh_cap, n_ent))
-        fused = k >= K_PART and not lists
+        fused = prm.by_column and not lists
         if lists:
             for lane in prange(lanes, num_threads=n_threads, schedule="static", chunksize=1):
                 _lane_margins(data, indices, indptr, mu, implicit, inv_S, rows, coefs, c,
@@ -1257,7 +1259,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
 
         # 4. lam <- lam - lambda_t
         updated = 0
-        if k < K_PART:
+        if not prm.by_column:
             # Q's change summed per row, then added with compensation.
             for r in range(k):
                 g = coefs[r]
@@ -1535,6 +1537,9 @@ cdef class Solver:
         self.sampling = sampling
         self.n_cols = n_features + 1
         pgs_init(&self.prm, p, sigma, B, icpt, eps, k, t_pick, average, self.n_cols)
+        if average and self.prm.p_kind != P_TWO and self.n_cols > BY_COLUMN_MAX_COLS:
+            # (the memory budget: see BY_COLUMN_MAX_COLS)
+            self.prm.by_column = 0
         self.prm.track_loss = track_loss
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
@@ -1554,7 +1559,7 @@ cdef class Solver:
         self.coefs = np.zeros(k)
         # (the kernel's per-column sums of a large batch, kept to spare a run an O(n)
         # allocation: lock-step runs are many short calls)
-        self._delta = _aligned_zeros(self.n_cols) if k >= K_PART else None
+        self._delta = _aligned_zeros(self.n_cols) if self.prm.by_column else None
         # (not past LU_MAX_COLS: see there)
         self._lu = (_aligned_zeros(2 * self.n_cols)
                     if pgs_lu_wanted(&self.prm) and self.n_cols <= LU_MAX_COLS else None)
@@ -2074,6 +2079,20 @@ cdef bint _LU_ON = True
 # (hashed features) run on two arrays.
 cdef Py_ssize_t LU_MAX_COLS = 1 << 21
 INTERLEAVED_MAX_COLS = LU_MAX_COLS   # (for Python: tests)
+
+# Widest problem whose batches of k >= 16 rows a Solver sums per column for p < 2 with
+# the average: lam, u, the average's two vectors and the per-column sums make five, as
+# above. Wider ones update row by row (the same algorithm, rounded in another order;
+# on wide data a batch repeats few columns, which is what summing per column saves).
+cdef Py_ssize_t BY_COLUMN_MAX_COLS = 1 << 21
+
+
+def _set_by_column_max_cols(Py_ssize_t n):
+    """Tests: set BY_COLUMN_MAX_COLS for Solvers made from now on; returns the old value."""
+    global BY_COLUMN_MAX_COLS
+    old = BY_COLUMN_MAX_COLS
+    BY_COLUMN_MAX_COLS = n
+    return old
 
 
 def _use_interleaved(bint on):

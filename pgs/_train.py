@@ -211,7 +211,9 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         between threads, and the update of lambda (summed per column, then applied
         once per column) in two halves of alternating 8-column blocks.
         The model is bit-identical for every n_threads. Smaller batches run on one
-        thread.
+        thread, and so do all batches of p < 2 with iterate="average" on more than
+        2**21 features (updated row by row there, to keep the memory to four
+        vectors of n_features).
     t_offset : float >= 0 or "auto", default 0
         Iteration offset t0: the iterate is :math:`w_t = \nabla r^*(\lambda_t /
         ((t + t_0)\sigma))`, i.e. the first steps are :math:`1/(\sigma(t + t_0))`

@@ -39,6 +39,42 @@ def _csr(X, index_dtype):
     return A
 
 
+@pytest.fixture
+def rows_not_columns():
+    """Solvers made under it update large batches of p < 2 with the average row by row
+    (as past BY_COLUMN_MAX_COLS columns, see pgs/_core.pyx), whatever their width."""
+    old = pgs._core._set_by_column_max_cols(0)
+    yield
+    pgs._core._set_by_column_max_cols(old)
+
+
+@pytest.mark.parametrize("p", [1.5, 1.8, 1.25])
+def test_wide_average_batches_row_by_row_match_reference(p, rows_not_columns):
+    """Past BY_COLUMN_MAX_COLS columns, p < 2 with the average keeps no per-column sums
+    (the memory budget): its batches of k >= 16 go through the row-by-row update, which
+    must agree with Figure 1 as closely, and give the same bits for any n_threads (which
+    it does not use)."""
+    rng = np.random.default_rng(11)
+    m, n, k, T_ = 150, 300, 64, 25
+    popular = rng.random(n) ** 6
+    X = rng.standard_normal((m, n)) * (rng.random((m, n)) < 0.02 + 0.5 * popular)
+    y = np.where(X @ rng.standard_normal(n) > 0, 1.0, -1.0)
+    rows = rng.integers(0, m, T_ * k)
+    A = sp.csr_matrix(X)
+    models = [_fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
+                   fixed_rows=rows, n_threads=nt) for nt in (1, 2)]
+    ref = pgs_reference(X, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, rows=rows,
+                        B=models[0].params["B"], icpt=1.0)
+    assert _rel(models[0].full_weights(), np.mean(ref, axis=0)) < 1e-10
+    np.testing.assert_array_equal(models[1].coef, models[0].coef)
+    # (the other path indeed: summed per column, the bits differ)
+    pgs._core._set_by_column_max_cols(1 << 21)
+    by_column = _fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
+                     fixed_rows=rows)
+    assert _rel(by_column.full_weights(), np.mean(ref, axis=0)) < 1e-10
+    assert not np.array_equal(by_column.coef, models[0].coef)
+
+
 def _rel(a, b):
     scale = max(np.max(np.abs(b)), np.finfo(float).tiny)
     return np.max(np.abs(a - b)) / scale
