@@ -1520,7 +1520,8 @@ cdef class Solver:
     cdef double* _lu_buf
     cdef object _weights, _alias_prob, _alias_idx, _row_scale, _fixed
     cdef Py_ssize_t _n_rows
-    cdef bint _taken   # `take` consumed the state
+    cdef bint _finished   # `finish`: no run until set_state
+    cdef bint _consumed   # `take`: the state is gone
 
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
@@ -1557,18 +1558,22 @@ cdef class Solver:
         self.u = self.lam if self.prm.p_kind == P_TWO else _aligned_zeros(self.n_cols)
         self.rows = np.zeros(k, dtype=np.int64)
         self.coefs = np.zeros(k)
-        # (the kernel's per-column sums of a large batch, kept to spare a run an O(n)
-        # allocation: lock-step runs are many short calls)
-        self._delta = _aligned_zeros(self.n_cols) if self.prm.by_column else None
-        # (not past LU_MAX_COLS: see there)
-        self._lu = (_aligned_zeros(2 * self.n_cols)
-                    if pgs_lu_wanted(&self.prm) and self.n_cols <= LU_MAX_COLS else None)
+        self._alloc_scratch()
         self.wsum = _aligned_zeros(self.n_cols) if average else None
         self.clast = _aligned_zeros(self.n_cols) if average else None
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
         self.perm = None
         self._n_rows = -1
         self._bind()
+
+    def _alloc_scratch(self):
+        """The buffers only a run uses (`finish` frees them)."""
+        # (the kernel's per-column sums of a large batch, kept to spare a run an O(n)
+        # allocation: lock-step runs are many short calls)
+        self._delta = _aligned_zeros(self.n_cols) if self.prm.by_column else None
+        # (not past LU_MAX_COLS: see there)
+        self._lu = (_aligned_zeros(2 * self.n_cols)
+                    if pgs_lu_wanted(&self.prm) and self.n_cols <= LU_MAX_COLS else None)
 
     cdef void _bind(self):
         """Point the C state at the numpy buffers this object owns."""
@@ -1747,7 +1752,7 @@ cdef class Solver:
             A status code (0: ok).
         """
         cdef Py_ssize_t n_rows = indptr.shape[0] - 1
-        self._check_not_taken()
+        self._check_runnable()
         if fixed_rows is not None:
             fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
         if sample_weight is not None and sample_weight.shape[0] != n_rows:
@@ -1768,26 +1773,34 @@ cdef class Solver:
             return np.zeros(self.n_cols)
         return (self.wsum + self.u * (self.st.C - self.clast)) / <double>self.st.t
 
+    def finish(self):
+        """End the solver's run: free the buffers only a run uses (st.lu, the batch's
+        sums). Its state and iterates can still be read; `run` refuses it until
+        `set_state`. (`take` and `get_state(copy=False)` finish it themselves.)"""
+        self._finished = True
+        self._lu = None
+        self._delta = None
+        self._bind()
+
     def take(self, str which):
         """The iterate `which` ("last", "average" or "pick") in one of the solver's own
         buffers, computed in place, without a temporary of n_cols.
 
-        Consumes the solver: its state is gone and `run` refuses it afterwards (call
-        `get_state` first to keep it). This is how `pgs.train` returns its model: the
-        iterate costs no memory on top of the state.
+        Consumes the state: the solver then refuses to run, to hand out its state or
+        another iterate, until `set_state`. To keep the state, call `finish`, then
+        `iterate(which)` and `get_state(copy=False)`. This is how `pgs.train` returns its
+        model: the iterate costs no memory on top of the state.
         """
-        if self._taken:
-            raise RuntimeError("the solver's iterate was already taken")
+        self._check_state()
+        self._check_which(which)
+        self.finish()
+        self._consumed = True
         if which == "pick":
-            if self.w_pick is None:
-                raise ValueError("this solver keeps no picked iterate")
             w = self.w_pick
         elif which == "last":
             w = self.u
             np.multiply(w, self.st.c, out=w)
-        elif which == "average":
-            if self.wsum is None:
-                raise ValueError("this solver does not keep the average")
+        else:
             # (wsum + u (C - clast)) / t, the operations of `average`, in clast
             w = self.clast
             if self.st.t == 0:
@@ -1797,26 +1810,57 @@ cdef class Solver:
                 np.multiply(self.u, w, out=w)
                 np.add(self.wsum, w, out=w)
                 np.true_divide(w, <double>self.st.t, out=w)
-        else:
-            raise ValueError(f"which must be 'last', 'average' or 'pick', got {which!r}")
-        self._taken = True
         return w
 
-    def _check_not_taken(self):
-        if self._taken:
-            raise RuntimeError("the solver's state was consumed by take(); restore it "
-                               "with set_state() before running it again")
+    def iterate(self, str which):
+        """The iterate `which` ("last", "average" or "pick") as a new array."""
+        self._check_state()
+        self._check_which(which)
+        if which == "pick":
+            return self.w_pick.copy()
+        return self.last() if which == "last" else self.average()
 
-    def get_state(self):
-        """A dict of copies of everything needed to resume (see `set_state`)."""
-        self._check_not_taken()
+    def _check_which(self, str which):
+        if which == "pick":
+            if self.w_pick is None:
+                raise ValueError("this solver keeps no picked iterate")
+        elif which == "average":
+            if self.wsum is None:
+                raise ValueError("this solver does not keep the average")
+        elif which != "last":
+            raise ValueError(f"which must be 'last', 'average' or 'pick', got {which!r}")
+
+    def _check_state(self):
+        if self._consumed:
+            raise RuntimeError("the solver's state was consumed by take(); restore it "
+                               "with set_state()")
+
+    def _check_runnable(self):
+        self._check_state()
+        if self._finished:
+            raise RuntimeError("the solver was finished (finish(), take() or "
+                               "get_state(copy=False)); restore it with set_state() "
+                               "to run it again")
+
+    def get_state(self, bint copy=True):
+        """A dict of copies of everything needed to resume (see `set_state`).
+
+        With ``copy=False``, the solver's own buffers instead, handed over: it is
+        finished (see `finish`). That is how `pgs.train(keep_state=True)` keeps a
+        finished run's state without copying it.
+        """
+        self._check_state()
         st = &self.st
         state = dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
                      t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
                      loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick)
         for name in ("lam", "u", "wsum", "clast", "w_pick", "perm"):
             arr = getattr(self, name)
-            state[name] = None if arr is None else arr.copy()
+            state[name] = None if arr is None else arr.copy() if copy else arr
+        if self.u is self.lam:
+            state["u"] = None          # (p = 2: u is lam, one copy is enough)
+        if not copy:
+            self.finish()
         return state
 
     def set_state(self, dict state):
@@ -1837,7 +1881,9 @@ cdef class Solver:
         self.prm.t_pick = state["t_pick"]
         self.perm = None if state["perm"] is None else state["perm"].copy()
         self._n_rows = -1
-        self._taken = False
+        if self._finished:
+            self._alloc_scratch()
+        self._finished = self._consumed = False
         self._bind()
         self.st.Q = state["Q"]
         self.st.Q_comp = state["Q_comp"]
@@ -1923,7 +1969,7 @@ def run_lockstep(list solvers, long long t_end, Py_ssize_t block, data, indices,
     if n_rows < 1:
         raise ValueError("no rows")
     for s in solvers:
-        s._check_not_taken()
+        s._check_runnable()
         s._prepare_sampler(n_rows, sample_weight, None)
     return _run_lockstep(solvers, data, indices, indptr, ys, t_end, block)
 

@@ -499,10 +499,15 @@ def _finish(run, stopped, keep_state):
         which, iteration = ("pick", t_pick) if t_pick <= t_done else ("last", t_done)
     else:
         which, iteration = iterate, t_done
-    state = solver.get_state() if keep_state else None
-    # The iterate in the solver's own buffer (the solver is done): no vector of
-    # n_features on top of the state, for the memory budget of wide problems.
-    w = solver.take(which)
+    # The solver is done: without keep_state the iterate is computed in one of its
+    # buffers, with keep_state the model keeps its buffers as the state and the iterate
+    # is the one new vector. Either way no copy of the state (the memory budget).
+    if keep_state:
+        solver.finish()
+        w = solver.iterate(which)
+        state = solver.get_state(copy=False)
+    else:
+        w, state = solver.take(which), None
 
     params["T"] = t_done
     model = Model(coef=w[:n_features],

@@ -555,7 +555,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def _set_fitted(self, models):
         super()._set_fitted(models)
-        self.coef_ = np.vstack([model.coef for model in models])
+        # (one problem: a view of its model's coef, no copy of n_features)
+        self.coef_ = (models[0].coef[np.newaxis, :] if len(models) == 1
+                      else np.vstack([model.coef for model in models]))
         intercepts = np.array([model.intercept for model in models])
         if self.loss == "squared" and len(models) == 1:
             # 0/1 regression of the positive class: predict it above 1/2.
@@ -765,7 +767,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
 
     def _set_fitted(self, models):
         super()._set_fitted(models)
-        self.coef_ = models[0].coef.copy()
+        self.coef_ = models[0].coef
         self.intercept_ = np.array([models[0].intercept])
 
     def predict(self, X):

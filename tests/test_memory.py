@@ -79,7 +79,8 @@ def test_train_holds_at_most_four_vectors(p, k, iterate):
 @pytest.mark.parametrize("p", [2.0, 1.8, 1.5, 1.7])
 def test_take_is_the_iterate_in_place(p, k, which):
     """Solver.take gives the bits of last() / average() / w_pick, in one of the solver's
-    own buffers; the solver then refuses to run or hand out its state until set_state."""
+    own buffers; the solver then refuses to run or hand out its state until set_state.
+    get_state(copy=False) hands over the solver's own buffers (and finishes it)."""
     X, y = _wide(m=200, nnz=20)
     b = as_csr_buffers(X)
     seq = np.random.SeedSequence(5)
@@ -92,12 +93,10 @@ def test_take_is_the_iterate_in_place(p, k, which):
     w = s.take(which)
     assert w is own
     np.testing.assert_array_equal(w, expected)
-    with pytest.raises(RuntimeError, match="take"):
-        s.run(60, b.data, b.indices, b.indptr, y)
-    with pytest.raises(RuntimeError, match="take"):
-        s.get_state()
-    with pytest.raises(RuntimeError, match="already"):
-        s.take(which)
+    for call in (lambda: s.run(60, b.data, b.indices, b.indptr, y), s.get_state,
+                 lambda: s.take(which), lambda: s.iterate(which)):
+        with pytest.raises(RuntimeError, match="take"):
+            call()
 
     # Restored, it runs on exactly as an untouched copy of it does.
     s.set_state(state)
@@ -107,6 +106,38 @@ def test_take_is_the_iterate_in_place(p, k, which):
     assert twin.run(80, b.data, b.indices, b.indptr, y) == 0
     np.testing.assert_array_equal(s.last(), twin.last())
     np.testing.assert_array_equal(s.average(), twin.average())
+
+
+@pytest.mark.parametrize("p", [2.0, 1.8])
+def test_finished_solver_hands_over_its_state(p):
+    """finish() frees the run's scratch (p = 1.8's interleaved buffer, the batch's sums)
+    and stops runs; iterates and the state can still be read, and get_state(copy=False)
+    is the solver's own buffers (p = 2: lam once, u is lam). set_state makes it run on
+    exactly as an unfinished twin."""
+    X, y = _wide(m=200, nnz=20)
+    b = as_csr_buffers(X)
+    seq = np.random.SeedSequence(9)
+    args = (N_WIDE, pgs.LOSS_NAMES.index("logistic"), p, 1e-3, 0.0, 1.0, 0.0, 1, 30, False)
+    s = pgs._core.Solver(*args, seq.generate_state(4, dtype=np.uint64))
+    twin = pgs._core.Solver(*args, seq.generate_state(4, dtype=np.uint64))
+    for solver in (s, twin):
+        assert solver.run(50, b.data, b.indices, b.indptr, y) == 0
+    assert s.interleaved == (p == 1.8)
+    s.finish()
+    assert not s.interleaved
+    with pytest.raises(RuntimeError, match="finished"):
+        s.run(60, b.data, b.indices, b.indptr, y)
+    np.testing.assert_array_equal(s.iterate("last"), twin.last())
+    np.testing.assert_array_equal(s.iterate("pick"), twin.w_pick)
+    state = s.get_state(copy=False)
+    assert state["lam"] is s.lam and state["w_pick"] is s.w_pick
+    assert (state["u"] is None) == (p == 2.0)
+    s.set_state({key: (v.copy() if isinstance(v, np.ndarray) else v)
+                 for key, v in state.items()})
+    assert s.interleaved == (p == 1.8)
+    assert s.run(90, b.data, b.indices, b.indptr, y) == 0
+    assert twin.run(90, b.data, b.indices, b.indptr, y) == 0
+    np.testing.assert_array_equal(s.last(), twin.last())
 
 
 def test_take_rejects_what_the_solver_does_not_keep():
@@ -129,3 +160,21 @@ def test_keep_state_model_is_unaffected_by_take():
     two = pgs.train(X, y, T=35, p=1.8, iterate="average", seed=2, warm_start=part)
     np.testing.assert_array_equal(one.coef, two.coef)
     assert one.intercept == two.intercept
+
+
+@pytest.mark.parametrize("p", [2.0, 1.8, 1.5])
+def test_estimators_hold_at_most_four_vectors(p):
+    """The estimators keep the solver's state for partial_fit and warm starts (the
+    solver's own buffers, handed over) and expose coef_ without a copy of the model's:
+    on a million features a binary fit stays within four vectors, the regressor's
+    too."""
+    from pgs.estimators import PGSClassifier, PGSRegressor
+
+    X, y = _wide()
+    vector = 8 * (N_WIDE + 1)
+    for est, target in ((PGSClassifier, y), (PGSRegressor, y * 0.5)):
+        est(T=2, p=p).fit(X, target)
+        peak, fitted = _traced_peak(
+            lambda est=est, target=target: est(T=40, p=p, random_state=0).fit(X, target))
+        assert np.any(fitted.coef_ != 0.0)
+        assert peak <= 4 * vector + 2**20, (est, peak / vector)
