@@ -1771,7 +1771,17 @@ cdef class Solver:
             raise ValueError("this solver does not keep the average")
         if self.st.t == 0:
             return np.zeros(self.n_cols)
-        return (self.wsum + self.u * (self.st.C - self.clast)) / <double>self.st.t
+        out = np.empty(self.n_cols)
+        self._average_to(out)
+        return out
+
+    def _average_to(self, out):
+        """out = (wsum + u (C - clast)) / t in place, one temporary-free step at a time
+        (out may be clast)."""
+        np.subtract(self.st.C, self.clast, out=out)
+        np.multiply(self.u, out, out=out)
+        np.add(self.wsum, out, out=out)
+        np.true_divide(out, <double>self.st.t, out=out)
 
     def finish(self):
         """End the solver's run: free the buffers only a run uses (st.lu, the batch's
@@ -1801,15 +1811,11 @@ cdef class Solver:
             w = self.u
             np.multiply(w, self.st.c, out=w)
         else:
-            # (wsum + u (C - clast)) / t, the operations of `average`, in clast
             w = self.clast
             if self.st.t == 0:
                 w[:] = 0.0
             else:
-                np.subtract(self.st.C, w, out=w)
-                np.multiply(self.u, w, out=w)
-                np.add(self.wsum, w, out=w)
-                np.true_divide(w, <double>self.st.t, out=w)
+                self._average_to(w)
         return w
 
     def iterate(self, str which):
