@@ -18,11 +18,14 @@ import numpy as np
 
 from bench.common import fmt, markdown_table, write_report
 
-_CHILD = r"""
-import json, sys, tracemalloc
+# Shared by both children: measure(fn) runs fn and returns (peak RSS growth, tracemalloc
+# peak, clear_refs worked). Before it, freed memory goes back to the OS (malloc_trim) so
+# a run cannot reuse pages an earlier one left resident (that would hide its
+# allocations from the RSS peak), and the kernel's peak-RSS counter is reset.
+_MEASURE = r"""
+import ctypes, gc, json, sys, tracemalloc
 sys.path.insert(0, {root!r})
 import numpy as np
-from bench.data import rcv1_like
 import pgs
 
 def status():
@@ -33,42 +36,49 @@ def status():
             d[k] = int(v.split()[0]) * 1024
     return d
 
+try:
+    malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+except OSError:
+    malloc_trim = None
+
+def measure(fn):
+    gc.collect()
+    if malloc_trim is not None:
+        malloc_trim(0)
+    clear_refs_ok = True
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        clear_refs_ok = False
+    before = status()
+    tracemalloc.start()
+    out = fn()
+    _, traced = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    after = status()
+    del out
+    return after["VmHWM"] - before["VmRSS"], traced, clear_refs_ok
+"""
+
+_CHILD = r"""
+from bench.data import rcv1_like
+
 dtype = np.dtype({dtype!r})
 split = rcv1_like({m}, dtype=dtype)
 X, y = split.X_train, split.y_train
 del split
 matrix = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 pgs.train(X[:1000], y[:1000], loss="logistic", T=10, seed=0)  # import/first-call costs
-import ctypes, gc
-try:
-    malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
-except OSError:
-    malloc_trim = None
 results = []
 for p, k, iterate in {configs!r}:
     for _ in range({repeats}):
-        # Hand freed memory back to the OS so a run cannot reuse pages an earlier one
-        # left resident (that would hide its allocations from the RSS peak).
-        gc.collect()
-        if malloc_trim is not None:
-            malloc_trim(0)
-        clear_refs_ok = True
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")
-        except OSError:
-            clear_refs_ok = False
-        before = status()
-        tracemalloc.start()
-        pgs.train(X, y, loss="logistic", p=p, k=k, sigma=1e-5, T=X.shape[0] // k,
-                  iterate=iterate, seed=1)
-        _, traced = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        after = status()
+        growth, traced, clear_refs_ok = measure(
+            lambda: pgs.train(X, y, loss="logistic", p=p, k=k, sigma=1e-5,
+                              T=X.shape[0] // k, iterate=iterate, seed=1))
         results.append(dict(p=p, k=k, iterate=iterate, matrix=matrix, n_features=X.shape[1],
-                            rss_before=before["VmRSS"],
-                            peak_growth=after["VmHWM"] - before["VmRSS"],
-                            traced_peak=traced, clear_refs_ok=clear_refs_ok))
+                            peak_growth=growth, traced_peak=traced,
+                            clear_refs_ok=clear_refs_ok))
 print(json.dumps(results))
 """
 
@@ -83,19 +93,8 @@ CONFIGS = ((2.0, 1, "average"), (1.8, 300, "average"), (1.8, 1, "random"))
 # see (one is 0.36 MiB, the budget's 20 MB hide fifty): so a wide problem as well,
 # hashed-feature-like, every configuration of pgs.train and the estimators.
 _WIDE_CHILD = r"""
-import json, sys, tracemalloc, ctypes, gc, itertools
-sys.path.insert(0, {root!r})
-import numpy as np, scipy.sparse as sp
-import pgs
+import scipy.sparse as sp
 from pgs.estimators import PGSClassifier
-
-def status():
-    d = {{}}
-    for line in open("/proc/self/status"):
-        if line.startswith(("VmHWM", "VmRSS")):
-            k, v = line.split(":")
-            d[k] = int(v.split()[0]) * 1024
-    return d
 
 n, m, nnz = {n}, {m}, 50
 rng = np.random.default_rng(0)
@@ -103,29 +102,18 @@ X = sp.csr_matrix((rng.random(m * nnz), rng.integers(0, n, m * nnz).astype(np.in
                    np.arange(0, m * nnz + 1, nnz, dtype=np.int32)), shape=(m, n))
 X.sum_duplicates()
 y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
-malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
 pgs.train(X[:100], y[:100], T=5)
 results = []
 for what in {configs!r}:
+    if what[0] == "train":
+        _, p, k, iterate, keep = what
+        fit = lambda: pgs.train(X, y, loss="logistic", p=p, k=k, T=m // k, iterate=iterate,
+                                keep_state=keep, seed=1)
+    else:
+        fit = lambda: PGSClassifier(p=what[1], random_state=1).fit(X, y)
     for _ in range({repeats}):
-        gc.collect()
-        malloc_trim(0)
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        before = status()
-        tracemalloc.start()
-        if what[0] == "train":
-            _, p, k, iterate, keep = what
-            out = pgs.train(X, y, loss="logistic", p=p, k=k, T=m // k, iterate=iterate,
-                            keep_state=keep, seed=1)
-        else:
-            out = PGSClassifier(p=what[1], random_state=1).fit(X, y)
-        _, traced = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        after = status()
-        del out
-        results.append(dict(what=list(what), peak_growth=after["VmHWM"] - before["VmRSS"],
-                            traced_peak=traced))
+        growth, traced, _ = measure(fit)
+        results.append(dict(what=list(what), peak_growth=growth, traced_peak=traced))
 print(json.dumps(results))
 """
 
@@ -140,7 +128,8 @@ WIDE_CONFIGS = tuple(("train", p, k, iterate, False)
 def _measure_wide(n, m, repeats):
     """WIDE_CONFIGS x repeats in one fresh subprocess (peak reset between runs)."""
     root = str(Path(__file__).resolve().parents[1])
-    code = _WIDE_CHILD.format(root=root, n=n, m=m, configs=WIDE_CONFIGS, repeats=repeats)
+    code = (_MEASURE.format(root=root)
+            + _WIDE_CHILD.format(n=n, m=m, configs=WIDE_CONFIGS, repeats=repeats))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -171,13 +160,18 @@ def _wide_section(cfg):
              f"{budget / 2**20:.0f} MiB); one pass of logistic pgs. tracemalloc counts "
              "numpy's allocations whether or not their pages are touched; the RSS only "
              f"the pages touched. {cfg.repeats} runs per row, one subprocess.")
-    return (f"Wide problem: the budget at {n:,} features", intro + "\n\n" + table)
+    note = ("keep_state=True returns the solver's state with the model; for p < 2 with "
+            "the average that is lam, u and the average's two vectors besides the coef: "
+            "five vectors that the caller asked to keep, none of them a working copy.")
+    return (f"Wide problem: the budget at {n:,} features",
+            intro + "\n\n" + table + "\n\n" + note)
 
 
 def _measure(dtype, m, repeats):
     """All CONFIGS x repeats in one fresh subprocess for `dtype` (peak reset between runs)."""
     root = str(Path(__file__).resolve().parents[1])
-    code = _CHILD.format(root=root, dtype=dtype, m=m, configs=CONFIGS, repeats=repeats)
+    code = (_MEASURE.format(root=root)
+            + _CHILD.format(dtype=dtype, m=m, configs=CONFIGS, repeats=repeats))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

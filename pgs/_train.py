@@ -196,8 +196,9 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
     callback_every : int >= 1, optional
         Iterations between callback calls; default ``min(max(T // 100, 1), 10**6)``.
     keep_state : bool, default False
-        Keep the solver's state on the model (about 2-4 arrays of n_features
-        floats) so that it can be continued with `warm_start`.
+        Keep the solver's state on the model (1-4 arrays of n_features floats:
+        the finished solver's own, not copies) so that it can be continued with
+        `warm_start`.
     warm_start : Model, optional
         A model trained with ``keep_state=True`` on data with the same number of
         features and the same loss, p, sigma, k, B, fit_intercept,

@@ -1,12 +1,12 @@
 """Input handling: no copy of CSR input, non-canonical CSR, caller's arrays untouched, labels."""
 
 import os
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from tracing import traced_peak
 
 import pgs
 from pgs._data import as_csr_buffers
@@ -27,18 +27,6 @@ def _sparse(m, n, nnz_per_row, dtype=np.float64, index_dtype=np.int32, seed=0):
     return A, y
 
 
-def _peak_during(fn):
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
-        result = fn()
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    return peak, result
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_csr_input_is_not_copied(dtype, index_dtype):
@@ -52,12 +40,12 @@ def test_csr_input_is_not_copied(dtype, index_dtype):
     assert b.data is A.data and b.indices is A.indices and b.indptr is A.indptr
     assert not b.copied
 
-    peak, model = _peak_during(lambda: pgs.train(A, y, T=2000, seed=0, iterate="average"))
+    peak, model = traced_peak(lambda: pgs.train(A, y, T=2000, seed=0, iterate="average"))
     assert peak < A.data.nbytes / 8, (peak, A.data.nbytes)
 
     # Control: a COO matrix must be converted, and tracemalloc sees that copy.
     coo = A.tocoo()
-    peak_coo, model_coo = _peak_during(
+    peak_coo, model_coo = traced_peak(
         lambda: pgs.train(coo, y, T=2000, seed=0, iterate="average"))
     assert peak_coo > A.data.nbytes
     np.testing.assert_array_equal(model.coef, model_coo.coef)

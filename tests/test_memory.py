@@ -1,10 +1,9 @@
 """Memory: what `train` allocates on top of X, and the iterate taken in place (Solver.take)."""
 
-import tracemalloc
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from tracing import traced_peak
 
 import pgs
 from pgs._data import as_csr_buffers
@@ -20,19 +19,6 @@ def _wide(m=300, nnz=30, seed=0):
     X.sum_duplicates()
     y = np.where(rng.random(m) < 0.5, -1.0, 1.0)
     return X, y
-
-
-def _traced_peak(fn):
-    """Peak of the allocations tracemalloc sees (numpy's buffers) while fn runs."""
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
-        result = fn()
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    return peak, result
 
 
 @pytest.mark.parametrize("iterate", ["last", "random", "average"])
@@ -52,7 +38,7 @@ def test_train_holds_at_most_four_vectors(p, k, iterate):
     X, y = _wide()
     vector = 8 * (N_WIDE + 1)
     pgs.train(X, y, T=2, k=k, p=p, iterate=iterate)      # first-call costs
-    peak, model = _traced_peak(lambda: pgs.train(X, y, loss="logistic", T=40, k=k, p=p,
+    peak, model = traced_peak(lambda: pgs.train(X, y, loss="logistic", T=40, k=k, p=p,
                                                  iterate=iterate, seed=3))
     assert np.all(np.isfinite(model.coef)) and np.any(model.coef != 0.0)
     interleaved = p == 1.8 and k < 16 and iterate != "average"
@@ -67,7 +53,7 @@ def test_train_holds_at_most_four_vectors(p, k, iterate):
         # Wider than BY_COLUMN_MAX_COLS, the batches update row by row: four vectors.
         old = pgs._core._set_by_column_max_cols(N_WIDE // 2)
         try:
-            peak, model = _traced_peak(lambda: pgs.train(X, y, loss="logistic", T=40, k=k,
+            peak, model = traced_peak(lambda: pgs.train(X, y, loss="logistic", T=40, k=k,
                                                          p=p, iterate=iterate, seed=3))
         finally:
             pgs._core._set_by_column_max_cols(old)
@@ -174,7 +160,7 @@ def test_estimators_hold_at_most_four_vectors(p):
     vector = 8 * (N_WIDE + 1)
     for est, target in ((PGSClassifier, y), (PGSRegressor, y * 0.5)):
         est(T=2, p=p).fit(X, target)
-        peak, fitted = _traced_peak(
+        peak, fitted = traced_peak(
             lambda est=est, target=target: est(T=40, p=p, random_state=0).fit(X, target))
         assert np.any(fitted.coef_ != 0.0)
         assert peak <= 4 * vector + 2**20, (est, peak / vector)
