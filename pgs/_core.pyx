@@ -148,6 +148,12 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
     cdef double new = old + delta
     cdef double old_u, new_u, a_old, a_new
     cdef double span
+    if p_kind == P_TWO:
+        lam[j] = new
+        if average:
+            # (p = 2: wsum is the offset of `_fold_average`; u is lam)
+            wsum[j] += C * (new - old)
+        return delta * (old + new)            # new^2 - old^2, without cancellation
     if average:
         # u_j was constant since its last fold: add its span of the C sum. (An empty
         # span is skipped: a second update of j in one iteration must not read an
@@ -157,8 +163,6 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
             wsum[j] += _u_at(lam if p_kind == P_Q3 else u, j, p_kind == P_Q3, inv_S) * span
         clast[j] = C
     lam[j] = new
-    if p_kind == P_TWO:
-        return delta * (old + new)            # new^2 - old^2, without cancellation
     a_old = fabs(old) * inv_S
     a_new = fabs(new) * inv_S
     if p_kind == P_Q3:
@@ -441,16 +445,32 @@ cdef void _recompute_Q(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) no
 
 
 cdef void _fold_average(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
-    """Fold every coordinate's open span of the C sum into wsum and restart C at 0.
+    """Restart the average's C sum at 0, keeping the sum of the iterates.
 
-    A span is u_j (C - clast_j). For p < 2, c_t falls like t^(1-q), so C would be
-    dominated by early iterations and C - clast_j would lose digits to cancellation;
-    restarting C keeps it a sum over a recent window.
+    p < 2: every coordinate's open span u_j (C - clast_j) is folded into wsum. c_t falls
+    like t^(1-q), so C would be dominated by early iterations and C - clast_j would
+    lose digits to cancellation; restarting C keeps it a sum over a recent window.
+
+    p = 2 keeps one vector: the sum of w_1 .. w_t is C u - wsum, and an update of
+    u_j = lam_j adds C (u_j' - u_j) to wsum_j (`_coord_update`), one read-modify-write
+    instead of the span's three. Its rounding is eps C |u_j| per update, against the
+    sum's share of that coordinate, c_t |u_j| per iteration; restarting C when it
+    passes C_RESTART c_t (wsum <- wsum - C u) bounds their ratio, and for p = 2 c_t
+    only falls smoothly (1 / (sigma t), or a projection that moves with ||lam||, by at
+    most a gradient per iteration). For p < 2 c_t can fall 1e13-fold in one update
+    (p near 1: Q collapses), after which C u - wsum would cancel: hence the spans.
     """
     cdef Py_ssize_t j
     cdef int implicit = prm.p_kind == P_Q3
     cdef double inv_S = 1.0 / _unit(prm, st)
+    cdef double C = st.C
     if not prm.average:
+        return
+    if prm.p_kind == P_TWO:
+        if C != 0.0:
+            for j in range(n_cols):
+                st.wsum[j] -= C * st.lam[j]
+            st.C = 0.0
         return
     for j in range(n_cols):
         # (empty spans skipped, as in _coord_update: the coordinates updated in the
@@ -1560,7 +1580,9 @@ cdef class Solver:
         self.coefs = np.zeros(k)
         self._alloc_scratch()
         self.wsum = _aligned_zeros(self.n_cols) if average else None
-        self.clast = _aligned_zeros(self.n_cols) if average else None
+        # (p = 2 keeps no clast: see _fold_average)
+        self.clast = (_aligned_zeros(self.n_cols) if average and self.prm.p_kind != P_TWO
+                      else None)
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
         self.perm = None
         self._n_rows = -1
@@ -1601,6 +1623,7 @@ cdef class Solver:
         if self.wsum is not None:
             v = self.wsum
             self.st.wsum = &v[0]
+        if self.clast is not None:
             v = self.clast
             self.st.clast = &v[0]
         if self.w_pick is not None:
@@ -1776,8 +1799,12 @@ cdef class Solver:
         return out
 
     def _average_to(self, out):
-        """out = (wsum + u (C - clast)) / t in place, one temporary-free step at a time
-        (out may be clast)."""
+        """out = (wsum + u (C - clast)) / t, for p = 2 (C u - wsum) / t (see
+        _fold_average), in place, one temporary-free step at a time (out may be clast,
+        or for p = 2 wsum)."""
+        if self.clast is None:
+            _offset_average(self.u, self.wsum, self.st.C, <double>self.st.t, out)
+            return
         np.subtract(self.st.C, self.clast, out=out)
         np.multiply(self.u, out, out=out)
         np.add(self.wsum, out, out=out)
@@ -1811,7 +1838,7 @@ cdef class Solver:
             w = self.u
             np.multiply(w, self.st.c, out=w)
         else:
-            w = self.clast
+            w = self.wsum if self.clast is None else self.clast
             if self.st.t == 0:
                 w[:] = 0.0
             else:
@@ -1881,6 +1908,7 @@ cdef class Solver:
             self.u[:] = state["u"]
         if self.wsum is not None:
             self.wsum[:] = state["wsum"]
+        if self.clast is not None:
             self.clast[:] = state["clast"]
         if state["w_pick"] is not None:
             self.w_pick = state["w_pick"].copy()
@@ -1910,6 +1938,15 @@ cdef class Solver:
         """The PRNG state before the next unconsumed draw, as 4 uint64 words."""
         return np.array([self.st.rng[0], self.st.rng[1], self.st.rng[2], self.st.rng[3]],
                         dtype=np.uint64)
+
+
+def _offset_average(const double[::1] u, const double[::1] wofs, double C, double t,
+                    double[::1] out):
+    """out = (C u - wofs) / t element by element (p = 2's average; out may be wofs)."""
+    cdef Py_ssize_t j
+    with nogil:
+        for j in range(out.shape[0]):
+            out[j] = (C * u[j] - wofs[j]) / t
 
 
 def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,

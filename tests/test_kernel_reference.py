@@ -222,6 +222,38 @@ def test_long_run_average_is_accurate(p):
     assert _rel(s.average(), acc / T_) < 1e-12
 
 
+@pytest.mark.parametrize("B", [None, 0.05])
+def test_p2_average_where_the_scale_jumps(B):
+    """p = 2 keeps its average as C u - wsum (one vector; see _fold_average), whose
+    rounding grows with how far c_t falls within one iteration. Squared loss with
+    outlying targets (a few 1e4 times the rest) makes lam jump, and with a binding
+    radius B, c_t with it: the average must still equal a compensated sum of the
+    materialised iterates to 1e-12, over 20,000 iterations at k = 1 and k = 3."""
+    X, _, y = _problem()
+    y = y.copy()
+    y[::50] *= 1e4
+    b = as_csr_buffers(X)
+    for k in (1, 3):
+        T_ = 20000 // k
+        state = np.random.SeedSequence(2).generate_state(4, dtype=np.uint64)
+        s = pgs._core.Solver(N, pgs.LOSS_NAMES.index("squared"), 2.0, SIGMA,
+                             0.0 if B is None else B, 1.0, 0.0, k, 0, True, state)
+        acc = np.zeros(N + 1)
+        comp = np.zeros(N + 1)
+        scales = []
+        for t in range(1, T_ + 1):
+            assert s.run(t, b.data, b.indices, b.indptr, y) == 0
+            scales.append(s.scale)
+            step = s.last() - comp
+            tot = acc + step
+            comp = (tot - acc) - step
+            acc = tot
+        if B is not None:
+            # (the radius binds and moves c_t: some iteration cuts it by 4x or more)
+            assert np.min(np.array(scales[1:]) / np.array(scales[:-1])) < 0.25
+        assert _rel(s.average(), acc / T_) < 1e-12
+
+
 @pytest.mark.parametrize("p", [1.01, 1.02, 1.05, 1.1])
 def test_every_iterate_matches_for_p_near_one(p):
     """Every w_t (t = 1..T) and the average, for p near 1 (q = 101 .. 11), where a term
