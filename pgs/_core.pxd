@@ -80,7 +80,7 @@ cdef struct PGSState:
     double* delta
     double Q                 # sum_j (|lam_j| / S)^q, maintained incrementally ...
     double Q_comp            # ... with Neumaier compensation
-    double C                 # sum_{s <= t} c_s (for the average)
+    double C                 # the average: sum of c_s since C last restarted at 0
     double c                 # current scale: w_t = c * u
     # p < 2: the unit of lam in u and Q, so that (|lam| / S)^q neither overflows
     # nor underflows for large q (0 means 1)
