@@ -125,19 +125,19 @@ WIDE_CONFIGS = tuple(("train", p, k, iterate, False)
     ("PGSClassifier", 2.0), ("PGSClassifier", 1.8))
 
 
-def _measure_wide(n, m, repeats):
-    """WIDE_CONFIGS x repeats in one fresh subprocess (peak reset between runs)."""
+def _in_subprocess(child):
+    """Run `_MEASURE` + child in a fresh interpreter; its JSON list of results."""
     root = str(Path(__file__).resolve().parents[1])
-    code = (_MEASURE.format(root=root)
-            + _WIDE_CHILD.format(n=n, m=m, configs=WIDE_CONFIGS, repeats=repeats))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", _MEASURE.format(root=root) + child],
+                         capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def _wide_section(cfg):
     n, m = (1_000_000, 20_000) if cfg.quick else (4_000_000, 100_000)
-    results = _measure_wide(n, m, cfg.repeats)
+    # (WIDE_CONFIGS x repeats in one fresh subprocess, the peak reset between runs)
+    results = _in_subprocess(_WIDE_CHILD.format(n=n, m=m, configs=WIDE_CONFIGS,
+                                                repeats=cfg.repeats))
     vector = 8 * n
     budget = 4 * vector + 20 * 2**20
     rows = []
@@ -167,22 +167,14 @@ def _wide_section(cfg):
             intro + "\n\n" + table + "\n\n" + note)
 
 
-def _measure(dtype, m, repeats):
-    """All CONFIGS x repeats in one fresh subprocess for `dtype` (peak reset between runs)."""
-    root = str(Path(__file__).resolve().parents[1])
-    code = (_MEASURE.format(root=root)
-            + _CHILD.format(dtype=dtype, m=m, configs=CONFIGS, repeats=repeats))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def run(cfg):
     """Run the experiment, write results/memory.md and return its path."""
     m = 50_000 if cfg.quick else 781_265
     rows = []
     for dtype in ("float64", "float32"):
-        results = _measure(dtype, m, cfg.repeats)
+        # (all CONFIGS x repeats in one fresh subprocess per dtype)
+        results = _in_subprocess(_CHILD.format(dtype=dtype, m=m, configs=CONFIGS,
+                                               repeats=cfg.repeats))
         for p, k, iterate in CONFIGS:
             runs = [r for r in results if (r["p"], r["k"], r["iterate"]) == (p, k, iterate)]
             mat = runs[0]["matrix"]
