@@ -1787,11 +1787,13 @@ cdef class Solver:
 
     def last(self):
         """w_t of the current iteration, as a new array of length n_features + 1."""
+        self._check_state()
         return self.st.c * self.u
 
     def average(self):
         """The mean of w_1 .. w_t (O(n); leaves the state untouched, so a resumed run
         folds exactly as an unsplit one)."""
+        self._check_state()
         if self.wsum is None:
             raise ValueError("this solver does not keep the average")
         if self.st.t == 0:

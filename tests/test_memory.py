@@ -82,7 +82,7 @@ def test_take_is_the_iterate_in_place(p, k, which):
     assert w is own
     np.testing.assert_array_equal(w, expected)
     for call in (lambda: s.run(60, b.data, b.indices, b.indptr, y), s.get_state,
-                 lambda: s.take(which), lambda: s.iterate(which)):
+                 lambda: s.take(which), lambda: s.iterate(which), s.last):
         with pytest.raises(RuntimeError, match="take"):
             call()
 
