@@ -555,9 +555,17 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def _set_fitted(self, models):
         super()._set_fitted(models)
-        # (one problem: a view of its model's coef, no copy of n_features)
-        self.coef_ = (models[0].coef[np.newaxis, :] if len(models) == 1
-                      else np.vstack([model.coef for model in models]))
+        if len(models) == 1:
+            # (a view of its model's coef, no copy of n_features)
+            self.coef_ = models[0].coef[np.newaxis, :]
+        else:
+            # Each model's coef becomes its row of coef_ as it is copied there, so the
+            # models' own arrays are freed one by one: one copy of the coefficients
+            # stays, not two.
+            self.coef_ = np.empty((len(models), models[0].coef.shape[0]))
+            for i, model in enumerate(models):
+                self.coef_[i] = model.coef
+                model.coef = self.coef_[i]
         intercepts = np.array([model.intercept for model in models])
         if self.loss == "squared" and len(models) == 1:
             # 0/1 regression of the positive class: predict it above 1/2.

@@ -166,3 +166,20 @@ def test_estimators_hold_at_most_four_vectors(p):
             lambda est=est, target=target: est(T=40, p=p, random_state=0).fit(X, target))
         assert np.any(fitted.coef_ != 0.0)
         assert peak <= 4 * vector + 2**20, (est, peak / vector)
+
+
+def test_multiclass_coef_is_the_models_coef():
+    """A one-vs-rest fit keeps one copy of its K coefficient vectors: coef_'s rows are
+    the models' coef (which warm starts and partial_fit go on from), not copies."""
+    from pgs.estimators import PGSClassifier
+
+    X, _ = _wide(m=300, nnz=20)
+    labels = np.arange(300) % 3
+    est = PGSClassifier(T=50, random_state=0).fit(X, labels)
+    assert est.coef_.shape == (3, N_WIDE)
+    for row, model in zip(est.coef_, est._models, strict=True):
+        assert np.shares_memory(row, model.coef)
+        assert np.any(row != 0.0)
+    est.partial_fit(X, labels)
+    assert all(np.shares_memory(row, m.coef)
+               for row, m in zip(est.coef_, est._models, strict=True))
