@@ -1544,6 +1544,7 @@ cdef class Solver:
     cdef Py_ssize_t _n_rows
     cdef bint _finished   # `finish`: no run until set_state
     cdef bint _consumed   # `take`: the state is gone
+    cdef bint _handed     # `get_state(copy=False)`: its buffers are the caller's state
 
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
@@ -1834,6 +1835,9 @@ cdef class Solver:
         """
         self._check_state()
         self._check_which(which)
+        if self._handed:
+            raise RuntimeError("get_state(copy=False) handed the solver's buffers over as "
+                               "a state: take() would overwrite it (use iterate())")
         self.finish()
         self._consumed = True
         if which == "pick":
@@ -1898,6 +1902,7 @@ cdef class Solver:
             state["u"] = None          # (p = 2: u is lam, one copy is enough)
         if not copy:
             self.finish()
+            self._handed = True
         return state
 
     def set_state(self, dict state):
@@ -1921,7 +1926,7 @@ cdef class Solver:
         self._n_rows = -1
         if self._finished:
             self._alloc_scratch()
-        self._finished = self._consumed = False
+        self._finished = self._consumed = self._handed = False
         self._bind()
         self.st.Q = state["Q"]
         self.st.Q_comp = state["Q_comp"]
@@ -1944,13 +1949,13 @@ cdef class Solver:
                         dtype=np.uint64)
 
 
-def _offset_average(const double[::1] u, const double[::1] wofs, double C, double t,
+def _offset_average(const double[::1] u, const double[::1] wsum, double C, double t,
                     double[::1] out):
-    """out = (C u - wofs) / t element by element (p = 2's average; out may be wofs)."""
+    """out = (C u - wsum) / t element by element (p = 2's average; out may be wsum)."""
     cdef Py_ssize_t j
     with nogil:
         for j in range(out.shape[0]):
-            out[j] = (C * u[j] - wofs[j]) / t
+            out[j] = (C * u[j] - wsum[j]) / t
 
 
 def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,

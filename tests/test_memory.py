@@ -120,6 +120,9 @@ def test_finished_solver_hands_over_its_state(p):
     state = s.get_state(copy=False)
     assert state["lam"] is s.lam and state["w_pick"] is s.w_pick
     assert (state["u"] is None) == (p == 2.0)
+    with pytest.raises(RuntimeError, match="handed"):
+        s.take("last")               # (it would overwrite the state handed over)
+    np.testing.assert_array_equal(s.iterate("last"), twin.last())
     s.set_state({key: (v.copy() if isinstance(v, np.ndarray) else v)
                  for key, v in state.items()})
     assert s.interleaved == (p == 1.8)
