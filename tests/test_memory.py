@@ -65,8 +65,7 @@ def test_train_holds_at_most_four_vectors(p, k, iterate):
 @pytest.mark.parametrize("p", [2.0, 1.8, 1.5, 1.7])
 def test_take_is_the_iterate_in_place(p, k, which):
     """Solver.take gives the bits of last() / average() / w_pick, in one of the solver's
-    own buffers; the solver then refuses to run or hand out its state until set_state.
-    get_state(copy=False) hands over the solver's own buffers (and finishes it)."""
+    own buffers; the solver then refuses to run or hand out its state until set_state."""
     X, y = _wide(m=200, nnz=20)
     b = as_csr_buffers(X)
     seq = np.random.SeedSequence(5)
