@@ -48,7 +48,7 @@ cdef struct PGSParams:
     Py_ssize_t k             # mini-batch size
     # nonzero: a batch's step is summed per column, then applied once per column (a
     # scratch of n_cols, st.delta; the only mode that uses n_threads). pgs_init sets
-    # it for k >= 16; 0 updates row by row.
+    # it for k >= 16 (p = 2: k >= 2048); 0 updates row by row.
     int by_column
     int p_kind               # a PKind
     int average              # nonzero: maintain the running average of the iterates

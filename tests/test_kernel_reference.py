@@ -347,6 +347,26 @@ def test_large_batches_match_reference(loss, p, k, n_threads):
         assert model.intercept == serial.intercept
 
 
+@pytest.mark.parametrize("iterate", ["last", "average"])
+def test_p2_batches_by_column_match_reference(iterate):
+    """p = 2 sums its batches per column only from K_PART_P2 = 2048 rows on (smaller
+    ones update row by row, faster): that path, on one and two threads, against
+    Figure 1, and the row-by-row path just below it."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((60, 9)) * (rng.random((60, 9)) < 0.6)
+    y = np.where(rng.standard_normal(60) > 0, 1.0, -1.0)
+    for k in (2047, 2048):
+        T_ = 6
+        rows = rng.integers(0, 60, T_ * k)
+        models = [_fit(sp.csr_matrix(X), y, loss="logistic", p=2.0, sigma=0.1, T=T_, k=k,
+                       iterate=iterate, fixed_rows=rows, n_threads=nt) for nt in (1, 2)]
+        ref = pgs_reference(X, y, loss="logistic", p=2.0, sigma=0.1, T=T_, k=k, rows=rows,
+                            icpt=1.0)
+        expected = ref[-1] if iterate == "last" else np.mean(ref, axis=0)
+        assert _rel(models[0].full_weights(), expected) < 1e-10
+        np.testing.assert_array_equal(models[1].coef, models[0].coef)
+
+
 @pytest.mark.parametrize("p", [2.0, 1.5, 1.8, 1.25])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_wide_large_batches_match_reference(p, dtype):
