@@ -1639,6 +1639,11 @@ cdef class Solver:
             self.st.w_pick = &v[0]
 
     @property
+    def by_column(self):
+        """Whether batches are summed per column before the update (see pgs_init)."""
+        return bool(self.prm.by_column)
+
+    @property
     def interleaved(self):
         """Whether runs keep lam and u interleaved (p = 1.8, k < 16, no average, at most
         LU_MAX_COLS columns; see pgs_lu_wanted)."""
@@ -1808,17 +1813,23 @@ cdef class Solver:
         self._average_to(out)
         return out
 
-    def _average_to(self, out):
+    def _average_to(self, double[::1] out):
         """out = (wsum + u (C - clast)) / t, for p = 2 (C u - wsum) / t (see
-        _fold_average), in place, one temporary-free step at a time (out may be clast,
-        or for p = 2 wsum)."""
-        if self.clast is None:
-            _offset_average(self.u, self.wsum, self.st.C, <double>self.st.t, out)
-            return
-        np.subtract(self.st.C, self.clast, out=out)
-        np.multiply(self.u, out, out=out)
-        np.add(self.wsum, out, out=out)
-        np.true_divide(out, <double>self.st.t, out=out)
+        _fold_average), element by element: no temporary, and out may be clast (or
+        for p = 2 wsum)."""
+        cdef const double* u = self.st.u
+        cdef const double* wsum = self.st.wsum
+        cdef const double* clast = self.st.clast
+        cdef double C = self.st.C
+        cdef double t = <double>self.st.t
+        cdef Py_ssize_t j
+        with nogil:
+            if clast == NULL:
+                for j in range(self.n_cols):
+                    out[j] = (C * u[j] - wsum[j]) / t
+            else:
+                for j in range(self.n_cols):
+                    out[j] = (wsum[j] + u[j] * (C - clast[j])) / t
 
     def finish(self):
         """End the solver's run: free the buffers only a run uses (st.lu, the batch's
@@ -1952,15 +1963,6 @@ cdef class Solver:
         """The PRNG state before the next unconsumed draw, as 4 uint64 words."""
         return np.array([self.st.rng[0], self.st.rng[1], self.st.rng[2], self.st.rng[3]],
                         dtype=np.uint64)
-
-
-def _offset_average(const double[::1] u, const double[::1] wsum, double C, double t,
-                    double[::1] out):
-    """out = (C u - wsum) / t element by element (p = 2's average; out may be wsum)."""
-    cdef Py_ssize_t j
-    with nogil:
-        for j in range(out.shape[0]):
-            out[j] = (C * u[j] - wsum[j]) / t
 
 
 def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,

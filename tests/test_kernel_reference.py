@@ -61,6 +61,8 @@ def test_wide_average_batches_row_by_row_match_reference(p, rows_not_columns):
     y = np.where(X @ rng.standard_normal(n) > 0, 1.0, -1.0)
     rows = rng.integers(0, m, T_ * k)
     A = sp.csr_matrix(X)
+    assert not pgs._core.Solver(n, 0, p, 0.05, 0.0, 1.0, 0.0, k, 0, True,
+                                np.ones(4, dtype=np.uint64)).by_column
     models = [_fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
                    fixed_rows=rows, n_threads=nt) for nt in (1, 2)]
     ref = pgs_reference(X, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, rows=rows,
@@ -355,6 +357,12 @@ def test_p2_batches_by_column_match_reference(iterate):
     rng = np.random.default_rng(5)
     X = rng.standard_normal((60, 9)) * (rng.random((60, 9)) < 0.6)
     y = np.where(rng.standard_normal(60) > 0, 1.0, -1.0)
+    for k, by_column in ((2047, False), (2048, True), (16, False)):
+        seed = np.ones(4, dtype=np.uint64)
+        assert pgs._core.Solver(9, 0, 2.0, 0.1, 0.0, 1.0, 0.0, k, 0, False,
+                                seed).by_column == by_column
+        assert pgs._core.Solver(9, 0, 1.8, 0.1, 0.0, 1.0, 0.0, k, 0, False,
+                                seed).by_column == (k >= 16)
     for k in (2047, 2048):
         T_ = 6
         rows = rng.integers(0, 60, T_ * k)
