@@ -48,7 +48,10 @@ cdef struct PGSParams:
     Py_ssize_t k             # mini-batch size
     # nonzero: a batch's step is summed per column, then applied once per column (a
     # scratch of n_cols, st.delta; the only mode that uses n_threads). pgs_init sets
-    # it for k >= 16 (p = 2: k >= 2048); 0 updates row by row.
+    # it for k >= 16 (p = 2, and p = 1.5 without the average: k >= 2048); 0 updates row
+    # by row. Both paths are the same algorithm, rounded in another order. (The Python
+    # Solver also updates p = 1.8 and other p without the average row by row, for
+    # k < 2048, when the data's batches repeat few columns.)
     int by_column
     int p_kind               # a PKind
     int average              # nonzero: maintain the running average of the iterates
@@ -92,7 +95,7 @@ cdef struct PGSState:
     double loss_sum          # sum of the sampled losses (when track_loss)
     double Q_abs             # p < 2: sum of the terms added to Q since its exact value
     uint64_t rng[4]          # xoshiro256** state before the next unconsumed draw
-    # NULL, or (p = 1.8, k < 16, no average: see pgs_lu_wanted) 2 n_cols doubles with
+    # NULL, or (p = 1.8 row by row, no average: see pgs_lu_wanted) 2 n_cols doubles with
     # lu[2j] = u_j and lu[2j + 1] = lam_j, which the loop then reads and writes instead
     # of lam and u: a row's update finds lam_j on the line its margin read u_j from.
     # The caller packs it before a run and unpacks it after (pgs_lu_pack / _unpack,

@@ -524,9 +524,9 @@ cdef void pgs_sync_u(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noex
 
 
 cdef bint pgs_lu_wanted(const PGSParams* prm) noexcept nogil:
-    """Whether a run keeps lam and u interleaved in st.lu: p = 1.8 with batches of
-    k < K_PART and no average (the AVX2 row update's case; elsewhere both layouts cost
-    the same or the batch path does its own staging).
+    """Whether a run keeps lam and u interleaved in st.lu: p = 1.8 updating row by row
+    (not prm.by_column) with no average (the AVX2 row update's case; elsewhere both
+    layouts cost the same or the batch path does its own staging).
 
     A k = 1 update of p = 1.8 reads lam_j right after the margin read u_j: as two arrays
     (2 x 8 bytes x n_cols, more than L2 at RCV1's width) that is a second miss, and
@@ -534,7 +534,7 @@ cdef bint pgs_lu_wanted(const PGSParams* prm) noexcept nogil:
     hinge 0.91x, rows in file order 0.86x). General p gained 2-3% (its power is most of
     its cost), not worth the two extra vectors.
     """
-    return prm.p_kind == P_Q225 and prm.k < K_PART and not prm.average
+    return prm.p_kind == P_Q225 and not prm.by_column and not prm.average
 
 
 cdef void pgs_lu_pack(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
@@ -636,7 +636,10 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     if prm.p_kind != P_TWO:
         # (|lam_j| / S)^q stays below 2^900 (and a sum of n of them finite).
         prm.ratio_hi = pow(2.0, 900.0 / prm.q)
-    prm.by_column = k >= (K_PART if prm.p_kind != P_TWO else K_PART_P2)
+    if prm.p_kind == P_TWO or (prm.p_kind == P_Q3 and not average):
+        prm.by_column = k >= K_PART_P2
+    else:
+        prm.by_column = k >= K_PART
 
 
 # ------------------------------------------------------------------ row sampling
@@ -670,17 +673,36 @@ cdef enum:
     RING_MASK = 63
     AHEAD = 4
 
-# Batches of at least K_PART rows sum their step per column first and update each column
+# Batches (prm.by_column) may sum their step per column first and update each column
 # once (DESIGN.md section 3 asks only that u and Q stay consistent, which this keeps:
-# for p < 2 it saves the powers of repeated columns), in two halves (by 8-column blocks)
-# that two threads can do at once with results identical to one thread's.
+# for p < 2 it saves the powers and the average's folds of repeated columns), in two
+# halves (by 8-column blocks) that two threads can do at once with results identical to
+# one thread's. pgs_init sets it from k >= K_PART, or k >= K_PART_P2 where a column's
+# update costs next to nothing (p = 2, and p = 1.5 without the average); the Solver
+# then lets p = 1.8 and general p without the average, K_PART <= k < K_PART_P2, go row
+# by row on data whose batches repeat few columns (`_distinct_fraction`).
 cdef enum:
     K_PART = 16
     # p = 2 saves no powers by summing per column, and its row updates find the rows
     # in cache: one pass of logistic on the 781k RCV1-like set took 0.57x (k = 16),
     # 0.67x (64), 0.85x (300, average) and 0.75x (1000) the time by column, but 1.18x at
-    # k = 4000 (the batch's rows no longer in cache when they are updated).
+    # k = 4000 (the batch's rows no longer in cache when they are updated). p = 1.5
+    # without the average: 0.73x (k = 16), 0.73-0.80x (64), 0.76-0.80x (300), 0.86x
+    # (1000); on a9a x 10 (123 columns) 0.84-0.98x at k = 16-300.
     K_PART_P2 = 2048
+
+# p = 1.8 (Q225) and general p without the average, K_PART <= k < K_PART_P2: row by row
+# when a batch's distinct columns are at least this fraction of its entries. One pass
+# of logistic, row by row / by column: p = 1.8 0.69x at a fraction of 0.81 (RCV1-like,
+# k = 16), 0.84x at 0.61 (64), 0.93x at 0.36 (300), 1.11x at 0.22 (1000), 1.26-1.48x
+# at 0.25-0.02 (a9a, k = 16-300); general p (1.7) 0.83x at 0.81, 0.99-1.16x at 0.61,
+# 1.09-1.26x at 0.36. With the average, row by row was 1.4-1.9x slower from k = 64 on:
+# the average's fold, once per update, weighs more than the power.
+cdef double ROWS_FROM_Q225 = 0.3
+cdef double ROWS_FROM_GENERAL = 0.7
+# the batches `_distinct_fraction` looks at
+cdef enum:
+    PATH_PROBES = 4
 
 
 cdef inline double _uniform01(uint64_t* rng) noexcept nogil:
@@ -1070,11 +1092,11 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
 
     All k margins of a batch are taken at w_{t-1}; then the k row updates are
     applied one after the other (rows may repeat and share columns), or, with
-    prm.by_column (k >= K_PART; p = 2: K_PART_P2), summed per column and applied once
-    per column.  In iid mode rows are drawn RING ahead so their memory can be
-    prefetched; each ring slot remembers the PRNG state it was drawn from, and on
-    return the state rewinds to the first unconsumed draw, so a run split into
-    chunks draws exactly the rows of an unsplit run.
+    prm.by_column (see K_PART), summed per column and applied once per column. In iid
+    mode rows are drawn RING ahead so their memory can be prefetched; each ring slot
+    remembers the PRNG state it was drawn from, and on return the state rewinds to the
+    first unconsumed draw, so a run split into chunks draws exactly the rows of an
+    unsplit run.
     """
     cdef Py_ssize_t k = prm.k
     cdef Py_ssize_t icol = n_cols - 1
@@ -1123,7 +1145,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef Py_ssize_t lane_n0[MAX_LANES]
     cdef Py_ssize_t lane_n1[MAX_LANES]
     cdef bint lists, fused, nonfinite = False
-    # p = 1.5 keeps u implicit (_u_at): its margins read lam. p = 1.8 (k < K_PART, no
+    # p = 1.5 keeps u implicit (_u_at): its margins read lam. p = 1.8 (row by row, no
     # average) may run on st.lu, lam and u interleaved (pgs_lu_wanted): its margins
     # read u there, its row updates take lam = lu + 1, u = lu and a stride of 2.
     cdef bint in_lu = st.lu != NULL and pgs_lu_wanted(prm)
@@ -1548,6 +1570,8 @@ cdef class Solver:
     cdef object _weights, _alias_prob, _alias_idx, _row_scale, _fixed
     cdef Py_ssize_t _n_rows
     cdef bint _finished   # `finish`: no run until set_state
+    # batches' path (prm.by_column) still to be chosen from the data (`_choose_path`)
+    cdef bint _path_open
     cdef bint _consumed   # `take`: the state is gone
     cdef bint _handed     # `get_state(copy=False)`: its buffers are the caller's state
 
@@ -1569,6 +1593,8 @@ cdef class Solver:
         if average and self.prm.p_kind != P_TWO and self.n_cols > BY_COLUMN_MAX_COLS:
             # (the memory budget: see BY_COLUMN_MAX_COLS)
             self.prm.by_column = 0
+        self._path_open = (not average and K_PART <= k < K_PART_P2
+                           and (self.prm.p_kind == P_Q225 or self.prm.p_kind == P_GENERAL))
         self.prm.track_loss = track_loss
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
@@ -1597,7 +1623,11 @@ cdef class Solver:
         self._bind()
 
     def _alloc_scratch(self):
-        """The buffers only a run uses (`finish` frees them)."""
+        """The buffers only a run uses (`finish` frees them; none until the batches'
+        path is chosen)."""
+        if self._path_open:
+            self._delta = self._lu = None
+            return
         # (the kernel's per-column sums of a large batch, kept to spare a run an O(n)
         # allocation: lock-step runs are many short calls)
         self._delta = _aligned_zeros(self.n_cols) if self.prm.by_column else None
@@ -1640,8 +1670,37 @@ cdef class Solver:
 
     @property
     def by_column(self):
-        """Whether batches are summed per column before the update (see pgs_init)."""
-        return bool(self.prm.by_column)
+        """Whether batches are summed per column before the update (see K_PART); None
+        until the first run chooses it from the data (p = 1.8 and general p without the
+        average, 16 <= k < 2048)."""
+        return None if self._path_open else bool(self.prm.by_column)
+
+    def _choose_path(self, const index_t[::1] indices, const index_t[::1] indptr):
+        """Fix the batches' path from the data, if still open: row by row when a batch
+        of k rows repeats few columns (see ROWS_FROM_Q225). Once per solver, whatever
+        data later runs get, so a run split into chunks keeps one path."""
+        cdef double frac
+        cdef double rows_from = (ROWS_FROM_Q225 if self.prm.p_kind == P_Q225
+                                 else ROWS_FROM_GENERAL)
+        if not self._path_open:
+            return
+        frac = _distinct_fraction(indices, indptr, self.n_cols - 1, self.prm.k,
+                                  self.prm.icpt != 0.0)
+        self._set_path(frac < rows_from)
+
+    def _force_path(self, bint by_column):
+        """Tests and benchmarks: set the batches' path (prm.by_column) of a solver that
+        has not run yet, instead of `_choose_path`."""
+        if self.st.t > 0:
+            raise RuntimeError("the batches' path is fixed once a solver has run")
+        self._set_path(by_column)
+
+    def _set_path(self, bint by_column):
+        self.prm.by_column = by_column
+        self._path_open = False
+        if not self._finished:
+            self._alloc_scratch()
+            self._bind()
 
     @property
     def interleaved(self):
@@ -1794,6 +1853,7 @@ cdef class Solver:
         if sample_weight is not None and sample_weight.shape[0] != n_rows:
             raise ValueError("sample_weight and indptr disagree on the number of rows")
         self._prepare_sampler(n_rows, sample_weight, fixed_rows)
+        self._choose_path(indices, indptr)
         return _run(self, data, indices, indptr, y, t_end)
 
     def last(self):
@@ -1910,7 +1970,8 @@ cdef class Solver:
         st = &self.st
         state = dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
                      t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
-                     loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick)
+                     loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick,
+                     by_column=self.by_column)
         for name in ("lam", "u", "wsum", "clast", "w_pick", "perm"):
             arr = getattr(self, name)
             state[name] = None if arr is None else arr.copy() if copy else arr
@@ -1940,6 +2001,9 @@ cdef class Solver:
         self.prm.t_pick = state["t_pick"]
         self.perm = None if state["perm"] is None else state["perm"].copy()
         self._n_rows = -1
+        if state.get("by_column") is not None and state["by_column"] != self.by_column:
+            # (the path the state's runs took, so that a resumed run takes it too)
+            self._set_path(state["by_column"])
         if self._finished:
             self._alloc_scratch()
         self._finished = self._consumed = self._handed = False
@@ -2030,6 +2094,7 @@ def run_lockstep(list solvers, long long t_end, Py_ssize_t block, data, indices,
     for s in solvers:
         s._check_runnable()
         s._prepare_sampler(n_rows, sample_weight, None)
+        s._choose_path(indices, indptr)
     return _run_lockstep(solvers, data, indices, indptr, ys, t_end, block)
 
 
@@ -2103,6 +2168,48 @@ def _run_lockstep(list solvers, const floating_t[::1] data, const index_t[::1] i
 
 
 # ------------------------------------------------------------- checks and helpers
+
+cdef double _distinct_fraction(const index_t[::1] indices, const index_t[::1] indptr,
+                               Py_ssize_t n_feat, Py_ssize_t k, bint icpt) except -1.0:
+    """The distinct columns of a batch of k rows as a fraction of its entries (the
+    intercept's included), over PATH_PROBES batches spread evenly over the rows (not
+    drawn: the choice must not depend on the seed). Entries outside [0, n_feat) are
+    skipped (the run reports them)."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t b, r, jj, n_ent = 0, n_new = 0
+    cdef int64_t i, j
+    cdef int pass_
+    cdef unsigned char bit
+    cdef unsigned char* seen
+    if n_rows < 1:
+        return 1.0
+    seen = <unsigned char*>calloc((n_feat >> 3) + 1, 1)
+    if seen == NULL:
+        raise MemoryError()
+    with nogil:
+        for b in range(PATH_PROBES):
+            # pass 0 marks the batch's columns, pass 1 clears them for the next batch
+            for pass_ in range(2):
+                for r in range(k):
+                    i = (<int64_t>r * PATH_PROBES + b) * n_rows // (<int64_t>PATH_PROBES * k)
+                    for jj in range(indptr[i], indptr[i + 1]):
+                        j = indices[jj]
+                        if j < 0 or j >= n_feat:
+                            continue
+                        if pass_ == 1:
+                            seen[j >> 3] = 0
+                            continue
+                        bit = <unsigned char>(1 << (j & 7))
+                        n_ent += 1
+                        if not seen[j >> 3] & bit:
+                            seen[j >> 3] |= bit
+                            n_new += 1
+    free(seen)
+    if icpt:
+        n_ent += PATH_PROBES * k
+        n_new += PATH_PROBES
+    return <double>n_new / <double>n_ent if n_ent > 0 else 1.0
+
 
 def max_row_norm(const floating_t[::1] data, const index_t[::1] indptr, double q,
                  double icpt=0.0):
@@ -2190,6 +2297,32 @@ INTERLEAVED_MAX_COLS = LU_MAX_COLS   # (for Python: tests)
 # above. Wider ones update row by row (the same algorithm, rounded in another order;
 # on wide data a batch repeats few columns, which is what summing per column saves).
 cdef Py_ssize_t BY_COLUMN_MAX_COLS = 1 << 21
+
+
+def batch_distinct_fraction(const index_t[::1] indices, const index_t[::1] indptr,
+                            Py_ssize_t n_features, Py_ssize_t k, bint icpt=True):
+    """The fraction a Solver's first run bases its batches' path on (`_choose_path`).
+
+    Parameters
+    ----------
+    indices, indptr : ndarray
+        CSR index buffers (int32 or int64, the same dtype).
+    n_features : int
+        Columns; entries outside [0, n_features) are not counted.
+    k : int
+        Rows per batch (>= 1).
+    icpt : bool
+        Count the intercept's column as an entry of every row.
+
+    Returns
+    -------
+    float
+        Distinct columns over entries in PATH_PROBES batches of k rows spread evenly over
+        the rows (1.0 for no entries).
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    return _distinct_fraction(indices, indptr, n_features, k, icpt)
 
 
 def _set_by_column_max_cols(Py_ssize_t n):

@@ -330,7 +330,8 @@ class _Run(NamedTuple):
 
 
 def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, **kwargs):
-    """`train` with test hooks: `fixed_rows` replaces the sampler's row draws.
+    """`train` with test hooks: `fixed_rows` replaces the sampler's row draws, and
+    `_force_by_column` (True / False) sets the batches' path (`Solver._force_path`).
 
     `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
     only one of them, as a batch of a stream can; a warm start implies its model's.
@@ -403,7 +404,7 @@ def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
              iterate="random", fit_intercept=True, intercept_scaling=1.0, seed=None,
              epsilon=None, sample_weight=None, sampling="iid", track_loss=False,
              warm_start=None, n_threads=1, t_offset=0, fixed_rows=None, known_classes=None,
-             max_row_norm=None):
+             max_row_norm=None, _force_by_column=None):
     """Validate one `train` call and build its solver (see `_fit`)."""
     loss_id = V.check_loss(loss)
     p = V.check_p(p)
@@ -476,6 +477,8 @@ def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
     solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
                     k, max(t_pick, 0), iterate == "average", rng_state,
                     SAMPLING_MODES.index(sampling), track_loss, n_threads, t_offset)
+    if _force_by_column is not None:
+        solver._force_path(_force_by_column)
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:

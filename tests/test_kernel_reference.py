@@ -361,8 +361,9 @@ def test_p2_batches_by_column_match_reference(iterate):
         seed = np.ones(4, dtype=np.uint64)
         assert pgs._core.Solver(9, 0, 2.0, 0.1, 0.0, 1.0, 0.0, k, 0, False,
                                 seed).by_column == by_column
+        # (p = 1.8 without the average: chosen from the data below 2048, see test_paths)
         assert pgs._core.Solver(9, 0, 1.8, 0.1, 0.0, 1.0, 0.0, k, 0, False,
-                                seed).by_column == (k >= 16)
+                                seed).by_column == (True if k >= 2048 else None)
     for k in (2047, 2048):
         T_ = 6
         rows = rng.integers(0, 60, T_ * k)

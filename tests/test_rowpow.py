@@ -244,7 +244,8 @@ def test_interleaved_lam_u_lockstep_same_bits():
 @pytest.mark.parametrize("p,k,average,n_features,expected", [
     (1.8, 1, False, 1000, True),
     (1.8, 15, False, 1000, True),
-    (1.8, 16, False, 1000, False),          # the batch path stages its own updates
+    (1.8, 16, False, 1000, False),          # path chosen by the first run (test_paths)
+    (1.8, 16, True, 1000, False),           # by column: the batch path stages its own
     (1.8, 1, True, 1000, False),            # the average keeps two arrays
     (2.0, 1, False, 1000, False),
     (1.5, 1, False, 1000, False),
@@ -274,6 +275,7 @@ def test_batch_update_same_bits_as_staged(loss, k, n_threads):
             _use_simd_rows(rows)
             s = Solver(40, LOSS_NAMES.index(loss), 1.8, 1e-2, 0.0, 1.0, 0.0, k, 0, False,
                        np.array([3, 1, 4, 1], dtype=np.uint64), 0, n_threads=n_threads)
+            s._force_path(True)
             s.run(60, data, indices, indptr, y)
             out[rows] = (np.array(s.lam), np.array(s.u))
     finally:
