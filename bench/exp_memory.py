@@ -84,7 +84,7 @@ print(json.dumps(results))
 
 
 # (p, k, iterate): the average keeps two more vectors (and a batch of k >= 16 the
-# per-column sums); p = 1.8 with k < 16 keeps lam and u interleaved for a run (two more),
+# per-column sums); p = 1.8 row by row keeps lam and u interleaved for a run (two more),
 # and iterate="random" the picked iterate (one more).
 CONFIGS = ((2.0, 1, "average"), (1.8, 300, "average"), (1.8, 1, "random"))
 
