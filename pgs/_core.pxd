@@ -48,7 +48,7 @@ cdef struct PGSParams:
     Py_ssize_t k             # mini-batch size
     # nonzero: a batch's step is summed per column, then applied once per column (a
     # scratch of n_cols, st.delta; the only mode that uses n_threads). pgs_init sets
-    # it for k >= 16 (p = 2, and p = 1.5 without the average: k >= 2048); 0 updates row
+    # it for k >= 16 (p = 2: k >= 2048; p = 1.5 without the average: 1024); 0 updates row
     # by row. Both paths are the same algorithm, rounded in another order. (The Python
     # Solver also updates p = 1.8 and other p without the average row by row, for
     # k < 2048, when the data's batches repeat few columns.)

@@ -636,8 +636,10 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     if prm.p_kind != P_TWO:
         # (|lam_j| / S)^q stays below 2^900 (and a sum of n of them finite).
         prm.ratio_hi = pow(2.0, 900.0 / prm.q)
-    if prm.p_kind == P_TWO or (prm.p_kind == P_Q3 and not average):
+    if prm.p_kind == P_TWO:
         prm.by_column = k >= K_PART_P2
+    elif prm.p_kind == P_Q3 and not average:
+        prm.by_column = k >= K_PART_Q3
     else:
         prm.by_column = k >= K_PART
 
@@ -677,7 +679,7 @@ cdef enum:
 # once (DESIGN.md section 3 asks only that u and Q stay consistent, which this keeps:
 # for p < 2 it saves the powers and the average's folds of repeated columns), in two
 # halves (by 8-column blocks) that two threads can do at once with results identical to
-# one thread's. pgs_init sets it from k >= K_PART, or k >= K_PART_P2 where a column's
+# one thread's. pgs_init sets it from k >= K_PART, or from larger k where a column's
 # update costs next to nothing (p = 2, and p = 1.5 without the average); the Solver
 # then lets p = 1.8 and general p without the average, K_PART <= k < K_PART_P2, go row
 # by row on data whose batches repeat few columns (`_distinct_fraction`).
@@ -686,10 +688,14 @@ cdef enum:
     # p = 2 saves no powers by summing per column, and its row updates find the rows
     # in cache: one pass of logistic on the 781k RCV1-like set took 0.57x (k = 16),
     # 0.67x (64), 0.85x (300, average) and 0.75x (1000) the time by column, but 1.18x at
-    # k = 4000 (the batch's rows no longer in cache when they are updated). p = 1.5
-    # without the average: 0.73x (k = 16), 0.73-0.80x (64), 0.76-0.80x (300), 0.86x
-    # (1000); on a9a x 10 (123 columns) 0.84-0.98x at k = 16-300.
+    # k = 4000 (the batch's rows no longer in cache when they are updated); 0.89x at
+    # 2000.
     K_PART_P2 = 2048
+    # p = 1.5 without the average (its update a few multiplies more than p = 2's):
+    # 0.73x (k = 16), 0.73-0.80x (64), 0.76-0.80x (300), 0.86x (1000), but 0.95-1.06x
+    # at 1024, 1.11x at 1500 and 1.09x at 2000; on a9a x 10 (123 columns) 0.84-0.98x
+    # at k = 16-300.
+    K_PART_Q3 = 1024
 
 # p = 1.8 (Q225) and general p without the average, K_PART <= k < K_PART_P2: row by row
 # when a batch's distinct columns are at least this fraction of its entries. One pass

@@ -209,13 +209,13 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         (kept from the earlier run with probability T1 / (T1 + T2)).
     n_threads : int >= 1, default 1
         Threads (OpenMP) for the mini-batches whose step is summed per column
-        (k >= 2048 for p = 2, and for p = 1.5 without the average; k >= 16 for the
-        rest, but see below): the k margins are split between threads, and the
-        update of lambda (applied once per column) in two halves of alternating
+        (k >= 2048 for p = 2, k >= 1024 for p = 1.5 without the average, k >= 16
+        for the rest, but see below): the k margins are split between threads, and
+        the update of lambda (applied once per column) in two halves of alternating
         8-column blocks. The model is bit-identical for every n_threads. Other
         batches are updated row by row, on one thread, where that is faster: p = 2
-        and p = 1.5 without the average below 2048 rows (0.57-0.86x the time by
-        column at k = 16 to 1000), and p = 1.8 and other p without the average
+        below 2048 rows and p = 1.5 without the average below 1024 (0.57-0.86x the
+        time by column at k = 16 to 1000), and p = 1.8 and other p without the average
         below 2048 rows on data whose batches repeat few columns (chosen from the
         data: see `pgs._core.batch_distinct_fraction`); and those of p < 2 with
         iterate="average" on more than 2**21 features (to keep the memory to four

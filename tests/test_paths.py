@@ -95,7 +95,7 @@ def test_path_chosen_from_the_data(p):
         assert s2.by_column is by_column
     for p_, k, average, by_column in ((p, 15, False, False), (p, 2048, False, True),
                                       (p, 64, True, True), (1.5, 64, False, False),
-                                      (1.5, 2047, False, False), (1.5, 2048, False, True),
+                                      (1.5, 1023, False, False), (1.5, 1024, False, True),
                                       (1.5, 16, True, True), (2.0, 64, True, False)):
         assert _solver(3000, p_, k, average).by_column is by_column, (p_, k, average)
 
