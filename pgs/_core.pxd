@@ -70,9 +70,10 @@ cdef struct PGSState:
     # the kernel computes it from lam during a run and writes it out before
     # pgs_run_f64_i64 returns (pgs_sync_u).
     double* u
-    # The average (both NULL unless average). p < 2: wsum is the lazily folded sum of
-    # the iterates and clast_j the C of coordinate j's last fold. p = 2: clast is NULL
-    # and the sum of the iterates is C u - wsum (see _fold_average in _core.pyx).
+    # The average (NULL unless average). p = 2, 1.5 and 1.8: clast is NULL (unused) and
+    # the sum of the iterates is C u - wsum. Other p: wsum is the lazily folded sum of
+    # the iterates and clast_j the C of coordinate j's last fold. (See _fold_average in
+    # _core.pyx.)
     double* wsum
     double* clast
     double* w_pick           # receives w_{t_pick} (NULL unless t_pick > 0)

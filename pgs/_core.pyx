@@ -143,6 +143,9 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
     `p_kind` and `average` so that the C compiler specialises it. If |lam_j| / S
     outgrows `ratio_hi`, u_j is parked at 0 and NaN is returned: Q turns NaN and the
     loop rescales every coordinate before u is read again.
+
+    The average (see `_fold_average`): general p adds u_j's span of the C sum to wsum_j
+    before u_j changes; p = 2, 1.5 and 1.8 add C (u_j' - u_j) to wsum_j.
     """
     cdef double old = lam[j]
     cdef double new = old + delta
@@ -154,21 +157,25 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
             # (p = 2: wsum is the offset of `_fold_average`; u is lam)
             wsum[j] += C * (new - old)
         return delta * (old + new)            # new^2 - old^2, without cancellation
-    if average:
+    if average and p_kind == P_GENERAL:
         # u_j was constant since its last fold: add its span of the C sum. (An empty
-        # span is skipped: a second update of j in one iteration must not read an
-        # implicit u_j whose ratio overflowed, see below; a stored one is parked at 0.)
+        # span is skipped: a second update of j in one iteration must not read a u_j
+        # parked at 0 as if it had been the iterate's, see below.)
         span = C - clast[j]
         if span != 0.0:
-            wsum[j] += _u_at(lam if p_kind == P_Q3 else u, j, p_kind == P_Q3, inv_S) * span
+            wsum[j] += u[j] * span
         clast[j] = C
     lam[j] = new
     a_old = fabs(old) * inv_S
     a_new = fabs(new) * inv_S
     if p_kind == P_Q3:
         # u implicit (_u_at): the same terms as below, u untouched. A ratio past
-        # ratio_hi makes Q NaN, and the loop rescales before any margin reads lam
-        # (until then only empty spans of the average meet u_j).
+        # ratio_hi makes Q NaN, and the loop rescales before any margin reads lam; until
+        # then u_j counts as parked at 0 (the average's terms and `_fold_average`).
+        if average:
+            old_u = 0.0 if a_old > ratio_hi else pgs_copysign(a_old * a_old, old)
+            new_u = 0.0 if a_new > ratio_hi else pgs_copysign(a_new * a_new, new)
+            wsum[j] += C * (new_u - old_u)
         if a_new > ratio_hi:
             return NAN
         minus[0] += a_old * (a_old * a_old)
@@ -176,11 +183,15 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
     old_u = u[j]
     if a_new > ratio_hi:
         u[j] = 0.0
+        if average and p_kind != P_GENERAL:
+            wsum[j] -= C * old_u
         return NAN
-    new_u = _pow_qm1(a_new, p_kind, qm1)
-    u[j] = copysign(new_u, new)
+    new_u = copysign(_pow_qm1(a_new, p_kind, qm1), new)
+    u[j] = new_u
+    if average and p_kind != P_GENERAL:
+        wsum[j] += C * (new_u - old_u)
     minus[0] += a_old * fabs(old_u)
-    return a_new * new_u
+    return a_new * fabs(new_u)
 
 
 cdef enum:
@@ -188,15 +199,16 @@ cdef enum:
 
 
 cdef inline void _pow_stage(int64_t j, double d, Py_ssize_t t, double* lam, double* u,
-                            double* wsum, double* clast, double C, int average,
+                            double* wsum, double* clast, double C, int spans,
                             double inv_S, int64_t* cols, double* newv, double* a_old,
                             double* ratio) noexcept nogil:
-    """p = 1.8 and general p: the first half of `_coord_update` (lam_j += d and the
-    average's fold), with what the second half needs staged at slot t."""
+    """p = 1.8 and general p: the first half of `_coord_update` (lam_j += d and, for
+    general p's average (`spans`), u_j's span), with what the second half needs staged
+    at slot t."""
     cdef double old = lam[j]
     cdef double new = old + d
     cdef double span
-    if average:
+    if spans:
         span = C - clast[j]
         if span != 0.0:
             wsum[j] += u[j] * span
@@ -210,23 +222,31 @@ cdef inline void _pow_stage(int64_t j, double d, Py_ssize_t t, double* lam, doub
 
 cdef inline void _finish_one(Py_ssize_t t, const int64_t* cols, const double* newv,
                              const double* a_old, const double* ratio, const double* pw,
-                             double* u, double ratio_hi, double* dq,
-                             double* m) noexcept nogil:
-    """Staged update t's u_j and Q's terms (dq: the new one, m: the old one)."""
+                             double* u, double* wsum, double C, double ratio_hi,
+                             double* dq, double* m) noexcept nogil:
+    """Staged update t's u_j and Q's terms (dq: the new one, m: the old one), and with
+    wsum (p = 1.8's average; NULL otherwise) C (u_j' - u_j) added to wsum_j."""
     cdef int64_t j = cols[t]
+    cdef double old_u = u[j]
+    cdef double new_u
     if ratio[t] > ratio_hi:
         u[j] = 0.0
+        if wsum != NULL:
+            wsum[j] -= C * old_u
         dq[0] = NAN
         return
-    m[0] += a_old[t] * fabs(u[j])
+    m[0] += a_old[t] * fabs(old_u)
     dq[0] += ratio[t] * pw[t]
-    u[j] = pgs_copysign(pw[t], newv[t])      # (see the header: libm's spilled)
+    new_u = pgs_copysign(pw[t], newv[t])      # (see the header: libm's spilled)
+    u[j] = new_u
+    if wsum != NULL:
+        wsum[j] += C * (new_u - old_u)
 
 
 cdef inline void _pow_finish(Py_ssize_t n, const int64_t* cols, const double* newv,
                              const double* a_old, const double* ratio, double* u,
-                             int kind, double qm1, double ratio_hi, double* dq4,
-                             double* m4) noexcept nogil:
+                             double* wsum, double C, int kind, double qm1, double ratio_hi,
+                             double* dq4, double* m4) noexcept nogil:
     """The second half of `_coord_update` for n staged updates: their n powers in one
     call (`pgs_powq_n`, four per instruction with AVX2), then u_j and Q's terms in
     staging order, so that a column staged twice reads u_j as its earlier update left
@@ -243,17 +263,24 @@ cdef inline void _pow_finish(Py_ssize_t n, const int64_t* cols, const double* ne
     pgs_powq_n(ratio, pw, n, kind, qm1)
     # (four sums in registers: consecutive adds do not wait for each other)
     while t + 4 <= n:
-        _finish_one(t, cols, newv, a_old, ratio, pw, u, ratio_hi, &d0, &m0)
-        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, ratio_hi, &d1, &m1)
-        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, ratio_hi, &d2, &m2)
-        _finish_one(t + 3, cols, newv, a_old, ratio, pw, u, ratio_hi, &d3, &m3)
+        _finish_one(t, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+                    &d0, &m0)
+        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+                    &d1, &m1)
+        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+                    &d2, &m2)
+        _finish_one(t + 3, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+                    &d3, &m3)
         t += 4
     if t < n:
-        _finish_one(t, cols, newv, a_old, ratio, pw, u, ratio_hi, &d0, &m0)
+        _finish_one(t, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+                    &d0, &m0)
     if t + 1 < n:
-        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, ratio_hi, &d1, &m1)
+        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+                    &d1, &m1)
     if t + 2 < n:
-        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, ratio_hi, &d2, &m2)
+        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+                    &d2, &m2)
     dq4[0] = d0
     dq4[1] = d1
     dq4[2] = d2
@@ -318,6 +345,9 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
     cdef Py_ssize_t n_all = n_row + (icpt != 0.0)
     cdef Py_ssize_t s = 0, t, n, n_data
     cdef int kind = _pow_kind(p_kind)
+    # the average: general p's spans, or p = 1.8's one vector (see `_fold_average`)
+    cdef int spans = average and p_kind == P_GENERAL
+    cdef double* wsum1 = wsum if average and p_kind == P_Q225 else NULL
     for t in range(4):
         dq4[t] = 0.0
         m4[t] = 0.0
@@ -330,11 +360,11 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
         n_data = n_row - s if n_row - s < n else n
         for t in range(n_data):
             _pow_stage(sd * indices[lo + s + t], g * data[lo + s + t], t, lam, u, wsum,
-                       clast, C, average, inv_S, cols, newv, a_old, ratio)
+                       clast, C, spans, inv_S, cols, newv, a_old, ratio)
         if n_data < n:
-            _pow_stage(sd * icol, g * icpt, n_data, lam, u, wsum, clast, C, average, inv_S,
+            _pow_stage(sd * icol, g * icpt, n_data, lam, u, wsum, clast, C, spans, inv_S,
                        cols, newv, a_old, ratio)
-        _pow_finish(n, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, dq4, m4)
+        _pow_finish(n, cols, newv, a_old, ratio, u, wsum1, C, kind, qm1, ratio_hi, dq4, m4)
         s += n
     minus[0] += _lane_sum(m4)
     return _lane_sum(dq4)
@@ -447,39 +477,52 @@ cdef void _recompute_Q(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) no
 cdef void _fold_average(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
     """Restart the average's C sum at 0, keeping the sum of the iterates.
 
-    p < 2: every coordinate's open span u_j (C - clast_j) is folded into wsum. c_t falls
-    like t^(1-q), so C would be dominated by early iterations and C - clast_j would
-    lose digits to cancellation; restarting C keeps it a sum over a recent window.
+    p = 2, 1.5 and 1.8 keep one vector: the sum of w_1 .. w_t is C u - wsum, and an
+    update of u_j adds C (u_j' - u_j) to wsum_j (`_coord_update`, `_finish_one`), one
+    read-modify-write instead of a span's three (and no clast). Its rounding is
+    eps C |u_j' - u_j| per update, against the sum's share of that coordinate, c_t |u_j|
+    per iteration; restarting C when it passes C_RESTART c_t (wsum <- wsum - C u)
+    bounds their ratio but for what c_t falls within one iteration. For p = 2 that is
+    1 / (sigma t)'s fall, or with a binding radius ||lam||'s growth by one gradient.
+    For p < 2, c_t goes as Q^(2/q - 1), with a binding radius as Q^(1/q - 1) (see
+    `_set_scale`): for p = 1.5 and 1.8 no faster in Q's growth than p = 2's
+    Q^(-1/2) (the tests hold the average to 1e-12 where c_t falls 73-fold, p = 2, and
+    4-fold or more, p = 1.5 and 1.8, in one iteration). A parked u_j (see
+    `_coord_update`) counts as 0.
 
-    p = 2 keeps one vector: the sum of w_1 .. w_t is C u - wsum, and an update of
-    u_j = lam_j adds C (u_j' - u_j) to wsum_j (`_coord_update`), one read-modify-write
-    instead of the span's three. Its rounding is eps C |u_j| per update, against the
-    sum's share of that coordinate, c_t |u_j| per iteration; restarting C when it
-    passes C_RESTART c_t (wsum <- wsum - C u) bounds their ratio but for what c_t
-    falls within one iteration. For p = 2 that is 1 / (sigma t)'s fall, or with a
-    binding radius the growth of ||lam|| by one gradient (the tests hold the average
-    to 1e-12 where c_t falls 73-fold in one iteration). For p < 2 c_t can fall
-    1e13-fold in one update (p near 1: Q collapses), after which C u - wsum would
-    cancel: hence the spans.
+    General p keeps spans: every coordinate's open span u_j (C - clast_j) is folded
+    into wsum. For p near 1, c_t can fall 1e13-fold in one update (q is large and Q
+    collapses), after which C u - wsum would cancel (the one-vector form missed the
+    tests' 1e-12 by 3.3e-3 at p = 1.01).
     """
     cdef Py_ssize_t j
-    cdef int implicit = prm.p_kind == P_Q3
     cdef double inv_S = 1.0 / _unit(prm, st)
+    cdef double ratio_hi = prm.ratio_hi
     cdef double C = st.C
+    cdef double a
     if not prm.average:
         return
-    if prm.p_kind == P_TWO:
-        if C != 0.0:
+    if prm.p_kind != P_GENERAL:
+        if C == 0.0:
+            return
+        if prm.p_kind == P_TWO:
             for j in range(n_cols):
                 st.wsum[j] -= C * st.lam[j]
-            st.C = 0.0
+        elif prm.p_kind == P_Q3:
+            for j in range(n_cols):
+                a = fabs(st.lam[j]) * inv_S
+                if not a > ratio_hi:
+                    st.wsum[j] -= C * pgs_copysign(a * a, st.lam[j])
+        else:
+            for j in range(n_cols):
+                st.wsum[j] -= C * st.u[j]
+        st.C = 0.0
         return
     for j in range(n_cols):
         # (empty spans skipped, as in _coord_update: the coordinates updated in the
         # iteration that triggered a rescale have one)
         if st.C != st.clast[j]:
-            st.wsum[j] += _u_at(st.lam if implicit else st.u, j, implicit, inv_S) * (
-                st.C - st.clast[j])
+            st.wsum[j] += st.u[j] * (st.C - st.clast[j])
         st.clast[j] = 0.0
     st.C = 0.0
 
@@ -1045,6 +1088,8 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
     cdef Py_ssize_t e = 0, nc, s, t
     cdef int64_t j
     cdef int kind = _pow_kind(p_kind)
+    cdef int spans = average and p_kind == P_GENERAL
+    cdef double* wsum1 = wsum if average and p_kind == P_Q225 else NULL
     for t in range(4):
         dq4[t] = 0.0
         m4[t] = 0.0
@@ -1065,9 +1110,10 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
         # (s is a multiple of 4 unless all is done: update t keeps lane t & 3)
         if s < nc:
             for t in range(s, nc):
-                _pow_stage(ccols[t], cd[t], t - s, lam, u, wsum, clast, C, average, inv_S,
+                _pow_stage(ccols[t], cd[t], t - s, lam, u, wsum, clast, C, spans, inv_S,
                            cols, newv, a_old, ratio)
-            _pow_finish(nc - s, cols, newv, a_old, ratio, u, kind, qm1, ratio_hi, dq4, m4)
+            _pow_finish(nc - s, cols, newv, a_old, ratio, u, wsum1, C, kind, qm1, ratio_hi,
+                        dq4, m4)
     minus[0] += _lane_sum(m4)
     return _lane_sum(dq4)
 
@@ -1596,7 +1642,7 @@ cdef class Solver:
         self.sampling = sampling
         self.n_cols = n_features + 1
         pgs_init(&self.prm, p, sigma, B, icpt, eps, k, t_pick, average, self.n_cols)
-        if average and self.prm.p_kind != P_TWO and self.n_cols > BY_COLUMN_MAX_COLS:
+        if average and self.prm.p_kind == P_GENERAL and self.n_cols > BY_COLUMN_MAX_COLS:
             # (the memory budget: see BY_COLUMN_MAX_COLS)
             self.prm.by_column = 0
         self._path_open = (not average and K_PART <= k < K_PART_P2
@@ -1620,9 +1666,9 @@ cdef class Solver:
         self.coefs = np.zeros(k)
         self._alloc_scratch()
         self.wsum = _aligned_zeros(self.n_cols) if average else None
-        # (p = 2 keeps no clast: see _fold_average)
-        self.clast = (_aligned_zeros(self.n_cols) if average and self.prm.p_kind != P_TWO
-                      else None)
+        # (only general p keeps clast: see _fold_average)
+        self.clast = (_aligned_zeros(self.n_cols)
+                      if average and self.prm.p_kind == P_GENERAL else None)
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
         self.perm = None
         self._n_rows = -1
@@ -1880,9 +1926,9 @@ cdef class Solver:
         return out
 
     def _average_to(self, double[::1] out):
-        """out = (wsum + u (C - clast)) / t, for p = 2 (C u - wsum) / t (see
+        """out = (wsum + u (C - clast)) / t, for p = 2, 1.5 and 1.8 (C u - wsum) / t (see
         _fold_average), element by element: no temporary, and out may be clast (or
-        for p = 2 wsum)."""
+        wsum where there is no clast)."""
         cdef const double* u = self.st.u
         cdef const double* wsum = self.st.wsum
         cdef const double* clast = self.st.clast
@@ -2298,10 +2344,11 @@ cdef bint _LU_ON = True
 cdef Py_ssize_t LU_MAX_COLS = 1 << 21
 INTERLEAVED_MAX_COLS = LU_MAX_COLS   # (for Python: tests)
 
-# Widest problem whose batches of k >= 16 rows a Solver sums per column for p < 2 with
-# the average: lam, u, the average's two vectors and the per-column sums make five, as
-# above. Wider ones update row by row (the same algorithm, rounded in another order;
-# on wide data a batch repeats few columns, which is what summing per column saves).
+# Widest problem whose batches of k >= 16 rows a Solver sums per column for general p
+# with the average: lam, u, the average's two vectors and the per-column sums make
+# five, as above (p = 2, 1.5 and 1.8 keep the average in one vector: four). Wider ones
+# update row by row (the same algorithm, rounded in another order; on wide data a batch
+# repeats few columns, which is what summing per column saves).
 cdef Py_ssize_t BY_COLUMN_MAX_COLS = 1 << 21
 
 
