@@ -50,8 +50,8 @@ cdef struct PGSParams:
     # scratch of n_cols, st.delta; the only mode that uses n_threads). pgs_init sets
     # it for k >= 16 (p = 2: k >= 2048; p = 1.5 without the average: 1024); 0 updates row
     # by row. Both paths are the same algorithm, rounded in another order. (The Python
-    # Solver also updates p = 1.8 and other p without the average row by row, for
-    # k < 2048, when the data's batches repeat few columns.)
+    # Solver also updates p = 1.8, p = 1.5 with the average and other p without it row
+    # by row, for k < 2048 (p = 1.5: 1024), when the data's batches repeat few columns.)
     int by_column
     int p_kind               # a PKind
     int average              # nonzero: maintain the running average of the iterates

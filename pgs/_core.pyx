@@ -724,8 +724,8 @@ cdef enum:
 # halves (by 8-column blocks) that two threads can do at once with results identical to
 # one thread's. pgs_init sets it from k >= K_PART, or from larger k where a column's
 # update costs next to nothing (p = 2, and p = 1.5 without the average); the Solver
-# then lets p = 1.8 and general p without the average, K_PART <= k < K_PART_P2, go row
-# by row on data whose batches repeat few columns (`_distinct_fraction`).
+# then lets p = 1.8, p = 1.5 with the average and general p without it go row by row
+# on data whose batches repeat few columns (`_distinct_fraction`, `_rows_from`).
 cdef enum:
     K_PART = 16
     # p = 2 saves no powers by summing per column, and its row updates find the rows
@@ -740,15 +740,41 @@ cdef enum:
     # at k = 16-300.
     K_PART_Q3 = 1024
 
-# p = 1.8 (Q225) and general p without the average, K_PART <= k < K_PART_P2: row by row
-# when a batch's distinct columns are at least this fraction of its entries. One pass
-# of logistic, row by row / by column: p = 1.8 0.69x at a fraction of 0.81 (RCV1-like,
-# k = 16), 0.84x at 0.61 (64), 0.93x at 0.36 (300), 1.11x at 0.22 (1000), 1.26-1.48x
-# at 0.25-0.02 (a9a, k = 16-300); general p (1.7) 0.83x at 0.81, 0.99-1.16x at 0.61,
-# 1.09-1.26x at 0.36. With the average, row by row was 1.4-1.9x slower from k = 64 on:
-# the average's fold, once per update, weighs more than the power.
+# p = 1.8 (Q225) and general p without the average, and p = 1.5 and 1.8 with it, for
+# K_PART <= k < K_PART_P2 (p = 1.5: K_PART_Q3): row by row when a batch's distinct
+# columns are at least this fraction of its entries (`_rows_from`). One pass of
+# logistic, row by row / by column:
+# - p = 1.8: 0.69x at a fraction of 0.81 (RCV1-like, k = 16), 0.84x at 0.61 (64),
+#   0.93x at 0.36 (300), 1.11x at 0.22 (1000), 1.26-1.48x at 0.25-0.02 (a9a,
+#   k = 16-300);
+# - general p (1.7): 0.83x at 0.81, 0.99-1.16x at 0.61, 1.09-1.26x at 0.36;
+# - with the average (its one vector: a read-modify-write per update, which a column
+#   summed over the batch does once), p = 1.5: 0.69x at 0.81, 0.85x at 0.61, 0.88x at
+#   0.49, 1.08x at 0.36; p = 1.8: 0.63x at 0.72, 0.82x at 0.81, 0.88-1.03x at 0.49,
+#   0.97x at 0.61, 1.26x at 0.36;
+# - general p with the average (its spans: three memory operations per update): row
+#   by row 1.4-1.9x slower from k = 64 on; it stays by column.
 cdef double ROWS_FROM_Q225 = 0.3
 cdef double ROWS_FROM_GENERAL = 0.7
+cdef double ROWS_FROM_Q3_AVERAGE = 0.45
+cdef double ROWS_FROM_Q225_AVERAGE = 0.55
+
+
+cdef inline double _rows_from(int p_kind, int average) noexcept nogil:
+    """The fraction of distinct columns from which a Solver updates batches of
+    K_PART <= k < `_rows_below` rows row by row (`_choose_path`); 0: the path pgs_init
+    set stands."""
+    if p_kind == P_Q225:
+        return ROWS_FROM_Q225_AVERAGE if average else ROWS_FROM_Q225
+    if p_kind == P_GENERAL and not average:
+        return ROWS_FROM_GENERAL
+    if p_kind == P_Q3 and average:
+        return ROWS_FROM_Q3_AVERAGE
+    return 0.0
+
+
+cdef inline Py_ssize_t _rows_below(int p_kind) noexcept nogil:
+    return K_PART_Q3 if p_kind == P_Q3 else K_PART_P2
 # the batches `_distinct_fraction` looks at
 cdef enum:
     PATH_PROBES = 4
@@ -1645,8 +1671,9 @@ cdef class Solver:
         if average and self.prm.p_kind == P_GENERAL and self.n_cols > BY_COLUMN_MAX_COLS:
             # (the memory budget: see BY_COLUMN_MAX_COLS)
             self.prm.by_column = 0
-        self._path_open = (not average and K_PART <= k < K_PART_P2
-                           and (self.prm.p_kind == P_Q225 or self.prm.p_kind == P_GENERAL))
+        self._path_open = (_rows_from(self.prm.p_kind, average) > 0.0
+                           and K_PART <= k < _rows_below(self.prm.p_kind)
+                           and self.prm.by_column)
         self.prm.track_loss = track_loss
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1, got {n_threads}")
@@ -1723,8 +1750,8 @@ cdef class Solver:
     @property
     def by_column(self):
         """Whether batches are summed per column before the update (see K_PART); None
-        until the first run chooses it from the data (p = 1.8 and general p without the
-        average, 16 <= k < 2048)."""
+        until the first run chooses it from the data (`_rows_from`: p = 1.8, p = 1.5
+        with the average and general p without it, for 16 <= k < 2048, p = 1.5 1024)."""
         return None if self._path_open else bool(self.prm.by_column)
 
     def _choose_path(self, const index_t[::1] indices, const index_t[::1] indptr):
@@ -1732,8 +1759,7 @@ cdef class Solver:
         of k rows repeats few columns (see ROWS_FROM_Q225). Once per solver, whatever
         data later runs get, so a run split into chunks keeps one path."""
         cdef double frac
-        cdef double rows_from = (ROWS_FROM_Q225 if self.prm.p_kind == P_Q225
-                                 else ROWS_FROM_GENERAL)
+        cdef double rows_from = _rows_from(self.prm.p_kind, self.prm.average)
         if not self._path_open:
             return
         frac = _distinct_fraction(indices, indptr, self.n_cols - 1, self.prm.k,

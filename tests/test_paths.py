@@ -72,31 +72,36 @@ def test_distinct_fraction_counts_the_probed_batches(k, icpt, index_dtype):
         batch_distinct_fraction(indices, indptr, n, 0)
 
 
-@pytest.mark.parametrize("p", [1.8, 1.7])
-def test_path_chosen_from_the_data(p):
-    """p = 1.8 and general p without the average, 16 <= k < 2048: the first run picks
-    row by row where batches repeat few columns (wide rows), by column where they
-    repeat many (its sums save a power per repeat); p = 1.8's rows then run on the
-    interleaved lam and u. Elsewhere the path is fixed when the solver is made."""
+@pytest.mark.parametrize("p,average", [(1.8, False), (1.7, False), (1.8, True),
+                                       (1.5, True)])
+def test_path_chosen_from_the_data(p, average):
+    """p = 1.8, general p without the average and p = 1.5 with it, 16 <= k < 2048: the
+    first run picks row by row where batches repeat few columns (wide rows), by column
+    where they repeat many (its sums save a power, or the average's update, per
+    repeat); p = 1.8's rows without the average then run on the interleaved lam and u.
+    Elsewhere the path is fixed when the solver is made."""
     for data, by_column in ((_wide(), False), (_narrow(), True)):
         X, y = data
         b = as_csr_buffers(X)
-        s = _solver(X.shape[1], p, 64)
+        s = _solver(X.shape[1], p, 64, average)
         assert s.by_column is None and not s.interleaved
         assert s.run(5, b.data, b.indices, b.indptr, y) == 0
         assert s.by_column is by_column
-        assert s.interleaved is (p == 1.8 and not by_column)
+        assert s.interleaved is (p == 1.8 and not by_column and not average)
         # once chosen, kept for the solver's later runs whatever their data
         Xo, yo = _narrow() if not by_column else _wide()
         bo = as_csr_buffers(Xo[:, :X.shape[1]] if Xo.shape[1] > X.shape[1] else Xo)
-        s2 = _solver(X.shape[1], p, 64)
+        s2 = _solver(X.shape[1], p, 64, average)
         s2.run(5, b.data, b.indices, b.indptr, y)
         s2.run(10, bo.data, bo.indices, bo.indptr, yo)
         assert s2.by_column is by_column
     for p_, k, average, by_column in ((p, 15, False, False), (p, 2048, False, True),
-                                      (p, 64, True, True), (1.5, 64, False, False),
+                                      (1.8, 64, True, None), (1.8, 2048, True, True),
+                                      (1.7, 64, True, True), (1.5, 64, False, False),
                                       (1.5, 1023, False, False), (1.5, 1024, False, True),
-                                      (1.5, 16, True, True), (2.0, 64, True, False)):
+                                      (1.5, 16, True, None), (1.5, 1023, True, None),
+                                      (1.5, 1024, True, True), (2.0, 64, True, False),
+                                      (2.0, 2048, True, True)):
         assert _solver(3000, p_, k, average).by_column is by_column, (p_, k, average)
 
 
