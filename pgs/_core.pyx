@@ -1756,14 +1756,15 @@ cdef class Solver:
 
     def _choose_path(self, const index_t[::1] indices, const index_t[::1] indptr):
         """Fix the batches' path from the data, if still open: row by row when a batch
-        of k rows repeats few columns (see ROWS_FROM_Q225). Once per solver, whatever
-        data later runs get, so a run split into chunks keeps one path."""
+        of k rows repeats few columns (`_rows_from`; the batches probed as the sampling
+        mode forms them, see `_distinct_fraction`). Once per solver, whatever data later
+        runs get, so a run split into chunks keeps one path."""
         cdef double frac
         cdef double rows_from = _rows_from(self.prm.p_kind, self.prm.average)
         if not self._path_open:
             return
         frac = _distinct_fraction(indices, indptr, self.n_cols - 1, self.prm.k,
-                                  self.prm.icpt != 0.0)
+                                  self.prm.icpt != 0.0, self.sampling == SAMPLE_CYCLIC)
         self._set_path(frac < rows_from)
 
     def _force_path(self, bint by_column):
@@ -2248,11 +2249,13 @@ def _run_lockstep(list solvers, const floating_t[::1] data, const index_t[::1] i
 # ------------------------------------------------------------- checks and helpers
 
 cdef double _distinct_fraction(const index_t[::1] indices, const index_t[::1] indptr,
-                               Py_ssize_t n_feat, Py_ssize_t k, bint icpt) except -1.0:
+                               Py_ssize_t n_feat, Py_ssize_t k, bint icpt,
+                               bint consecutive) except -1.0:
     """The distinct columns of a batch of k rows as a fraction of its entries (the
-    intercept's included), over PATH_PROBES batches spread evenly over the rows (not
-    drawn: the choice must not depend on the seed). Entries outside [0, n_feat) are
-    skipped (the run reports them)."""
+    intercept's included), over PATH_PROBES batches: of rows spread evenly over X, as
+    random draws would be, or (`consecutive`, for rows in file order) of k consecutive
+    rows from evenly spaced starts. Not drawn: the choice must not depend on the seed.
+    Entries outside [0, n_feat) are skipped (the run reports them)."""
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
     cdef Py_ssize_t b, r, jj, n_ent = 0, n_new = 0
     cdef int64_t i, j
@@ -2269,7 +2272,11 @@ cdef double _distinct_fraction(const index_t[::1] indices, const index_t[::1] in
             # pass 0 marks the batch's columns, pass 1 clears them for the next batch
             for pass_ in range(2):
                 for r in range(k):
-                    i = (<int64_t>r * PATH_PROBES + b) * n_rows // (<int64_t>PATH_PROBES * k)
+                    if consecutive:
+                        i = (<int64_t>b * n_rows // PATH_PROBES + r) % n_rows
+                    else:
+                        i = ((<int64_t>r * PATH_PROBES + b) * n_rows
+                             // (<int64_t>PATH_PROBES * k))
                     for jj in range(indptr[i], indptr[i + 1]):
                         j = indices[jj]
                         if j < 0 or j >= n_feat:
@@ -2379,7 +2386,8 @@ cdef Py_ssize_t BY_COLUMN_MAX_COLS = 1 << 21
 
 
 def batch_distinct_fraction(const index_t[::1] indices, const index_t[::1] indptr,
-                            Py_ssize_t n_features, Py_ssize_t k, bint icpt=True):
+                            Py_ssize_t n_features, Py_ssize_t k, bint icpt=True,
+                            bint consecutive=False):
     """The fraction a Solver's first run bases its batches' path on (`_choose_path`).
 
     Parameters
@@ -2392,16 +2400,19 @@ def batch_distinct_fraction(const index_t[::1] indices, const index_t[::1] indpt
         Rows per batch (>= 1).
     icpt : bool
         Count the intercept's column as an entry of every row.
+    consecutive : bool
+        Batches of k consecutive rows (sampling="cyclic"), not of rows spread over X.
 
     Returns
     -------
     float
         Distinct columns over entries in PATH_PROBES batches of k rows spread evenly over
-        the rows (1.0 for no entries).
+        the rows, or of k consecutive rows from evenly spaced starts (1.0 for no
+        entries).
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    return _distinct_fraction(indices, indptr, n_features, k, icpt)
+    return _distinct_fraction(indices, indptr, n_features, k, icpt, consecutive)
 
 
 def _set_by_column_max_cols(Py_ssize_t n):

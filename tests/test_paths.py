@@ -38,11 +38,14 @@ def _solver(n_features, p, k, average=False, n_threads=1):
                   n_threads=n_threads)
 
 
-def _reference_fraction(indices, indptr, n_features, k, icpt, probes=4):
+def _reference_fraction(indices, indptr, n_features, k, icpt, consecutive, probes=4):
     n_rows = len(indptr) - 1
     n_ent = n_new = 0
     for b in range(probes):
-        rows = [(r * probes + b) * n_rows // (probes * k) for r in range(k)]
+        if consecutive:
+            rows = [(b * n_rows // probes + r) % n_rows for r in range(k)]
+        else:
+            rows = [(r * probes + b) * n_rows // (probes * k) for r in range(k)]
         cols = np.concatenate([indices[indptr[i]:indptr[i + 1]] for i in rows])
         cols = cols[(cols >= 0) & (cols < n_features)]
         n_ent += cols.size + (k if icpt else 0)
@@ -52,19 +55,20 @@ def _reference_fraction(indices, indptr, n_features, k, icpt, probes=4):
 
 @pytest.mark.parametrize("k", [1, 16, 64, 500])
 @pytest.mark.parametrize("icpt", [True, False])
+@pytest.mark.parametrize("consecutive", [False, True])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_distinct_fraction_counts_the_probed_batches(k, icpt, index_dtype):
+def test_distinct_fraction_counts_the_probed_batches(k, icpt, consecutive, index_dtype):
     """Distinct columns over entries of PATH_PROBES batches of k rows spread evenly over
-    the data (rows repeat when k exceeds them; a row may repeat a column; entries out of
-    range are not counted), exactly."""
+    the data, or of k consecutive rows (rows repeat when k exceeds them; a row may
+    repeat a column; entries out of range are not counted), exactly."""
     rng = np.random.default_rng(k)
     n_rows, n = 150, 700
     lengths = rng.integers(0, 30, n_rows)
     indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(index_dtype)
     indices = (rng.zipf(1.5, indptr[-1]) - 1).astype(index_dtype)   # some >= n
     indices[::50] = -3
-    got = batch_distinct_fraction(indices, indptr, n, k, icpt)
-    assert got == _reference_fraction(indices, indptr, n, k, icpt)
+    got = batch_distinct_fraction(indices, indptr, n, k, icpt, consecutive)
+    assert got == _reference_fraction(indices, indptr, n, k, icpt, consecutive)
     assert 0.0 < got <= 1.0
     empty = np.zeros(n_rows + 1, dtype=index_dtype)
     assert batch_distinct_fraction(indices[:0], empty, n, k, False) == 1.0
@@ -132,6 +136,32 @@ def test_rows_and_columns_both_match_reference(p, iterate):
                                       fits[(force, 1)].full_weights())
     assert not np.array_equal(fits[(False, 1)].full_weights(),
                               fits[(True, 1)].full_weights())
+
+
+def test_cyclic_rows_probe_consecutive_batches():
+    """Rows in file order (sampling="cyclic") are batched as they come: a file whose
+    neighbouring rows share their columns (grouped by topic, say) goes by column there,
+    and row by row with random draws, whose batches mix the groups."""
+    rng = np.random.default_rng(6)
+    n_groups, per_group, n = 40, 64, 4000
+    rows = []
+    for _group in range(n_groups):
+        cols = rng.choice(n, 12, replace=False)      # each group's own 12 columns
+        for _ in range(per_group):
+            rows.append(rng.choice(cols, 6, replace=False))
+    indices = np.concatenate(rows).astype(np.int64)
+    indptr = np.arange(0, 6 * len(rows) + 1, 6, dtype=np.int64)
+    X = sp.csr_matrix((rng.standard_normal(indices.size), indices, indptr),
+                      shape=(len(rows), n))
+    y = np.where(rng.random(X.shape[0]) < 0.5, -1.0, 1.0)
+    b = as_csr_buffers(X)
+    assert batch_distinct_fraction(b.indices, b.indptr, n, 64, consecutive=True) < 0.1
+    assert batch_distinct_fraction(b.indices, b.indptr, n, 64) > 0.5
+    for sampling, by_column in ((2, True), (0, False), (1, False)):
+        s = Solver(n, LOGISTIC, 1.8, 1e-2, 0.0, 1.0, 0.0, 64, 0, False, SEED.copy(),
+                   sampling)
+        assert s.run(3, b.data, b.indices, b.indptr, y) == 0
+        assert s.by_column is by_column, sampling
 
 
 def test_state_carries_the_path():
