@@ -60,23 +60,23 @@ cdef extern from "_rowpow.h" nogil:
     double pgs_copysign(double mag, double sgn) noexcept
     Py_ssize_t pgs_colsq225(const int64_t* cols, const double* d, Py_ssize_t n, double* lam,
                             double* u, double inv_S, double ratio_hi, double* dq4,
-                            double* m4) noexcept
+                            double* m4, double* w, double C) noexcept
     Py_ssize_t pgs_rowq225_f64_i32(
         const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4) noexcept
+        double* dq4, double* m4, double* w, double C) noexcept
     Py_ssize_t pgs_rowq225_f64_i64(
         const double* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4) noexcept
+        double* dq4, double* m4, double* w, double C) noexcept
     Py_ssize_t pgs_rowq225_f32_i32(
         const float* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4) noexcept
+        double* dq4, double* m4, double* w, double C) noexcept
     Py_ssize_t pgs_rowq225_f32_i64(
         const float* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4) noexcept
+        double* dq4, double* m4, double* w, double C) noexcept
 
 
 cdef inline int _pow_kind(int p_kind) noexcept nogil:
@@ -300,24 +300,25 @@ cdef inline Py_ssize_t _rowq225(const floating_t* data, const index_t* indices,
                                 Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
                                 double* u, Py_ssize_t sd, double inv_S, double ratio_hi,
                                 int64_t icol, double icpt, double* dq4,
-                                double* m4) noexcept nogil:
+                                double* m4, double* w, double C) noexcept nogil:
     """The entries of a row (and its intercept, entry hi - lo) that `pgs/_rowpow.h`
     updates for p = 1.8 in AVX2 registers, from the first on; returns how many it took
-    (0 without AVX2). lam_j and u_j are lam[sd j] and u[sd j]."""
+    (0 without AVX2). lam_j and u_j are lam[sd j] and u[sd j]; w (NULL: no average,
+    else sd = 1) the average's one vector."""
     if floating_t is double:
         if index_t is int32_t:
             return pgs_rowq225_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4)
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w, C)
         else:
             return pgs_rowq225_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4)
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w, C)
     else:
         if index_t is int32_t:
             return pgs_rowq225_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4)
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w, C)
         else:
             return pgs_rowq225_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4)
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w, C)
 
 
 cdef inline double _row_update_pow(const floating_t* data, const index_t* indices,
@@ -331,7 +332,7 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
     no average).
 
     The entries are staged by chunks of POW_CHUNK and their powers taken together
-    (`_pow_finish`); for p = 1.8 without the average, `_rowq225` first takes what it
+    (`_pow_finish`); for p = 1.8, `_rowq225` first takes what it
     can four at a time. Both give the values of one `_coord_update` after another,
     with Q's terms summed in four lanes.
     """
@@ -351,9 +352,9 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
     for t in range(4):
         dq4[t] = 0.0
         m4[t] = 0.0
-    if p_kind == P_Q225 and not average:
+    if p_kind == P_Q225:
         s = _rowq225(data, indices, lo, hi, g, lam, u, sd, inv_S, ratio_hi, icol, icpt,
-                     dq4, m4)
+                     dq4, m4, wsum1, C)
     # (s is a multiple of 4 here unless all is done: chunks keep entry t in lane t & 3)
     while s < n_all:
         n = n_all - s if n_all - s < POW_CHUNK else POW_CHUNK
@@ -1100,7 +1101,7 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
                             double inv_S, double ratio_hi, double* minus) noexcept nogil:
     """`_apply_sums` for p = 1.8 and general p: the batch's non-zero steps gathered by
     chunks of POW_CHUNK, then staged and their powers taken together (`_pow_stage`,
-    `_pow_finish`); for p = 1.8 without the average `pgs_colsq225` first takes what it
+    `_pow_finish`); for p = 1.8 `pgs_colsq225` first takes what it
     can four at a time (the same values and lanes)."""
     cdef int64_t ccols[POW_CHUNK]
     cdef double cd[POW_CHUNK]
@@ -1131,8 +1132,8 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
                 cd[nc] = d
                 nc += 1
         s = 0
-        if p_kind == P_Q225 and not average:
-            s = pgs_colsq225(ccols, cd, nc, lam, u, inv_S, ratio_hi, dq4, m4)
+        if p_kind == P_Q225:
+            s = pgs_colsq225(ccols, cd, nc, lam, u, inv_S, ratio_hi, dq4, m4, wsum1, C)
         # (s is a multiple of 4 unless all is done: update t keeps lane t & 3)
         if s < nc:
             for t in range(s, nc):

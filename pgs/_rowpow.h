@@ -24,6 +24,10 @@
  * lam_j and u_j are lam[sd j] and u[sd j]: sd = 1 for separate arrays, 2 for the
  * interleaved st.lu of pgs/_core.pxd (lam = lu + 1, u = lu).
  *
+ * With the average (w, not NULL, and sd = 1), w_j += C (u_j' - u_j) for each entry,
+ * as the staged path's _finish_one does (a multiply, a subtraction and an add: the
+ * same bits): p = 1.8's average in one vector, see _fold_average in pgs/_core.pyx.
+ *
  * pgs_colsq225 does the same for a batch of k >= 16 rows, whose steps the kernel sums
  * per column first: one update per distinct column, so no group repeats one.
  *
@@ -88,16 +92,25 @@ static inline void pgs_scatter4(double* v, int64_t j0, int64_t j1, int64_t j2, i
     _mm_storeh_pd(v + j3, hi);
 }
 
+/* The average's w_j += C (u_j' - u_j) for a group of four distinct columns. */
+__attribute__((target("avx2,fma")))
+static inline void pgs_average4(double* w, const int64_t* j, __m256d C, __m256d uo,
+                                __m256d un) {
+    __m256d wo = _mm256_set_pd(w[j[3]], w[j[2]], w[j[1]], w[j[0]]);
+    pgs_scatter4(w, j[0], j[1], j[2], j[3],
+                 _mm256_add_pd(wo, _mm256_mul_pd(C, _mm256_sub_pd(un, uo))));
+}
+
 #define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4)                                  \
 __attribute__((target("avx2,fma")))                                                   \
 static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
                              double g, double* lam, double* u, ptrdiff_t sd,          \
                              double inv_S, double ratio_hi, int64_t icol, double icpt, \
-                             double* dq4, double* m4) {                               \
+                             double* dq4, double* m4, double* w, double C) {           \
     const __m256d G = _mm256_set1_pd(g), IS = _mm256_set1_pd(inv_S);                  \
-    const __m256d HI = _mm256_set1_pd(ratio_hi);                                      \
+    const __m256d HI = _mm256_set1_pd(ratio_hi), CC = _mm256_set1_pd(C);              \
     __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);                       \
-    __m256d nw, un;                                                                   \
+    __m256d nw, un, U;                                                                \
     int64_t j[4];                                                                     \
     double x[4], o[4], uo[4], out[4];                                                 \
     ptrdiff_t s = 0, r, l, cnt;                                                       \
@@ -109,14 +122,15 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
         if ((j[0] == j[1]) | (j[0] == j[2]) | (j[0] == j[3]) | (j[1] == j[2])         \
                 | (j[1] == j[3]) | (j[2] == j[3]))                                    \
             goto done;                                                                \
+        U = _mm256_set_pd(u[j[3]], u[j[2]], u[j[1]], u[j[0]]);                       \
         if (!pgs_q225_group(                                                          \
                 _mm256_set_pd(lam[j[3]], lam[j[2]], lam[j[1]], lam[j[0]]),            \
-                _mm256_mul_pd(G, LOAD4(data + s)),                                    \
-                _mm256_set_pd(u[j[3]], u[j[2]], u[j[1]], u[j[0]]),                    \
-                IS, HI, &DQ, &M, &nw, &un))                                           \
+                _mm256_mul_pd(G, LOAD4(data + s)), U, IS, HI, &DQ, &M, &nw, &un))     \
             goto done;                                                                \
         pgs_scatter4(lam, j[0], j[1], j[2], j[3], nw);                                \
         pgs_scatter4(u, j[0], j[1], j[2], j[3], un);                                  \
+        if (w)                                                                        \
+            pgs_average4(w, j, CC, U, un);                                            \
     }                                                                                 \
     /* the last 1-3 entries and the intercept (never a column of the row), masked */  \
     r = n - s;                                                                        \
@@ -131,8 +145,9 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
     }                                                                                 \
     if ((r > 1 && j[0] == j[1]) | (r > 2 && (j[0] == j[2] || j[1] == j[2])))          \
         goto done;                                                                    \
-    if (!pgs_q225_group(_mm256_loadu_pd(o), _mm256_mul_pd(G, _mm256_loadu_pd(x)),    \
-                        _mm256_loadu_pd(uo), IS, HI, &DQ, &M, &nw, &un))              \
+    U = _mm256_loadu_pd(uo);                                                          \
+    if (!pgs_q225_group(_mm256_loadu_pd(o), _mm256_mul_pd(G, _mm256_loadu_pd(x)), U,  \
+                        IS, HI, &DQ, &M, &nw, &un))                                   \
         goto done;                                                                    \
     _mm256_storeu_pd(out, nw);                                                        \
     for (l = 0; l < cnt; l++)                                                         \
@@ -140,6 +155,11 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
     _mm256_storeu_pd(out, un);                                                        \
     for (l = 0; l < cnt; l++)                                                         \
         u[j[l]] = out[l];                                                             \
+    if (w) {                                                                          \
+        _mm256_storeu_pd(out, _mm256_mul_pd(CC, _mm256_sub_pd(un, U)));               \
+        for (l = 0; l < cnt; l++)                                                     \
+            w[j[l]] = w[j[l]] + out[l];                                               \
+    }                                                                                 \
     s += cnt;                                                                         \
 done:                                                                                 \
     _mm256_storeu_pd(dq4, DQ);                                                        \
@@ -149,11 +169,11 @@ done:                                                                           
 static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
                              double g, double* lam, double* u, ptrdiff_t sd,          \
                              double inv_S, double ratio_hi, int64_t icol, double icpt, \
-                             double* dq4, double* m4) {                               \
+                             double* dq4, double* m4, double* w, double C) {          \
     if (!pgs_pow_simd || !pgs_rowpow_on)                                              \
         return 0;                                                                     \
     return NAME##_avx2(data, idx, n, g, lam, u, sd, inv_S, ratio_hi, icol, icpt, dq4,   \
-                       m4);                                                           \
+                       m4, w, C);                                                     \
 }
 
 /* p = 1.8's updates lam_j += d_t of a batch (k >= 16), one per distinct column
@@ -164,10 +184,11 @@ static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
 __attribute__((target("avx2,fma")))
 static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff_t n,
                                    double* lam, double* u, double inv_S, double ratio_hi,
-                                   double* dq4, double* m4) {
+                                   double* dq4, double* m4, double* w, double C) {
     const __m256d IS = _mm256_set1_pd(inv_S), HI = _mm256_set1_pd(ratio_hi);
+    const __m256d CC = _mm256_set1_pd(C);
     __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);
-    __m256d nw, un;
+    __m256d nw, un, U;
     int64_t j[4];
     double x[4], o[4], uo[4], out[4];
     ptrdiff_t s = 0, r, l;
@@ -176,13 +197,14 @@ static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff
         j[1] = cols[s + 1];
         j[2] = cols[s + 2];
         j[3] = cols[s + 3];
+        U = _mm256_set_pd(u[j[3]], u[j[2]], u[j[1]], u[j[0]]);
         if (!pgs_q225_group(_mm256_set_pd(lam[j[3]], lam[j[2]], lam[j[1]], lam[j[0]]),
-                            _mm256_loadu_pd(d + s),
-                            _mm256_set_pd(u[j[3]], u[j[2]], u[j[1]], u[j[0]]),
-                            IS, HI, &DQ, &M, &nw, &un))
+                            _mm256_loadu_pd(d + s), U, IS, HI, &DQ, &M, &nw, &un))
             goto done;
         pgs_scatter4(lam, j[0], j[1], j[2], j[3], nw);
         pgs_scatter4(u, j[0], j[1], j[2], j[3], un);
+        if (w)
+            pgs_average4(w, j, CC, U, un);
     }
     r = n - s;              /* the last 1-3, masked (a masked lane adds +0) */
     if (r == 0)
@@ -193,8 +215,9 @@ static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff
         o[l] = l < r ? lam[j[l]] : 0.0;
         uo[l] = l < r ? u[j[l]] : 0.0;
     }
-    if (!pgs_q225_group(_mm256_loadu_pd(o), _mm256_loadu_pd(x), _mm256_loadu_pd(uo), IS,
-                        HI, &DQ, &M, &nw, &un))
+    U = _mm256_loadu_pd(uo);
+    if (!pgs_q225_group(_mm256_loadu_pd(o), _mm256_loadu_pd(x), U, IS, HI, &DQ, &M, &nw,
+                        &un))
         goto done;
     _mm256_storeu_pd(out, nw);
     for (l = 0; l < r; l++)
@@ -202,6 +225,11 @@ static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff
     _mm256_storeu_pd(out, un);
     for (l = 0; l < r; l++)
         u[j[l]] = out[l];
+    if (w) {
+        _mm256_storeu_pd(out, _mm256_mul_pd(CC, _mm256_sub_pd(un, U)));
+        for (l = 0; l < r; l++)
+            w[j[l]] = w[j[l]] + out[l];
+    }
     s = n;
 done:
     _mm256_storeu_pd(dq4, DQ);
@@ -211,10 +239,11 @@ done:
 
 static inline ptrdiff_t pgs_colsq225(const int64_t* cols, const double* d, ptrdiff_t n,
                                      double* lam, double* u, double inv_S,
-                                     double ratio_hi, double* dq4, double* m4) {
+                                     double ratio_hi, double* dq4, double* m4, double* w,
+                                     double C) {
     if (!pgs_pow_simd || !pgs_rowpow_on)
         return 0;
-    return pgs_colsq225_avx2(cols, d, n, lam, u, inv_S, ratio_hi, dq4, m4);
+    return pgs_colsq225_avx2(cols, d, n, lam, u, inv_S, ratio_hi, dq4, m4, w, C);
 }
 
 #define PGS_LOAD4_F64(p) _mm256_loadu_pd(p)
@@ -223,18 +252,20 @@ static inline ptrdiff_t pgs_colsq225(const int64_t* cols, const double* d, ptrdi
 #else  /* no AVX2 path: the staged path takes every entry */
 static inline ptrdiff_t pgs_colsq225(const int64_t* cols, const double* d, ptrdiff_t n,
                                      double* lam, double* u, double inv_S,
-                                     double ratio_hi, double* dq4, double* m4) {
+                                     double ratio_hi, double* dq4, double* m4, double* w,
+                                     double C) {
     (void)cols; (void)d; (void)n; (void)lam; (void)u; (void)inv_S; (void)ratio_hi;
-    (void)dq4; (void)m4;
+    (void)dq4; (void)m4; (void)w; (void)C;
     return 0;
 }
 #define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4)                                  \
 static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
                              double g, double* lam, double* u, ptrdiff_t sd,          \
                              double inv_S, double ratio_hi, int64_t icol, double icpt, \
-                             double* dq4, double* m4) {                               \
+                             double* dq4, double* m4, double* w, double C) {          \
     (void)data; (void)idx; (void)n; (void)g; (void)lam; (void)u; (void)sd;           \
     (void)inv_S; (void)ratio_hi; (void)icol; (void)icpt; (void)dq4; (void)m4;         \
+    (void)w; (void)C;                                                                 \
     return 0;                                                                         \
 }
 #endif  /* PGS_POW_X86 */

@@ -63,26 +63,29 @@ def _run(data, indices, indptr, y, n_features, loss, p, k, icpt, average, T):
     s = Solver(n_features, LOSS_NAMES.index(loss), p, 1e-2, 0.0, icpt, 0.0, k, 0,
                average, np.array([3, 1, 4, 1], dtype=np.uint64), 0)
     s.run(T, data, indices, indptr, y)
+    if average:
+        return np.array(s.lam), np.array(s.u), np.array(s.wsum), s.average()
     return np.array(s.lam), np.array(s.u)
 
 
 # (p = 1.8 only: other p have no AVX2 row update, so the switch would change nothing;
 # their staged path, intercept included, is checked against the reference in
 # test_kernel_reference.py)
-# (nor the average: it always takes the staged path)
 CASES = list(itertools.product(
     ("logistic", "hinge", "squared"),
     (1, 5),
     (0.0, 1.0),
+    (False, True),
 ))
 
 
 @pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
 @pytest.mark.parametrize("dtypes", [(np.float64, np.int32), (np.float32, np.int64)])
-@pytest.mark.parametrize("loss,k,icpt", CASES)
-def test_row_update_same_bits_as_staged(loss, k, icpt, dtypes):
+@pytest.mark.parametrize("loss,k,icpt,average", CASES)
+def test_row_update_same_bits_as_staged(loss, k, icpt, average, dtypes):
     """Awkward rows (unsorted, repeated columns, 0-12 entries), with and without the
-    intercept: the AVX2 row update and the staged path give the same lam and u."""
+    intercept and the average: the AVX2 row update and the staged path give the same
+    lam and u (and average)."""
     p = 1.8
     rng = np.random.default_rng(7)
     data, indices, indptr = _awkward_csr(rng)
@@ -93,7 +96,7 @@ def test_row_update_same_bits_as_staged(loss, k, icpt, dtypes):
     try:
         for rows in (True, False):
             _use_simd_rows(rows)
-            out[rows] = _run(data, indices, indptr, y, 40, loss, p, k, icpt, False, 900)
+            out[rows] = _run(data, indices, indptr, y, 40, loss, p, k, icpt, average, 900)
     finally:
         _use_simd_rows(True)
     assert np.any(out[True][0] != 0.0)
@@ -144,7 +147,8 @@ def test_row_update_same_bits_as_libm_path():
 
 
 @pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
-def test_row_update_parks_as_staged():
+@pytest.mark.parametrize("average", [False, True])
+def test_row_update_parks_as_staged(average):
     """A step that takes |lam_j| / S past the parking bound 2^(900 / q): a first row of
     1e-200 makes S tiny (Q underflows, the kernel rescales), the second row's entries of
     1e100 then give ratios near 1e300. The group is parked by the staged path, Q turns
@@ -160,10 +164,11 @@ def test_row_update_parks_as_staged():
             _use_simd_rows(rows)
             _use_interleaved(rows)
             # (no intercept: its lam would keep S near 1)
-            s = Solver(7, LOSS_NAMES.index("hinge"), 1.8, 1e-2, 0.0, 0.0, 0.0, 1, 0, False,
-                       np.array([3, 1, 4, 1], dtype=np.uint64), 2)     # rows in order
+            s = Solver(7, LOSS_NAMES.index("hinge"), 1.8, 1e-2, 0.0, 0.0, 0.0, 1, 0,
+                       average, np.array([3, 1, 4, 1], dtype=np.uint64), 2)  # in order
             s.run(40, data, indices, indptr, y)
-            out[rows] = (np.array(s.lam), np.array(s.u))
+            out[rows] = (np.array(s.lam), np.array(s.u)) + (
+                (np.array(s.wsum), s.average()) if average else ())
     finally:
         _use_simd_rows(True)
         _use_interleaved(True)
@@ -259,10 +264,11 @@ def test_interleaved_only_where_wanted(p, k, average, n_features, expected):
 
 
 @pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
+@pytest.mark.parametrize("average", [False, True])
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("k", [16, 45])
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
-def test_batch_update_same_bits_as_staged(loss, k, n_threads):
+def test_batch_update_same_bits_as_staged(loss, k, n_threads, average):
     """Batches of k >= 16 update each column once from the batch's sums; p = 1.8 takes
     them four at a time (`pgs_colsq225`, last 1-3 masked): the same bits as staged, on
     one thread or two."""
@@ -273,11 +279,12 @@ def test_batch_update_same_bits_as_staged(loss, k, n_threads):
     try:
         for rows in (True, False):
             _use_simd_rows(rows)
-            s = Solver(40, LOSS_NAMES.index(loss), 1.8, 1e-2, 0.0, 1.0, 0.0, k, 0, False,
+            s = Solver(40, LOSS_NAMES.index(loss), 1.8, 1e-2, 0.0, 1.0, 0.0, k, 0, average,
                        np.array([3, 1, 4, 1], dtype=np.uint64), 0, n_threads=n_threads)
             s._force_path(True)
             s.run(60, data, indices, indptr, y)
-            out[rows] = (np.array(s.lam), np.array(s.u))
+            out[rows] = (np.array(s.lam), np.array(s.u)) + (
+                (np.array(s.wsum), s.average()) if average else ())
     finally:
         _use_simd_rows(True)
     assert np.any(out[True][1] != 0.0)
