@@ -96,7 +96,7 @@ cdef struct PGSState:
     double loss_sum          # sum of the sampled losses (when track_loss)
     double Q_abs             # p < 2: sum of the terms added to Q since its exact value
     uint64_t rng[4]          # xoshiro256** state before the next unconsumed draw
-    # NULL, or (p = 1.8 row by row, no average: see pgs_lu_wanted) 2 n_cols doubles with
+    # NULL, or (p = 1.8 row by row: see pgs_lu_wanted) 2 n_cols doubles with
     # lu[2j] = u_j and lu[2j + 1] = lam_j, which the loop then reads and writes instead
     # of lam and u: a row's update finds lam_j on the line its margin read u_j from.
     # The caller packs it before a run and unpacks it after (pgs_lu_pack / _unpack,

@@ -64,19 +64,19 @@ cdef extern from "_rowpow.h" nogil:
     Py_ssize_t pgs_rowq225_f64_i32(
         const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, double C) noexcept
+        double* dq4, double* m4, double* w, int wshift, double C) noexcept
     Py_ssize_t pgs_rowq225_f64_i64(
         const double* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, double C) noexcept
+        double* dq4, double* m4, double* w, int wshift, double C) noexcept
     Py_ssize_t pgs_rowq225_f32_i32(
         const float* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, double C) noexcept
+        double* dq4, double* m4, double* w, int wshift, double C) noexcept
     Py_ssize_t pgs_rowq225_f32_i64(
         const float* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, double C) noexcept
+        double* dq4, double* m4, double* w, int wshift, double C) noexcept
 
 
 cdef inline int _pow_kind(int p_kind) noexcept nogil:
@@ -222,17 +222,18 @@ cdef inline void _pow_stage(int64_t j, double d, Py_ssize_t t, double* lam, doub
 
 cdef inline void _finish_one(Py_ssize_t t, const int64_t* cols, const double* newv,
                              const double* a_old, const double* ratio, const double* pw,
-                             double* u, double* wsum, double C, double ratio_hi,
-                             double* dq, double* m) noexcept nogil:
+                             double* u, double* wsum, int wshift, double C,
+                             double ratio_hi, double* dq, double* m) noexcept nogil:
     """Staged update t's u_j and Q's terms (dq: the new one, m: the old one), and with
-    wsum (p = 1.8's average; NULL otherwise) C (u_j' - u_j) added to wsum_j."""
+    wsum (p = 1.8's average; NULL otherwise) C (u_j' - u_j) added to wsum_j. (u and
+    cols may be st.lu's, at stride 2^wshift; wsum has stride 1.)"""
     cdef int64_t j = cols[t]
     cdef double old_u = u[j]
     cdef double new_u
     if ratio[t] > ratio_hi:
         u[j] = 0.0
         if wsum != NULL:
-            wsum[j] -= C * old_u
+            wsum[j >> wshift] -= C * old_u
         dq[0] = NAN
         return
     m[0] += a_old[t] * fabs(old_u)
@@ -240,13 +241,13 @@ cdef inline void _finish_one(Py_ssize_t t, const int64_t* cols, const double* ne
     new_u = pgs_copysign(pw[t], newv[t])      # (see the header: libm's spilled)
     u[j] = new_u
     if wsum != NULL:
-        wsum[j] += C * (new_u - old_u)
+        wsum[j >> wshift] += C * (new_u - old_u)
 
 
 cdef inline void _pow_finish(Py_ssize_t n, const int64_t* cols, const double* newv,
                              const double* a_old, const double* ratio, double* u,
-                             double* wsum, double C, int kind, double qm1, double ratio_hi,
-                             double* dq4, double* m4) noexcept nogil:
+                             double* wsum, int wshift, double C, int kind, double qm1,
+                             double ratio_hi, double* dq4, double* m4) noexcept nogil:
     """The second half of `_coord_update` for n staged updates: their n powers in one
     call (`pgs_powq_n`, four per instruction with AVX2), then u_j and Q's terms in
     staging order, so that a column staged twice reads u_j as its earlier update left
@@ -263,23 +264,23 @@ cdef inline void _pow_finish(Py_ssize_t n, const int64_t* cols, const double* ne
     pgs_powq_n(ratio, pw, n, kind, qm1)
     # (four sums in registers: consecutive adds do not wait for each other)
     while t + 4 <= n:
-        _finish_one(t, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+        _finish_one(t, cols, newv, a_old, ratio, pw, u, wsum, wshift, C, ratio_hi,
                     &d0, &m0)
-        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, wsum, wshift, C, ratio_hi,
                     &d1, &m1)
-        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, wsum, wshift, C, ratio_hi,
                     &d2, &m2)
-        _finish_one(t + 3, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+        _finish_one(t + 3, cols, newv, a_old, ratio, pw, u, wsum, wshift, C, ratio_hi,
                     &d3, &m3)
         t += 4
     if t < n:
-        _finish_one(t, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+        _finish_one(t, cols, newv, a_old, ratio, pw, u, wsum, wshift, C, ratio_hi,
                     &d0, &m0)
     if t + 1 < n:
-        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+        _finish_one(t + 1, cols, newv, a_old, ratio, pw, u, wsum, wshift, C, ratio_hi,
                     &d1, &m1)
     if t + 2 < n:
-        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, wsum, C, ratio_hi,
+        _finish_one(t + 2, cols, newv, a_old, ratio, pw, u, wsum, wshift, C, ratio_hi,
                     &d2, &m2)
     dq4[0] = d0
     dq4[1] = d1
@@ -303,22 +304,26 @@ cdef inline Py_ssize_t _rowq225(const floating_t* data, const index_t* indices,
                                 double* m4, double* w, double C) noexcept nogil:
     """The entries of a row (and its intercept, entry hi - lo) that `pgs/_rowpow.h`
     updates for p = 1.8 in AVX2 registers, from the first on; returns how many it took
-    (0 without AVX2). lam_j and u_j are lam[sd j] and u[sd j]; w (NULL: no average,
-    else sd = 1) the average's one vector."""
+    (0 without AVX2). lam_j and u_j are lam[sd j] and u[sd j]; w (NULL: no average)
+    the average's one vector, w_j at w[j]."""
     if floating_t is double:
         if index_t is int32_t:
             return pgs_rowq225_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w, C)
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w,
+                                       <int>sd - 1, C)
         else:
             return pgs_rowq225_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w, C)
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w,
+                                       <int>sd - 1, C)
     else:
         if index_t is int32_t:
             return pgs_rowq225_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w, C)
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w,
+                                       <int>sd - 1, C)
         else:
             return pgs_rowq225_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w, C)
+                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w,
+                                       <int>sd - 1, C)
 
 
 cdef inline double _row_update_pow(const floating_t* data, const index_t* indices,
@@ -328,8 +333,8 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
                                    double ratio_hi, Py_ssize_t icol, double icpt,
                                    Py_ssize_t sd, double* minus) noexcept nogil:
     """`_row_update_k` for p = 1.8 and general p, the intercept (if icpt != 0) taken as
-    the row's last entry; lam_j and u_j are lam[sd j] and u[sd j] (sd = 2: st.lu, with
-    no average).
+    the row's last entry; lam_j and u_j are lam[sd j] and u[sd j] (sd = 2: st.lu, p = 1.8
+    only; the average's wsum_j stays wsum[j]).
 
     The entries are staged by chunks of POW_CHUNK and their powers taken together
     (`_pow_finish`); for p = 1.8, `_rowq225` first takes what it
@@ -365,7 +370,8 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
         if n_data < n:
             _pow_stage(sd * icol, g * icpt, n_data, lam, u, wsum, clast, C, spans, inv_S,
                        cols, newv, a_old, ratio)
-        _pow_finish(n, cols, newv, a_old, ratio, u, wsum1, C, kind, qm1, ratio_hi, dq4, m4)
+        _pow_finish(n, cols, newv, a_old, ratio, u, wsum1, <int>sd - 1, C, kind, qm1,
+                    ratio_hi, dq4, m4)
         s += n
     minus[0] += _lane_sum(m4)
     return _lane_sum(dq4)
@@ -569,8 +575,9 @@ cdef void pgs_sync_u(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noex
 
 cdef bint pgs_lu_wanted(const PGSParams* prm) noexcept nogil:
     """Whether a run keeps lam and u interleaved in st.lu: p = 1.8 updating row by row
-    (not prm.by_column) with no average (the AVX2 row update's case; elsewhere both
-    layouts cost the same or the batch path does its own staging).
+    (not prm.by_column; the AVX2 row update's case; elsewhere both layouts cost the
+    same or the batch path does its own staging). The average's wsum stays an array of
+    its own (its folds read u: unpacked first).
 
     A k = 1 update of p = 1.8 reads lam_j right after the margin read u_j: as two arrays
     (2 x 8 bytes x n_cols, more than L2 at RCV1's width) that is a second miss, and
@@ -578,7 +585,7 @@ cdef bint pgs_lu_wanted(const PGSParams* prm) noexcept nogil:
     hinge 0.91x, rows in file order 0.86x). General p gained 2-3% (its power is most of
     its cost), not worth the two extra vectors.
     """
-    return prm.p_kind == P_Q225 and not prm.by_column and not prm.average
+    return prm.p_kind == P_Q225 and not prm.by_column
 
 
 cdef void pgs_lu_pack(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
@@ -1139,8 +1146,8 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
             for t in range(s, nc):
                 _pow_stage(ccols[t], cd[t], t - s, lam, u, wsum, clast, C, spans, inv_S,
                            cols, newv, a_old, ratio)
-            _pow_finish(nc - s, cols, newv, a_old, ratio, u, wsum1, C, kind, qm1, ratio_hi,
-                        dq4, m4)
+            _pow_finish(nc - s, cols, newv, a_old, ratio, u, wsum1, 0, C, kind, qm1,
+                        ratio_hi, dq4, m4)
     minus[0] += _lane_sum(m4)
     return _lane_sum(dq4)
 
@@ -1461,7 +1468,11 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             _recompute_Q(prm, st, n_cols)
             _fold_average(prm, st, n_cols)
         elif average and (st.t & (st.t - 1)) == 0:
-            _fold_average(prm, st, n_cols)       # O(log T) times in all
+            # O(log T) times in all (on st.lu: u unpacked for it; the fold writes only
+            # wsum, which st.lu does not hold)
+            if in_lu:
+                pgs_lu_unpack(prm, st, n_cols)
+            _fold_average(prm, st, n_cols)
 
         # 3. w_t = grad r*(lam / ((t + t_offset) sigma)), projected: only c changes
         _set_scale(prm, st)
@@ -1470,6 +1481,8 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             break
         if average:
             if st.C > C_RESTART * st.c and st.c > 0.0:
+                if in_lu:
+                    pgs_lu_unpack(prm, st, n_cols)
                 _fold_average(prm, st, n_cols)
             st.C += st.c
         if st.t == prm.t_pick:
@@ -1784,7 +1797,7 @@ cdef class Solver:
 
     @property
     def interleaved(self):
-        """Whether runs keep lam and u interleaved (p = 1.8, k < 16, no average, at most
+        """Whether runs keep lam and u interleaved (p = 1.8 row by row, at most
         LU_MAX_COLS columns; see pgs_lu_wanted)."""
         return self._lu is not None
 

@@ -24,9 +24,10 @@
  * lam_j and u_j are lam[sd j] and u[sd j]: sd = 1 for separate arrays, 2 for the
  * interleaved st.lu of pgs/_core.pxd (lam = lu + 1, u = lu).
  *
- * With the average (w, not NULL, and sd = 1), w_j += C (u_j' - u_j) for each entry,
- * as the staged path's _finish_one does (a multiply, a subtraction and an add: the
- * same bits): p = 1.8's average in one vector, see _fold_average in pgs/_core.pyx.
+ * With the average (w, not NULL), w_j += C (u_j' - u_j) for each entry, as the staged
+ * path's _finish_one does (a multiply, a subtraction and an add: the same bits):
+ * p = 1.8's average in one vector, see _fold_average in pgs/_core.pyx. w_j is w[j]
+ * whatever sd (the row functions take wshift = sd - 1).
  *
  * pgs_colsq225 does the same for a batch of k >= 16 rows, whose steps the kernel sums
  * per column first: one update per distinct column, so no group repeats one.
@@ -92,12 +93,14 @@ static inline void pgs_scatter4(double* v, int64_t j0, int64_t j1, int64_t j2, i
     _mm_storeh_pd(v + j3, hi);
 }
 
-/* The average's w_j += C (u_j' - u_j) for a group of four distinct columns. */
+/* The average's w_j += C (u_j' - u_j) for a group of four distinct columns, the
+   columns' positions in lam and u j[t], in w j[t] >> sh. */
 __attribute__((target("avx2,fma")))
-static inline void pgs_average4(double* w, const int64_t* j, __m256d C, __m256d uo,
-                                __m256d un) {
-    __m256d wo = _mm256_set_pd(w[j[3]], w[j[2]], w[j[1]], w[j[0]]);
-    pgs_scatter4(w, j[0], j[1], j[2], j[3],
+static inline void pgs_average4(double* w, const int64_t* j, int sh, __m256d C,
+                                __m256d uo, __m256d un) {
+    int64_t j0 = j[0] >> sh, j1 = j[1] >> sh, j2 = j[2] >> sh, j3 = j[3] >> sh;
+    __m256d wo = _mm256_set_pd(w[j3], w[j2], w[j1], w[j0]);
+    pgs_scatter4(w, j0, j1, j2, j3,
                  _mm256_add_pd(wo, _mm256_mul_pd(C, _mm256_sub_pd(un, uo))));
 }
 
@@ -106,7 +109,8 @@ __attribute__((target("avx2,fma")))                                             
 static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
                              double g, double* lam, double* u, ptrdiff_t sd,          \
                              double inv_S, double ratio_hi, int64_t icol, double icpt, \
-                             double* dq4, double* m4, double* w, double C) {           \
+                             double* dq4, double* m4, double* w, int wshift,          \
+                             double C) {                                              \
     const __m256d G = _mm256_set1_pd(g), IS = _mm256_set1_pd(inv_S);                  \
     const __m256d HI = _mm256_set1_pd(ratio_hi), CC = _mm256_set1_pd(C);              \
     __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);                       \
@@ -130,7 +134,7 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
         pgs_scatter4(lam, j[0], j[1], j[2], j[3], nw);                                \
         pgs_scatter4(u, j[0], j[1], j[2], j[3], un);                                  \
         if (w)                                                                        \
-            pgs_average4(w, j, CC, U, un);                                            \
+            pgs_average4(w, j, wshift, CC, U, un);                                    \
     }                                                                                 \
     /* the last 1-3 entries and the intercept (never a column of the row), masked */  \
     r = n - s;                                                                        \
@@ -158,7 +162,7 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
     if (w) {                                                                          \
         _mm256_storeu_pd(out, _mm256_mul_pd(CC, _mm256_sub_pd(un, U)));               \
         for (l = 0; l < cnt; l++)                                                     \
-            w[j[l]] = w[j[l]] + out[l];                                               \
+            w[j[l] >> wshift] = w[j[l] >> wshift] + out[l];                           \
     }                                                                                 \
     s += cnt;                                                                         \
 done:                                                                                 \
@@ -169,11 +173,12 @@ done:                                                                           
 static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
                              double g, double* lam, double* u, ptrdiff_t sd,          \
                              double inv_S, double ratio_hi, int64_t icol, double icpt, \
-                             double* dq4, double* m4, double* w, double C) {          \
+                             double* dq4, double* m4, double* w, int wshift,          \
+                             double C) {                                              \
     if (!pgs_pow_simd || !pgs_rowpow_on)                                              \
         return 0;                                                                     \
     return NAME##_avx2(data, idx, n, g, lam, u, sd, inv_S, ratio_hi, icol, icpt, dq4,   \
-                       m4, w, C);                                                     \
+                       m4, w, wshift, C);                                             \
 }
 
 /* p = 1.8's updates lam_j += d_t of a batch (k >= 16), one per distinct column
@@ -204,7 +209,7 @@ static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff
         pgs_scatter4(lam, j[0], j[1], j[2], j[3], nw);
         pgs_scatter4(u, j[0], j[1], j[2], j[3], un);
         if (w)
-            pgs_average4(w, j, CC, U, un);
+            pgs_average4(w, j, 0, CC, U, un);
     }
     r = n - s;              /* the last 1-3, masked (a masked lane adds +0) */
     if (r == 0)
@@ -262,10 +267,11 @@ static inline ptrdiff_t pgs_colsq225(const int64_t* cols, const double* d, ptrdi
 static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
                              double g, double* lam, double* u, ptrdiff_t sd,          \
                              double inv_S, double ratio_hi, int64_t icol, double icpt, \
-                             double* dq4, double* m4, double* w, double C) {          \
+                             double* dq4, double* m4, double* w, int wshift,          \
+                             double C) {                                              \
     (void)data; (void)idx; (void)n; (void)g; (void)lam; (void)u; (void)sd;           \
     (void)inv_S; (void)ratio_hi; (void)icol; (void)icpt; (void)dq4; (void)m4;         \
-    (void)w; (void)C;                                                                 \
+    (void)w; (void)wshift; (void)C;                                                   \
     return 0;                                                                         \
 }
 #endif  /* PGS_POW_X86 */

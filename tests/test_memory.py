@@ -32,8 +32,8 @@ def test_train_holds_at_most_four_vectors(p, k, iterate):
 
     Two exceptions keep five, which the Solver allows only up to 2^21 columns, where
     five still fit in the budget with its 20 MB: p = 1.8's interleaved lam and u (row by
-    row, no average, which on these wide rows k = 64 is too, see Solver._choose_path;
-    past LU_MAX_COLS it runs on two arrays) and, for general p with the average (two
+    row, which on these wide rows k = 64 is too, see Solver._choose_path; past
+    LU_MAX_COLS it runs on two arrays) and, for general p with the average (two
     vectors; p = 2, 1.5 and 1.8 keep one), the per-column sums of batches of k >= 16
     (past BY_COLUMN_MAX_COLS its batches update row by row)."""
     X, y = _wide()
@@ -42,7 +42,7 @@ def test_train_holds_at_most_four_vectors(p, k, iterate):
     peak, model = traced_peak(lambda: pgs.train(X, y, loss="logistic", T=40, k=k, p=p,
                                                  iterate=iterate, seed=3))
     assert np.all(np.isfinite(model.coef)) and np.any(model.coef != 0.0)
-    interleaved = p == 1.8 and iterate != "average"
+    interleaved = p == 1.8
     by_column = p == 1.7 and k >= 16 and iterate == "average"
     five = interleaved or by_column
     assert peak <= (5 if five else 4) * vector + 2**20, (peak / vector, "vectors")

@@ -179,7 +179,8 @@ def test_row_update_parks_as_staged(average):
 
 @pytest.mark.parametrize("sampling", ["iid", "permutation", "cyclic"])
 @pytest.mark.parametrize("loss,k,iterate", [("logistic", 1, "last"), ("hinge", 1, "last"),
-                                            ("squared", 5, "last")])
+                                            ("squared", 5, "last"), ("logistic", 1, "average"),
+                                            ("hinge", 5, "average")])
 def test_interleaved_lam_u_same_bits(loss, k, iterate, sampling):
     """p = 1.8 runs on lam and u interleaved (st.lu) for the length of a run: the same
     bits as two arrays, for a split run (warm start) too, whatever the CPU."""
@@ -251,7 +252,7 @@ def test_interleaved_lam_u_lockstep_same_bits():
     (1.8, 15, False, 1000, True),
     (1.8, 16, False, 1000, False),          # path chosen by the first run (test_paths)
     (1.8, 16, True, 1000, False),           # by column: the batch path stages its own
-    (1.8, 1, True, 1000, False),            # the average keeps two arrays
+    (1.8, 1, True, 1000, True),             # the average's wsum beside st.lu
     (2.0, 1, False, 1000, False),
     (1.5, 1, False, 1000, False),
     (1.7, 1, False, 1000, False),
