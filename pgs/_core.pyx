@@ -2082,6 +2082,10 @@ cdef class Solver:
             raise ValueError("the state belongs to a different number of features")
         if (state["wsum"] is None) != (self.wsum is None):
             raise ValueError("the state and this solver disagree on keeping the average")
+        if (state["clast"] is None) != (self.clast is None):
+            # (one vector for p = 2, 1.5 and 1.8, spans for other p: see _fold_average)
+            raise ValueError("the state keeps its average in another form than this "
+                             "solver (a state of another version of pgs, or another p)")
         self.lam[:] = state["lam"]
         if self.prm.p_kind != P_TWO:
             self.u[:] = state["u"]

@@ -187,6 +187,22 @@ def test_state_carries_the_path():
         second._force_path(False)
 
 
+def test_state_of_another_average_form_is_refused():
+    """p = 1.5 and 1.8 keep the average in one vector (C u - wsum), general p in two
+    (wsum and clast): a state of the other form is refused, not misread."""
+    X, y = _narrow()
+    b = as_csr_buffers(X)
+    general = _solver(X.shape[1], 1.7, 1, average=True)
+    general.run(5, b.data, b.indices, b.indptr, y)
+    state = general.get_state()
+    assert state["clast"] is not None
+    with pytest.raises(ValueError, match="average in another form"):
+        _solver(X.shape[1], 1.8, 1, average=True).set_state(state)
+    state["clast"] = None
+    with pytest.raises(ValueError, match="average in another form"):
+        _solver(X.shape[1], 1.7, 1, average=True).set_state(state)
+
+
 def test_train_split_run_same_bits_on_chosen_rows():
     """pgs.train on the row-by-row path, run whole and as a warm-started second half."""
     X, y = _wide(seed=4)
