@@ -160,10 +160,10 @@ def _wide_section(cfg):
              f"{budget / 2**20:.0f} MiB); one pass of logistic pgs. tracemalloc counts "
              "numpy's allocations whether or not their pages are touched; the RSS only "
              f"the pages touched. {cfg.repeats} runs per row, one subprocess.")
-    note = ("keep_state=True returns the solver's state with the model; for general p "
-            "(not 2, 1.5 or 1.8) with the average that is lam, u and the average's two "
-            "vectors besides the coef: five vectors that the caller asked to keep, none of "
-            "them a working copy (p = 1.5 and 1.8 keep the average in one vector: four).")
+    note = ("keep_state=True returns the solver's state with the model; for p < 1.2 "
+            "with the average that is lam, u and the average's two vectors besides the "
+            "coef: five vectors that the caller asked to keep, none of them a working "
+            "copy (p >= 1.2 keeps the average in one vector: four).")
     return (f"Wide problem: the budget at {n:,} features",
             intro + "\n\n" + table + "\n\n" + note)
 

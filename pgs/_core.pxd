@@ -50,11 +50,15 @@ cdef struct PGSParams:
     # scratch of n_cols, st.delta; the only mode that uses n_threads). pgs_init sets
     # it for k >= 16 (p = 2: k >= 2048; p = 1.5 without the average: 1024); 0 updates row
     # by row. Both paths are the same algorithm, rounded in another order. (The Python
-    # Solver also updates p = 1.8, p = 1.5 with the average and other p without it row
-    # by row, for k < 2048 (p = 1.5: 1024), when the data's batches repeat few columns.)
+    # Solver also updates p = 1.8, other p (with the average: p >= 1.2) and p = 1.5 with
+    # the average row by row, for k < 2048 (p = 1.5: 1024), when the data's batches
+    # repeat few columns.)
     int by_column
     int p_kind               # a PKind
     int average              # nonzero: maintain the running average of the iterates
+    # nonzero (p < 1.2, set by pgs_init): the average kept by spans, in wsum and clast;
+    # else in one vector, wsum (clast unused)
+    int average_spans
     long long t_pick         # the iteration whose iterate is copied to w_pick (0: none)
     int track_loss           # nonzero: add each sampled loss (at w_{t-1}) to loss_sum
     int n_threads            # threads for batches by column (1: serial)
@@ -70,10 +74,10 @@ cdef struct PGSState:
     # the kernel computes it from lam during a run and writes it out before
     # pgs_run_f64_i64 returns (pgs_sync_u).
     double* u
-    # The average (NULL unless average). p = 2, 1.5 and 1.8: clast is NULL (unused) and
-    # the sum of the iterates is C u - wsum. Other p: wsum is the lazily folded sum of
-    # the iterates and clast_j the C of coordinate j's last fold. (See _fold_average in
-    # _core.pyx.)
+    # The average (NULL unless average). Without prm.average_spans (p >= 1.2) clast is
+    # unused and the sum of the iterates is C u - wsum. With it (p < 1.2), wsum is the
+    # lazily folded sum of the iterates and clast_j the C of coordinate j's last fold.
+    # (See _fold_average in _core.pyx.)
     double* wsum
     double* clast
     double* w_pick           # receives w_{t_pick} (NULL unless t_pick > 0)

@@ -144,8 +144,8 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
     outgrows `ratio_hi`, u_j is parked at 0 and NaN is returned: Q turns NaN and the
     loop rescales every coordinate before u is read again.
 
-    The average (see `_fold_average`): general p adds u_j's span of the C sum to wsum_j
-    before u_j changes; p = 2, 1.5 and 1.8 add C (u_j' - u_j) to wsum_j.
+    The average (see `_fold_average`): with spans (clast not NULL: p < 1.2) u_j's span
+    of the C sum is added to wsum_j before u_j changes; else C (u_j' - u_j).
     """
     cdef double old = lam[j]
     cdef double new = old + delta
@@ -157,7 +157,7 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
             # (p = 2: wsum is the offset of `_fold_average`; u is lam)
             wsum[j] += C * (new - old)
         return delta * (old + new)            # new^2 - old^2, without cancellation
-    if average and p_kind == P_GENERAL:
+    if average and clast != NULL:
         # u_j was constant since its last fold: add its span of the C sum. (An empty
         # span is skipped: a second update of j in one iteration must not read a u_j
         # parked at 0 as if it had been the iterate's, see below.)
@@ -183,12 +183,12 @@ cdef inline double _coord_update(Py_ssize_t j, double delta, double* lam, double
     old_u = u[j]
     if a_new > ratio_hi:
         u[j] = 0.0
-        if average and p_kind != P_GENERAL:
+        if average and clast == NULL:
             wsum[j] -= C * old_u
         return NAN
     new_u = copysign(_pow_qm1(a_new, p_kind, qm1), new)
     u[j] = new_u
-    if average and p_kind != P_GENERAL:
+    if average and clast == NULL:
         wsum[j] += C * (new_u - old_u)
     minus[0] += a_old * fabs(old_u)
     return a_new * fabs(new_u)
@@ -202,8 +202,8 @@ cdef inline void _pow_stage(int64_t j, double d, Py_ssize_t t, double* lam, doub
                             double* wsum, double* clast, double C, int spans,
                             double inv_S, int64_t* cols, double* newv, double* a_old,
                             double* ratio) noexcept nogil:
-    """p = 1.8 and general p: the first half of `_coord_update` (lam_j += d and, for
-    general p's average (`spans`), u_j's span), with what the second half needs staged
+    """p = 1.8 and general p: the first half of `_coord_update` (lam_j += d and, for an
+    average kept by spans (`spans`), u_j's span), with what the second half needs staged
     at slot t."""
     cdef double old = lam[j]
     cdef double new = old + d
@@ -225,8 +225,8 @@ cdef inline void _finish_one(Py_ssize_t t, const int64_t* cols, const double* ne
                              double* u, double* wsum, int wshift, double C,
                              double ratio_hi, double* dq, double* m) noexcept nogil:
     """Staged update t's u_j and Q's terms (dq: the new one, m: the old one), and with
-    wsum (p = 1.8's average; NULL otherwise) C (u_j' - u_j) added to wsum_j. (u and
-    cols may be st.lu's, at stride 2^wshift; wsum has stride 1.)"""
+    wsum (an average in one vector; NULL otherwise) C (u_j' - u_j) added to wsum_j. (u
+    and cols may be st.lu's, at stride 2^wshift; wsum has stride 1.)"""
     cdef int64_t j = cols[t]
     cdef double old_u = u[j]
     cdef double new_u
@@ -351,9 +351,9 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
     cdef Py_ssize_t n_all = n_row + (icpt != 0.0)
     cdef Py_ssize_t s = 0, t, n, n_data
     cdef int kind = _pow_kind(p_kind)
-    # the average: general p's spans, or p = 1.8's one vector (see `_fold_average`)
-    cdef int spans = average and p_kind == P_GENERAL
-    cdef double* wsum1 = wsum if average and p_kind == P_Q225 else NULL
+    # the average: spans (clast given: p < 1.2), or one vector (see `_fold_average`)
+    cdef int spans = average and clast != NULL
+    cdef double* wsum1 = wsum if average and clast == NULL else NULL
     for t in range(4):
         dq4[t] = 0.0
         m4[t] = 0.0
@@ -484,22 +484,23 @@ cdef void _recompute_Q(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) no
 cdef void _fold_average(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
     """Restart the average's C sum at 0, keeping the sum of the iterates.
 
-    p = 2, 1.5 and 1.8 keep one vector: the sum of w_1 .. w_t is C u - wsum, and an
-    update of u_j adds C (u_j' - u_j) to wsum_j (`_coord_update`, `_finish_one`), one
-    read-modify-write instead of a span's three (and no clast). Its rounding is
-    eps C |u_j' - u_j| per update, against the sum's share of that coordinate, c_t |u_j|
-    per iteration; restarting C when it passes C_RESTART c_t (wsum <- wsum - C u)
-    bounds their ratio but for what c_t falls within one iteration. For p = 2 that is
-    1 / (sigma t)'s fall, or with a binding radius ||lam||'s growth by one gradient.
-    For p < 2, c_t goes as Q^(2/q - 1), with a binding radius as Q^(1/q - 1) (see
-    `_set_scale`): for p = 1.5 and 1.8 no faster in Q's growth than p = 2's
-    Q^(-1/2) (the tests hold the average to 1e-12 where c_t falls 73-fold, p = 2, and
-    4-fold or more, p = 1.5 and 1.8, in one iteration). A parked u_j (see
-    `_coord_update`) counts as 0.
+    Without prm.average_spans (p >= 1.2) the average is one vector: the sum of
+    w_1 .. w_t is C u - wsum, and an update of u_j adds C (u_j' - u_j) to wsum_j
+    (`_coord_update`, `_finish_one`), one read-modify-write instead of a span's three
+    (and no clast). Its rounding is eps C |u_j' - u_j| per update, against the sum's
+    share of that coordinate, c_t |u_j| per iteration; restarting C when it passes
+    C_RESTART c_t (wsum <- wsum - C u) bounds their ratio but for what c_t falls within
+    one iteration. For p = 2 that is 1 / (sigma t)'s fall, or with a binding radius
+    ||lam||'s growth by one gradient. For p < 2, c_t goes as Q^(2/q - 1), with a
+    binding radius as Q^(1/q - 1) (see `_set_scale`), and one coordinate's growth by a
+    factor f grows Q by up to f^q: the larger q, the further c_t can fall in one update.
+    The tests hold the average to 1e-12 of a compensated sum of the iterates where c_t
+    falls 73-fold (p = 2) and 4-fold or more (p = 1.5, 1.8, 1.7, 1.25) in one
+    iteration. A parked u_j (see `_coord_update`) counts as 0.
 
-    General p keeps spans: every coordinate's open span u_j (C - clast_j) is folded
-    into wsum. For p near 1, c_t can fall 1e13-fold in one update (q is large and Q
-    collapses), after which C u - wsum would cancel (the one-vector form missed the
+    With prm.average_spans (p < 1.2, SPANS_Q) every coordinate's open span
+    u_j (C - clast_j) is folded into wsum. There c_t can fall 1e13-fold in one update
+    (Q collapses), after which C u - wsum would cancel (the one-vector form missed the
     tests' 1e-12 by 3.3e-3 at p = 1.01).
     """
     cdef Py_ssize_t j
@@ -509,7 +510,7 @@ cdef void _fold_average(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) n
     cdef double a
     if not prm.average:
         return
-    if prm.p_kind != P_GENERAL:
+    if not prm.average_spans:
         if C == 0.0:
             return
         if prm.p_kind == P_TWO:
@@ -687,12 +688,20 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     if prm.p_kind != P_TWO:
         # (|lam_j| / S)^q stays below 2^900 (and a sum of n of them finite).
         prm.ratio_hi = pow(2.0, 900.0 / prm.q)
+    # (see _fold_average: the one-vector average cancels where c_t can collapse)
+    prm.average_spans = average and prm.q > SPANS_Q
     if prm.p_kind == P_TWO:
         prm.by_column = k >= K_PART_P2
     elif prm.p_kind == P_Q3 and not average:
         prm.by_column = k >= K_PART_Q3
     else:
         prm.by_column = k >= K_PART
+
+
+# The average is kept by spans for q > SPANS_Q (p < 1.2), in one vector otherwise (see
+# _fold_average): the one-vector form missed the tests' 1e-12 at p = 1.01, 1.02 and
+# 1.05 (q = 101, 51, 21) and held at p = 1.1 (q = 11) and above.
+cdef double SPANS_Q = 6.0
 
 
 # ------------------------------------------------------------------ row sampling
@@ -732,8 +741,9 @@ cdef enum:
 # halves (by 8-column blocks) that two threads can do at once with results identical to
 # one thread's. pgs_init sets it from k >= K_PART, or from larger k where a column's
 # update costs next to nothing (p = 2, and p = 1.5 without the average); the Solver
-# then lets p = 1.8, p = 1.5 with the average and general p without it go row by row
-# on data whose batches repeat few columns (`_distinct_fraction`, `_rows_from`).
+# then lets p = 1.8, general p (with the average: p >= 1.2) and p = 1.5 with the average
+# go row by row on data whose batches repeat few columns (`_distinct_fraction`,
+# `_rows_from`).
 cdef enum:
     K_PART = 16
     # p = 2 saves no powers by summing per column, and its row updates find the rows
@@ -748,8 +758,8 @@ cdef enum:
     # at k = 16-300.
     K_PART_Q3 = 1024
 
-# p = 1.8 (Q225) and general p without the average, and p = 1.5 and 1.8 with it, for
-# K_PART <= k < K_PART_P2 (p = 1.5: K_PART_Q3): row by row when a batch's distinct
+# p = 1.8 (Q225), general p (with the average: p >= 1.2) and p = 1.5 with the average,
+# for K_PART <= k < K_PART_P2 (p = 1.5: K_PART_Q3): row by row when a batch's distinct
 # columns are at least this fraction of its entries (`_rows_from`). One pass of
 # logistic, row by row / by column:
 # - p = 1.8: 0.69x at a fraction of 0.81 (RCV1-like, k = 16), 0.84x at 0.61 (64),
@@ -760,23 +770,25 @@ cdef enum:
 #   summed over the batch does once), p = 1.5: 0.69x at 0.81, 0.85x at 0.61, 0.88x at
 #   0.49, 1.08x at 0.36; p = 1.8: 0.63x at 0.72, 0.82x at 0.81, 0.88-1.03x at 0.49,
 #   0.97x at 0.61, 1.26x at 0.36;
-# - general p with the average (its spans: three memory operations per update): row
-#   by row 1.4-1.9x slower from k = 64 on; it stays by column.
+# - general p with the average: in one vector (p >= 1.2) as without it (0.90x at 0.81,
+#   1.06x at 0.61, p = 1.7); kept by spans (p < 1.2: three memory operations per
+#   update) row by row was 1.4-1.9x slower from k = 64 on, so it stays by column.
 cdef double ROWS_FROM_Q225 = 0.3
 cdef double ROWS_FROM_GENERAL = 0.7
 cdef double ROWS_FROM_Q3_AVERAGE = 0.45
 cdef double ROWS_FROM_Q225_AVERAGE = 0.55
 
 
-cdef inline double _rows_from(int p_kind, int average) noexcept nogil:
+cdef inline double _rows_from(const PGSParams* prm) noexcept nogil:
     """The fraction of distinct columns from which a Solver updates batches of
     K_PART <= k < `_rows_below` rows row by row (`_choose_path`); 0: the path pgs_init
     set stands."""
-    if p_kind == P_Q225:
-        return ROWS_FROM_Q225_AVERAGE if average else ROWS_FROM_Q225
-    if p_kind == P_GENERAL and not average:
+    if prm.p_kind == P_Q225:
+        return ROWS_FROM_Q225_AVERAGE if prm.average else ROWS_FROM_Q225
+    if prm.p_kind == P_GENERAL and not prm.average_spans:
+        # (with the average in one vector: 0.90x at 0.81, 1.06x at 0.61, p = 1.7)
         return ROWS_FROM_GENERAL
-    if p_kind == P_Q3 and average:
+    if prm.p_kind == P_Q3 and prm.average:
         return ROWS_FROM_Q3_AVERAGE
     return 0.0
 
@@ -1122,8 +1134,8 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
     cdef Py_ssize_t e = 0, nc, s, t
     cdef int64_t j
     cdef int kind = _pow_kind(p_kind)
-    cdef int spans = average and p_kind == P_GENERAL
-    cdef double* wsum1 = wsum if average and p_kind == P_Q225 else NULL
+    cdef int spans = average and clast != NULL
+    cdef double* wsum1 = wsum if average and clast == NULL else NULL
     for t in range(4):
         dq4[t] = 0.0
         m4[t] = 0.0
@@ -1203,6 +1215,8 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef double z, g, dq, dm
     cdef int p_kind = prm.p_kind
     cdef int average = prm.average
+    # (the average's clast only where it keeps spans: its absence selects one vector)
+    cdef double* clast = st.clast if prm.average_spans else NULL
     cdef double qm1 = prm.q - 1.0
     cdef double inv_S = 1.0 / _unit(prm, st)
     cdef double Qv, c
@@ -1403,12 +1417,12 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                 i = rows[r]
                 dm = 0.0
                 dq = _row_update(data, indices, indptr[i], indptr[i + 1], g, lam,
-                                 st.lu if in_lu else u, st.wsum, st.clast, st.C, p_kind,
+                                 st.lu if in_lu else u, st.wsum, clast, st.C, p_kind,
                                  average, qm1, inv_S, prm.ratio_hi, icol, icpt, sd, &dm)
                 st.n_updates += indptr[i + 1] - indptr[i] + (icpt != 0.0)
                 if icpt != 0.0 and (p_kind == P_TWO or p_kind == P_Q3):
                     # (p = 1.8 and general p stage the intercept with the row)
-                    dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, st.clast, st.C,
+                    dq += _coord_update(icol, g * icpt, st.lam, u, st.wsum, clast, st.C,
                                         p_kind, average, qm1, inv_S, prm.ratio_hi, &dm)
                 _add_to_Q(st, dq, dm)
                 updated = 1
@@ -1433,16 +1447,16 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
                                              icpt, icol, delta, fresh, n_ent)
                         part_dq[part * 8] = _apply_sums_k(
                             fresh + (0 if part == 0 else n_ent - 1), nf,
-                            1 if part == 0 else -1, delta, st.lam, u, st.wsum, st.clast,
+                            1 if part == 0 else -1, delta, st.lam, u, st.wsum, clast,
                             st.C, p_kind, average, qm1, inv_S, prm.ratio_hi,
                             &part_dq[part * 8 + 1])
                 else:
                     # (delta was summed with the margins)
                     part_dq[0] = _apply_sums_k(fresh, nf0, 1, delta, st.lam, u, st.wsum,
-                                               st.clast, st.C, p_kind, average, qm1, inv_S,
+                                               clast, st.C, p_kind, average, qm1, inv_S,
                                                prm.ratio_hi, &part_dq[1])
                     part_dq[8] = _apply_sums_k(fresh + n_fresh - 1, nf1, -1, delta, st.lam,
-                                               u, st.wsum, st.clast, st.C, p_kind, average,
+                                               u, st.wsum, clast, st.C, p_kind, average,
                                                qm1, inv_S, prm.ratio_hi, &part_dq[9])
                 _add_to_Q(st, part_dq[0], part_dq[1])
                 _add_to_Q(st, part_dq[8], part_dq[9])
@@ -1682,10 +1696,10 @@ cdef class Solver:
         self.sampling = sampling
         self.n_cols = n_features + 1
         pgs_init(&self.prm, p, sigma, B, icpt, eps, k, t_pick, average, self.n_cols)
-        if average and self.prm.p_kind == P_GENERAL and self.n_cols > BY_COLUMN_MAX_COLS:
+        if self.prm.average_spans and self.n_cols > BY_COLUMN_MAX_COLS:
             # (the memory budget: see BY_COLUMN_MAX_COLS)
             self.prm.by_column = 0
-        self._path_open = (_rows_from(self.prm.p_kind, average) > 0.0
+        self._path_open = (_rows_from(&self.prm) > 0.0
                            and K_PART <= k < _rows_below(self.prm.p_kind)
                            and self.prm.by_column)
         self.prm.track_loss = track_loss
@@ -1707,9 +1721,8 @@ cdef class Solver:
         self.coefs = np.zeros(k)
         self._alloc_scratch()
         self.wsum = _aligned_zeros(self.n_cols) if average else None
-        # (only general p keeps clast: see _fold_average)
-        self.clast = (_aligned_zeros(self.n_cols)
-                      if average and self.prm.p_kind == P_GENERAL else None)
+        # (only an average kept by spans has clast: see _fold_average)
+        self.clast = _aligned_zeros(self.n_cols) if self.prm.average_spans else None
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
         self.perm = None
         self._n_rows = -1
@@ -1764,8 +1777,9 @@ cdef class Solver:
     @property
     def by_column(self):
         """Whether batches are summed per column before the update (see K_PART); None
-        until the first run chooses it from the data (`_rows_from`: p = 1.8, p = 1.5
-        with the average and general p without it, for 16 <= k < 2048, p = 1.5 1024)."""
+        until the first run chooses it from the data (`_rows_from`: p = 1.8, general p
+        (with the average: p >= 1.2) and p = 1.5 with the average, for 16 <= k < 2048,
+        p = 1.5 1024)."""
         return None if self._path_open else bool(self.prm.by_column)
 
     def _choose_path(self, const index_t[::1] indices, const index_t[::1] indptr):
@@ -1774,7 +1788,7 @@ cdef class Solver:
         mode forms them, see `_distinct_fraction`). Once per solver, whatever data later
         runs get, so a run split into chunks keeps one path."""
         cdef double frac
-        cdef double rows_from = _rows_from(self.prm.p_kind, self.prm.average)
+        cdef double rows_from = _rows_from(&self.prm)
         if not self._path_open:
             return
         frac = _distinct_fraction(indices, indptr, self.n_cols - 1, self.prm.k,

@@ -215,12 +215,12 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         8-column blocks. The model is bit-identical for every n_threads. Other
         batches are updated row by row, on one thread, where that is faster: p = 2
         below 2048 rows and p = 1.5 without the average below 1024 (0.57-0.86x the
-        time by column at k = 16 to 1000), and p = 1.8, p = 1.5 with the average and
-        other p without it below 2048 rows (p = 1.5: 1024) on data whose batches
-        repeat few columns (chosen from the data: see
-        `pgs._core.batch_distinct_fraction`); and those of p other than 2, 1.5 and 1.8
-        with iterate="average" on more than 2**21 features (to keep the memory to
-        four vectors of n_features).
+        time by column at k = 16 to 1000), and p = 1.8, other p (with the average:
+        p >= 1.2) and p = 1.5 with the average below 2048 rows (p = 1.5: 1024) on data
+        whose batches repeat few columns (chosen from the data: see
+        `pgs._core.batch_distinct_fraction`); and those of p < 1.2 with
+        iterate="average" on more than 2**21 features (to keep the memory to four
+        vectors of n_features).
     t_offset : float >= 0 or "auto", default 0
         Iteration offset t0: the iterate is :math:`w_t = \nabla r^*(\lambda_t /
         ((t + t_0)\sigma))`, i.e. the first steps are :math:`1/(\sigma(t + t_0))`

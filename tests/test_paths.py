@@ -77,13 +77,13 @@ def test_distinct_fraction_counts_the_probed_batches(k, icpt, consecutive, index
 
 
 @pytest.mark.parametrize("p,average", [(1.8, False), (1.7, False), (1.8, True),
-                                       (1.5, True)])
+                                       (1.5, True), (1.7, True)])
 def test_path_chosen_from_the_data(p, average):
-    """p = 1.8, general p without the average and p = 1.5 with it, 16 <= k < 2048: the
-    first run picks row by row where batches repeat few columns (wide rows), by column
-    where they repeat many (its sums save a power, or the average's update, per
-    repeat); p = 1.8's rows then run on the interleaved lam and u.
-    Elsewhere the path is fixed when the solver is made."""
+    """p = 1.8, general p (with the average: p >= 1.2) and p = 1.5 with the average,
+    16 <= k < 2048: the first run picks row by row where batches repeat few columns
+    (wide rows), by column where they repeat many (its sums save a power, or the
+    average's update, per repeat); p = 1.8's rows then run on the interleaved lam and
+    u. Elsewhere the path is fixed when the solver is made."""
     for data, by_column in ((_wide(), False), (_narrow(), True)):
         X, y = data
         b = as_csr_buffers(X)
@@ -101,7 +101,8 @@ def test_path_chosen_from_the_data(p, average):
         assert s2.by_column is by_column
     for p_, k, average, by_column in ((p, 15, False, False), (p, 2048, False, True),
                                       (1.8, 64, True, None), (1.8, 2048, True, True),
-                                      (1.7, 64, True, True), (1.5, 64, False, False),
+                                      (1.7, 64, True, None), (1.1, 64, True, True),
+                                      (1.1, 64, False, None), (1.5, 64, False, False),
                                       (1.5, 1023, False, False), (1.5, 1024, False, True),
                                       (1.5, 16, True, None), (1.5, 1023, True, None),
                                       (1.5, 1024, True, True), (2.0, 64, True, False),
@@ -188,19 +189,19 @@ def test_state_carries_the_path():
 
 
 def test_state_of_another_average_form_is_refused():
-    """p = 1.5 and 1.8 keep the average in one vector (C u - wsum), general p in two
-    (wsum and clast): a state of the other form is refused, not misread."""
+    """p >= 1.2 keeps the average in one vector (C u - wsum), p < 1.2 in two (wsum and
+    clast, spans): a state of the other form is refused, not misread."""
     X, y = _narrow()
     b = as_csr_buffers(X)
-    general = _solver(X.shape[1], 1.7, 1, average=True)
-    general.run(5, b.data, b.indices, b.indptr, y)
-    state = general.get_state()
+    spans = _solver(X.shape[1], 1.1, 1, average=True)
+    spans.run(5, b.data, b.indices, b.indptr, y)
+    state = spans.get_state()
     assert state["clast"] is not None
     with pytest.raises(ValueError, match="average in another form"):
-        _solver(X.shape[1], 1.8, 1, average=True).set_state(state)
+        _solver(X.shape[1], 1.7, 1, average=True).set_state(state)
     state["clast"] = None
     with pytest.raises(ValueError, match="average in another form"):
-        _solver(X.shape[1], 1.7, 1, average=True).set_state(state)
+        _solver(X.shape[1], 1.1, 1, average=True).set_state(state)
 
 
 def test_train_split_run_same_bits_on_chosen_rows():
