@@ -769,7 +769,8 @@ cdef enum:
 # - with the average (its one vector: a read-modify-write per update, which a column
 #   summed over the batch does once), p = 1.5: 0.69x at 0.81, 0.85x at 0.61, 0.88x at
 #   0.49, 1.08x at 0.36; p = 1.8: 0.63x at 0.72, 0.82x at 0.81, 0.88-1.03x at 0.49,
-#   0.97x at 0.61, 1.26x at 0.36;
+#   0.97x at 0.61, 1.26x at 0.36 (rechecked with its AVX2 update: 0.94x at 0.61, 1.05x
+#   at 0.49, 1.02x at 0.36);
 # - general p with the average: in one vector (p >= 1.2) as without it (0.90x at 0.81,
 #   1.06x at 0.61, p = 1.7); kept by spans (p < 1.2: three memory operations per
 #   update) row by row was 1.4-1.9x slower from k = 64 on, so it stays by column.
