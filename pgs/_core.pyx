@@ -508,6 +508,10 @@ cdef void _fold_average(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) n
     cdef double ratio_hi = prm.ratio_hi
     cdef double C = st.C
     cdef double a
+    # (during a run on st.lu, u is read there: lu[2j] = u_j)
+    cdef bint in_lu = st.lu != NULL and pgs_lu_wanted(prm)
+    cdef const double* uv = st.lu if in_lu else st.u
+    cdef Py_ssize_t sd = 2 if in_lu else 1
     if not prm.average:
         return
     if not prm.average_spans:
@@ -523,7 +527,7 @@ cdef void _fold_average(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) n
                     st.wsum[j] -= C * pgs_copysign(a * a, st.lam[j])
         else:
             for j in range(n_cols):
-                st.wsum[j] -= C * st.u[j]
+                st.wsum[j] -= C * uv[sd * j]
         st.C = 0.0
         return
     for j in range(n_cols):
@@ -578,7 +582,7 @@ cdef bint pgs_lu_wanted(const PGSParams* prm) noexcept nogil:
     """Whether a run keeps lam and u interleaved in st.lu: p = 1.8 updating row by row
     (not prm.by_column; the AVX2 row update's case; elsewhere both layouts cost the
     same or the batch path does its own staging). The average's wsum stays an array of
-    its own (its folds read u: unpacked first).
+    its own (`_fold_average` reads u from st.lu).
 
     A k = 1 update of p = 1.8 reads lam_j right after the margin read u_j: as two arrays
     (2 x 8 bytes x n_cols, more than L2 at RCV1's width) that is a second miss, and
@@ -796,6 +800,8 @@ cdef inline double _rows_from(const PGSParams* prm) noexcept nogil:
 
 cdef inline Py_ssize_t _rows_below(int p_kind) noexcept nogil:
     return K_PART_Q3 if p_kind == P_Q3 else K_PART_P2
+
+
 # the batches `_distinct_fraction` looks at
 cdef enum:
     PATH_PROBES = 4
@@ -1246,8 +1252,8 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef Py_ssize_t lane_n0[MAX_LANES]
     cdef Py_ssize_t lane_n1[MAX_LANES]
     cdef bint lists, fused, nonfinite = False
-    # p = 1.5 keeps u implicit (_u_at): its margins read lam. p = 1.8 (row by row, no
-    # average) may run on st.lu, lam and u interleaved (pgs_lu_wanted): its margins
+    # p = 1.5 keeps u implicit (_u_at): its margins read lam. p = 1.8 (row by row) may
+    # run on st.lu, lam and u interleaved (pgs_lu_wanted): its margins
     # read u there, its row updates take lam = lu + 1, u = lu and a stride of 2.
     cdef bint in_lu = st.lu != NULL and pgs_lu_wanted(prm)
     cdef double* lam = st.lu + 1 if in_lu else st.lam
@@ -1483,11 +1489,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             _recompute_Q(prm, st, n_cols)
             _fold_average(prm, st, n_cols)
         elif average and (st.t & (st.t - 1)) == 0:
-            # O(log T) times in all (on st.lu: u unpacked for it; the fold writes only
-            # wsum, which st.lu does not hold)
-            if in_lu:
-                pgs_lu_unpack(prm, st, n_cols)
-            _fold_average(prm, st, n_cols)
+            _fold_average(prm, st, n_cols)       # O(log T) times in all
 
         # 3. w_t = grad r*(lam / ((t + t_offset) sigma)), projected: only c changes
         _set_scale(prm, st)
@@ -1496,8 +1498,6 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             break
         if average:
             if st.C > C_RESTART * st.c and st.c > 0.0:
-                if in_lu:
-                    pgs_lu_unpack(prm, st, n_cols)
                 _fold_average(prm, st, n_cols)
             st.C += st.c
         if st.t == prm.t_pick:
@@ -1790,8 +1790,8 @@ cdef class Solver:
         runs get, so a run split into chunks keeps one path."""
         cdef double frac
         cdef double rows_from = _rows_from(&self.prm)
-        if not self._path_open:
-            return
+        if not self._path_open or indptr.shape[0] < 2:
+            return              # (no rows: the run refuses them, the path stays open)
         frac = _distinct_fraction(indices, indptr, self.n_cols - 1, self.prm.k,
                                   self.prm.icpt != 0.0, self.sampling == SAMPLE_CYCLIC)
         self._set_path(frac < rows_from)
@@ -1982,7 +1982,7 @@ cdef class Solver:
         return out
 
     def _average_to(self, double[::1] out):
-        """out = (wsum + u (C - clast)) / t, for p = 2, 1.5 and 1.8 (C u - wsum) / t (see
+        """out = (wsum + u (C - clast)) / t, without clast (p >= 1.2) (C u - wsum) / t (see
         _fold_average), element by element: no temporary, and out may be clast (or
         wsum where there is no clast)."""
         cdef const double* u = self.st.u
@@ -2098,7 +2098,7 @@ cdef class Solver:
         if (state["wsum"] is None) != (self.wsum is None):
             raise ValueError("the state and this solver disagree on keeping the average")
         if (state["clast"] is None) != (self.clast is None):
-            # (one vector for p = 2, 1.5 and 1.8, spans for other p: see _fold_average)
+            # (one vector for p >= 1.2, spans below: see _fold_average)
             raise ValueError("the state keeps its average in another form than this "
                              "solver (a state of another version of pgs, or another p)")
         self.lam[:] = state["lam"]
@@ -2410,9 +2410,9 @@ cdef bint _LU_ON = True
 cdef Py_ssize_t LU_MAX_COLS = 1 << 21
 INTERLEAVED_MAX_COLS = LU_MAX_COLS   # (for Python: tests)
 
-# Widest problem whose batches of k >= 16 rows a Solver sums per column for general p
-# with the average: lam, u, the average's two vectors and the per-column sums make
-# five, as above (p = 2, 1.5 and 1.8 keep the average in one vector: four). Wider ones
+# Widest problem whose batches of k >= 16 rows a Solver sums per column for p < 1.2
+# with the average: lam, u, the average's two vectors (spans) and the per-column sums
+# make five, as above (p >= 1.2 keeps the average in one vector: four). Wider ones
 # update row by row (the same algorithm, rounded in another order; on wide data a batch
 # repeats few columns, which is what summing per column saves).
 cdef Py_ssize_t BY_COLUMN_MAX_COLS = 1 << 21

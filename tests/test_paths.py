@@ -165,6 +165,18 @@ def test_cyclic_rows_probe_consecutive_batches():
         assert s.by_column is by_column, sampling
 
 
+def test_a_run_without_rows_leaves_the_path_open():
+    """A run refused for having no rows does not fix the path from its empty X."""
+    X, y = _wide()
+    b = as_csr_buffers(X)
+    s = _solver(X.shape[1], 1.8, 64)
+    with pytest.raises(ValueError, match="no rows"):
+        s.run(5, b.data[:0], b.indices[:0], b.indptr[:1], y[:0])
+    assert s.by_column is None
+    assert s.run(5, b.data, b.indices, b.indptr, y) == 0
+    assert s.by_column is False
+
+
 def test_state_carries_the_path():
     """A state resumes on the path its runs took, even one the data would not choose:
     a run split in two gives the unsplit run's bits."""
