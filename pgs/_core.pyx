@@ -54,8 +54,9 @@ cdef extern from "_powers.h" nogil:
 pgs_powers_init()
 
 cdef extern from "_rowpow.h" nogil:
-    # a row's p = 1.8 updates four at a time, from the row's start, while no group of
-    # four repeats a column; returns how many entries it took (see the header)
+    # a row's p = 1.8 (q225) or general p (gen) updates four at a time, from the row's
+    # start, while no group of four repeats a column; returns how many entries it took
+    # (see the header)
     void pgs_rowpow_use(int on) noexcept
     double pgs_copysign(double mag, double sgn) noexcept
     Py_ssize_t pgs_colsq225(const int64_t* cols, const double* d, Py_ssize_t n, double* lam,
@@ -64,20 +65,35 @@ cdef extern from "_rowpow.h" nogil:
     Py_ssize_t pgs_rowq225_f64_i32(
         const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C) noexcept
+        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
     Py_ssize_t pgs_rowq225_f64_i64(
         const double* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C) noexcept
+        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
     Py_ssize_t pgs_rowq225_f32_i32(
         const float* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C) noexcept
+        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
     Py_ssize_t pgs_rowq225_f32_i64(
         const float* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C) noexcept
-
+        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
+    Py_ssize_t pgs_rowgen_f64_i32(
+        const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
+        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
+        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
+    Py_ssize_t pgs_rowgen_f64_i64(
+        const double* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
+        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
+        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
+    Py_ssize_t pgs_rowgen_f32_i32(
+        const float* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
+        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
+        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
+    Py_ssize_t pgs_rowgen_f32_i64(
+        const float* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
+        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
+        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
 
 cdef inline int _pow_kind(int p_kind) noexcept nogil:
     return PGS_POW_Q225 if p_kind == P_Q225 else PGS_POW_GENERAL
@@ -103,7 +119,8 @@ cdef inline double _u_at(const double* v, Py_ssize_t j, int implicit,
     from lam: t |t| with t = lam_j / S, the same bits as the stored
     copysign((|lam_j| / S)^2, lam_j). p = 1.5 keeps u implicit during a run, so that its
     updates touch one array as p = 2's do (`pgs_sync_u` writes u out when the run
-    returns). With `implicit` = U_IN_LU, v is the interleaved st.lu (p = 1.8)."""
+    returns). With `implicit` = U_IN_LU, v is the interleaved st.lu (p = 1.8 and general
+    p, `pgs_lu_wanted`)."""
     cdef double t
     if implicit == U_IN_LU:
         return v[2 * j]
@@ -254,7 +271,7 @@ cdef inline void _pow_finish(Py_ssize_t n, const int64_t* cols, const double* ne
     it, as in one update after another: the same values as n `_coord_update` calls.
 
     Q's new terms go to dq4, its old ones to m4, staged update t to lane t & 3: the
-    lanes of `_rowq225`'s registers (the caller stages from a multiple of 4 on), so both
+    lanes of `_rowpow`'s registers (the caller stages from a multiple of 4 on), so both
     paths sum the same way. A parked update (ratio past ratio_hi) makes its lane NaN.
     """
     cdef double pw[POW_CHUNK]
@@ -293,37 +310,54 @@ cdef inline void _pow_finish(Py_ssize_t n, const int64_t* cols, const double* ne
 
 
 cdef inline double _lane_sum(const double* a) noexcept nogil:
-    """The four lanes of `_pow_finish` / `_rowq225` added in one fixed order."""
+    """The four lanes of `_pow_finish` / `_rowpow` added in one fixed order."""
     return (a[0] + a[1]) + (a[2] + a[3])
 
 
-cdef inline Py_ssize_t _rowq225(const floating_t* data, const index_t* indices,
-                                Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
-                                double* u, Py_ssize_t sd, double inv_S, double ratio_hi,
-                                int64_t icol, double icpt, double* dq4,
-                                double* m4, double* w, double C) noexcept nogil:
+cdef inline Py_ssize_t _rowpow(const floating_t* data, const index_t* indices,
+                               Py_ssize_t lo, Py_ssize_t hi, double g, double* lam,
+                               double* u, Py_ssize_t sd, double inv_S, double ratio_hi,
+                               int64_t icol, double icpt, double* dq4,
+                               double* m4, double* w, double C, int p_kind,
+                               double qm1) noexcept nogil:
     """The entries of a row (and its intercept, entry hi - lo) that `pgs/_rowpow.h`
-    updates for p = 1.8 in AVX2 registers, from the first on; returns how many it took
-    (0 without AVX2). lam_j and u_j are lam[sd j] and u[sd j]; w (NULL: no average)
-    the average's one vector, w_j at w[j]."""
+    updates in AVX2 registers for p = 1.8 and general p, from the first on; returns how
+    many it took (0 without AVX2). lam_j and u_j are lam[sd j] and u[sd j] (sd = 2:
+    st.lu); w (NULL: no average) the average's one vector, w_j at w[j]."""
+    cdef int ws = <int>sd - 1
+    if p_kind == P_Q225:
+        if floating_t is double:
+            if index_t is int32_t:
+                return pgs_rowq225_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                           inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C,
+                                           qm1)
+            else:
+                return pgs_rowq225_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                           inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C,
+                                           qm1)
+        else:
+            if index_t is int32_t:
+                return pgs_rowq225_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                           inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C,
+                                           qm1)
+            else:
+                return pgs_rowq225_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                           inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C,
+                                           qm1)
     if floating_t is double:
         if index_t is int32_t:
-            return pgs_rowq225_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w,
-                                       <int>sd - 1, C)
+            return pgs_rowgen_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, qm1)
         else:
-            return pgs_rowq225_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w,
-                                       <int>sd - 1, C)
+            return pgs_rowgen_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, qm1)
     else:
         if index_t is int32_t:
-            return pgs_rowq225_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w,
-                                       <int>sd - 1, C)
+            return pgs_rowgen_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, qm1)
         else:
-            return pgs_rowq225_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                       inv_S, ratio_hi, icol, icpt, dq4, m4, w,
-                                       <int>sd - 1, C)
+            return pgs_rowgen_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, qm1)
 
 
 cdef inline double _row_update_pow(const floating_t* data, const index_t* indices,
@@ -333,13 +367,12 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
                                    double ratio_hi, Py_ssize_t icol, double icpt,
                                    Py_ssize_t sd, double* minus) noexcept nogil:
     """`_row_update_k` for p = 1.8 and general p, the intercept (if icpt != 0) taken as
-    the row's last entry; lam_j and u_j are lam[sd j] and u[sd j] (sd = 2: st.lu, p = 1.8
-    only; the average's wsum_j stays wsum[j]).
+    the row's last entry; lam_j and u_j are lam[sd j] and u[sd j] (sd = 2: st.lu, not
+    with spans; the average's wsum_j stays wsum[j]).
 
     The entries are staged by chunks of POW_CHUNK and their powers taken together
-    (`_pow_finish`); for p = 1.8, `_rowq225` first takes what it
-    can four at a time. Both give the values of one `_coord_update` after another,
-    with Q's terms summed in four lanes.
+    (`_pow_finish`); `_rowpow` first takes what it can four at a time. Both give the
+    values of one `_coord_update` after another, with Q's terms summed in four lanes.
     """
     cdef int64_t cols[POW_CHUNK]
     cdef double newv[POW_CHUNK]
@@ -357,9 +390,10 @@ cdef inline double _row_update_pow(const floating_t* data, const index_t* indice
     for t in range(4):
         dq4[t] = 0.0
         m4[t] = 0.0
-    if p_kind == P_Q225:
-        s = _rowq225(data, indices, lo, hi, g, lam, u, sd, inv_S, ratio_hi, icol, icpt,
-                     dq4, m4, wsum1, C)
+    # (not with spans: their clast is the staged path's alone)
+    if not spans:
+        s = _rowpow(data, indices, lo, hi, g, lam, u, sd, inv_S, ratio_hi, icol, icpt,
+                    dq4, m4, wsum1, C, p_kind, qm1)
     # (s is a multiple of 4 here unless all is done: chunks keep entry t in lane t & 3)
     while s < n_all:
         n = n_all - s if n_all - s < POW_CHUNK else POW_CHUNK
@@ -386,7 +420,7 @@ cdef inline double _row_update_k(const floating_t* data, const index_t* indices,
     """lam += g * x over one row's entries; returns the sum of Q's new terms (see
     `_coord_update`; the old ones are added to `minus`). For p = 1.8 and general p also
     the intercept's lam_icol += g * icpt if icpt != 0 (the caller does it for p = 2 and
-    1.5). sd = 2 (p = 1.8 only): lam and u are st.lu's (`_row_update_pow`).
+    1.5). sd = 2 (p = 1.8 and general p): lam and u are st.lu's (`_row_update_pow`).
 
     Entries are applied in order; two partial sums of Q's terms keep the adds of
     consecutive entries independent (one sum would chain them).
@@ -579,18 +613,20 @@ cdef void pgs_sync_u(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noex
 
 
 cdef bint pgs_lu_wanted(const PGSParams* prm) noexcept nogil:
-    """Whether a run keeps lam and u interleaved in st.lu: p = 1.8 updating row by row
-    (not prm.by_column; the AVX2 row update's case; elsewhere both layouts cost the
-    same or the batch path does its own staging). The average's wsum stays an array of
-    its own (`_fold_average` reads u from st.lu).
+    """Whether a run keeps lam and u interleaved in st.lu: p = 1.8 and general p
+    updating row by row (not prm.by_column; the AVX2 row update's cases; elsewhere both
+    layouts cost the same or the batch path does its own staging), except an average
+    kept by spans (p < 1.2), whose clast the staged path indexes by column. The
+    average's wsum stays an array of its own (`_fold_average` reads u from st.lu).
 
-    A k = 1 update of p = 1.8 reads lam_j right after the margin read u_j: as two arrays
-    (2 x 8 bytes x n_cols, more than L2 at RCV1's width) that is a second miss, and
-    0.83x the time with one line for both (paired runs, logistic, i.i.d. rows;
-    hinge 0.91x, rows in file order 0.86x). General p gained 2-3% (its power is most of
-    its cost), not worth the two extra vectors.
+    A k = 1 update reads lam_j right after the margin read u_j: as two arrays (2 x 8
+    bytes x n_cols, more than L2 at RCV1's width) that is a second miss. p = 1.8 took
+    0.83x the time with one line for both (paired runs, logistic, i.i.d. rows; hinge
+    0.91x, rows in file order 0.86x); general p about 0.95x with its AVX2 row update.
     """
-    return prm.p_kind == P_Q225 and not prm.by_column
+    return ((prm.p_kind == P_Q225
+             or (prm.p_kind == P_GENERAL and not prm.average_spans))
+            and not prm.by_column)
 
 
 cdef void pgs_lu_pack(const PGSParams* prm, PGSState* st, Py_ssize_t n_cols) noexcept nogil:
@@ -1252,8 +1288,8 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef Py_ssize_t lane_n0[MAX_LANES]
     cdef Py_ssize_t lane_n1[MAX_LANES]
     cdef bint lists, fused, nonfinite = False
-    # p = 1.5 keeps u implicit (_u_at): its margins read lam. p = 1.8 (row by row) may
-    # run on st.lu, lam and u interleaved (pgs_lu_wanted): its margins
+    # p = 1.5 keeps u implicit (_u_at): its margins read lam. p = 1.8 and general p (row
+    # by row) may run on st.lu, lam and u interleaved (pgs_lu_wanted): their margins
     # read u there, its row updates take lam = lu + 1, u = lu and a stride of 2.
     cdef bint in_lu = st.lu != NULL and pgs_lu_wanted(prm)
     cdef double* lam = st.lu + 1 if in_lu else st.lam
@@ -1812,8 +1848,8 @@ cdef class Solver:
 
     @property
     def interleaved(self):
-        """Whether runs keep lam and u interleaved (p = 1.8 row by row, at most
-        LU_MAX_COLS columns; see pgs_lu_wanted)."""
+        """Whether runs keep lam and u interleaved (p = 1.8 and general p row by row, at
+        most LU_MAX_COLS columns; see pgs_lu_wanted)."""
         return self._lu is not None
 
     @property
@@ -2457,17 +2493,17 @@ def _set_by_column_max_cols(Py_ssize_t n):
 
 
 def _use_interleaved(bint on):
-    """Tests: run p = 1.8 on lam and u as two arrays (False) instead of interleaved in
-    st.lu (True, the default, where `pgs_lu_wanted`); the two give the same bits. Not
-    while a run is going."""
+    """Tests: run p = 1.8 and general p on lam and u as two arrays (False) instead of
+    interleaved in st.lu (True, the default, where `pgs_lu_wanted`); the two give the
+    same bits. Not while a run is going."""
     global _LU_ON
     _LU_ON = on
 
 
 def _use_simd_rows(bint on):
-    """Tests: send p = 1.8's row (and batch) updates through the staged path (False) or
-    let the AVX2 update take them where it can (True, the default); the two give the
-    same bits. Not while a run is going."""
+    """Tests: send the row updates of p = 1.8 and general p (and p = 1.8's batch
+    updates) through the staged path (False) or let the AVX2 update take them where it
+    can (True, the default); the two give the same bits. Not while a run is going."""
     pgs_rowpow_use(on)
 
 

@@ -1,13 +1,16 @@
-/* One row's update lam += g x for p = 1.8 (q - 1 = 1.25), four entries at a time.
+/* One row's update lam += g x for p = 1.8 (q - 1 = 1.25) and general p, four entries at
+ * a time.
  *
  * The staged update of pgs/_core.pyx (_pow_stage, then a chunk's powers in one
  * pgs_powq_n call, then _pow_finish) moves every entry through five buffers and
- * back: about 40 scalar instructions an entry besides the two square roots. On x86-64
- * CPUs with AVX2 and FMA this does the same arithmetic in 256-bit registers straight
- * from the row: four lam_j and u_j read, the new lam_j, its ratio r = |lam_j| / S,
+ * back: about 40 scalar instructions an entry besides the powers. On x86-64 CPUs with
+ * AVX2 and FMA this does the same arithmetic in 256-bit registers straight from the
+ * row. For p = 1.8: four lam_j and u_j read, the new lam_j, its ratio r = |lam_j| / S,
  * u_j = r sqrt(sqrt(r)) (pgs_powq4, the staged path's own), and u_j and lam_j written
- * back. (General p gains nothing from this here: its power, done four at a time in
- * either path, is most of its cost, and inside this loop it overlaps less.)
+ * back. General p's power (pgs_pow4) is a long chain of arithmetic; inside that loop
+ * too little of it overlaps (1.01x the staged path's time, RCV1-like, k = 1), so its
+ * groups go through three passes over chunks of the row (PGS_GEN_GROUPS, below), with
+ * the powers in a tight loop of their own (0.96x).
  *
  * The row's entries are taken from the start, in groups of four, while no group
  * repeats a column and no ratio passes ratio_hi; then the last 1-3 entries and the
@@ -26,7 +29,7 @@
  *
  * With the average (w, not NULL), w_j += C (u_j' - u_j) for each entry, as the staged
  * path's _finish_one does (a multiply, a subtraction and an add: the same bits):
- * p = 1.8's average in one vector, see _fold_average in pgs/_core.pyx. w_j is w[j]
+ * the average in one vector (p >= 1.2), see _fold_average in pgs/_core.pyx. w_j is w[j]
  * whatever sd (the row functions take wshift = sd - 1).
  *
  * pgs_colsq225 does the same for a batch of k >= 16 rows, whose steps the kernel sums
@@ -62,12 +65,13 @@ static void pgs_rowpow_use(int on) { pgs_rowpow_on = on; }
 
 #ifdef PGS_POW_X86
 /* One group: old lam_j, the steps d and old u_j of four entries in, the new lam_j and
-   u_j out; Q's new terms r * r^1.25 added to *DQ, its old ones a_old * |u_j| to *M.
-   Returns 0, doing nothing, if a ratio passes HI (the staged path parks it). */
+   u_j out; Q's new terms r * r^(q-1) added to *DQ, its old ones a_old * |u_j| to *M.
+   Returns 0, doing nothing, if a ratio passes HI (the staged path parks it). KIND and
+   E as for pgs_powq4 (the callers pass constants: the compiler specialises). */
 __attribute__((target("avx2,fma")))
-static inline int pgs_q225_group(__m256d old, __m256d d, __m256d uo, __m256d IS,
-                                 __m256d HI, __m256d* DQ, __m256d* M, __m256d* nw,
-                                 __m256d* un) {
+static inline int pgs_pow_group(__m256d old, __m256d d, __m256d uo, __m256d IS,
+                                __m256d HI, int kind, __m256d E, __m256d* DQ, __m256d* M,
+                                __m256d* nw, __m256d* un) {
     const __m256d SIGN = _mm256_set1_pd(-0.0);
     __m256d n = _mm256_add_pd(old, d);
     __m256d r = _mm256_mul_pd(_mm256_andnot_pd(SIGN, n), IS);
@@ -75,7 +79,7 @@ static inline int pgs_q225_group(__m256d old, __m256d d, __m256d uo, __m256d IS,
     if (_mm256_movemask_pd(_mm256_cmp_pd(r, HI, _CMP_GT_OQ)))
         return 0;
     a_old = _mm256_mul_pd(_mm256_andnot_pd(SIGN, old), IS);
-    pw = pgs_powq4(r, PGS_POW_Q225, _mm256_set1_pd(1.25));
+    pw = pgs_powq4(r, kind, E);
     *M = _mm256_add_pd(*M, _mm256_mul_pd(a_old, _mm256_andnot_pd(SIGN, uo)));
     *DQ = _mm256_add_pd(*DQ, _mm256_mul_pd(r, pw));
     *nw = n;
@@ -104,21 +108,92 @@ static inline void pgs_average4(double* w, const int64_t* j, int sh, __m256d C,
                  _mm256_add_pd(wo, _mm256_mul_pd(C, _mm256_sub_pd(un, uo))));
 }
 
-#define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4)                                  \
+/* General p's full groups, chunk by chunk (up to PGS_GEN_GROUPS groups): first each
+   group's new lam_j (written back at once, as the staged path does), its ratios and
+   a_old = |lam_j| / S into buffers; then the chunk's powers in one tight loop, where
+   four vectors' long chains of arithmetic overlap (inside the group loop they would
+   not); then each group's u_j, read and written in order, and Q's terms. A column in
+   two groups of a chunk thus sees the other's lam_j and u_j as one entry after
+   another would. (p = 1.8's two roots are short enough to stay in the group loop.) */
+#define PGS_GEN_GROUPS 32
+
+__attribute__((target("avx2,fma")))
+static inline void pgs_gen_finish(const int64_t* jb, const double* ab, const double* rb,
+                                  const double* pb, const double* nb, ptrdiff_t ng,
+                                  double* u, double* w, int wshift, __m256d CC,
+                                  __m256d* DQ, __m256d* M) {
+    const __m256d SIGN = _mm256_set1_pd(-0.0);
+    __m256d U, pw, un;
+    ptrdiff_t t;
+    for (t = 0; t < 4 * ng; t += 4) {
+        const int64_t* j = jb + t;
+        U = _mm256_set_pd(u[j[3]], u[j[2]], u[j[1]], u[j[0]]);
+        pw = _mm256_loadu_pd(pb + t);
+        *M = _mm256_add_pd(*M, _mm256_mul_pd(_mm256_loadu_pd(ab + t),
+                                             _mm256_andnot_pd(SIGN, U)));
+        *DQ = _mm256_add_pd(*DQ, _mm256_mul_pd(_mm256_loadu_pd(rb + t), pw));
+        un = _mm256_or_pd(_mm256_andnot_pd(SIGN, pw),
+                          _mm256_and_pd(SIGN, _mm256_loadu_pd(nb + t)));
+        pgs_scatter4(u, j[0], j[1], j[2], j[3], un);
+        if (w)
+            pgs_average4(w, j, wshift, CC, U, un);
+    }
+}
+
+/* NAME: the row update for KIND (PGS_POW_Q225: q - 1 = 1.25, lam and u at stride sd;
+   PGS_POW_GENERAL: q - 1 = qm1, sd must be 1). */
+#define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4, KIND)                            \
 __attribute__((target("avx2,fma")))                                                   \
 static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
                              double g, double* lam, double* u, ptrdiff_t sd,          \
                              double inv_S, double ratio_hi, int64_t icol, double icpt, \
                              double* dq4, double* m4, double* w, int wshift,          \
-                             double C) {                                              \
+                             double C, double qm1) {                                  \
     const __m256d G = _mm256_set1_pd(g), IS = _mm256_set1_pd(inv_S);                  \
     const __m256d HI = _mm256_set1_pd(ratio_hi), CC = _mm256_set1_pd(C);              \
+    const __m256d E = _mm256_set1_pd(KIND == PGS_POW_Q225 ? 1.25 : qm1);              \
+    const __m256d SIGN = _mm256_set1_pd(-0.0);                                        \
     __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);                       \
-    __m256d nw, un, U;                                                                \
+    __m256d nw, un, U, r, ol;                                                         \
     int64_t j[4];                                                                     \
+    int64_t jb[4 * PGS_GEN_GROUPS];                                                   \
+    double ab[4 * PGS_GEN_GROUPS], rb[4 * PGS_GEN_GROUPS], nb[4 * PGS_GEN_GROUPS];    \
+    double pb[4 * PGS_GEN_GROUPS];                                                    \
     double x[4], o[4], uo[4], out[4];                                                 \
-    ptrdiff_t s = 0, r, l, cnt;                                                       \
-    for (; s + 4 <= n; s += 4) {                                                      \
+    ptrdiff_t s = 0, r0, l, cnt, ng, t;                                               \
+    int stop = 0;                                                                     \
+    while (KIND == PGS_POW_GENERAL && !stop && s + 4 <= n) {                          \
+        for (ng = 0; ng < PGS_GEN_GROUPS && s + 4 * ng + 4 <= n; ng++) {              \
+            int64_t* jg = jb + 4 * ng;                                                \
+            jg[0] = sd * (int64_t)idx[s + 4 * ng];                                         \
+            jg[1] = sd * (int64_t)idx[s + 4 * ng + 1];                                     \
+            jg[2] = sd * (int64_t)idx[s + 4 * ng + 2];                                     \
+            jg[3] = sd * (int64_t)idx[s + 4 * ng + 3];                                     \
+            if ((jg[0] == jg[1]) | (jg[0] == jg[2]) | (jg[0] == jg[3])                \
+                    | (jg[1] == jg[2]) | (jg[1] == jg[3]) | (jg[2] == jg[3])) {       \
+                stop = 1;                                                             \
+                break;                                                                \
+            }                                                                         \
+            ol = _mm256_set_pd(lam[jg[3]], lam[jg[2]], lam[jg[1]], lam[jg[0]]);       \
+            nw = _mm256_add_pd(ol, _mm256_mul_pd(G, LOAD4(data + s + 4 * ng)));       \
+            r = _mm256_mul_pd(_mm256_andnot_pd(SIGN, nw), IS);                        \
+            if (_mm256_movemask_pd(_mm256_cmp_pd(r, HI, _CMP_GT_OQ))) {               \
+                stop = 1;                                                             \
+                break;                                                                \
+            }                                                                         \
+            _mm256_storeu_pd(ab + 4 * ng, _mm256_mul_pd(_mm256_andnot_pd(SIGN, ol), IS)); \
+            _mm256_storeu_pd(rb + 4 * ng, r);                                         \
+            _mm256_storeu_pd(nb + 4 * ng, nw);                                        \
+            pgs_scatter4(lam, jg[0], jg[1], jg[2], jg[3], nw);                        \
+        }                                                                             \
+        for (t = 0; t < 4 * ng; t += 4)                                               \
+            _mm256_storeu_pd(pb + t, pgs_pow4(_mm256_loadu_pd(rb + t), E));           \
+        pgs_gen_finish(jb, ab, rb, pb, nb, ng, u, w, wshift, CC, &DQ, &M);                    \
+        s += 4 * ng;                                                                  \
+    }                                                                                 \
+    if (stop)                                                                         \
+        goto done;                                                                    \
+    for (; KIND == PGS_POW_Q225 && s + 4 <= n; s += 4) {                              \
         j[0] = sd * (int64_t)idx[s];                                                  \
         j[1] = sd * (int64_t)idx[s + 1];                                              \
         j[2] = sd * (int64_t)idx[s + 2];                                              \
@@ -127,9 +202,10 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
                 | (j[1] == j[3]) | (j[2] == j[3]))                                    \
             goto done;                                                                \
         U = _mm256_set_pd(u[j[3]], u[j[2]], u[j[1]], u[j[0]]);                       \
-        if (!pgs_q225_group(                                                          \
+        if (!pgs_pow_group(                                                           \
                 _mm256_set_pd(lam[j[3]], lam[j[2]], lam[j[1]], lam[j[0]]),            \
-                _mm256_mul_pd(G, LOAD4(data + s)), U, IS, HI, &DQ, &M, &nw, &un))     \
+                _mm256_mul_pd(G, LOAD4(data + s)), U, IS, HI, KIND, E, &DQ, &M, &nw,  \
+                &un))                                                                 \
             goto done;                                                                \
         pgs_scatter4(lam, j[0], j[1], j[2], j[3], nw);                                \
         pgs_scatter4(u, j[0], j[1], j[2], j[3], un);                                  \
@@ -137,21 +213,21 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
             pgs_average4(w, j, wshift, CC, U, un);                                    \
     }                                                                                 \
     /* the last 1-3 entries and the intercept (never a column of the row), masked */  \
-    r = n - s;                                                                        \
-    cnt = r + (icpt != 0.0);                                                          \
+    r0 = n - s;                                                                       \
+    cnt = r0 + (icpt != 0.0);                                                         \
     if (cnt == 0)                                                                     \
         goto done;                                                                    \
     for (l = 0; l < 4; l++) {                                                         \
-        j[l] = sd * (l < r ? (int64_t)idx[s + l] : icol);                             \
-        x[l] = l < r ? (double)data[s + l] : (l == r ? icpt : 0.0);                   \
+        j[l] = sd * (l < r0 ? (int64_t)idx[s + l] : icol);                            \
+        x[l] = l < r0 ? (double)data[s + l] : (l == r0 ? icpt : 0.0);                 \
         o[l] = l < cnt ? lam[j[l]] : 0.0;                                             \
         uo[l] = l < cnt ? u[j[l]] : 0.0;                                              \
     }                                                                                 \
-    if ((r > 1 && j[0] == j[1]) | (r > 2 && (j[0] == j[2] || j[1] == j[2])))          \
+    if ((r0 > 1 && j[0] == j[1]) | (r0 > 2 && (j[0] == j[2] || j[1] == j[2])))        \
         goto done;                                                                    \
     U = _mm256_loadu_pd(uo);                                                          \
-    if (!pgs_q225_group(_mm256_loadu_pd(o), _mm256_mul_pd(G, _mm256_loadu_pd(x)), U,  \
-                        IS, HI, &DQ, &M, &nw, &un))                                   \
+    if (!pgs_pow_group(_mm256_loadu_pd(o), _mm256_mul_pd(G, _mm256_loadu_pd(x)), U,   \
+                       IS, HI, KIND, E, &DQ, &M, &nw, &un))                           \
         goto done;                                                                    \
     _mm256_storeu_pd(out, nw);                                                        \
     for (l = 0; l < cnt; l++)                                                         \
@@ -174,11 +250,11 @@ static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
                              double g, double* lam, double* u, ptrdiff_t sd,          \
                              double inv_S, double ratio_hi, int64_t icol, double icpt, \
                              double* dq4, double* m4, double* w, int wshift,          \
-                             double C) {                                              \
+                             double C, double qm1) {                                  \
     if (!pgs_pow_simd || !pgs_rowpow_on)                                              \
         return 0;                                                                     \
     return NAME##_avx2(data, idx, n, g, lam, u, sd, inv_S, ratio_hi, icol, icpt, dq4,   \
-                       m4, w, wshift, C);                                             \
+                       m4, w, wshift, C, qm1);                                        \
 }
 
 /* p = 1.8's updates lam_j += d_t of a batch (k >= 16), one per distinct column
@@ -191,7 +267,7 @@ static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff
                                    double* lam, double* u, double inv_S, double ratio_hi,
                                    double* dq4, double* m4, double* w, double C) {
     const __m256d IS = _mm256_set1_pd(inv_S), HI = _mm256_set1_pd(ratio_hi);
-    const __m256d CC = _mm256_set1_pd(C);
+    const __m256d CC = _mm256_set1_pd(C), E = _mm256_set1_pd(1.25);
     __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);
     __m256d nw, un, U;
     int64_t j[4];
@@ -203,8 +279,9 @@ static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff
         j[2] = cols[s + 2];
         j[3] = cols[s + 3];
         U = _mm256_set_pd(u[j[3]], u[j[2]], u[j[1]], u[j[0]]);
-        if (!pgs_q225_group(_mm256_set_pd(lam[j[3]], lam[j[2]], lam[j[1]], lam[j[0]]),
-                            _mm256_loadu_pd(d + s), U, IS, HI, &DQ, &M, &nw, &un))
+        if (!pgs_pow_group(_mm256_set_pd(lam[j[3]], lam[j[2]], lam[j[1]], lam[j[0]]),
+                           _mm256_loadu_pd(d + s), U, IS, HI, PGS_POW_Q225, E, &DQ, &M,
+                           &nw, &un))
             goto done;
         pgs_scatter4(lam, j[0], j[1], j[2], j[3], nw);
         pgs_scatter4(u, j[0], j[1], j[2], j[3], un);
@@ -221,8 +298,8 @@ static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff
         uo[l] = l < r ? u[j[l]] : 0.0;
     }
     U = _mm256_loadu_pd(uo);
-    if (!pgs_q225_group(_mm256_loadu_pd(o), _mm256_loadu_pd(x), U, IS, HI, &DQ, &M, &nw,
-                        &un))
+    if (!pgs_pow_group(_mm256_loadu_pd(o), _mm256_loadu_pd(x), U, IS, HI, PGS_POW_Q225, E,
+                       &DQ, &M, &nw, &un))
         goto done;
     _mm256_storeu_pd(out, nw);
     for (l = 0; l < r; l++)
@@ -263,23 +340,27 @@ static inline ptrdiff_t pgs_colsq225(const int64_t* cols, const double* d, ptrdi
     (void)dq4; (void)m4; (void)w; (void)C;
     return 0;
 }
-#define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4)                                  \
+#define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4, KIND)                            \
 static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
                              double g, double* lam, double* u, ptrdiff_t sd,          \
                              double inv_S, double ratio_hi, int64_t icol, double icpt, \
                              double* dq4, double* m4, double* w, int wshift,          \
-                             double C) {                                              \
+                             double C, double qm1) {                                  \
     (void)data; (void)idx; (void)n; (void)g; (void)lam; (void)u; (void)sd;           \
     (void)inv_S; (void)ratio_hi; (void)icol; (void)icpt; (void)dq4; (void)m4;         \
-    (void)w; (void)wshift; (void)C;                                                   \
+    (void)w; (void)wshift; (void)C; (void)qm1;                                        \
     return 0;                                                                         \
 }
 #endif  /* PGS_POW_X86 */
 
 /* data float64 / float32, indices int32 / int64: the CSR types the kernel takes */
-PGS_ROWPOW_DEFINE(pgs_rowq225_f64_i32, double, int32_t, PGS_LOAD4_F64)
-PGS_ROWPOW_DEFINE(pgs_rowq225_f64_i64, double, int64_t, PGS_LOAD4_F64)
-PGS_ROWPOW_DEFINE(pgs_rowq225_f32_i32, float, int32_t, PGS_LOAD4_F32)
-PGS_ROWPOW_DEFINE(pgs_rowq225_f32_i64, float, int64_t, PGS_LOAD4_F32)
+PGS_ROWPOW_DEFINE(pgs_rowq225_f64_i32, double, int32_t, PGS_LOAD4_F64, PGS_POW_Q225)
+PGS_ROWPOW_DEFINE(pgs_rowq225_f64_i64, double, int64_t, PGS_LOAD4_F64, PGS_POW_Q225)
+PGS_ROWPOW_DEFINE(pgs_rowq225_f32_i32, float, int32_t, PGS_LOAD4_F32, PGS_POW_Q225)
+PGS_ROWPOW_DEFINE(pgs_rowq225_f32_i64, float, int64_t, PGS_LOAD4_F32, PGS_POW_Q225)
+PGS_ROWPOW_DEFINE(pgs_rowgen_f64_i32, double, int32_t, PGS_LOAD4_F64, PGS_POW_GENERAL)
+PGS_ROWPOW_DEFINE(pgs_rowgen_f64_i64, double, int64_t, PGS_LOAD4_F64, PGS_POW_GENERAL)
+PGS_ROWPOW_DEFINE(pgs_rowgen_f32_i32, float, int32_t, PGS_LOAD4_F32, PGS_POW_GENERAL)
+PGS_ROWPOW_DEFINE(pgs_rowgen_f32_i64, float, int64_t, PGS_LOAD4_F32, PGS_POW_GENERAL)
 
 #endif  /* PGS_ROWPOW_H */

@@ -82,8 +82,8 @@ def test_path_chosen_from_the_data(p, average):
     """p = 1.8, general p (with the average: p >= 1.2) and p = 1.5 with the average,
     16 <= k < 2048: the first run picks row by row where batches repeat few columns
     (wide rows), by column where they repeat many (its sums save a power, or the
-    average's update, per repeat); p = 1.8's rows then run on the interleaved lam and
-    u. Elsewhere the path is fixed when the solver is made."""
+    average's update, per repeat); rows of p = 1.8 and general p then run on the
+    interleaved lam and u. Elsewhere the path is fixed when the solver is made."""
     for data, by_column in ((_wide(), False), (_narrow(), True)):
         X, y = data
         b = as_csr_buffers(X)
@@ -91,7 +91,7 @@ def test_path_chosen_from_the_data(p, average):
         assert s.by_column is None and not s.interleaved
         assert s.run(5, b.data, b.indices, b.indptr, y) == 0
         assert s.by_column is by_column
-        assert s.interleaved is (p == 1.8 and not by_column)
+        assert s.interleaved is (p != 1.5 and not by_column)
         # once chosen, kept for the solver's later runs whatever their data
         Xo, yo = _narrow() if not by_column else _wide()
         bo = as_csr_buffers(Xo[:, :X.shape[1]] if Xo.shape[1] > X.shape[1] else Xo)

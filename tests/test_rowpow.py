@@ -1,4 +1,5 @@
-"""p = 1.8's row update four entries at a time (pgs/_rowpow.h) against the staged path.
+"""The row update of p = 1.8 and of general p four entries at a time (pgs/_rowpow.h)
+against the staged path.
 
 With AVX2 the kernel updates a row's entries, and its intercept, in 256-bit
 registers; a group of four that repeats a column, a ratio past the parking bound, or a
@@ -68,9 +69,10 @@ def _run(data, indices, indptr, y, n_features, loss, p, k, icpt, average, T):
     return np.array(s.lam), np.array(s.u)
 
 
-# (p = 1.8 only: other p have no AVX2 row update, so the switch would change nothing;
-# their staged path, intercept included, is checked against the reference in
-# test_kernel_reference.py)
+# (p = 1.8 and general p: p = 2 and 1.5 have no AVX2 row update, so the switch would
+# change nothing; the staged path, intercept included, is checked against the reference
+# in test_kernel_reference.py)
+ROW_PS = (1.8, 1.7)
 CASES = list(itertools.product(
     ("logistic", "hinge", "squared"),
     (1, 5),
@@ -82,11 +84,11 @@ CASES = list(itertools.product(
 @pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
 @pytest.mark.parametrize("dtypes", [(np.float64, np.int32), (np.float32, np.int64)])
 @pytest.mark.parametrize("loss,k,icpt,average", CASES)
-def test_row_update_same_bits_as_staged(loss, k, icpt, average, dtypes):
+@pytest.mark.parametrize("p", ROW_PS)
+def test_row_update_same_bits_as_staged(p, loss, k, icpt, average, dtypes):
     """Awkward rows (unsorted, repeated columns, 0-12 entries), with and without the
     intercept and the average: the AVX2 row update and the staged path give the same
     lam and u (and average)."""
-    p = 1.8
     rng = np.random.default_rng(7)
     data, indices, indptr = _awkward_csr(rng)
     dt, it = dtypes
@@ -105,9 +107,11 @@ def test_row_update_same_bits_as_staged(loss, k, icpt, average, dtypes):
 
 
 @pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
-def test_long_rows_same_bits_as_staged():
-    """Rows longer than a staging chunk, some leaving the AVX2 path half-way (a repeated
-    column): the staged rest keeps every entry in its lane."""
+@pytest.mark.parametrize("p", ROW_PS)
+def test_long_rows_same_bits_as_staged(p):
+    """Rows longer than a staging chunk (and than general p's AVX2 chunk, also 128
+    entries), some leaving the AVX2 path half-way (a repeated column): the staged rest
+    keeps every entry in its lane."""
     rng = np.random.default_rng(11)
     data, indices, indptr = _long_rows_csr(rng)
     y = np.where(rng.standard_normal(len(indptr) - 1) > 0, 1.0, -1.0)
@@ -116,7 +120,7 @@ def test_long_rows_same_bits_as_staged():
         for rows in (True, False):
             _use_simd_rows(rows)
             _use_interleaved(rows)
-            out[rows] = _run(data, indices, indptr, y, 400, "logistic", 1.8, 1, 1.0,
+            out[rows] = _run(data, indices, indptr, y, 400, "logistic", p, 1, 1.0,
                              False, 400)
     finally:
         _use_simd_rows(True)
@@ -148,12 +152,13 @@ def test_row_update_same_bits_as_libm_path():
 
 @pytest.mark.skipif(not SIMD_POWERS, reason="the CPU has no AVX2 + FMA")
 @pytest.mark.parametrize("average", [False, True])
-def test_row_update_parks_as_staged(average):
+@pytest.mark.parametrize("p", ROW_PS)
+def test_row_update_parks_as_staged(p, average):
     """A step that takes |lam_j| / S past the parking bound 2^(900 / q): a first row of
     1e-200 makes S tiny (Q underflows, the kernel rescales), the second row's entries of
     1e100 then give ratios near 1e300. The group is parked by the staged path, Q turns
-    NaN, the kernel rescales (p = 1.8: on st.lu, unpacked and packed around it): the
-    same bits as the staged path on two arrays, and a finite model."""
+    NaN, the kernel rescales (on st.lu, unpacked and packed around it): the same bits
+    as the staged path on two arrays, and a finite model."""
     data = np.array([1e-200] + [1e100, -2e100, 3e100, 1e100, 5e100, 1e100])
     indices = np.array([0, 1, 2, 3, 4, 5, 6], dtype=np.int32)
     indptr = np.array([0, 1, 7], dtype=np.int32)
@@ -164,7 +169,7 @@ def test_row_update_parks_as_staged(average):
             _use_simd_rows(rows)
             _use_interleaved(rows)
             # (no intercept: its lam would keep S near 1)
-            s = Solver(7, LOSS_NAMES.index("hinge"), 1.8, 1e-2, 0.0, 0.0, 0.0, 1, 0,
+            s = Solver(7, LOSS_NAMES.index("hinge"), p, 1e-2, 0.0, 0.0, 0.0, 1, 0,
                        average, np.array([3, 1, 4, 1], dtype=np.uint64), 2)  # in order
             s.run(40, data, indices, indptr, y)
             out[rows] = (np.array(s.lam), np.array(s.u)) + (
@@ -181,16 +186,18 @@ def test_row_update_parks_as_staged(average):
 @pytest.mark.parametrize("loss,k,iterate", [("logistic", 1, "last"), ("hinge", 1, "last"),
                                             ("squared", 5, "last"), ("logistic", 1, "average"),
                                             ("hinge", 5, "average")])
-def test_interleaved_lam_u_same_bits(loss, k, iterate, sampling):
-    """p = 1.8 runs on lam and u interleaved (st.lu) for the length of a run: the same
-    bits as two arrays, for a split run (warm start) too, whatever the CPU."""
+@pytest.mark.parametrize("p", ROW_PS)
+def test_interleaved_lam_u_same_bits(p, loss, k, iterate, sampling):
+    """p = 1.8 and general p run on lam and u interleaved (st.lu) for the length of a
+    run: the same bits as two arrays, for a split run (warm start) too, whatever the
+    CPU."""
     import scipy.sparse as sp
 
     import pgs
 
     X = sp.random(600, 90, density=0.1, random_state=2, format="csr")
     y = np.where(np.arange(600) % 3 == 0, 1.0, -1.0)
-    kw = dict(loss=loss, p=1.8, sigma=1e-3, k=k, iterate=iterate, sampling=sampling,
+    kw = dict(loss=loss, p=p, sigma=1e-3, k=k, iterate=iterate, sampling=sampling,
               seed=3)
     out = {}
     try:
@@ -208,7 +215,8 @@ def test_interleaved_lam_u_same_bits(loss, k, iterate, sampling):
         assert np.array_equal(a, b)
 
 
-def test_interleaved_lam_u_picked_iterate_same_bits():
+@pytest.mark.parametrize("p", ROW_PS)
+def test_interleaved_lam_u_picked_iterate_same_bits(p):
     """iterate="random" keeps w at a drawn iteration, read from st.lu mid-run."""
     import scipy.sparse as sp
 
@@ -220,7 +228,7 @@ def test_interleaved_lam_u_picked_iterate_same_bits():
     try:
         for on in (True, False):
             _use_interleaved(on)
-            out[on] = pgs.train(X, y, loss="logistic", p=1.8, sigma=1e-3, T=1500,
+            out[on] = pgs.train(X, y, loss="logistic", p=p, sigma=1e-3, T=1500,
                                 iterate="random", seed=8).full_weights()
     finally:
         _use_interleaved(True)
@@ -228,7 +236,8 @@ def test_interleaved_lam_u_picked_iterate_same_bits():
     assert np.array_equal(out[True], out[False])
 
 
-def test_interleaved_lam_u_lockstep_same_bits():
+@pytest.mark.parametrize("p", ROW_PS)
+def test_interleaved_lam_u_lockstep_same_bits(p):
     """One-vs-rest in lock-step (short blocks of each problem in turn, st.lu packed
     once per call): the same coefficients as with two arrays."""
     from pgs.estimators import PGSClassifier
@@ -240,7 +249,7 @@ def test_interleaved_lam_u_lockstep_same_bits():
     try:
         for on in (True, False):
             _use_interleaved(on)
-            clf = PGSClassifier("logistic", p=1.8, sigma=1e-2, T=2000, random_state=0)
+            clf = PGSClassifier("logistic", p=p, sigma=1e-2, T=2000, random_state=0)
             coefs[on] = clf.fit(X, y).coef_.copy()
     finally:
         _use_interleaved(True)
@@ -255,8 +264,12 @@ def test_interleaved_lam_u_lockstep_same_bits():
     (1.8, 1, True, 1000, True),             # the average's wsum beside st.lu
     (2.0, 1, False, 1000, False),
     (1.5, 1, False, 1000, False),
-    (1.7, 1, False, 1000, False),
+    (1.7, 1, False, 1000, True),            # general p too
+    (1.7, 1, True, 1000, True),
+    (1.1, 1, False, 1000, True),
+    (1.1, 1, True, 1000, False),            # an average kept by spans: two arrays
     (1.8, 1, False, 2**21, False),          # past LU_MAX_COLS: the memory budget
+    (1.7, 1, False, 2**21, False),
 ])
 def test_interleaved_only_where_wanted(p, k, average, n_features, expected):
     s = Solver(n_features, LOSS_NAMES.index("hinge"), p, 1e-2, 0.0, 1.0, 0.0, k, 0,
