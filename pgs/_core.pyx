@@ -59,9 +59,10 @@ cdef extern from "_rowpow.h" nogil:
     # (see the header)
     void pgs_rowpow_use(int on) noexcept
     double pgs_copysign(double mag, double sgn) noexcept
-    Py_ssize_t pgs_colsq225(const int64_t* cols, const double* d, Py_ssize_t n, double* lam,
-                            double* u, double inv_S, double ratio_hi, double* dq4,
-                            double* m4, double* w, double C) noexcept
+    Py_ssize_t pgs_colspow(const int64_t* cols, const double* d, Py_ssize_t n, double* lam,
+                           double* u, double inv_S, double ratio_hi, double* dq4,
+                           double* m4, double* w, double C, int kind,
+                           double qm1) noexcept
     Py_ssize_t pgs_rowq225_f64_i32(
         const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
@@ -1163,8 +1164,8 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
                             double inv_S, double ratio_hi, double* minus) noexcept nogil:
     """`_apply_sums` for p = 1.8 and general p: the batch's non-zero steps gathered by
     chunks of POW_CHUNK, then staged and their powers taken together (`_pow_stage`,
-    `_pow_finish`); for p = 1.8 `pgs_colsq225` first takes what it
-    can four at a time (the same values and lanes)."""
+    `_pow_finish`); `pgs_colspow` first takes what it can four at a time (the same
+    values and lanes)."""
     cdef int64_t ccols[POW_CHUNK]
     cdef double cd[POW_CHUNK]
     cdef int64_t cols[POW_CHUNK]
@@ -1194,8 +1195,9 @@ cdef double _apply_sums_pow(const int64_t* fresh, Py_ssize_t n, Py_ssize_t step,
                 cd[nc] = d
                 nc += 1
         s = 0
-        if p_kind == P_Q225:
-            s = pgs_colsq225(ccols, cd, nc, lam, u, inv_S, ratio_hi, dq4, m4, wsum1, C)
+        if not spans:   # (spans: the staged path's alone)
+            s = pgs_colspow(ccols, cd, nc, lam, u, inv_S, ratio_hi, dq4, m4, wsum1, C, kind,
+                            qm1)
         # (s is a multiple of 4 unless all is done: update t keeps lane t & 3)
         if s < nc:
             for t in range(s, nc):

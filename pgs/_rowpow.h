@@ -32,7 +32,7 @@
  * the average in one vector (p >= 1.2), see _fold_average in pgs/_core.pyx. w_j is w[j]
  * whatever sd (the row functions take wshift = sd - 1).
  *
- * pgs_colsq225 does the same for a batch of k >= 16 rows, whose steps the kernel sums
+ * pgs_colspow does the same for a batch of k >= 16 rows, whose steps the kernel sums
  * per column first: one update per distinct column, so no group repeats one.
  *
  * Without AVX2 (or on other CPUs) the functions take no entry.
@@ -140,6 +140,40 @@ static inline void pgs_gen_finish(const int64_t* jb, const double* ab, const dou
     }
 }
 
+/* Phase one for group g of a chunk (columns jb[4g..4g+3], distinct, steps D): the new
+   lam_j written back, a_old, the ratios and the new lam_j into the chunk's buffers.
+   Returns 0, doing nothing, if a ratio passes HI (the staged path parks it). */
+__attribute__((target("avx2,fma")))
+static inline int pgs_gen_stage(ptrdiff_t g, const int64_t* jb, __m256d D, double* lam,
+                                __m256d IS, __m256d HI, double* ab, double* rb,
+                                double* nb) {
+    const __m256d SIGN = _mm256_set1_pd(-0.0);
+    const int64_t* j = jb + 4 * g;
+    __m256d ol = _mm256_set_pd(lam[j[3]], lam[j[2]], lam[j[1]], lam[j[0]]);
+    __m256d nw = _mm256_add_pd(ol, D);
+    __m256d r = _mm256_mul_pd(_mm256_andnot_pd(SIGN, nw), IS);
+    if (_mm256_movemask_pd(_mm256_cmp_pd(r, HI, _CMP_GT_OQ)))
+        return 0;
+    _mm256_storeu_pd(ab + 4 * g, _mm256_mul_pd(_mm256_andnot_pd(SIGN, ol), IS));
+    _mm256_storeu_pd(rb + 4 * g, r);
+    _mm256_storeu_pd(nb + 4 * g, nw);
+    pgs_scatter4(lam, j[0], j[1], j[2], j[3], nw);
+    return 1;
+}
+
+/* Phases two and three for the chunk's first ng groups: their powers in a loop of
+   their own, then pgs_gen_finish. */
+__attribute__((target("avx2,fma")))
+static inline void pgs_gen_complete(const int64_t* jb, const double* ab, const double* rb,
+                                    double* pb, const double* nb, ptrdiff_t ng, __m256d E,
+                                    double* u, double* w, int wshift, __m256d CC,
+                                    __m256d* DQ, __m256d* M) {
+    ptrdiff_t t;
+    for (t = 0; t < 4 * ng; t += 4)
+        _mm256_storeu_pd(pb + t, pgs_pow4(_mm256_loadu_pd(rb + t), E));
+    pgs_gen_finish(jb, ab, rb, pb, nb, ng, u, w, wshift, CC, DQ, M);
+}
+
 /* NAME: the row update for KIND (PGS_POW_Q225: q - 1 = 1.25, lam and u at stride sd;
    PGS_POW_GENERAL: q - 1 = qm1, sd must be 1). */
 #define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4, KIND)                            \
@@ -152,15 +186,14 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
     const __m256d G = _mm256_set1_pd(g), IS = _mm256_set1_pd(inv_S);                  \
     const __m256d HI = _mm256_set1_pd(ratio_hi), CC = _mm256_set1_pd(C);              \
     const __m256d E = _mm256_set1_pd(KIND == PGS_POW_Q225 ? 1.25 : qm1);              \
-    const __m256d SIGN = _mm256_set1_pd(-0.0);                                        \
     __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);                       \
-    __m256d nw, un, U, r, ol;                                                         \
+    __m256d nw, un, U;                                                                \
     int64_t j[4];                                                                     \
     int64_t jb[4 * PGS_GEN_GROUPS];                                                   \
     double ab[4 * PGS_GEN_GROUPS], rb[4 * PGS_GEN_GROUPS], nb[4 * PGS_GEN_GROUPS];    \
     double pb[4 * PGS_GEN_GROUPS];                                                    \
     double x[4], o[4], uo[4], out[4];                                                 \
-    ptrdiff_t s = 0, r0, l, cnt, ng, t;                                               \
+    ptrdiff_t s = 0, r0, l, cnt, ng;                                                  \
     int stop = 0;                                                                     \
     while (KIND == PGS_POW_GENERAL && !stop && s + 4 <= n) {                          \
         for (ng = 0; ng < PGS_GEN_GROUPS && s + 4 * ng + 4 <= n; ng++) {              \
@@ -174,21 +207,13 @@ static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
                 stop = 1;                                                             \
                 break;                                                                \
             }                                                                         \
-            ol = _mm256_set_pd(lam[jg[3]], lam[jg[2]], lam[jg[1]], lam[jg[0]]);       \
-            nw = _mm256_add_pd(ol, _mm256_mul_pd(G, LOAD4(data + s + 4 * ng)));       \
-            r = _mm256_mul_pd(_mm256_andnot_pd(SIGN, nw), IS);                        \
-            if (_mm256_movemask_pd(_mm256_cmp_pd(r, HI, _CMP_GT_OQ))) {               \
+            if (!pgs_gen_stage(ng, jb, _mm256_mul_pd(G, LOAD4(data + s + 4 * ng)), lam,  \
+                               IS, HI, ab, rb, nb)) {                                 \
                 stop = 1;                                                             \
                 break;                                                                \
             }                                                                         \
-            _mm256_storeu_pd(ab + 4 * ng, _mm256_mul_pd(_mm256_andnot_pd(SIGN, ol), IS)); \
-            _mm256_storeu_pd(rb + 4 * ng, r);                                         \
-            _mm256_storeu_pd(nb + 4 * ng, nw);                                        \
-            pgs_scatter4(lam, jg[0], jg[1], jg[2], jg[3], nw);                        \
         }                                                                             \
-        for (t = 0; t < 4 * ng; t += 4)                                               \
-            _mm256_storeu_pd(pb + t, pgs_pow4(_mm256_loadu_pd(rb + t), E));           \
-        pgs_gen_finish(jb, ab, rb, pb, nb, ng, u, w, wshift, CC, &DQ, &M);                    \
+        pgs_gen_complete(jb, ab, rb, pb, nb, ng, E, u, w, wshift, CC, &DQ, &M);       \
         s += 4 * ng;                                                                  \
     }                                                                                 \
     if (stop)                                                                         \
@@ -257,23 +282,41 @@ static inline ptrdiff_t NAME(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,  
                        m4, w, wshift, C, qm1);                                        \
 }
 
-/* p = 1.8's updates lam_j += d_t of a batch (k >= 16), one per distinct column
-   cols[t], four at a time: the AVX2 counterpart of the batch path's staging, with the
-   same lanes (update t in lane t & 3). The columns of a batch's list are distinct, so
-   no group repeats one. Returns how many it took: all n, or a multiple of four if a
-   ratio passes ratio_hi (the staged path parks it). */
-__attribute__((target("avx2,fma")))
-static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff_t n,
-                                   double* lam, double* u, double inv_S, double ratio_hi,
-                                   double* dq4, double* m4, double* w, double C) {
+/* The updates lam_j += d_t of a batch (k >= 16), one per distinct column cols[t], four
+   at a time, for p = 1.8 (KIND PGS_POW_Q225) and general p (PGS_POW_GENERAL, q - 1 =
+   qm1, n at most 4 PGS_GEN_GROUPS: the caller's chunks): the AVX2 counterpart of the
+   batch path's staging, with the same lanes (update t in lane t & 3). The columns of a
+   batch's list are distinct, so no group repeats one. Returns how many it took: all n,
+   or a multiple of four if a ratio passes ratio_hi (the staged path parks it). */
+__attribute__((target("avx2,fma"), always_inline))
+static inline ptrdiff_t pgs_colspow_body(const int64_t* cols, const double* d, ptrdiff_t n,
+                                         double* lam, double* u, double inv_S,
+                                         double ratio_hi, double* dq4, double* m4,
+                                         double* w, double C, int kind, double qm1) {
     const __m256d IS = _mm256_set1_pd(inv_S), HI = _mm256_set1_pd(ratio_hi);
-    const __m256d CC = _mm256_set1_pd(C), E = _mm256_set1_pd(1.25);
+    const __m256d CC = _mm256_set1_pd(C);
+    const __m256d E = _mm256_set1_pd(kind == PGS_POW_Q225 ? 1.25 : qm1);
     __m256d DQ = _mm256_loadu_pd(dq4), M = _mm256_loadu_pd(m4);
     __m256d nw, un, U;
     int64_t j[4];
+    int64_t jb[4 * PGS_GEN_GROUPS];
+    double ab[4 * PGS_GEN_GROUPS], rb[4 * PGS_GEN_GROUPS], nb[4 * PGS_GEN_GROUPS];
+    double pb[4 * PGS_GEN_GROUPS];
     double x[4], o[4], uo[4], out[4];
-    ptrdiff_t s = 0, r, l;
-    for (; s + 4 <= n; s += 4) {
+    ptrdiff_t s = 0, r, l, ng;
+    if (kind == PGS_POW_GENERAL) {
+        for (ng = 0; ng < PGS_GEN_GROUPS && 4 * ng + 4 <= n; ng++) {
+            memcpy(jb + 4 * ng, cols + 4 * ng, 4 * sizeof(int64_t));
+            if (!pgs_gen_stage(ng, jb, _mm256_loadu_pd(d + 4 * ng), lam, IS, HI, ab, rb,
+                               nb))
+                break;
+        }
+        pgs_gen_complete(jb, ab, rb, pb, nb, ng, E, u, w, 0, CC, &DQ, &M);
+        s = 4 * ng;
+        if (s + 4 <= n)
+            goto done;          /* a parked group, or more than one chunk */
+    }
+    for (; kind == PGS_POW_Q225 && s + 4 <= n; s += 4) {
         j[0] = cols[s];
         j[1] = cols[s + 1];
         j[2] = cols[s + 2];
@@ -298,8 +341,8 @@ static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff
         uo[l] = l < r ? u[j[l]] : 0.0;
     }
     U = _mm256_loadu_pd(uo);
-    if (!pgs_pow_group(_mm256_loadu_pd(o), _mm256_loadu_pd(x), U, IS, HI, PGS_POW_Q225, E,
-                       &DQ, &M, &nw, &un))
+    if (!pgs_pow_group(_mm256_loadu_pd(o), _mm256_loadu_pd(x), U, IS, HI, kind, E, &DQ,
+                       &M, &nw, &un))
         goto done;
     _mm256_storeu_pd(out, nw);
     for (l = 0; l < r; l++)
@@ -319,25 +362,45 @@ done:
     return s;
 }
 
-static inline ptrdiff_t pgs_colsq225(const int64_t* cols, const double* d, ptrdiff_t n,
-                                     double* lam, double* u, double inv_S,
-                                     double ratio_hi, double* dq4, double* m4, double* w,
-                                     double C) {
+/* (one function for each kind, so that the compiler specialises the body) */
+__attribute__((target("avx2,fma")))
+static ptrdiff_t pgs_colsq225_avx2(const int64_t* cols, const double* d, ptrdiff_t n,
+                                   double* lam, double* u, double inv_S, double ratio_hi,
+                                   double* dq4, double* m4, double* w, double C) {
+    return pgs_colspow_body(cols, d, n, lam, u, inv_S, ratio_hi, dq4, m4, w, C,
+                            PGS_POW_Q225, 1.25);
+}
+
+__attribute__((target("avx2,fma")))
+static ptrdiff_t pgs_colsgen_avx2(const int64_t* cols, const double* d, ptrdiff_t n,
+                                  double* lam, double* u, double inv_S, double ratio_hi,
+                                  double* dq4, double* m4, double* w, double C,
+                                  double qm1) {
+    return pgs_colspow_body(cols, d, n, lam, u, inv_S, ratio_hi, dq4, m4, w, C,
+                            PGS_POW_GENERAL, qm1);
+}
+
+static inline ptrdiff_t pgs_colspow(const int64_t* cols, const double* d, ptrdiff_t n,
+                                    double* lam, double* u, double inv_S, double ratio_hi,
+                                    double* dq4, double* m4, double* w, double C, int kind,
+                                    double qm1) {
     if (!pgs_pow_simd || !pgs_rowpow_on)
         return 0;
-    return pgs_colsq225_avx2(cols, d, n, lam, u, inv_S, ratio_hi, dq4, m4, w, C);
+    if (kind == PGS_POW_Q225)
+        return pgs_colsq225_avx2(cols, d, n, lam, u, inv_S, ratio_hi, dq4, m4, w, C);
+    return pgs_colsgen_avx2(cols, d, n, lam, u, inv_S, ratio_hi, dq4, m4, w, C, qm1);
 }
 
 #define PGS_LOAD4_F64(p) _mm256_loadu_pd(p)
 #define PGS_LOAD4_F32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
 
 #else  /* no AVX2 path: the staged path takes every entry */
-static inline ptrdiff_t pgs_colsq225(const int64_t* cols, const double* d, ptrdiff_t n,
-                                     double* lam, double* u, double inv_S,
-                                     double ratio_hi, double* dq4, double* m4, double* w,
-                                     double C) {
+static inline ptrdiff_t pgs_colspow(const int64_t* cols, const double* d, ptrdiff_t n,
+                                    double* lam, double* u, double inv_S, double ratio_hi,
+                                    double* dq4, double* m4, double* w, double C, int kind,
+                                    double qm1) {
     (void)cols; (void)d; (void)n; (void)lam; (void)u; (void)inv_S; (void)ratio_hi;
-    (void)dq4; (void)m4; (void)w; (void)C;
+    (void)dq4; (void)m4; (void)w; (void)C; (void)kind; (void)qm1;
     return 0;
 }
 #define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4, KIND)                            \

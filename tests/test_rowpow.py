@@ -282,10 +282,11 @@ def test_interleaved_only_where_wanted(p, k, average, n_features, expected):
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("k", [16, 45])
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
-def test_batch_update_same_bits_as_staged(loss, k, n_threads, average):
-    """Batches of k >= 16 update each column once from the batch's sums; p = 1.8 takes
-    them four at a time (`pgs_colsq225`, last 1-3 masked): the same bits as staged, on
-    one thread or two."""
+@pytest.mark.parametrize("p", ROW_PS)
+def test_batch_update_same_bits_as_staged(p, loss, k, n_threads, average):
+    """Batches of k >= 16 update each column once from the batch's sums; p = 1.8 and
+    general p take them four at a time (`pgs_colspow`, last 1-3 masked): the same bits
+    as staged, on one thread or two."""
     rng = np.random.default_rng(5)
     data, indices, indptr = _awkward_csr(rng)
     y = np.where(rng.standard_normal(len(indptr) - 1) > 0, 1.0, -1.0)
@@ -293,7 +294,7 @@ def test_batch_update_same_bits_as_staged(loss, k, n_threads, average):
     try:
         for rows in (True, False):
             _use_simd_rows(rows)
-            s = Solver(40, LOSS_NAMES.index(loss), 1.8, 1e-2, 0.0, 1.0, 0.0, k, 0, average,
+            s = Solver(40, LOSS_NAMES.index(loss), p, 1e-2, 0.0, 1.0, 0.0, k, 0, average,
                        np.array([3, 1, 4, 1], dtype=np.uint64), 0, n_threads=n_threads)
             s._force_path(True)
             s.run(60, data, indices, indptr, y)
