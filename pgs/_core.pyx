@@ -1292,7 +1292,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
     cdef bint lists, fused, nonfinite = False
     # p = 1.5 keeps u implicit (_u_at): its margins read lam. p = 1.8 and general p (row
     # by row) may run on st.lu, lam and u interleaved (pgs_lu_wanted): their margins
-    # read u there, its row updates take lam = lu + 1, u = lu and a stride of 2.
+    # read u there, their row updates take lam = lu + 1, u = lu and a stride of 2.
     cdef bint in_lu = st.lu != NULL and pgs_lu_wanted(prm)
     cdef double* lam = st.lu + 1 if in_lu else st.lam
     cdef Py_ssize_t sd = 2 if in_lu else 1

@@ -73,8 +73,8 @@ static inline __m256d pgs_log2_core(__m256d m, __m256d k) {
     __m256d x2 = _mm256_mul_pd(x, x), x4 = _mm256_mul_pd(x2, x2);
     /* log2 m = K s + K s x P(x), K = 2 / ln 2, P(x) = (atanh(s) / s - 1) / x: K P is
        the minimax polynomial of degree 6 on x in [0, 0.0295] for the weight x (the
-       error that reaches log2 m), its error there 2.3e-18 (the coefficients of
-       K sum_i x^i / (2i + 3) to within a few 1e-10) */
+       error that reaches log2 m), its error there 2.3e-18 (its first coefficients
+       near those of the series, K / (2i + 3)) */
     __m256d a0 = _mm256_fmadd_pd(PGS_C4(0x1.2776c50eea867p-1), x,
                                  PGS_C4(0x1.ec709dc3a0435p-1));
     __m256d a1 = _mm256_fmadd_pd(PGS_C4(0x1.484afd74edf75p-2), x,

@@ -174,8 +174,8 @@ static inline void pgs_gen_complete(const int64_t* jb, const double* ab, const d
     pgs_gen_finish(jb, ab, rb, pb, nb, ng, u, w, wshift, CC, DQ, M);
 }
 
-/* NAME: the row update for KIND (PGS_POW_Q225: q - 1 = 1.25, lam and u at stride sd;
-   PGS_POW_GENERAL: q - 1 = qm1, sd must be 1). */
+/* NAME: the row update for KIND (PGS_POW_Q225: q - 1 = 1.25, one pass; PGS_POW_GENERAL:
+   q - 1 = qm1, the three passes above), lam and u at stride sd. */
 #define PGS_ROWPOW_DEFINE(NAME, DTYPE, ITYPE, LOAD4, KIND)                            \
 __attribute__((target("avx2,fma")))                                                   \
 static ptrdiff_t NAME##_avx2(const DTYPE* data, const ITYPE* idx, ptrdiff_t n,        \
