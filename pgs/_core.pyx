@@ -54,7 +54,7 @@ cdef extern from "_powers.h" nogil:
 pgs_powers_init()
 
 cdef extern from "_rowpow.h" nogil:
-    # a row's p = 1.8 (q225) or general p (gen) updates four at a time, from the row's
+    # a row's p = 1.8 or general p (kind) updates four at a time, from the row's
     # start, while no group of four repeats a column; returns how many entries it took
     # (see the header)
     void pgs_rowpow_use(int on) noexcept
@@ -63,38 +63,26 @@ cdef extern from "_rowpow.h" nogil:
                            double* u, double inv_S, double ratio_hi, double* dq4,
                            double* m4, double* w, double C, int kind,
                            double qm1) noexcept
-    Py_ssize_t pgs_rowq225_f64_i32(
+    Py_ssize_t pgs_rowpow_f64_i32(
         const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
-    Py_ssize_t pgs_rowq225_f64_i64(
+        double* dq4, double* m4, double* w, int wshift, double C, int kind,
+        double qm1) noexcept
+    Py_ssize_t pgs_rowpow_f64_i64(
         const double* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
-    Py_ssize_t pgs_rowq225_f32_i32(
+        double* dq4, double* m4, double* w, int wshift, double C, int kind,
+        double qm1) noexcept
+    Py_ssize_t pgs_rowpow_f32_i32(
         const float* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
-    Py_ssize_t pgs_rowq225_f32_i64(
+        double* dq4, double* m4, double* w, int wshift, double C, int kind,
+        double qm1) noexcept
+    Py_ssize_t pgs_rowpow_f32_i64(
         const float* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
         Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
-    Py_ssize_t pgs_rowgen_f64_i32(
-        const double* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
-        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
-    Py_ssize_t pgs_rowgen_f64_i64(
-        const double* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
-        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
-    Py_ssize_t pgs_rowgen_f32_i32(
-        const float* data, const int32_t* idx, Py_ssize_t n, double g, double* lam, double* u,
-        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
-    Py_ssize_t pgs_rowgen_f32_i64(
-        const float* data, const int64_t* idx, Py_ssize_t n, double g, double* lam, double* u,
-        Py_ssize_t sd, double inv_S, double ratio_hi, int64_t icol, double icpt,
-        double* dq4, double* m4, double* w, int wshift, double C, double qm1) noexcept
+        double* dq4, double* m4, double* w, int wshift, double C, int kind,
+        double qm1) noexcept
 
 cdef inline int _pow_kind(int p_kind) noexcept nogil:
     return PGS_POW_Q225 if p_kind == P_Q225 else PGS_POW_GENERAL
@@ -326,39 +314,25 @@ cdef inline Py_ssize_t _rowpow(const floating_t* data, const index_t* indices,
     many it took (0 without AVX2). lam_j and u_j are lam[sd j] and u[sd j] (sd = 2:
     st.lu); w (NULL: no average) the average's one vector, w_j at w[j]."""
     cdef int ws = <int>sd - 1
-    if p_kind == P_Q225:
-        if floating_t is double:
-            if index_t is int32_t:
-                return pgs_rowq225_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                           inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C,
-                                           qm1)
-            else:
-                return pgs_rowq225_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                           inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C,
-                                           qm1)
-        else:
-            if index_t is int32_t:
-                return pgs_rowq225_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                           inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C,
-                                           qm1)
-            else:
-                return pgs_rowq225_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                           inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C,
-                                           qm1)
+    cdef int kind = _pow_kind(p_kind)
     if floating_t is double:
         if index_t is int32_t:
-            return pgs_rowgen_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, qm1)
+            return pgs_rowpow_f64_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, kind,
+                                      qm1)
         else:
-            return pgs_rowgen_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, qm1)
+            return pgs_rowpow_f64_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, kind,
+                                      qm1)
     else:
         if index_t is int32_t:
-            return pgs_rowgen_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, qm1)
+            return pgs_rowpow_f32_i32(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, kind,
+                                      qm1)
         else:
-            return pgs_rowgen_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
-                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, qm1)
+            return pgs_rowpow_f32_i64(data + lo, indices + lo, hi - lo, g, lam, u, sd,
+                                      inv_S, ratio_hi, icol, icpt, dq4, m4, w, ws, C, kind,
+                                      qm1)
 
 
 cdef inline double _row_update_pow(const floating_t* data, const index_t* indices,

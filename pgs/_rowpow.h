@@ -426,4 +426,23 @@ PGS_ROWPOW_DEFINE(pgs_rowgen_f64_i64, double, int64_t, PGS_LOAD4_F64, PGS_POW_GE
 PGS_ROWPOW_DEFINE(pgs_rowgen_f32_i32, float, int32_t, PGS_LOAD4_F32, PGS_POW_GENERAL)
 PGS_ROWPOW_DEFINE(pgs_rowgen_f32_i64, float, int64_t, PGS_LOAD4_F32, PGS_POW_GENERAL)
 
+/* pgs_rowpow_<types>: the row update for kind (PGS_POW_Q225 or PGS_POW_GENERAL) */
+#define PGS_ROWPOW_DISPATCH(TYPES, DTYPE, ITYPE)                                      \
+static inline ptrdiff_t pgs_rowpow_##TYPES(                                           \
+        const DTYPE* data, const ITYPE* idx, ptrdiff_t n, double g, double* lam,      \
+        double* u, ptrdiff_t sd, double inv_S, double ratio_hi, int64_t icol,         \
+        double icpt, double* dq4, double* m4, double* w, int wshift, double C,        \
+        int kind, double qm1) {                                                       \
+    if (kind == PGS_POW_Q225)                                                         \
+        return pgs_rowq225_##TYPES(data, idx, n, g, lam, u, sd, inv_S, ratio_hi, icol, \
+                                   icpt, dq4, m4, w, wshift, C, qm1);                 \
+    return pgs_rowgen_##TYPES(data, idx, n, g, lam, u, sd, inv_S, ratio_hi, icol, icpt, \
+                              dq4, m4, w, wshift, C, qm1);                            \
+}
+
+PGS_ROWPOW_DISPATCH(f64_i32, double, int32_t)
+PGS_ROWPOW_DISPATCH(f64_i64, double, int64_t)
+PGS_ROWPOW_DISPATCH(f32_i32, float, int32_t)
+PGS_ROWPOW_DISPATCH(f32_i64, float, int64_t)
+
 #endif  /* PGS_ROWPOW_H */
