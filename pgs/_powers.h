@@ -1,31 +1,23 @@
-/* Powers a^(q-1) of many values at once, for the p < 2 updates of pgs/_core.pyx.
+/* Powers a^e (e = q - 1 > 0, a >= 0) of many values at once, for general p's updates
+ * (pgs/_dual.pxd). p = 2, 1.5 and 1.8 need no power (a copy, a multiply, two square roots).
  *
- * An update of lam_j for p < 2 needs u_j = (|lam_j| / S)^(q-1). q - 1 = 1.25 (p = 1.8)
- * takes two square roots; any other q takes a power, which libm computes one value at a
- * time (exp2(e * log2(a)): about 11 ns per value on the 2-core EPYC of the benches).
- * The kernel gathers a row's (or a batch's) ratios into a buffer and hands them here:
- * on x86-64 CPUs with AVX2 and FMA (checked once at import) four at a time, in 256-bit
- * registers; elsewhere one at a time, as before.
- *
- * Every power of a run goes through pgs_powq_n (one value: n = 1), and a tail of fewer
- * than four values is padded to four, so within one machine a value's power does not
- * depend on the path that asked for it (k = 1, batches, threads, rescales).
+ * libm computes a power one value at a time (exp2(e * log2(a)): 11-17 ns per value on
+ * the 2-core EPYC of the benches). The dual vector stages a chunk of a row's ratios in a
+ * buffer and hands it here: on x86-64 CPUs with AVX2 and FMA (checked once, at import)
+ * four at a time in 256-bit registers, 2.5-2.7 ns per value; elsewhere, or in a build
+ * with -Dsimd=disabled (PGS_NO_SIMD), with libm. The choice is fixed for a process, so a
+ * seed gives the same bits run to run on one machine and build.
  *
  * The vector power: log2 a = k + 2 atanh(s) / ln 2 with a = 2^k m, m in [1/sqrt 2,
  * sqrt 2) (taken from a's bits), s = (m - 1) / (m + 1), atanh by a minimax polynomial
- * in s^2 of degree 6; then 2^y for y = (q - 1) log2 a as 2^n 2^f, n = round(y),
- * |f| <= 1/2, 2^f by a minimax polynomial of degree 11, and 2^n added to the
- * exponent. A vector with a zero, subnormal, infinite or NaN value, or with
- * |y| > 1020, takes a slower variant (pgs_pow4_any) that applies 2^n in two factors, so
- * that results down to the subnormals come out right; where both apply, the two give
- * the same bits. Both polynomials are summed by Estrin's scheme, whose short
- * dependency chains let several such vectors overlap. Relative error: below
- * 3.8e-16 (1 + |y|) against powl (x87, 64-bit mantissa) over 2M a, half in
- * [2^-1000, 2^200), half within 2^-50..2^-1 of 1, for q - 1 = 10/7, 4, 0.3, 7.5 and
- * 1/0.99; exact for a = 0, 1; NaN stays NaN and +inf stays +inf.
- * Speed (chunks of 76 values, this machine): 2.5-2.7 ns per value, against 3.5 for the
- * version before (Taylor series to s^19 and r^13, the fold to [1/sqrt 2, sqrt 2) by a
- * compare and blend) and 11-17 for libm.
+ * in s^2 of degree 6; then 2^y for y = e log2 a as 2^n 2^f, n = round(y), |f| <= 1/2,
+ * 2^f by a minimax polynomial of degree 11, and 2^n added to the exponent. A vector
+ * with a zero, subnormal, infinite or NaN value, or with |y| > 1020, takes a slower
+ * variant (pgs_pow4_any) that applies 2^n in two factors, so that results down to the
+ * subnormals come out right. Both polynomials are summed by Estrin's scheme, whose
+ * short dependency chains let several vectors overlap. Relative error below
+ * 3.8e-16 (1 + |y|) against powl (tests/test_powers.py); exact for a = 0, 1; NaN stays
+ * NaN and +inf stays +inf.
  */
 #ifndef PGS_POWERS_H
 #define PGS_POWERS_H
@@ -33,15 +25,12 @@
 #include <math.h>
 #include <stddef.h>
 
-#define PGS_POW_Q225 1     /* q - 1 = 1.25: a sqrt(sqrt(a)) */
-#define PGS_POW_GENERAL 2  /* any q - 1 > 0 */
-
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#if !defined(PGS_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #define PGS_POW_X86 1
 #include <immintrin.h>
 #endif
 
-/* 1 if the AVX2 path runs; set by pgs_powers_init (the module does it at import). */
+/* 1 if the AVX2 path runs; set once by pgs_powers_init (at the module's import). */
 static int pgs_pow_simd = 0;
 
 static void pgs_powers_init(void) {
@@ -52,14 +41,6 @@ static void pgs_powers_init(void) {
 }
 
 static int pgs_powers_simd(void) { return pgs_pow_simd; }
-
-/* Tests: switch the AVX2 path off (0) or back on (1, where the CPU has it). Not
-   while a run is going: a run's powers must all come from one path. */
-static void pgs_powers_use_simd(int on) {
-    pgs_pow_simd = 0;
-    if (on)
-        pgs_powers_init();
-}
 
 #ifdef PGS_POW_X86
 #define PGS_C4(v) _mm256_set1_pd(v)
@@ -184,51 +165,37 @@ static inline __m256d pgs_pow4(__m256d a, __m256d e) {
                                                 _mm256_slli_epi64(n, 52)));
 }
 
-__attribute__((target("avx2,fma")))
-static inline __m256d pgs_powq4(__m256d a, int kind, __m256d e) {
-    if (kind == PGS_POW_Q225)
-        return _mm256_mul_pd(a, _mm256_sqrt_pd(_mm256_sqrt_pd(a)));
-    return pgs_pow4(a, e);
-}
 
 __attribute__((target("avx2,fma")))
-static void pgs_powq_n_avx2(const double* a, double* out, ptrdiff_t n, int kind,
-                            double qm1) {
-    __m256d e = _mm256_set1_pd(qm1);
+static void pgs_pow_n_avx2(const double* a, double* out, ptrdiff_t n, double e) {
+    __m256d ev = _mm256_set1_pd(e);
     double pad[4];
     ptrdiff_t i = 0, t;
     for (; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(out + i, pgs_powq4(_mm256_loadu_pd(a + i), kind, e));
+        _mm256_storeu_pd(out + i, pgs_pow4(_mm256_loadu_pd(a + i), ev));
     if (i < n) {
         /* the tail in a padded vector: the same arithmetic as a full one */
         for (t = 0; t < 4; t++)
             pad[t] = i + t < n ? a[i + t] : 1.0;
-        _mm256_storeu_pd(pad, pgs_powq4(_mm256_loadu_pd(pad), kind, e));
+        _mm256_storeu_pd(pad, pgs_pow4(_mm256_loadu_pd(pad), ev));
         for (t = 0; i + t < n; t++)
             out[i + t] = pad[t];
     }
 }
 #endif  /* PGS_POW_X86 */
 
-/* out[i] = a[i]^qm1 for i < n, a[i] >= 0 (out may be a). kind: PGS_POW_Q225 (qm1 is
-   1.25) or PGS_POW_GENERAL. */
-static inline void pgs_powq_n(const double* a, double* out, ptrdiff_t n, int kind,
-                              double qm1) {
+/* out[i] = a[i]^e for i < n, a[i] >= 0 (out may be a). */
+static inline void pgs_pow_n(const double* a, double* out, ptrdiff_t n, double e) {
     ptrdiff_t i;
 #ifdef PGS_POW_X86
     if (pgs_pow_simd) {
-        pgs_powq_n_avx2(a, out, n, kind, qm1);
+        pgs_pow_n_avx2(a, out, n, e);
         return;
     }
 #endif
-    if (kind == PGS_POW_Q225) {
-        for (i = 0; i < n; i++)
-            out[i] = a[i] * sqrt(sqrt(a[i]));
-    } else {
-        /* half the time of glibc's pow(); error about |qm1 log2 a| 2^-53 */
-        for (i = 0; i < n; i++)
-            out[i] = exp2(qm1 * log2(a[i]));
-    }
+    /* half the time of glibc's pow(); error about |e log2 a| 2^-53 */
+    for (i = 0; i < n; i++)
+        out[i] = exp2(e * log2(a[i]));
 }
 
 #endif  /* PGS_POWERS_H */

@@ -2,6 +2,7 @@
 
 import math
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -115,7 +116,7 @@ def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sa
 def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
           fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
           sample_weight=None, sampling="iid", callback=None, callback_every=None,
-          keep_state=False, warm_start=None, n_threads=1, t_offset=0):
+          keep_state=False, warm_start=None, n_threads=None, t_offset=0):
     r"""Train a linear model with the Primal Gradient Solver.
 
     Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
@@ -207,20 +208,10 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         and "average", T1 iterations then T2 more equal T1 + T2 at once, bit for
         bit. For "random", the returned iterate is uniform over all iterations
         (kept from the earlier run with probability T1 / (T1 + T2)).
-    n_threads : int >= 1, default 1
-        Threads (OpenMP) for the mini-batches whose step is summed per column
-        (k >= 2048 for p = 2, k >= 1024 for p = 1.5 without the average, k >= 16
-        for the rest, but see below): the k margins are split between threads, and
-        the update of lambda (applied once per column) in two halves of alternating
-        8-column blocks. The model is bit-identical for every n_threads. Other
-        batches are updated row by row, on one thread, where that is faster: p = 2
-        below 2048 rows and p = 1.5 without the average below 1024 (0.57-0.86x the
-        time by column at k = 16 to 1000), and p = 1.8, other p (with the average:
-        p >= 1.2) and p = 1.5 with the average below 2048 rows (p = 1.5: 1024) on data
-        whose batches repeat few columns (chosen from the data: see
-        `pgs._core.batch_distinct_fraction`); and those of p < 1.2 with
-        iterate="average" on more than 2**21 features (to keep the memory to four
-        vectors of n_features).
+    n_threads : None
+        Deprecated, no effect: the mini-batch threads were removed (on two cores they
+        never beat one thread, as every batch's update shares cache lines between
+        them). Passing it warns; it will be removed.
     t_offset : float >= 0 or "auto", default 0
         Iteration offset t0: the iterate is :math:`w_t = \nabla r^*(\lambda_t /
         ((t + t_0)\sigma))`, i.e. the first steps are :math:`1/(\sigma(t + t_0))`
@@ -336,7 +327,7 @@ class _Run(NamedTuple):
 
 def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, **kwargs):
     """`train` with test hooks: `fixed_rows` replaces the sampler's row draws, and
-    `_force_by_column` (True / False) sets the batches' path (`Solver._force_path`).
+    (Every internal path is reached through these public parameters.)
 
     `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
     only one of them, as a batch of a stream can; a warm start implies its model's.
@@ -408,8 +399,8 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
 def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
              iterate="random", fit_intercept=True, intercept_scaling=1.0, seed=None,
              epsilon=None, sample_weight=None, sampling="iid", track_loss=False,
-             warm_start=None, n_threads=1, t_offset=0, fixed_rows=None, known_classes=None,
-             max_row_norm=None, _force_by_column=None):
+             warm_start=None, n_threads=None, t_offset=0, fixed_rows=None, known_classes=None,
+             max_row_norm=None):
     """Validate one `train` call and build its solver (see `_fit`)."""
     loss_id = V.check_loss(loss)
     p = V.check_p(p)
@@ -426,7 +417,10 @@ def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
     if not isinstance(sampling, str) or sampling not in SAMPLING_MODES:
         raise ValueError(f"sampling must be one of {', '.join(SAMPLING_MODES)}, "
                          f"got sampling={sampling!r}")
-    n_threads = V.check_count("n_threads", n_threads)
+    if n_threads is not None:
+        V.check_count("n_threads", n_threads)
+        warnings.warn("n_threads has no effect (the mini-batch threads were removed) and "
+                      "will be removed", DeprecationWarning, stacklevel=3)
     t_offset = V.check_t_offset(t_offset, allow_auto=True)
 
     # Entries are checked by the kernel as it reads each row (see _margin).
@@ -481,9 +475,7 @@ def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
 
     solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
                     k, max(t_pick, 0), iterate == "average", rng_state,
-                    SAMPLING_MODES.index(sampling), track_loss, n_threads, t_offset)
-    if _force_by_column is not None:
-        solver._force_path(_force_by_column)
+                    SAMPLING_MODES.index(sampling), track_loss, t_offset)
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:

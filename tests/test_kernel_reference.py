@@ -39,45 +39,6 @@ def _csr(X, index_dtype):
     return A
 
 
-@pytest.fixture
-def rows_not_columns():
-    """Solvers made under it update large batches of p < 1.2 with the average row by row
-    (as past BY_COLUMN_MAX_COLS columns, see pgs/_core.pyx), whatever their width."""
-    old = pgs._core._set_by_column_max_cols(0)
-    yield
-    pgs._core._set_by_column_max_cols(old)
-
-
-@pytest.mark.parametrize("p", [1.15, 1.1])
-def test_wide_average_batches_row_by_row_match_reference(p, rows_not_columns):
-    """Past BY_COLUMN_MAX_COLS columns, p < 1.2 with the average (kept by spans, two
-    vectors; larger p keep it in one and fit) keeps no per-column sums (the memory
-    budget): its batches of k >= 16 go through the row-by-row update, which must agree
-    with Figure 1 as closely, and give the same bits for any n_threads (which it does
-    not use)."""
-    rng = np.random.default_rng(11)
-    m, n, k, T_ = 150, 300, 64, 25
-    popular = rng.random(n) ** 6
-    X = rng.standard_normal((m, n)) * (rng.random((m, n)) < 0.02 + 0.5 * popular)
-    y = np.where(X @ rng.standard_normal(n) > 0, 1.0, -1.0)
-    rows = rng.integers(0, m, T_ * k)
-    A = sp.csr_matrix(X)
-    assert not pgs._core.Solver(n, 0, p, 0.05, 0.0, 1.0, 0.0, k, 0, True,
-                                np.ones(4, dtype=np.uint64)).by_column
-    models = [_fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
-                   fixed_rows=rows, n_threads=nt) for nt in (1, 2)]
-    ref = pgs_reference(X, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, rows=rows,
-                        B=models[0].params["B"], icpt=1.0)
-    assert _rel(models[0].full_weights(), np.mean(ref, axis=0)) < 1e-10
-    np.testing.assert_array_equal(models[1].coef, models[0].coef)
-    # (the other path indeed: summed per column, the bits differ)
-    pgs._core._set_by_column_max_cols(1 << 21)
-    by_column = _fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
-                     fixed_rows=rows)
-    assert _rel(by_column.full_weights(), np.mean(ref, axis=0)) < 1e-10
-    assert not np.array_equal(by_column.coef, models[0].coef)
-
-
 def _rel(a, b):
     scale = max(np.max(np.abs(b)), np.finfo(float).tiny)
     return np.max(np.abs(a - b)) / scale
@@ -353,16 +314,12 @@ def test_rescaled_features_give_rescaled_weights(p, a):
         assert scaled.intercept == pytest.approx(base.intercept, rel=rtol)
 
 
-@pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("k", [16, 33])
 @pytest.mark.parametrize("p", [2.0, 1.8, 1.25])
 @pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
-def test_large_batches_match_reference(loss, p, k, n_threads):
-    """Batches of k >= 16 take the kernel's other update path (the batch's step summed
-    per column, then lambda updated once per column in two halves of alternating
-    8-column blocks, on one or two threads): it must agree with
-    Figure 1 as well, for the last and the averaged iterate, and give the same bits for
-    any n_threads."""
+def test_large_batches_match_reference(loss, p, k):
+    """Batches of k >= 16 rows (which repeat rows and columns) against Figure 1, for the
+    last and the averaged iterate."""
     rng = np.random.default_rng(7)
     X = rng.standard_normal((60, 9)) * (rng.random((60, 9)) < 0.6)
     y = np.where(rng.standard_normal(60) > 0, 1.0, -1.0)
@@ -372,50 +329,18 @@ def test_large_batches_match_reference(loss, p, k, n_threads):
     rows = rng.integers(0, 60, T_ * k)
     for iterate in ("last", "average"):
         model = _fit(sp.csr_matrix(X), y, loss=loss, p=p, sigma=0.1, T=T_, k=k,
-                     iterate=iterate, fixed_rows=rows, n_threads=n_threads)
+                     iterate=iterate, fixed_rows=rows)
         ref = pgs_reference(X, y, loss=loss, p=p, sigma=0.1, T=T_, k=k, rows=rows,
                             B=model.params["B"], icpt=1.0)
         expected = ref[-1] if iterate == "last" else np.mean(ref, axis=0)
         assert _rel(model.full_weights(), expected) < 1e-10
-        serial = _fit(sp.csr_matrix(X), y, loss=loss, p=p, sigma=0.1, T=T_, k=k,
-                      iterate=iterate, fixed_rows=rows, n_threads=1)
-        np.testing.assert_array_equal(model.coef, serial.coef)
-        assert model.intercept == serial.intercept
 
 
-@pytest.mark.parametrize("iterate", ["last", "average"])
-def test_p2_batches_by_column_match_reference(iterate):
-    """p = 2 sums its batches per column only from K_PART_P2 = 2048 rows on (smaller
-    ones update row by row, faster): that path, on one and two threads, against
-    Figure 1, and the row-by-row path just below it."""
-    rng = np.random.default_rng(5)
-    X = rng.standard_normal((60, 9)) * (rng.random((60, 9)) < 0.6)
-    y = np.where(rng.standard_normal(60) > 0, 1.0, -1.0)
-    for k, by_column in ((2047, False), (2048, True), (16, False)):
-        seed = np.ones(4, dtype=np.uint64)
-        assert pgs._core.Solver(9, 0, 2.0, 0.1, 0.0, 1.0, 0.0, k, 0, False,
-                                seed).by_column == by_column
-        # (p = 1.8 without the average: chosen from the data below 2048, see test_paths)
-        assert pgs._core.Solver(9, 0, 1.8, 0.1, 0.0, 1.0, 0.0, k, 0, False,
-                                seed).by_column == (True if k >= 2048 else None)
-    for k in (2047, 2048):
-        T_ = 6
-        rows = rng.integers(0, 60, T_ * k)
-        models = [_fit(sp.csr_matrix(X), y, loss="logistic", p=2.0, sigma=0.1, T=T_, k=k,
-                       iterate=iterate, fixed_rows=rows, n_threads=nt) for nt in (1, 2)]
-        ref = pgs_reference(X, y, loss="logistic", p=2.0, sigma=0.1, T=T_, k=k, rows=rows,
-                            icpt=1.0)
-        expected = ref[-1] if iterate == "last" else np.mean(ref, axis=0)
-        assert _rel(models[0].full_weights(), expected) < 1e-10
-        np.testing.assert_array_equal(models[1].coef, models[0].coef)
-
-
-@pytest.mark.parametrize("p", [2.0, 1.5, 1.8, 1.25])
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.8, 1.25, 1.15])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_wide_large_batches_match_reference(p, dtype):
-    """The per-column sums of a large batch on a wide X (300 columns: 38 blocks of the
-    halves), whose batches repeat rows and share popular columns: Figure 1 to 1e-10,
-    and the same bits on one, two and three threads."""
+    """Large batches on a wide X (300 columns) whose batches repeat rows and share
+    popular columns, with the average (kept by spans for p < 1.2): Figure 1 to 1e-10."""
     rng = np.random.default_rng(11)
     m, n, k, T_ = 150, 300, 64, 25
     popular = rng.random(n) ** 6                      # a few columns in most rows
@@ -424,14 +349,8 @@ def test_wide_large_batches_match_reference(p, dtype):
     y = np.where(X @ rng.standard_normal(n) > 0, 1.0, -1.0)
     rows = rng.integers(0, m, T_ * k)
     A = sp.csr_matrix(X.astype(dtype))
-    # (p = 2 would go row by row at this k, p = 1.5 and 1.8 could: this test is about
-    # the sums)
-    models = [_fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
-                   fixed_rows=rows, n_threads=nt, _force_by_column=True)
-              for nt in (1, 2, 3)]
+    model = _fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
+                 fixed_rows=rows)
     ref = pgs_reference(X, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, rows=rows,
-                        B=models[0].params["B"], icpt=1.0)
-    assert _rel(models[0].full_weights(), np.mean(ref, axis=0)) < 1e-10
-    for other in models[1:]:
-        np.testing.assert_array_equal(other.coef, models[0].coef)
-        assert other.intercept == models[0].intercept
+                        B=model.params["B"], icpt=1.0)
+    assert _rel(model.full_weights(), np.mean(ref, axis=0)) < 1e-10

@@ -21,7 +21,7 @@ def _solver(n, *, loss="logistic", p=2.0, k=1, sampling="iid", seed=0, average=F
             t_offset=0.0):
     state = np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64)
     return Solver(n, LOSS_NAMES.index(loss), p, 1e-3, 0.0, 0.5, 0.0, k, 0, average, state,
-                  SAMPLING_MODES.index(sampling), False, 1, t_offset)
+                  SAMPLING_MODES.index(sampling), False, t_offset)
 
 
 def _assert_same_state(a, b):
