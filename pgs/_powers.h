@@ -11,11 +11,10 @@
  * The vector power: log2 a = k + 2 atanh(s) / ln 2 with a = 2^k m, m in [1/sqrt 2,
  * sqrt 2) (taken from a's bits), s = (m - 1) / (m + 1), atanh by a minimax polynomial
  * in s^2 of degree 6; then 2^y for y = e log2 a as 2^n 2^f, n = round(y), |f| <= 1/2,
- * 2^f by a minimax polynomial of degree 11, and 2^n added to the exponent. A vector
- * with a zero, subnormal, infinite or NaN value, or with |y| > 1020, takes a slower
- * variant (pgs_pow4_any) that applies 2^n in two factors, so that results down to the
- * subnormals come out right. Both polynomials are summed by Estrin's scheme, whose
- * short dependency chains let several vectors overlap. Relative error below
+ * 2^f by a minimax polynomial of degree 11, and 2^n added to the exponent. A zero,
+ * subnormal, infinite or NaN value, or |y| > 1020, is taken from libm instead. Both
+ * polynomials are summed by Estrin's scheme, whose short dependency chains let several
+ * vectors overlap. Relative error below
  * 3.8e-16 (1 + |y|) against powl (tests/test_powers.py); exact for a = 0, 1; NaN stays
  * NaN and +inf stays +inf.
  */
@@ -114,57 +113,33 @@ static inline __m256d pgs_split(__m256d a, __m256d* m) {
         PGS_C4(0x1p52 + 1023.0));
 }
 
-/* a^e, every case: zero, subnormal, infinite and NaN a, and results that are
-   subnormal or overflow. The same arithmetic as pgs_pow4 where both apply. */
+/* a^e for four a >= 0 where every a is a normal double and every result lies within
+   [2^-1020, 2^1020]; *odd gets a bit for each lane where that fails (zero, subnormal,
+   infinite or NaN a, or a result past those bounds), which the caller takes from libm. */
 __attribute__((target("avx2,fma")))
-static __m256d pgs_pow4_any(__m256d a, __m256d e) {
-    __m256d sub = _mm256_cmp_pd(a, PGS_C4(0x1p-1022), _CMP_LT_OQ);
-    __m256d m;
-    /* a subnormal a is scaled by 2^54 first */
-    __m256d k = pgs_split(_mm256_mul_pd(a, _mm256_blendv_pd(PGS_C4(1.0), PGS_C4(0x1p54), sub)),
-                          &m);
-    k = _mm256_sub_pd(k, _mm256_and_pd(sub, PGS_C4(54.0)));
-    __m256d y = _mm256_mul_pd(e, pgs_log2_core(m, k));
-    /* the clamp keeps n's arithmetic in range (a = 0, inf or NaN: set below) */
-    y = _mm256_min_pd(_mm256_max_pd(y, PGS_C4(-1100.0)), PGS_C4(1100.0));
-    __m256i n;
-    __m256d E = pgs_exp2_core(y, &n);
-    /* 2^n = 2^h 2^(n-h), h = floor(n / 2), each factor a normal double */
-    __m256i h = _mm256_sub_epi64(
-        _mm256_srli_epi64(_mm256_add_epi64(n, _mm256_set1_epi64x(2048)), 1),
-        _mm256_set1_epi64x(1024));
-    __m256i g = _mm256_sub_epi64(n, h);
-    __m256d sh = _mm256_castsi256_pd(
-        _mm256_slli_epi64(_mm256_add_epi64(h, _mm256_set1_epi64x(1023)), 52));
-    __m256d sg = _mm256_castsi256_pd(
-        _mm256_slli_epi64(_mm256_add_epi64(g, _mm256_set1_epi64x(1023)), 52));
-    __m256d res = _mm256_mul_pd(_mm256_mul_pd(E, sh), sg);
-    res = _mm256_andnot_pd(_mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_EQ_OQ), res);
-    /* NaN and +inf are their own powers (e > 0) */
-    return _mm256_blendv_pd(res, a, _mm256_cmp_pd(a, PGS_C4(INFINITY), _CMP_NLT_UQ));
-}
-
-/* a^e for four a >= 0. The common case (every a a normal double, every result
-   within [2^-1020, 2^1020]) skips pgs_pow4_any's special cases; its results are the
-   same bits (2^n applied in one step or two is exact either way). */
-__attribute__((target("avx2,fma")))
-static inline __m256d pgs_pow4(__m256d a, __m256d e) {
+static inline __m256d pgs_pow4(__m256d a, __m256d e, int* odd) {
     __m256d m;
     __m256d k = pgs_split(a, &m);
     __m256d y = _mm256_mul_pd(e, pgs_log2_core(m, k));
-    /* (one test for both: a past the normal doubles, or NaN, or |y| > 1020) */
-    __m256d odd = _mm256_or_pd(
+    *odd = _mm256_movemask_pd(_mm256_or_pd(
         _mm256_or_pd(_mm256_cmp_pd(a, PGS_C4(0x1p-1022), _CMP_NGE_UQ),
                      _mm256_cmp_pd(a, PGS_C4(0x1.fffffffffffffp1023), _CMP_GT_OQ)),
-        _mm256_cmp_pd(_mm256_andnot_pd(PGS_C4(-0.0), y), PGS_C4(1020.0), _CMP_NLE_UQ));
-    if (_mm256_movemask_pd(odd))
-        return pgs_pow4_any(a, e);
+        _mm256_cmp_pd(_mm256_andnot_pd(PGS_C4(-0.0), y), PGS_C4(1020.0), _CMP_NLE_UQ)));
     __m256i n;
     __m256d E = pgs_exp2_core(y, &n);
     return _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(E),
                                                 _mm256_slli_epi64(n, 52)));
 }
 
+/* four powers from a[0..3] into out[0..3] */
+__attribute__((target("avx2,fma")))
+static inline void pgs_pow_4(const double* a, double* out, __m256d ev, double e) {
+    int odd, t;
+    _mm256_storeu_pd(out, pgs_pow4(_mm256_loadu_pd(a), ev, &odd));
+    for (t = 0; odd; t++, odd >>= 1)
+        if (odd & 1)
+            out[t] = exp2(e * log2(a[t]));
+}
 
 __attribute__((target("avx2,fma")))
 static void pgs_pow_n_avx2(const double* a, double* out, ptrdiff_t n, double e) {
@@ -172,12 +147,12 @@ static void pgs_pow_n_avx2(const double* a, double* out, ptrdiff_t n, double e) 
     double pad[4];
     ptrdiff_t i = 0, t;
     for (; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(out + i, pgs_pow4(_mm256_loadu_pd(a + i), ev));
+        pgs_pow_4(a + i, out + i, ev, e);
     if (i < n) {
         /* the tail in a padded vector: the same arithmetic as a full one */
         for (t = 0; t < 4; t++)
             pad[t] = i + t < n ? a[i + t] : 1.0;
-        _mm256_storeu_pd(pad, pgs_pow4(_mm256_loadu_pd(pad), ev));
+        pgs_pow_4(pad, pad, ev, e);
         for (t = 0; i + t < n; t++)
             out[i + t] = pad[t];
     }

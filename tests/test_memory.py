@@ -25,41 +25,18 @@ def _wide(m=300, nnz=30, seed=0):
 @pytest.mark.parametrize("k", [1, 64])
 @pytest.mark.parametrize("p", [2.0, 1.8, 1.5, 1.7, 1.1])
 def test_train_holds_at_most_four_vectors(p, k, iterate):
-    """The issue's budget, 4 x n_features x 8 bytes + 20 MB, checked without its 20 MB:
-    on a million features every configuration keeps at most four vectors of n_features
-    (state, the batch's sums and the returned iterate included), plus 1 MB for the
-    rest. The 20 MB would hide a fifth vector below 2.6 million features.
-
-    Two exceptions keep five, which the Solver allows only up to 2^21 columns, where
-    five still fit in the budget with its 20 MB: the interleaved lam and u of p = 1.8
-    and general p (row by row, which on these wide rows k = 64 is too, see
-    Solver._choose_path; not for an average kept by spans; past LU_MAX_COLS they run on
-    two arrays) and, for p < 1.2 with the average (two vectors,
-    spans; larger p keep one), the per-column sums of batches of k >= 16 (past
-    BY_COLUMN_MAX_COLS its batches update row by row)."""
+    """The budget, 4 x n_features x 8 bytes + 20 MB, checked without its 20 MB: on a
+    million features every configuration keeps at most four vectors of n_features
+    (state and the returned iterate included), plus 1 MB for the rest. The 20 MB would
+    hide a fifth vector below 2.6 million features. (p < 2 keeps lam and u in one
+    buffer of two vectors; p < 1.2 with the average keeps two more, its spans.)"""
     X, y = _wide()
     vector = 8 * (N_WIDE + 1)
     pgs.train(X, y, T=2, k=k, p=p, iterate=iterate)      # first-call costs
     peak, model = traced_peak(lambda: pgs.train(X, y, loss="logistic", T=40, k=k, p=p,
                                                  iterate=iterate, seed=3))
     assert np.all(np.isfinite(model.coef)) and np.any(model.coef != 0.0)
-    interleaved = p in (1.8, 1.7) or (p == 1.1 and iterate != "average")
-    by_column = p == 1.1 and k >= 16 and iterate == "average"
-    five = interleaved or by_column
-    assert peak <= (5 if five else 4) * vector + 2**20, (peak / vector, "vectors")
-    if five:
-        cols = pgs._core.INTERLEAVED_MAX_COLS
-        assert cols == pgs._core._set_by_column_max_cols(cols)
-        assert 5 * 8 * cols + 2**20 <= 4 * 8 * (cols - 1) + 20 * 2**20
-    if by_column:
-        # Wider than BY_COLUMN_MAX_COLS, the batches update row by row: four vectors.
-        old = pgs._core._set_by_column_max_cols(N_WIDE // 2)
-        try:
-            peak, model = traced_peak(lambda: pgs.train(X, y, loss="logistic", T=40, k=k,
-                                                         p=p, iterate=iterate, seed=3))
-        finally:
-            pgs._core._set_by_column_max_cols(old)
-        assert peak <= 4 * vector + 2**20, (peak / vector, "vectors")
+    assert peak <= 4 * vector + 2**20, (peak / vector, "vectors")
 
 
 @pytest.mark.parametrize("which", ["last", "average", "pick"])
@@ -67,7 +44,8 @@ def test_train_holds_at_most_four_vectors(p, k, iterate):
 @pytest.mark.parametrize("p", [2.0, 1.8, 1.5, 1.7, 1.1])
 def test_take_is_the_iterate_in_place(p, k, which):
     """Solver.take gives the bits of last() / average() / w_pick, in one of the solver's
-    own buffers; the solver then refuses to run or hand out its state until set_state."""
+    own buffers (but p < 2's last iterate, whose u is a strided view: a new array); the
+    solver then refuses to run or hand out its state until set_state."""
     X, y = _wide(m=200, nnz=20)
     b = as_csr_buffers(X)
     seq = np.random.SeedSequence(5)
@@ -77,11 +55,11 @@ def test_take_is_the_iterate_in_place(p, k, which):
     expected = {"last": s.last, "average": s.average, "pick": s.w_pick.copy}[which]()
     state = s.get_state()
     # (only an average kept by spans, p < 1.2, has clast; the others' iterate lands in
-    # wsum: see _fold_average)
-    own = {"last": s.u, "average": s.clast if p < 1.2 else s.wsum,
+    # wsum: see pgs/_dual.pxd)
+    own = {"last": s.u if p == 2.0 else None, "average": s.clast if p < 1.2 else s.wsum,
            "pick": s.w_pick}[which]
     w = s.take(which)
-    assert w is own
+    assert w is own or own is None
     np.testing.assert_array_equal(w, expected)
     for call in (lambda: s.run(60, b.data, b.indices, b.indptr, y), s.get_state,
                  lambda: s.take(which), lambda: s.iterate(which), s.last):
@@ -100,8 +78,7 @@ def test_take_is_the_iterate_in_place(p, k, which):
 
 @pytest.mark.parametrize("p", [2.0, 1.8])
 def test_finished_solver_hands_over_its_state(p):
-    """finish() frees the run's scratch (p = 1.8's interleaved buffer, the batch's sums)
-    and stops runs; iterates and the state can still be read, and get_state(copy=False)
+    """finish() stops runs; iterates and the state can still be read, and get_state(copy=False)
     is the solver's own buffers (p = 2: lam once, u is lam). set_state makes it run on
     exactly as an unfinished twin."""
     X, y = _wide(m=200, nnz=20)
@@ -112,9 +89,7 @@ def test_finished_solver_hands_over_its_state(p):
     twin = pgs._core.Solver(*args, seq.generate_state(4, dtype=np.uint64))
     for solver in (s, twin):
         assert solver.run(50, b.data, b.indices, b.indptr, y) == 0
-    assert s.interleaved == (p == 1.8)
     s.finish()
-    assert not s.interleaved
     with pytest.raises(RuntimeError, match="finished"):
         s.run(60, b.data, b.indices, b.indptr, y)
     np.testing.assert_array_equal(s.iterate("last"), twin.last())
@@ -127,7 +102,6 @@ def test_finished_solver_hands_over_its_state(p):
     np.testing.assert_array_equal(s.iterate("last"), twin.last())
     s.set_state({key: (v.copy() if isinstance(v, np.ndarray) else v)
                  for key, v in state.items()})
-    assert s.interleaved == (p == 1.8)
     assert s.run(90, b.data, b.indices, b.indptr, y) == 0
     assert twin.run(90, b.data, b.indices, b.indptr, y) == 0
     np.testing.assert_array_equal(s.last(), twin.last())
