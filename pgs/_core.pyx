@@ -11,7 +11,6 @@ and index dtype; the variants of p live inside the dual vector's `dual_add`.
 
 from libc.math cimport pow, fabs, isfinite, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
 import numpy as np
@@ -931,6 +930,7 @@ def run_lockstep(list solvers, long long t_end, Py_ssize_t block, data, indices,
     """
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
     cdef Solver s
+    cdef long long te
     if len(ys) != len(solvers):
         raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
     if block < 1:
@@ -939,69 +939,24 @@ def run_lockstep(list solvers, long long t_end, Py_ssize_t block, data, indices,
         raise ValueError("sample_weight and indptr disagree on the number of rows")
     if n_rows < 1:
         raise ValueError("no rows")
-    for s in solvers:
+    for s, y in zip(solvers, ys):
         s._check_runnable()
+        if y.shape[0] != n_rows:
+            raise ValueError("y and indptr disagree on the number of rows")
         s._prepare_sampler(n_rows, sample_weight, None)
-    return _run_lockstep(solvers, data, indices, indptr, ys, t_end, block)
-
-
-def _run_lockstep(list solvers, const floating_t[::1] data, const index_t[::1] indices,
-                  const index_t[::1] indptr, list ys, long long t_end, Py_ssize_t block):
-    cdef Py_ssize_t n = len(solvers)
-    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
-    cdef Py_ssize_t a
-    cdef const double[::1] yv
-    cdef Solver s
-    cdef long long t_lo, te
-    cdef int status = 0
-    cdef Py_ssize_t failed = -1
-    cdef const floating_t* dp = &data[0] if data.shape[0] > 0 else NULL
-    cdef const index_t* ip = &indices[0] if indices.shape[0] > 0 else NULL
-    # The C views of every solver (the list keeps the objects, and so these, alive).
-    cdef PGSParams** prm = <PGSParams**>malloc(n * sizeof(PGSParams*))
-    cdef PGSState** st = <PGSState**>malloc(n * sizeof(PGSState*))
-    cdef PGSSampler** smp = <PGSSampler**>malloc(n * sizeof(PGSSampler*))
-    cdef const double** yp = <const double**>malloc(n * sizeof(double*))
-    cdef int* loss_id = <int*>malloc(n * sizeof(int))
-    cdef Py_ssize_t* n_cols = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    try:
-        if n == 0:
-            return (-1, 0)
-        if (prm == NULL or st == NULL or smp == NULL or yp == NULL or loss_id == NULL
-                or n_cols == NULL):
-            raise MemoryError()
-        t_lo = t_end
-        for a in range(n):
-            s = solvers[a]
-            yv = ys[a]
-            if yv.shape[0] != n_rows:
-                raise ValueError("y and indptr disagree on the number of rows")
-            prm[a] = &s.prm
-            st[a] = &s.st
-            smp[a] = &s.smp
-            yp[a] = &yv[0]
-            loss_id[a] = s.loss_id
-            n_cols[a] = s.n_cols
-            if s.st.t < t_lo:
-                t_lo = s.st.t
-        with nogil:
-            te = t_lo
-            while te < t_end and failed < 0:
-                te = te + block if t_end - te > block else t_end
-                for a in range(n):
-                    status = _dispatch(loss_id[a], dp, ip, &indptr[0], yp[a], n_rows,
-                                       n_cols[a], prm[a], st[a], te, smp[a])
-                    if status != PGS_OK:
-                        failed = a
-                        break
-        return (failed, status)
-    finally:
-        free(prm)
-        free(st)
-        free(smp)
-        free(yp)
-        free(loss_id)
-        free(n_cols)
+    if not solvers:
+        return (-1, 0)
+    # (a turn is `block` iterations of the compiled loop: the Python around it is noise)
+    te = t_end
+    for s in solvers:
+        te = min(te, s.st.t)
+    while te < t_end:
+        te = te + block if t_end - te > block else t_end
+        for a, (s, y) in enumerate(zip(solvers, ys)):
+            status = _run(s, data, indices, indptr, y, te)
+            if status != PGS_OK:
+                return (a, status)
+    return (-1, 0)
 
 
 # ------------------------------------------------------------- checks and helpers

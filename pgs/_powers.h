@@ -131,14 +131,19 @@ static inline __m256d pgs_pow4(__m256d a, __m256d e, int* odd) {
                                                 _mm256_slli_epi64(n, 52)));
 }
 
-/* four powers from a[0..3] into out[0..3] */
+/* four powers from a[0..3] into out[0..3] (out may be a) */
 __attribute__((target("avx2,fma")))
 static inline void pgs_pow_4(const double* a, double* out, __m256d ev, double e) {
+    double in[4];
     int odd, t;
-    _mm256_storeu_pd(out, pgs_pow4(_mm256_loadu_pd(a), ev, &odd));
+    __m256d x = _mm256_loadu_pd(a);
+    __m256d r = pgs_pow4(x, ev, &odd);
+    if (odd)
+        _mm256_storeu_pd(in, x);
+    _mm256_storeu_pd(out, r);
     for (t = 0; odd; t++, odd >>= 1)
         if (odd & 1)
-            out[t] = exp2(e * log2(a[t]));
+            out[t] = exp2(e * log2(in[t]));
 }
 
 __attribute__((target("avx2,fma")))
