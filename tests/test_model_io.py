@@ -127,3 +127,32 @@ def test_model_pickles():
     model = pgs.train(X, np.sign(y), loss="hinge", seed=7)
     clone = pickle.loads(pickle.dumps(model))
     assert_same_model(model, clone, X)
+
+
+def _fit_kind(kind):
+    """A small model of each kind `pgs.load_model` must give back (X, y, model)."""
+    X, y = small_problem(6)
+    if kind == "train":
+        return X, np.sign(y), pgs.train(X, np.sign(y), loss="logistic", seed=0)
+    if kind == "train_csgd":
+        return X, y, pgs.train_csgd(X, y, T=2000, seed=0)
+    labels = np.array(["low", "mid", "high"])[np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))]
+    return X, labels, pgs.train_cadaline(X, labels, T=2000, seed=0)
+
+
+@pytest.mark.parametrize("kind", ["train", "train_csgd", "train_cadaline"])
+def test_every_model_kind_round_trips(tmp_path, kind):
+    X, y, model = _fit_kind(kind)
+    model.save(tmp_path / "m.npz")
+    loaded = pgs.load_model(tmp_path / "m.npz")
+    assert type(loaded) is type(model)
+    assert repr(loaded) == repr(model)
+    assert loaded.coef.tobytes() == model.coef.tobytes()
+    assert np.array_equal(loaded.intercept, model.intercept)
+    assert loaded.iteration == model.iteration and loaded.T == model.T
+    assert loaded.params == model.params
+    assert getattr(loaded, "eta0_", None) == getattr(model, "eta0_", None)
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.objective(X, y) == model.objective(X, y)
+
