@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from pgs import _validation as V
 from pgs._csgd import VARIANT_NAMES, CSGDSolver
 from pgs._data import as_csr_buffers, check_targets
-from pgs._model import Model, check_predict_X
+from pgs._model_base import LinearModel
 
 #: The iterates `train_csgd` can return.
 CSGD_ITERATES = ("last", "average")
@@ -238,8 +238,11 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
 
 # ------------------------------------------------------------------ models
 
-class CSGDModel(Model):
+class CSGDModel(LinearModel):
     """A least-squares linear model trained by CSGD, NCSGD or plain SGD.
+
+    Prediction and saving come from `pgs._model_base.LinearModel`; this class adds
+    the step size used and the least-squares objective.
 
     Attributes
     ----------
@@ -256,20 +259,23 @@ class CSGDModel(Model):
         that reproduces the run).
     """
 
+    _kind = "csgd"
+
     def __init__(self, *, coef, intercept, T, eta0_, params):
         super().__init__(coef=coef, intercept=intercept, iteration=T, T=T, classes=None,
                          params=params)
         self.eta0_ = float(eta0_)
 
-    def __repr__(self):
-        return (
-            f"CSGDModel(variant={self.params['variant']!r}, T={self.T}, "
-            f"eta0_={self.eta0_:.4g}, n_features={self.n_features})"
-        )
+    def _repr_fields(self):
+        return [f"variant={self.params['variant']!r}", f"T={self.T}", f"eta0_={self.eta0_:.4g}"]
 
-    def full_weights(self):
-        """The weights the solver optimises: coef, then the constant column's weight."""
-        return np.append(self.coef, self.intercept)
+    def _saved_attributes(self):
+        return {"eta0_": self.eta0_}
+
+    @classmethod
+    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
+        return cls(coef=coef, intercept=intercept, T=T, eta0_=attributes["eta0_"],
+                   params=params)
 
     def objective(self, X, y, sample_weight=None):
         """The least-squares loss l(w) = (1/m) sum_i s_i (y_i - <w, x_i> - b)^2 / 2 on (X, y).
@@ -389,8 +395,12 @@ def _rows_of(X):
     return X.shape[0]
 
 
-class CAdalineModel:
+class CAdalineModel(LinearModel):
     """A multiclass linear classifier: one least-squares regressor per class (C-Adaline).
+
+    Prediction (the class whose output is largest, the paper's Algorithm 2) and
+    saving come from `pgs._model_base.LinearModel`; this class adds the step size
+    used and the least-squares objective over the classes.
 
     Attributes
     ----------
@@ -398,64 +408,33 @@ class CAdalineModel:
     intercept : ndarray of shape (n_classes,)
     classes : ndarray of shape (n_classes,)
         The sorted labels; output k regresses the indicator of ``classes[k]``.
-    T : int
+    iteration, T : int
+        Steps run.
     eta0_ : float
         The step size used.
     params : dict
         The training arguments.
     """
 
+    _kind = "cadaline"
+    _coef_ndim = 2
+
     def __init__(self, *, coef, intercept, classes, T, eta0_, params):
-        self.coef = coef
-        self.intercept = intercept
-        self.classes = classes
-        self.T = int(T)
-        self.iteration = int(T)
+        super().__init__(coef=coef, intercept=intercept, iteration=T, T=T, classes=classes,
+                         params=params)
         self.eta0_ = float(eta0_)
-        self.params = dict(params)
 
-    @property
-    def n_features(self):
-        """Number of features the model was trained on."""
-        return self.coef.shape[1]
+    def _repr_fields(self):
+        return [f"variant={self.params['variant']!r}", f"T={self.T}",
+                f"n_classes={self.classes.shape[0]}"]
 
-    @property
-    def is_classifier(self):
-        """Always True."""
-        return True
+    def _saved_attributes(self):
+        return {"eta0_": self.eta0_}
 
-    def __repr__(self):
-        return (
-            f"CAdalineModel(variant={self.params['variant']!r}, T={self.T}, "
-            f"n_classes={self.classes.shape[0]}, n_features={self.n_features})"
-        )
-
-    def decision_function(self, X):
-        """Each class's regression output ``<coef_k, x> + intercept_k``.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
-        X = check_predict_X(X, self.n_features)
-        return np.asarray(X @ self.coef.T, dtype=np.float64) + self.intercept
-
-    def predict(self, X):
-        """The class whose output is largest (the paper's Algorithm 2).
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        return self.classes[np.argmax(self.decision_function(X), axis=1)]
+    @classmethod
+    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
+        return cls(coef=coef, intercept=intercept, classes=classes, T=T,
+                   eta0_=attributes["eta0_"], params=params)
 
     def objective(self, X, y, sample_weight=None):
         """Mean over rows (weighted by s_i) and classes of (indicator - output)^2 / 2.

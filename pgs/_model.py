@@ -1,24 +1,16 @@
 """The model `pgs.train` returns: the selected iterate and how it was trained."""
 
 import numpy as np
-import scipy.sparse as sp
 
 from pgs._core import LOSS_NAMES, mean_loss
+from pgs._model_base import LinearModel
 
 
-def check_predict_X(X, n_features):
-    """X as a 2-D array or sparse matrix with `n_features` columns, for prediction."""
-    if not sp.issparse(X):
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}")
-    if X.shape[1] != n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but the model was trained on {n_features}")
-    return X
-
-
-class Model:
+class Model(LinearModel):
     """A linear model trained by the Primal Gradient Solver.
+
+    Prediction, saving and the attributes below come from
+    `pgs._model_base.LinearModel`; this class adds the PGS objective.
 
     Attributes
     ----------
@@ -38,78 +30,19 @@ class Model:
         and `seed` the entropy that reproduces the run).
     """
 
-    def __init__(self, *, coef, intercept, iteration, T, classes, params):
-        self.coef = coef
-        self.intercept = float(intercept)
-        self.iteration = int(iteration)
-        self.T = int(T)
-        self.classes = classes
-        self.params = dict(params)
+    _kind = "pgs"
 
-    @property
-    def n_features(self):
-        """Number of features the model was trained on."""
-        return self.coef.shape[0]
-
-    @property
-    def is_classifier(self):
-        """True when the model was trained with a classification loss."""
-        return self.classes is not None
-
-    def __repr__(self):
-        return (
-            f"Model(loss={self.params['loss']!r}, p={self.params['p']}, "
-            f"sigma={self.params['sigma']}, T={self.T}, iteration={self.iteration}, "
-            f"n_features={self.n_features})"
-        )
-
-    def save(self, path):
-        """Write the model to `path` as a portable, pickle-free ``.npz``.
-
-        The format (arrays plus a JSON header with every training argument, the
-        pgs version and a format version) is documented in `pgs._model_io`; read
-        it back with `pgs.load_model`.
-
-        Parameters
-        ----------
-        path : str, path-like or binary file object
-        """
-        from pgs._model_io import save_model
-
-        save_model(self, path)
-
-    def decision_function(self, X):
-        """Margins ``<coef, x> + intercept`` for the rows of `X`.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        X = check_predict_X(X, self.n_features)
-        return np.asarray(X @ self.coef, dtype=np.float64).reshape(-1) + self.intercept
-
-    def predict(self, X):
-        """Class labels (classification) or predicted values (regression).
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        z = self.decision_function(X)
-        if self.classes is None:
-            return z
-        return self.classes[(z > 0).astype(np.intp)]
+    def _repr_fields(self):
+        return [f"loss={self.params['loss']!r}", f"p={self.params['p']}",
+                f"sigma={self.params['sigma']}", f"T={self.T}", f"iteration={self.iteration}"]
 
     def full_weights(self):
-        """The weight vector the solver optimises: coef and the constant column's weight."""
+        """The weight vector the solver optimises: coef and the constant column's weight.
+
+        Returns
+        -------
+        ndarray of shape (n_features + 1,)
+        """
         scaling = self.params["intercept_scaling"]
         w_icpt = self.intercept / scaling if self.params["fit_intercept"] else 0.0
         return np.append(self.coef, w_icpt)

@@ -11,6 +11,7 @@ import pgs
 from pgs._csgd import CSGDSolver
 from pgs._csgd_train import _fit, auto_eta0
 from pgs._data import as_csr_buffers
+from pgs._model_base import LinearModel
 
 sys.path.insert(0, str(Path(__file__).parent))
 from csgd_reference import csgd_reference  # noqa: E402
@@ -269,7 +270,8 @@ def test_model_attributes_and_objective():
     X, y = _problem(seed=14)
     model = pgs.train_csgd(X, y, T=500, eta0=0.1, switch=30, variant="ncsgd",
                            iterate="average", seed=0)
-    assert isinstance(model, pgs.Model)
+    # a sibling of pgs.Model (the PGS model) under the shared base, not a subclass of it
+    assert isinstance(model, LinearModel) and not isinstance(model, pgs.Model)
     assert model.T == 500 and model.eta0_ == 0.1 and not model.is_classifier
     assert model.params == dict(T=500, eta0=0.1, switch=30, variant="ncsgd",
                                 fit_intercept=True, iterate="average", sampling="iid",

@@ -47,7 +47,9 @@ def test_classifier_round_trip(tmp_path, labels):
     with np.load(path, allow_pickle=False) as z:
         assert set(z.files) == {"header", "coef", "classes"}
         header = json.loads(str(z["header"][()]))
+    # a pgs.Model needs nothing a version-1 reader lacks, so older pgs still reads it
     assert header["format"] == "pgs-model" and header["format_version"] == 1
+    assert header["kind"] == "pgs"
     assert header["pgs_version"] == pgs.__version__
     assert header["params"]["loss"] == "logistic" and header["params"]["seed"] == 3
 
@@ -91,7 +93,8 @@ def test_newer_format_version_is_refused(tmp_path):
     pgs.train(X, np.sign(y), seed=0).save(tmp_path / "m.npz")
     _rewrite_header(tmp_path / "m.npz", tmp_path / "new.npz",
                     lambda h: h.update(format_version=_model_io.FORMAT_VERSION + 1))
-    with pytest.raises(ValueError, match=r"format version 2 .* upgrade pgs"):
+    newer = _model_io.FORMAT_VERSION + 1
+    with pytest.raises(ValueError, match=rf"format version {newer} .* upgrade pgs"):
         pgs.load_model(tmp_path / "new.npz")
 
 
@@ -127,3 +130,88 @@ def test_model_pickles():
     model = pgs.train(X, np.sign(y), loss="hinge", seed=7)
     clone = pickle.loads(pickle.dumps(model))
     assert_same_model(model, clone, X)
+
+
+def _fit_kind(kind):
+    """A small model of each kind `pgs.load_model` must give back (X, y, model)."""
+    X, y = small_problem(6)
+    if kind == "train":
+        return X, np.sign(y), pgs.train(X, np.sign(y), loss="logistic", seed=0)
+    if kind == "train_csgd":
+        return X, y, pgs.train_csgd(X, y, T=2000, seed=0)
+    labels = np.array(["low", "mid", "high"])[np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))]
+    return X, labels, pgs.train_cadaline(X, labels, T=2000, seed=0)
+
+
+@pytest.mark.parametrize("kind", ["train", "train_csgd", "train_cadaline"])
+def test_every_model_kind_round_trips(tmp_path, kind):
+    X, y, model = _fit_kind(kind)
+    model.save(tmp_path / "m.npz")
+    loaded = pgs.load_model(tmp_path / "m.npz")
+    assert type(loaded) is type(model)
+    assert repr(loaded) == repr(model)
+    assert loaded.coef.tobytes() == model.coef.tobytes()
+    assert np.array_equal(loaded.intercept, model.intercept)
+    assert loaded.iteration == model.iteration and loaded.T == model.T
+    assert loaded.params == model.params
+    assert getattr(loaded, "eta0_", None) == getattr(model, "eta0_", None)
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.objective(X, y) == model.objective(X, y)
+
+
+@pytest.mark.parametrize("kind", ["train_csgd", "train_cadaline"])
+def test_other_kinds_need_format_version_2(tmp_path, kind):
+    """A version-1 reader would load them as a pgs.Model; version 2 makes it refuse."""
+    _, _, model = _fit_kind(kind)
+    model.save(tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as z:
+        header = json.loads(str(z["header"][()]))
+    assert header["format_version"] == 2
+    assert header["kind"] == {"train_csgd": "csgd", "train_cadaline": "cadaline"}[kind]
+    assert header["attributes"] == {"eta0_": model.eta0_}
+
+
+def test_file_without_kind_loads_as_model(tmp_path):
+    """Files written before the kind field (format version 1) still load as pgs.Model."""
+    X, y = small_problem(7)
+    model = pgs.train(X, y, loss="squared", sigma=1e-3, seed=2)
+    model.save(tmp_path / "m.npz")
+
+    def version_1(header):
+        del header["kind"], header["attributes"]
+        header["format_version"] = 1
+
+    _rewrite_header(tmp_path / "m.npz", tmp_path / "old.npz", version_1)
+    loaded = pgs.load_model(tmp_path / "old.npz")
+    assert type(loaded) is pgs.Model
+    assert_same_model(model, loaded, X)
+    assert repr(loaded) == repr(model)
+
+
+def test_unknown_kind_and_damaged_fields(tmp_path):
+    X, y = small_problem(8)
+    pgs.train_csgd(X, y, T=500, seed=0).save(tmp_path / "m.npz")
+    _rewrite_header(tmp_path / "m.npz", tmp_path / "unknown.npz",
+                    lambda h: h.update(kind="quantum"))
+    with pytest.raises(ValueError, match="kind 'quantum'"):
+        pgs.load_model(tmp_path / "unknown.npz")
+    _rewrite_header(tmp_path / "m.npz", tmp_path / "noeta.npz",
+                    lambda h: h.update(attributes={}))
+    with pytest.raises(ValueError, match="damaged.*eta0_"):
+        pgs.load_model(tmp_path / "noeta.npz")
+    # a 1-D coef cannot be a C-Adaline model
+    _rewrite_header(tmp_path / "m.npz", tmp_path / "ndim.npz",
+                    lambda h: h.update(kind="cadaline"))
+    with pytest.raises(ValueError, match="damaged: coef has shape"):
+        pgs.load_model(tmp_path / "ndim.npz")
+
+
+def test_saving_needs_a_registered_kind(tmp_path):
+    from pgs._model_base import LinearModel
+
+    bare = LinearModel(coef=np.zeros(3), intercept=0.0, iteration=1, T=1, classes=None,
+                       params={})
+    with pytest.raises(TypeError, match="model must be a pgs model"):
+        bare.save(tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()

@@ -1,0 +1,186 @@
+"""`LinearModel`, the base of every model pgs returns (`pgs.Model`, CSGD, C-Adaline).
+
+The base holds what the models share: the weights, the training arguments,
+prediction and saving. A subclass adds its objective, its repr fields and, when it
+has them, the extra attributes the file must keep; setting `_kind` registers it with
+`pgs._model_io` so that `pgs.load_model` returns the class that was saved.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from pgs import _model_io
+
+
+def check_predict_X(X, n_features):
+    """X as a 2-D array or sparse matrix with `n_features` columns, for prediction.
+
+    Parameters
+    ----------
+    X : array_like or sparse matrix
+    n_features : int
+        Number of features the model was trained on.
+
+    Returns
+    -------
+    ndarray or sparse matrix
+    """
+    if not sp.issparse(X):
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but the model was trained on {n_features}")
+    return X
+
+
+class LinearModel:
+    """A linear model: one output ``<coef, x> + intercept``, or one per row of `coef`.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_features,) or (n_outputs, n_features)
+        Weights of the returned iterate.
+    intercept : float or ndarray of shape (n_outputs,)
+        Bias term(s), 0.0 without `fit_intercept`.
+    iteration : int
+        The 1-based index t of the returned iterate.
+    T : int
+        Number of iterations run.
+    classes : ndarray or None
+        The original labels (classifiers only); None for regression.
+    params : dict
+        Every training argument.
+    """
+
+    #: The name of the model's kind in the file header (None: cannot be saved).
+    _kind = None
+    #: Dimensions of `coef`: 1 for one output, 2 for one row of weights per output.
+    _coef_ndim = 1
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Only a class that names its own kind registers; a subclass that does not
+        # (e.g. a user's) is saved and loaded as the kind it inherits.
+        if cls.__dict__.get("_kind") is not None:
+            _model_io.register_kind(cls._kind, cls)
+
+    def __init__(self, *, coef, intercept, iteration, T, classes, params):
+        self.coef = coef
+        if np.ndim(coef) == 1:
+            self.intercept = float(intercept)
+        else:
+            self.intercept = np.asarray(intercept, dtype=np.float64)
+        self.iteration = int(iteration)
+        self.T = int(T)
+        self.classes = classes
+        self.params = dict(params)
+
+    @property
+    def n_features(self):
+        """Number of features the model was trained on."""
+        return self.coef.shape[-1]
+
+    @property
+    def is_classifier(self):
+        """True when the model predicts class labels."""
+        return self.classes is not None
+
+    def _repr_fields(self):
+        """The ``name=value`` strings `repr` shows before ``n_features``."""
+        return [f"T={self.T}", f"iteration={self.iteration}"]
+
+    def __repr__(self):
+        fields = [*self._repr_fields(), f"n_features={self.n_features}"]
+        return f"{type(self).__name__}({', '.join(fields)})"
+
+    def decision_function(self, X):
+        """Outputs ``<coef, x> + intercept`` for the rows of `X`.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), or (n_samples, n_outputs) when `coef` is 2-D
+        """
+        X = check_predict_X(X, self.n_features)
+        if self.coef.ndim == 1:
+            return np.asarray(X @ self.coef, dtype=np.float64).reshape(-1) + self.intercept
+        return np.asarray(X @ self.coef.T, dtype=np.float64) + self.intercept
+
+    def predict(self, X):
+        """Predicted values (regression) or class labels (classification).
+
+        A single output picks ``classes[1]`` where it is positive and ``classes[0]``
+        elsewhere; several outputs pick the class whose output is largest.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        z = self.decision_function(X)
+        if self.classes is None:
+            return z
+        if z.ndim == 1:
+            return self.classes[(z > 0).astype(np.intp)]
+        return self.classes[np.argmax(z, axis=1)]
+
+    def full_weights(self):
+        """The weights with the intercept appended as the constant column's weight.
+
+        Returns
+        -------
+        ndarray of shape (n_features + 1,), or (n_outputs, n_features + 1)
+        """
+        icpt = np.reshape(self.intercept, self.coef.shape[:-1] + (1,))
+        return np.append(self.coef, icpt, axis=-1)
+
+    def objective(self, X, y, sample_weight=None):
+        """The training objective on (X, y); each kind of model defines its own.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+        sample_weight : array_like, shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        raise NotImplementedError(f"{type(self).__name__} defines no objective")
+
+    def save(self, path):
+        """Write the model to `path` as a portable, pickle-free ``.npz``.
+
+        The format (arrays plus a JSON header with the kind of model, every
+        training argument, the pgs version and a format version) is documented in
+        `pgs._model_io`; read it back with `pgs.load_model`, which returns a model
+        of the same class.
+
+        Parameters
+        ----------
+        path : str, path-like or binary file object
+        """
+        _model_io.save_model(self, path)
+
+    # -------------------------------------------------------------- the file's view
+
+    def _saved_attributes(self):
+        """The attributes beyond the base's that the file must keep, as a JSON-able dict."""
+        return {}
+
+    @classmethod
+    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
+        """The model `pgs.load_model` rebuilds from a file's fields.
+
+        A subclass whose constructor takes other arguments overrides this.
+        """
+        return cls(coef=coef, intercept=intercept, iteration=iteration, T=T,
+                   classes=classes, params=params)
