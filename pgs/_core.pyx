@@ -462,12 +462,10 @@ def _aligned_zeros(Py_ssize_t n):
     return buf[off:off + n]
 
 
-cdef class Solver:
-    """The resumable state of one PGS run.
-
-    Holds the dual vector (lambda, u, Q, the scale and the lazy average), t, the PRNG
-    state and the randomly picked iterate. `run` advances it to a given iteration
-    over CSR buffers; running to T1 and then to T2 equals running to T2 at once.
+cdef class SolverCore:
+    """The compiled state of one PGS run: the dual vector's buffers and scalars, t, the
+    PRNG and the sampler, bound to the C structs the loop runs on. `pgs._solver.Solver`
+    adds the Python-level life cycle (runs, iterates, states).
 
     Parameters
     ----------
@@ -505,13 +503,11 @@ cdef class Solver:
     cdef readonly int loss_id
     cdef readonly int sampling
     cdef readonly Py_ssize_t n_cols
-    cdef readonly object lam, u, wsum, clast, w_pick, rows, coefs, perm
+    cdef readonly object lam, u, wsum, clast, rows, coefs
+    cdef public object w_pick, perm
     cdef object _buf          # lam and u's buffer
     cdef object _weights, _alias_prob, _alias_idx, _row_scale, _fixed
     cdef Py_ssize_t _n_rows
-    cdef bint _finished   # `finish`: no run until set_state
-    cdef bint _consumed   # `take`: the state is gone
-    cdef bint _handed     # `get_state(copy=False)`: its buffers are the caller's state
 
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
@@ -557,8 +553,9 @@ cdef class Solver:
         self._n_rows = -1
         self._bind()
 
-    cdef void _bind(self):
-        """Point the C state at the numpy buffers this object owns."""
+
+    def _bind(self):
+        """Point the C state at the numpy buffers this object owns (again)."""
         cdef double[::1] v = self._buf
         cdef int64_t[::1] iv
         self.st.u = &v[0]
@@ -646,8 +643,7 @@ cdef class Solver:
             self._bind()
         self.prm.t_pick = t_pick
 
-    cdef void _prepare_sampler(self, Py_ssize_t n_rows, object sample_weight,
-                               object fixed_rows):
+    def _prepare_sampler(self, Py_ssize_t n_rows, object sample_weight, object fixed_rows):
         """Build the sampler for this data set (alias table, permutation) once."""
         cdef double[::1] dv
         cdef int64_t[::1] iv
@@ -694,54 +690,6 @@ cdef class Solver:
             iv = self.perm
             self.smp.perm = &iv[0]
 
-    def run(self, long long t_end, data, indices, indptr, y, fixed_rows=None,
-            sample_weight=None):
-        """Advance to iteration `t_end` over the CSR buffers (data, indices, indptr).
-
-        Parameters
-        ----------
-        t_end : int
-            Iteration to stop at (global count).
-        data, indices, indptr : ndarray
-            CSR buffers (float32/float64 data, int32/int64 indices and indptr).
-        y : ndarray of float64
-            Targets, -1/+1 for classification.
-        fixed_rows : ndarray of int64, optional
-            Row sequence used instead of the sampler (a test hook), indexed by the
-            global count of rows consumed so chunked runs stay exact.
-        sample_weight : ndarray of float64, optional
-            Non-negative row weights (pass the same object on every chunk).
-
-        Returns
-        -------
-        int
-            A status code (0: ok).
-        """
-        cdef Py_ssize_t n_rows = indptr.shape[0] - 1
-        self._check_runnable()
-        if fixed_rows is not None:
-            fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
-        if sample_weight is not None and sample_weight.shape[0] != n_rows:
-            raise ValueError("sample_weight and indptr disagree on the number of rows")
-        self._prepare_sampler(n_rows, sample_weight, fixed_rows)
-        return _run(self, data, indices, indptr, y, t_end)
-
-    def last(self):
-        """w_t of the current iteration, as a new array of length n_features + 1."""
-        self._check_state()
-        return self.st.c * self.u
-
-    def average(self):
-        """The mean of w_1 .. w_t (O(n); leaves the state untouched, so a resumed run
-        folds exactly as an unsplit one)."""
-        self._check_state()
-        if self.wsum is None:
-            raise ValueError("this solver does not keep the average")
-        out = np.zeros(self.n_cols)
-        if self.st.t > 0:
-            self._average_to(out)
-        return out
-
     def _average_to(self, double[::1] out):
         """The average into out (which may be wsum or clast: see `dual_average_to`)."""
         cdef DualVector dv
@@ -749,129 +697,33 @@ cdef class Solver:
         with nogil:
             dual_average_to(&dv, &out[0], self.st.t)
 
-    def finish(self):
-        """End the solver's run: its state and iterates can still be read; `run` refuses
-        it until `set_state`. (`take` and `get_state(copy=False)` finish it themselves.)"""
-        self._finished = True
+    def _run_to(self, long long t_end, data, indices, indptr, y):
+        """The compiled loop to iteration t_end (the sampler prepared); a status."""
+        return _run(self, data, indices, indptr, y, t_end)
 
-    def take(self, str which):
-        """The iterate `which` ("last", "average" or "pick") in one of the solver's own
-        buffers where it can be computed in place (no temporary of n_cols).
-
-        Consumes the state: the solver then refuses to run, to hand out its state or
-        another iterate, until `set_state`. To keep the state, call `finish`, then
-        `iterate(which)` and `get_state(copy=False)`. This is how `pgs.train` returns its
-        model: the iterate costs no memory on top of the state.
-        """
-        self._check_state()
-        self._check_which(which)
-        if self._handed:
-            raise RuntimeError("get_state(copy=False) handed the solver's buffers over as "
-                               "a state: take() would overwrite it (use iterate())")
-        self.finish()
-        self._consumed = True
-        if which == "pick":
-            return self.w_pick
-        if which == "last":
-            if self.prm.p_kind != P_TWO:
-                return self.st.c * self.u        # (u is a strided view: a new array)
-            np.multiply(self.u, self.st.c, out=self.u)
-            return self.u
-        w = self.wsum if self.clast is None else self.clast
-        if self.st.t == 0:
-            w[:] = 0.0
-        else:
-            self._average_to(w)
-        return w
-
-    def iterate(self, str which):
-        """The iterate `which` ("last", "average" or "pick") as a new array."""
-        self._check_state()
-        self._check_which(which)
-        if which == "pick":
-            return self.w_pick.copy()
-        return self.last() if which == "last" else self.average()
-
-    def _check_which(self, str which):
-        if which == "pick":
-            if self.w_pick is None:
-                raise ValueError("this solver keeps no picked iterate")
-        elif which == "average":
-            if self.wsum is None:
-                raise ValueError("this solver does not keep the average")
-        elif which != "last":
-            raise ValueError(f"which must be 'last', 'average' or 'pick', got {which!r}")
-
-    def _check_state(self):
-        if self._consumed:
-            raise RuntimeError("the solver's state was consumed by take(); restore it "
-                               "with set_state()")
-
-    def _check_runnable(self):
-        self._check_state()
-        if self._finished:
-            raise RuntimeError("the solver was finished (finish(), take() or "
-                               "get_state(copy=False)); restore it with set_state() "
-                               "to run it again")
-
-    def get_state(self, bint copy=True):
-        """A dict of copies of everything needed to resume (see `set_state`).
-
-        With ``copy=False``, the solver's own buffers instead, handed over: it is
-        finished (see `finish`). That is how `pgs.train(keep_state=True)` keeps a
-        finished run's state without copying it.
-        """
-        self._check_state()
+    def _scalars(self):
+        """The state's scalars, as a dict (see `pgs._solver.Solver.get_state`)."""
         st = &self.st
-        state = dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
-                     t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
-                     loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick)
-        for name in ("lam", "u", "wsum", "clast", "w_pick", "perm"):
-            arr = getattr(self, name)
-            state[name] = None if arr is None else arr.copy() if copy else arr
-        if self.u is self.lam:
-            state["u"] = None          # (p = 2: u is lam, one copy is enough)
-        if not copy:
-            self.finish()
-            self._handed = True
-        return state
+        return dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
+                    t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
+                    loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick)
 
-    def set_state(self, dict state):
-        """Resume from `get_state()` of a solver built with the same arguments."""
+    def _set_scalars(self, dict state):
+        """Restore what `_scalars` gave."""
         cdef int a
-        if state["lam"].shape[0] != self.n_cols:
-            raise ValueError("the state belongs to a different number of features")
-        if (state["wsum"] is None) != (self.wsum is None):
-            raise ValueError("the state and this solver disagree on keeping the average")
-        if (state["clast"] is None) != (self.clast is None):
-            # (one vector for p >= 1.2, spans below: see pgs/_dual.pxd)
-            raise ValueError("the state keeps its average in another form than this "
-                             "solver (a state of another version of pgs, or another p)")
-        self.lam[:] = state["lam"]
-        if self.prm.p_kind != P_TWO:
-            self.u[:] = state["u"]
-        if self.wsum is not None:
-            self.wsum[:] = state["wsum"]
-        if self.clast is not None:
-            self.clast[:] = state["clast"]
-        if state["w_pick"] is not None:
-            self.w_pick = state["w_pick"].copy()
         self.prm.t_pick = state["t_pick"]
-        self.perm = None if state["perm"] is None else state["perm"].copy()
         self._n_rows = -1
-        self._finished = self._consumed = self._handed = False
-        self._bind()
         self.st.Q = state["Q"]
         self.st.Q_comp = state["Q_comp"]
+        self.st.Q_abs = state["Q_abs"]
         self.st.C = state["C"]
         self.st.c = state["c"]
         self.st.S = state["S"]
-        self.st.Q_abs = state["Q_abs"]
+        self.st.loss_sum = state["loss_sum"]
         self.st.t = state["t"]
         self.st.n_updates = state["n_updates"]
         self.st.consumed = state["consumed"]
         self.st.pos = state["pos"]
-        self.st.loss_sum = state["loss_sum"]
         for a in range(4):
             self.st.rng[a] = state["rng"][a]
 
@@ -882,7 +734,7 @@ cdef class Solver:
                         dtype=np.uint64)
 
 
-def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,
+def _run(SolverCore s, const floating_t[::1] data, const index_t[::1] indices,
          const index_t[::1] indptr, const double[::1] y, long long t_end):
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
     cdef int status
@@ -896,67 +748,6 @@ def _run(Solver s, const floating_t[::1] data, const index_t[::1] indices,
                            &indptr[0], &y[0], n_rows, s.n_cols, &s.prm, &s.st,
                            t_end, &s.smp)
     return status
-
-
-def run_lockstep(list solvers, long long t_end, Py_ssize_t block, data, indices, indptr,
-                 list ys, sample_weight=None):
-    """Advance several solvers over the same X to iteration `t_end`, in lock-step.
-
-    Each solver in turn runs `block` iterations, then the next; so when the solvers
-    draw the same rows (same seed, sampling mode, k and weights, e.g. the one-vs-rest
-    problems of a multiclass fit) each block's rows are fetched from memory once and
-    found in cache by the other solvers. A solver's result does not depend on the
-    schedule: it is bit-identical to ``solver.run(t_end, ...)`` (a chunked run draws
-    exactly an unsplit run's rows), whatever rows the others draw.
-
-    Parameters
-    ----------
-    solvers : list of Solver
-    t_end : int
-        Iteration every solver stops at.
-    block : int
-        Iterations per solver per turn (>= 1); its rows should fit in L2.
-    data, indices, indptr : ndarray
-        CSR buffers, as for `Solver.run`.
-    ys : list of ndarray of float64
-        Each solver's targets.
-    sample_weight : ndarray of float64, optional
-        Row weights shared by all the solvers.
-
-    Returns
-    -------
-    (int, int)
-        The index of the first solver that failed and its status code, or (-1, 0).
-    """
-    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
-    cdef Solver s
-    cdef long long te
-    if len(ys) != len(solvers):
-        raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
-    if block < 1:
-        raise ValueError(f"block must be >= 1, got {block}")
-    if sample_weight is not None and sample_weight.shape[0] != n_rows:
-        raise ValueError("sample_weight and indptr disagree on the number of rows")
-    if n_rows < 1:
-        raise ValueError("no rows")
-    for s, y in zip(solvers, ys):
-        s._check_runnable()
-        if y.shape[0] != n_rows:
-            raise ValueError("y and indptr disagree on the number of rows")
-        s._prepare_sampler(n_rows, sample_weight, None)
-    if not solvers:
-        return (-1, 0)
-    # (a turn is `block` iterations of the compiled loop: the Python around it is noise)
-    te = t_end
-    for s in solvers:
-        te = min(te, s.st.t)
-    while te < t_end:
-        te = te + block if t_end - te > block else t_end
-        for a, (s, y) in enumerate(zip(solvers, ys)):
-            status = _run(s, data, indices, indptr, y, te)
-            if status != PGS_OK:
-                return (a, status)
-    return (-1, 0)
 
 
 # ------------------------------------------------------------- checks and helpers

@@ -9,9 +9,10 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs import _validation as V
-from pgs._core import LOSS_NAMES, SAMPLING_MODES, Solver, max_row_norm, mean_loss, run_lockstep
+from pgs._core import LOSS_NAMES, SAMPLING_MODES, max_row_norm, mean_loss
 from pgs._data import as_csr_buffers, check_targets, entry_problem
 from pgs._model import Model
+from pgs._solver import Solver, run_lockstep
 
 _STATUS_MESSAGES = {
     1: "a margin or the iterate became infinite or NaN at iteration {t}; rescale X or "
@@ -354,7 +355,7 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
 
     Problem ``i`` is ``_fit(X, ys[i], seed=seed, warm_start=warm_starts[i], ...)`` and
     gives exactly its model, bit for bit. The problems share the seed, so they draw the
-    same rows, and running them in lock-step (`pgs._core.run_lockstep`: each in turn
+    same rows, and running them in lock-step (`pgs._solver.run_lockstep`: each in turn
     takes the next `LOCKSTEP_ROWS` rows) fetches each row from memory once for them all.
     `n_jobs` threads take contiguous groups of problems (the kernel drops the GIL).
     """

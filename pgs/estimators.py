@@ -5,7 +5,7 @@ never needs scikit-learn (install it with ``pip install pgs[sklearn]``).
 
 Multiclass problems are split one-vs-rest. Every binary problem is seeded with
 `random_state` itself, so each draws the same rows: the kernel runs them in lock-step,
-fetching each row from memory once for all of them (`pgs._core.run_lockstep`), and
+fetching each row from memory once for all of them (`pgs._solver.run_lockstep`), and
 `n_jobs` threads take groups of problems (the kernel releases the GIL). A problem's
 result does not depend on the others, on `n_jobs` or on thread scheduling: it is
 bit-identical to ``pgs.train`` on that problem, and to ``n_jobs=1``.

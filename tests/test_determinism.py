@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 import pgs
-from pgs._core import Solver
 from pgs._data import as_csr_buffers
+from pgs._solver import Solver
 
 ITERATES = ("random", "last", "average")
 

@@ -5,7 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 import pgs
-from pgs._core import LOSS_NAMES, SAMPLING_MODES, Solver, run_lockstep
+from pgs._core import LOSS_NAMES, SAMPLING_MODES
+from pgs._solver import Solver, run_lockstep
 from pgs._train import _fit, _fit_many
 
 

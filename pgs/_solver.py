@@ -1,0 +1,230 @@
+"""A PGS run's life cycle over the compiled state (`pgs._core.SolverCore`): runs to a
+given iteration, the iterates, and the state handed out and restored (chunked, resumed
+and warm-started runs equal an unsplit run bit for bit)."""
+
+import numpy as np
+
+from pgs._core import SolverCore
+
+_ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
+
+
+class Solver(SolverCore):
+    """The resumable state of one PGS run (arguments: see `pgs._core.SolverCore`).
+
+    `run` advances it to a given iteration over CSR buffers; running to T1 and then to
+    T2 equals running to T2 at once.
+    """
+
+    def __init__(self, *args, **kwargs):
+        self._finished = False   # `finish`: no run until set_state
+        self._consumed = False   # `take`: the state is gone
+        self._handed = False     # `get_state(copy=False)`: its buffers are the caller's
+
+    def run(self, t_end, data, indices, indptr, y, fixed_rows=None, sample_weight=None):
+        """Advance to iteration `t_end` over the CSR buffers (data, indices, indptr).
+
+        Parameters
+        ----------
+        t_end : int
+            Iteration to stop at (global count).
+        data, indices, indptr : ndarray
+            CSR buffers (float32/float64 data, int32/int64 indices and indptr).
+        y : ndarray of float64
+            Targets, -1/+1 for classification.
+        fixed_rows : ndarray of int64, optional
+            Row sequence used instead of the sampler (a test hook), indexed by the
+            global count of rows consumed so chunked runs stay exact.
+        sample_weight : ndarray of float64, optional
+            Non-negative row weights (pass the same object on every chunk).
+
+        Returns
+        -------
+        int
+            A status code (0: ok).
+        """
+        n_rows = indptr.shape[0] - 1
+        self._check_runnable()
+        if fixed_rows is not None:
+            fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
+        if sample_weight is not None and sample_weight.shape[0] != n_rows:
+            raise ValueError("sample_weight and indptr disagree on the number of rows")
+        self._prepare_sampler(n_rows, sample_weight, fixed_rows)
+        return self._run_to(t_end, data, indices, indptr, y)
+
+    def last(self):
+        """w_t of the current iteration, as a new array of length n_features + 1."""
+        self._check_state()
+        return self.scale * self.u
+
+    def average(self):
+        """The mean of w_1 .. w_t (O(n); leaves the state untouched, so a resumed run
+        folds exactly as an unsplit one)."""
+        self._check_state()
+        self._check_which("average")
+        out = np.zeros(self.n_cols)
+        if self.t > 0:
+            self._average_to(out)
+        return out
+
+    def finish(self):
+        """End the solver's run: its state and iterates can still be read; `run` refuses
+        it until `set_state`. (`take` and `get_state(copy=False)` finish it themselves.)"""
+        self._finished = True
+
+    def take(self, which):
+        """The iterate `which` ("last", "average" or "pick") in one of the solver's own
+        buffers where it can be computed in place (no temporary of n_cols).
+
+        Consumes the state: the solver then refuses to run, to hand out its state or
+        another iterate, until `set_state`. To keep the state, call `finish`, then
+        `iterate(which)` and `get_state(copy=False)`. This is how `pgs.train` returns its
+        model: the iterate costs no memory on top of the state.
+        """
+        self._check_state()
+        self._check_which(which)
+        if self._handed:
+            raise RuntimeError("get_state(copy=False) handed the solver's buffers over as "
+                               "a state: take() would overwrite it (use iterate())")
+        self.finish()
+        self._consumed = True
+        if which == "pick":
+            return self.w_pick
+        if which == "last":
+            if self.u is not self.lam:
+                return self.scale * self.u       # (p < 2: u is a strided view)
+            np.multiply(self.u, self.scale, out=self.u)
+            return self.u
+        w = self.wsum if self.clast is None else self.clast
+        if self.t == 0:
+            w[:] = 0.0
+        else:
+            self._average_to(w)
+        return w
+
+    def iterate(self, which):
+        """The iterate `which` ("last", "average" or "pick") as a new array."""
+        self._check_state()
+        self._check_which(which)
+        if which == "pick":
+            return self.w_pick.copy()
+        return self.last() if which == "last" else self.average()
+
+    def _check_which(self, which):
+        if which == "pick":
+            if self.w_pick is None:
+                raise ValueError("this solver keeps no picked iterate")
+        elif which == "average":
+            if self.wsum is None:
+                raise ValueError("this solver does not keep the average")
+        elif which != "last":
+            raise ValueError(f"which must be 'last', 'average' or 'pick', got {which!r}")
+
+    def _check_state(self):
+        if self._consumed:
+            raise RuntimeError("the solver's state was consumed by take(); restore it "
+                               "with set_state()")
+
+    def _check_runnable(self):
+        self._check_state()
+        if self._finished:
+            raise RuntimeError("the solver was finished (finish(), take() or "
+                               "get_state(copy=False)); restore it with set_state() "
+                               "to run it again")
+
+    def get_state(self, copy=True):
+        """A dict of copies of everything needed to resume (see `set_state`).
+
+        With ``copy=False``, the solver's own buffers instead, handed over: it is
+        finished (see `finish`). That is how `pgs.train(keep_state=True)` keeps a
+        finished run's state without copying it.
+        """
+        self._check_state()
+        state = self._scalars()
+        for name in _ARRAYS:
+            arr = getattr(self, name)
+            state[name] = None if arr is None else arr.copy() if copy else arr
+        if self.u is self.lam:
+            state["u"] = None          # (p = 2: u is lam, one copy is enough)
+        if not copy:
+            self.finish()
+            self._handed = True
+        return state
+
+    def set_state(self, state):
+        """Resume from `get_state()` of a solver built with the same arguments."""
+        if state["lam"].shape[0] != self.n_cols:
+            raise ValueError("the state belongs to a different number of features")
+        if (state["wsum"] is None) != (self.wsum is None):
+            raise ValueError("the state and this solver disagree on keeping the average")
+        if (state["clast"] is None) != (self.clast is None):
+            # (one vector for p >= 1.2, spans below: see pgs/_dual.pxd)
+            raise ValueError("the state keeps its average in another form than this "
+                             "solver (a state of another version of pgs, or another p)")
+        self.lam[:] = state["lam"]
+        if self.u is not self.lam:
+            self.u[:] = state["u"]
+        if self.wsum is not None:
+            self.wsum[:] = state["wsum"]
+        if self.clast is not None:
+            self.clast[:] = state["clast"]
+        if state["w_pick"] is not None:
+            self.w_pick = state["w_pick"].copy()
+        self.perm = None if state["perm"] is None else state["perm"].copy()
+        self._finished = self._consumed = self._handed = False
+        self._bind()
+        self._set_scalars(state)
+
+
+def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):
+    """Advance several solvers over the same X to iteration `t_end`, in lock-step.
+
+    Each solver in turn runs `block` iterations, then the next; so when the solvers
+    draw the same rows (same seed, sampling mode, k and weights, e.g. the one-vs-rest
+    problems of a multiclass fit) each block's rows are fetched from memory once and
+    found in cache by the other solvers. A solver's result does not depend on the
+    schedule: it is bit-identical to ``solver.run(t_end, ...)`` (a chunked run draws
+    exactly an unsplit run's rows), whatever rows the others draw.
+
+    Parameters
+    ----------
+    solvers : list of Solver
+    t_end : int
+        Iteration every solver stops at.
+    block : int
+        Iterations per solver per turn (>= 1); its rows should fit in L2.
+    data, indices, indptr : ndarray
+        CSR buffers, as for `Solver.run`.
+    ys : list of ndarray of float64
+        Each solver's targets.
+    sample_weight : ndarray of float64, optional
+        Row weights shared by all the solvers.
+
+    Returns
+    -------
+    (int, int)
+        The index of the first solver that failed and its status code, or (-1, 0).
+    """
+    n_rows = indptr.shape[0] - 1
+    if len(ys) != len(solvers):
+        raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
+    if block < 1:
+        raise ValueError(f"block must be >= 1, got {block}")
+    if sample_weight is not None and sample_weight.shape[0] != n_rows:
+        raise ValueError("sample_weight and indptr disagree on the number of rows")
+    if n_rows < 1:
+        raise ValueError("no rows")
+    for s, y in zip(solvers, ys, strict=True):
+        s._check_runnable()
+        if y.shape[0] != n_rows:
+            raise ValueError("y and indptr disagree on the number of rows")
+        s._prepare_sampler(n_rows, sample_weight, None)
+    # (a turn is `block` iterations of the compiled loop: the Python around it is noise)
+    te = min((s.t for s in solvers), default=t_end)
+    while te < t_end:
+        te = min(te + block, t_end)
+        for a, (s, y) in enumerate(zip(solvers, ys, strict=True)):
+            status = s._run_to(te, data, indices, indptr, y)
+            if status != 0:
+                return (a, status)
+    return (-1, 0)
