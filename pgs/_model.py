@@ -3,7 +3,8 @@
 import numpy as np
 import scipy.sparse as sp
 
-from pgs._core import LOSS_NAMES, mean_loss
+from pgs._core import mean_loss
+from pgs._loss_table import LOSS_NAMES
 
 
 def check_predict_X(X, n_features):
