@@ -4,9 +4,9 @@ Zhu, Chen, Zhu, Wang, Wang, Chen, "Inverse Time Dependency in Convex Regularized
 Learning", ICDM 2009.
 """
 
-from pgs._core import LOSS_NAMES
 from pgs._csgd_train import train_cadaline, train_csgd
 from pgs._io import dump_svmlight, load_svmlight, load_svmlight_files
+from pgs._loss_table import LOSS_NAMES
 from pgs._model import Model
 from pgs._model_io import load_model
 from pgs._train import Progress, train

@@ -46,7 +46,7 @@ def _radius(text):
 
 
 def _build_parser():
-    from pgs._core import LOSS_NAMES
+    from pgs._loss_table import LOSS_NAMES, LOSSES, loss_names
 
     top = _Parser(prog="pgs", description="Train lp-regularised linear models with the "
                   "Primal Gradient Solver on svmlight / libsvm files.", epilog=_EPILOG)
@@ -58,7 +58,9 @@ def _build_parser():
                         "objective, and save the model.")
     tr.add_argument("data", metavar="DATA", help="training data (svmlight; .gz/.bz2/.xz ok)")
     tr.add_argument("--test", metavar="TEST", help="test data, reported after training")
-    tr.add_argument("--loss", default="hinge", choices=LOSS_NAMES)
+    tr.add_argument("--loss", default="hinge", choices=LOSS_NAMES,
+                    help=f"classification: {', '.join(loss_names('classification'))}; "
+                    f"regression: {', '.join(loss_names('regression'))}")
     tr.add_argument("--p", type=float, default=2.0, help="norm of the regulariser, in (1, 2]")
     tr.add_argument("--sigma", type=_positive_float, default=1e-4,
                     help="regularisation strength (default 1e-4)")
@@ -69,7 +71,9 @@ def _build_parser():
     tr.add_argument("--iterate", default="random", choices=["random", "last", "average"])
     tr.add_argument("--seed", type=int, default=None)
     tr.add_argument("--epsilon", type=float, default=None,
-                    help="shape parameter of huber / epsilon_insensitive / smooth_hinge")
+                    help="shape parameter of " + " / ".join(
+                        f"{spec.name} (default {spec.default_epsilon:g})"
+                        for spec in LOSSES if spec.has_epsilon))
     tr.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     tr.add_argument("--n-features", type=_positive_int, default=None,
                     help="number of features (default: largest index in the data + 1)")

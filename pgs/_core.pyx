@@ -10,10 +10,13 @@ and index dtype; the variants of p live inside the dual vector's `dual_add`.
 """
 
 from libc.math cimport pow, fabs, isfinite, INFINITY
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset
 
 import numpy as np
+
+# (re-exported: the table's order is the LossId enum of pgs/_losses.pxd, tests check it)
+from pgs._loss_table import LOSS_NAMES  # no-cython-lint
 
 cimport pgs._losses as L
 from pgs._losses cimport (
@@ -21,18 +24,13 @@ from pgs._losses cimport (
     Huber, EpsilonInsensitive, Absolute,
 )
 from pgs._dual cimport (
-    DualVector, floating_t, index_t, P_TWO, P_GENERAL, SPANS_Q, POW_CHUNK, PGS_PREFETCH,
+    DualVector, floating_t, index_t, P_TWO, SPANS_Q, POW_CHUNK, PGS_PREFETCH,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_powers, dual_dot,
     dual_add, dual_maintain, dual_set_scale, dual_project, dual_add_to_average,
     dual_write_w, dual_average_to, dual_exact_Q,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
 
-# The order defines the loss ids of pgs/_losses.pxd (LossId).
-LOSS_NAMES = (
-    "hinge", "logistic", "squared", "squared_hinge", "smooth_hinge",
-    "modified_huber", "huber", "epsilon_insensitive", "absolute",
-)
 
 pgs_powers_init()
 
@@ -448,8 +446,6 @@ def build_alias(const double[::1] weights):
     return prob_arr, alias_arr
 
 
-
-
 # ------------------------------------------------------------ Python-facing state
 
 SAMPLING_MODES = ("iid", "permutation", "cyclic")
@@ -552,7 +548,6 @@ cdef class SolverCore:
         self.perm = None
         self._n_rows = -1
         self._bind()
-
 
     def _bind(self):
         """Point the C state at the numpy buffers this object owns (again)."""

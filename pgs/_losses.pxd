@@ -9,9 +9,11 @@
 #
 # Each loss also has an empty "tag" struct.  The solver is a fused function over
 # the tag type, so Cython emits one loop per loss with the right `dloss` inlined
-# (Bottou's and sofia-ml's compile-time loss choice).  Adding a loss is local:
-# a tag, two functions below, one line in `loss_value` / `loss_deriv`, and one
-# line in the fused type.
+# (Bottou's and sofia-ml's compile-time loss choice).  Adding a loss: its tag and
+# its inline pair below, one line in each of this file's lists (the fused type,
+# LossId, `dloss`, `loss`, `loss_value`, `loss_deriv`), one line in `_dispatch` of
+# pgs/_core.pyx, and its row in pgs/_loss_table.py (name, task, bounds, epsilon,
+# probabilities), which every Python layer reads.
 #
 # Downstream Cython code can `cimport pgs._losses` and call these directly.
 
@@ -47,7 +49,7 @@ ctypedef fused loss_tag:
     EpsilonInsensitive
     Absolute
 
-# Integer ids, in the order of `LOSS_NAMES` in pgs/_core.pyx.
+# Integer ids, in the order of the table in pgs/_loss_table.py.
 cdef enum LossId:
     LOSS_HINGE = 0
     LOSS_LOGISTIC = 1

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from pgs._core import LOSS_NAMES, mean_loss
+from pgs._core import mean_loss
+from pgs._loss_table import LOSS_NAMES
 from pgs._model_base import LinearModel
 
 

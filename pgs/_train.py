@@ -9,8 +9,9 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs import _validation as V
-from pgs._core import LOSS_NAMES, SAMPLING_MODES, max_row_norm, mean_loss
+from pgs._core import SAMPLING_MODES, max_row_norm, mean_loss
 from pgs._data import as_csr_buffers, check_targets, entry_problem
+from pgs._loss_table import loss_spec
 from pgs._model import Model
 from pgs._solver import Solver, run_lockstep
 
@@ -60,16 +61,11 @@ def default_T(n_samples, k):
 def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
     """The radius sqrt(2 (p-1) F(0) / sigma) that always contains the optimum (DESIGN.md 2)."""
     zeros = np.zeros_like(y_kernel)
-    f0 = mean_loss(zeros, y_kernel, LOSS_NAMES.index(loss), epsilon, sample_weight)
+    f0 = mean_loss(zeros, y_kernel, loss_spec(loss).id, epsilon, sample_weight)
     if f0 <= 0.0:
         # w = 0 is optimal; any positive radius keeps it inside.
         return 1.0
     return math.sqrt(2.0 * (p - 1.0) * f0 / sigma)
-
-
-#: Bound on |loss'(z, y)| of the Lipschitz losses (huber: epsilon; the others need B).
-_LIPSCHITZ = {"hinge": 1.0, "logistic": 1.0, "smooth_hinge": 1.0, "modified_huber": 4.0,
-              "epsilon_insensitive": 1.0, "absolute": 1.0}
 
 
 def _max_row_norm(Xb, q, icpt):
@@ -85,25 +81,22 @@ def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sa
     (2 sigma)`` stated for `t_offset` in `train` as T grows (it does not depend on T, so
     that warm starts and `partial_fit` continue exactly). G bounds the dual norm of every
     sampled gradient: max_i ||(x_i, icpt)||_q times the loss's bound on :math:`|\ell'|`
-    (for "squared" and "squared_hinge" on the domain of radius B) times the sampler's
-    weight factor. The cap m (the number of rows) keeps the extra regulariser
+    (pgs/_loss_table.py; for an unbounded derivative, on the domain of radius B) times the
+    sampler's weight factor. The cap m (the number of rows) keeps the extra regulariser
     :math:`t_0 \sigma r(w)` below one pass's worth of data. 0 when w = 0 is optimal.
     `max_row_norm` may pass max_i ||(x_i, icpt)||_q when already known (O(nnz) to compute).
     """
     q = p / (p - 1.0)
     m = y_kernel.shape[0]
-    f0 = mean_loss(np.zeros_like(y_kernel), y_kernel, LOSS_NAMES.index(loss), epsilon, weights)
+    spec = loss_spec(loss)
+    f0 = mean_loss(np.zeros_like(y_kernel), y_kernel, spec.id, epsilon, weights)
     if not f0 > 0.0:
         return 0.0
     gx = _max_row_norm(Xb, q, icpt) if max_row_norm is None else max_row_norm
-    if loss == "huber":
-        lip = epsilon
-    elif loss == "squared":
-        lip = 2.0 * (B * gx + float(np.max(np.abs(y_kernel))))
-    elif loss == "squared_hinge":
-        lip = 2.0 * (1.0 + B * gx)
-    else:
-        lip = _LIPSCHITZ[loss]
+    lip = spec.max_dloss(epsilon)
+    if lip is None:
+        # An unbounded derivative is bounded on the domain, where |z| <= B gx.
+        lip = spec.dloss_bound_on(B * gx, float(np.max(np.abs(y_kernel))), epsilon)
     if weights is not None:
         # iid draws rows by weight and scales every gradient by the mean weight; the
         # other modes scale each row's gradient by its own weight.

@@ -5,18 +5,19 @@ import numbers
 
 import numpy as np
 
-from pgs._core import LOSS_NAMES
+# LOSS_NAMES stays importable from here (it was, before the table).
+from pgs._loss_table import LOSS_NAMES, LOSS_SPECS, LOSSES, loss_names, loss_spec  # noqa: F401
 
+# Views of pgs/_loss_table.py, kept under their historical names.
 #: Losses whose targets are two classes, mapped to -1 / +1.
-CLASSIFICATION_LOSSES = frozenset(
-    {"hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber"}
-)
+CLASSIFICATION_LOSSES = frozenset(loss_names("classification"))
 #: Losses whose targets are real numbers.
-REGRESSION_LOSSES = frozenset({"squared", "huber", "epsilon_insensitive", "absolute"})
-#: Losses that are not Lipschitz on all of R^n: they need a bounded domain (DESIGN.md 2).
-UNBOUNDED_GRADIENT_LOSSES = frozenset({"squared", "squared_hinge", "modified_huber"})
+REGRESSION_LOSSES = frozenset(loss_names("regression"))
+#: Losses for which B=None means "auto" (DESIGN.md 2): those whose derivative is
+#: unbounded, and modified_huber (see its row in the table).
+UNBOUNDED_GRADIENT_LOSSES = frozenset(spec.name for spec in LOSSES if spec.auto_radius)
 #: Default shape parameter of the losses that have one.
-DEFAULT_EPSILON = {"huber": 1.0, "epsilon_insensitive": 0.1, "smooth_hinge": 1.0}
+DEFAULT_EPSILON = {spec.name: spec.default_epsilon for spec in LOSSES if spec.has_epsilon}
 
 ITERATES = ("random", "last", "average")
 
@@ -33,9 +34,7 @@ def check_loss(loss):
     """Return the loss id of `loss` (a name in ``LOSS_NAMES``)."""
     if not isinstance(loss, str):
         raise TypeError(f"loss must be a string, got {loss!r} of type {type(loss).__name__}")
-    if loss not in LOSS_NAMES:
-        raise ValueError(f"loss={loss!r} is not one of {', '.join(LOSS_NAMES)}")
-    return LOSS_NAMES.index(loss)
+    return loss_spec(loss).id
 
 
 def check_p(p):
@@ -90,15 +89,17 @@ def check_B(B):
 
 def check_epsilon(loss, epsilon):
     """The loss's shape parameter: its default, or a finite number > 0."""
+    # An unknown loss is reported by check_loss; here it is a loss without epsilon.
+    spec = LOSS_SPECS.get(loss)
     if epsilon is None:
-        return DEFAULT_EPSILON.get(loss, 0.0)
+        return spec.default_epsilon if spec is not None and spec.has_epsilon else 0.0
     if not _is_real(epsilon):
         raise TypeError(f"epsilon must be a real number, got {epsilon!r}")
     epsilon = float(epsilon)
     if not math.isfinite(epsilon) or epsilon < 0.0:
         raise ValueError(f"epsilon must be a finite number >= 0, got epsilon={epsilon!r}")
-    if loss == "smooth_hinge" and epsilon == 0.0:
-        raise ValueError("epsilon must be > 0 for loss='smooth_hinge' (it is the smoothing width)")
+    if spec is not None and spec.epsilon_positive and epsilon == 0.0:
+        raise ValueError(f"epsilon must be > 0 for loss={loss!r} (it is {spec.epsilon_name})")
     return epsilon
 
 

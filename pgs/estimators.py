@@ -25,18 +25,19 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from pgs import _validation as V
 from pgs._data import as_csr_buffers
+from pgs._loss_table import LOSS_SPECS, LOSSES, loss_names
 from pgs._train import SAMPLING_MODES, _fit_many, _max_row_norm, default_T
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
 #: Losses PGSClassifier accepts: the binary classification losses of `pgs.train`, plus
 #: "squared" (least squares on one-hot 0/1 targets, argmax prediction: C-Adaline).
-CLASSIFIER_LOSSES = ("hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber",
-                     "squared")
+#: (C-Adaline is this estimator's construction, not a property of the loss: not in the table.)
+CLASSIFIER_LOSSES = loss_names("classification") + ("squared",)
 #: Losses PGSRegressor accepts.
-REGRESSOR_LOSSES = ("squared", "huber", "epsilon_insensitive", "absolute")
+REGRESSOR_LOSSES = loss_names("regression")
 #: Losses whose margins map to probabilities (as in scikit-learn's SGDClassifier).
-PROBABILISTIC_LOSSES = ("logistic", "modified_huber")
+PROBABILISTIC_LOSSES = tuple(spec.name for spec in LOSSES if spec.probabilistic)
 
 #: scikit-learn estimator checks every PGS estimator is known to fail, with the reason.
 #: `expected_failed_checks` adds the ones that depend on the parameters.
@@ -238,7 +239,7 @@ class _PGSBase(BaseEstimator):
             icpt = train_kwargs["intercept_scaling"] if train_kwargs["fit_intercept"] else 0.0
             max_row_norm = _max_row_norm(X, self.p / (self.p - 1.0), icpt)
 
-        known = _PLUS_MINUS if train_kwargs["loss"] in V.CLASSIFICATION_LOSSES else None
+        known = _PLUS_MINUS if LOSS_SPECS[train_kwargs["loss"]].is_classification else None
         return _fit_many(X, targets, n_jobs=_effective_n_jobs(self.n_jobs), T=T,
                          seed=entropy, warm_starts=warm_models, sample_weight=sample_weight,
                          keep_state=True, known_classes=known, max_row_norm=max_row_norm,
@@ -634,10 +635,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         ndarray of shape (n_samples, n_classes)
         """
         scores = self.decision_function(X)
-        if self.loss == "logistic":
-            prob = 0.5 * (1.0 + np.tanh(0.5 * scores))  # the sigmoid, without overflow
-        else:
-            prob = 0.5 * (np.clip(scores, -1.0, 1.0) + 1.0)
+        # The loss's link from margins to P(+1), from pgs/_loss_table.py.
+        prob = LOSS_SPECS[self.loss].proba(scores)
         if prob.ndim == 1:
             return np.column_stack([1.0 - prob, prob])
         total = prob.sum(axis=1, keepdims=True)

@@ -2,7 +2,8 @@
 
 Three independent checks per loss: a table of hand-computed values, the vectorised
 formulas of tests/reference.py, and central finite differences of the compiled value
-(away from kinks; at kinks the derivative must be a subgradient).
+(away from kinks; at kinks the derivative must be a subgradient). Then every row of
+the loss table (pgs/_loss_table.py) against the compiled kernel.
 """
 
 import math
@@ -13,8 +14,18 @@ from reference import dloss as ref_dloss
 from reference import loss_value as ref_loss
 
 import pgs
+import pgs._core
+import pgs._loss_table
 from pgs._core import mean_loss, py_dloss, py_loss
-from pgs._validation import CLASSIFICATION_LOSSES, DEFAULT_EPSILON
+from pgs._loss_table import LOSSES as LOSS_TABLE
+from pgs._validation import (
+    CLASSIFICATION_LOSSES,
+    DEFAULT_EPSILON,
+    REGRESSION_LOSSES,
+    UNBOUNDED_GRADIENT_LOSSES,
+    check_epsilon,
+    check_loss,
+)
 
 LOSSES = pgs.LOSS_NAMES
 ID = {name: i for i, name in enumerate(LOSSES)}
@@ -159,3 +170,163 @@ def test_no_nan_at_huge_margins(loss):
                 assert math.isfinite(d) or not linear
                 if linear:
                     assert math.isfinite(v), (loss, z, y, v)
+
+
+# ------------------------------------------------------------- the loss table (one row each)
+#
+# pgs/_loss_table.py declares every loss once; the checks below hold each row to the
+# compiled kernel: its id selects the formula of its name, and its flags (task,
+# derivative bound, Lipschitz constant of the derivative, epsilon) are true of the
+# compiled functions, numerically.
+
+SPECS = pytest.mark.parametrize("spec", LOSS_TABLE, ids=lambda spec: spec.name)
+GRID = np.linspace(-6.0, 6.0, 2401)               # spacing 0.005, holds 0, +-1, +-eps
+WIDE = np.concatenate([GRID, np.geomspace(6.0, 1e6, 60), -np.geomspace(6.0, 1e6, 60)])
+
+
+def _spec_eps(spec):
+    return [spec.default_epsilon, 0.25, 2.0] if spec.has_epsilon else [0.0]
+
+
+def _spec_ys(spec):
+    return [-1.0, 1.0] if spec.is_classification else [-1.7, 0.0, 0.3, 2.5]
+
+
+def _dloss(spec, zs, y, eps):
+    return np.array([py_dloss(spec.id, z, y, eps) for z in zs])
+
+
+def test_table_names_and_ids_are_the_kernels():
+    assert pgs._core.LOSS_NAMES == pgs._loss_table.LOSS_NAMES == pgs.LOSS_NAMES
+    assert [spec.id for spec in LOSS_TABLE] == list(range(len(LOSS_TABLE)))
+    assert tuple(spec.name for spec in LOSS_TABLE) == pgs._loss_table.LOSS_NAMES
+    for spec in LOSS_TABLE:
+        assert pgs._loss_table.loss_spec(spec.name) is spec
+        assert check_loss(spec.name) == spec.id
+    with pytest.raises(ValueError, match="is not one of hinge, logistic"):
+        pgs._loss_table.loss_spec("hinge2")
+
+
+@SPECS
+def test_table_id_selects_the_formula_of_its_name(spec):
+    """py_loss(spec.id, ...) is the Python formula called spec.name (tests/reference.py)."""
+    for y in _spec_ys(spec):
+        for eps in _spec_eps(spec):
+            got = np.array([py_loss(spec.id, z, y, eps) for z in Z])
+            np.testing.assert_allclose(got, ref_loss(spec.name, Z, y, eps), rtol=1e-14,
+                                       atol=1e-15)
+            want_d = np.array([ref_dloss(spec.name, z, y, eps) for z in Z])
+            np.testing.assert_allclose(_dloss(spec, Z, y, eps), want_d, rtol=1e-14, atol=1e-15)
+
+
+@SPECS
+def test_table_task(spec):
+    """Classification losses are functions of y z; regression losses of z - y."""
+    if spec.is_classification:
+        pairs = [((z, 1.0), (-z, -1.0)) for z in Z]
+    else:
+        pairs = [((z, y), (z + c, y + c)) for z in Z for y in (-1.7, 0.3) for c in (-2.0, 3.0)]
+    for eps in _spec_eps(spec):
+        for (z1, y1), (z2, y2) in pairs:
+            assert py_loss(spec.id, z1, y1, eps) == pytest.approx(
+                py_loss(spec.id, z2, y2, eps), rel=1e-12, abs=1e-12), (spec.name, z1, y1, z2)
+
+
+@SPECS
+def test_table_derivative_bound(spec):
+    """A bounded |loss'| stays below the stated bound and reaches it; an unbounded one does
+    not stay below any bound, vanishes at z = y and obeys `dloss_bound_on` on |z| <= R."""
+    for eps in _spec_eps(spec):
+        ys = _spec_ys(spec)
+        d = np.concatenate([np.abs(_dloss(spec, WIDE, y, eps)) for y in ys])
+        bound = spec.max_dloss(eps)
+        if spec.bounded_gradient:
+            assert d.max() <= bound * (1 + 1e-15), (spec.name, eps, d.max(), bound)
+            assert d.max() >= bound * (1 - 1e-9), (spec.name, eps, "bound not tight")
+            assert spec.dloss_bound_on(None, max(map(abs, ys)), eps) == bound
+            continue
+        assert bound is None and spec.smooth and spec.auto_radius
+        assert d.max() > 1e5
+        for y in ys:
+            assert py_dloss(spec.id, y, y, eps) == 0.0
+        for R in (0.5, 3.0, 40.0):
+            zs = np.linspace(-R, R, 401)
+            y_max = max(map(abs, ys))
+            on_domain = max(np.abs(_dloss(spec, zs, y, eps)).max() for y in ys)
+            assert on_domain <= spec.dloss_bound_on(R, y_max, eps) * (1 + 1e-15)
+
+
+@SPECS
+def test_table_smoothness(spec):
+    """A smooth loss's derivative is Lipschitz with the stated constant (and no smaller
+    one); a loss flagged not smooth has a jump in its derivative."""
+    rng = np.random.default_rng(0)
+    for y in _spec_ys(spec):
+        for eps in _spec_eps(spec):
+            z = GRID * max(1.0, eps) + y          # around the kinks at y and y +- eps
+            d = _dloss(spec, z, y, eps)
+            slopes = np.abs(np.diff(d)) / np.diff(z)
+            if not spec.smooth:
+                assert spec.lipschitz(eps) is None
+                assert slopes.max() > 100.0, (spec.name, y, eps)
+                continue
+            L = spec.lipschitz(eps)
+            assert slopes.max() <= L * (1 + 1e-9), (spec.name, y, eps, slopes.max(), L)
+            assert slopes.max() >= L * (1 - 1e-3), (spec.name, y, eps, "constant not tight")
+            # random pairs, not only neighbours
+            a, b = rng.uniform(-8.0, 8.0, (2, 500))
+            da, db = _dloss(spec, a, y, eps), _dloss(spec, b, y, eps)
+            assert np.all(np.abs(da - db) <= L * np.abs(a - b) * (1 + 1e-9) + 1e-15)
+
+
+@SPECS
+def test_table_epsilon(spec):
+    """A loss has a default epsilon exactly when its values depend on epsilon."""
+    depends = any(py_loss(spec.id, z, y, 0.5) != py_loss(spec.id, z, y, 1.5)
+                  for z in Z for y in _spec_ys(spec))
+    assert depends == spec.has_epsilon
+    assert check_epsilon(spec.name, None) == (spec.default_epsilon if spec.has_epsilon else 0.0)
+    if spec.epsilon_positive:
+        with pytest.raises(ValueError, match=f"epsilon must be > 0 for loss='{spec.name}'"):
+            check_epsilon(spec.name, 0.0)
+    else:
+        assert check_epsilon(spec.name, 0.0) == 0.0
+
+
+@SPECS
+def test_table_auto_radius(spec):
+    """B=None means "auto" exactly for the rows flagged so (and pgs.train records it)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 4))
+    y = np.sign(X[:, 0] + 0.1) if spec.is_classification else X[:, 0] + 0.5
+    model = pgs.train(X, y, loss=spec.name, T=20, seed=0)
+    assert (model.params["B"] is not None) == spec.auto_radius
+    assert model.is_classifier == spec.is_classification
+
+
+@pytest.mark.parametrize("spec", [spec for spec in LOSS_TABLE if spec.probabilistic],
+                         ids=lambda spec: spec.name)
+def test_table_probability_link(spec):
+    """A probabilistic loss maps margins to [0, 1], monotonically, with P = 1/2 at 0."""
+    assert spec.is_classification
+    s = np.concatenate([GRID, [-1e300, 1e300, -800.0, 800.0]])
+    prob = spec.proba(np.sort(s))
+    assert np.all((prob >= 0.0) & (prob <= 1.0)) and np.all(np.diff(prob) >= 0.0)
+    assert spec.proba(np.array([0.0]))[0] == 0.5
+
+
+def test_layers_read_the_table():
+    """The historical names of the other layers are views of the table (same contents)."""
+    cls = {"hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber"}
+    assert CLASSIFICATION_LOSSES == cls
+    assert REGRESSION_LOSSES == {"squared", "huber", "epsilon_insensitive", "absolute"}
+    assert UNBOUNDED_GRADIENT_LOSSES == {"squared", "squared_hinge", "modified_huber"}
+    assert DEFAULT_EPSILON == {"huber": 1.0, "epsilon_insensitive": 0.1, "smooth_hinge": 1.0}
+    pytest.importorskip("sklearn")
+    from pgs import estimators
+
+    assert estimators.CLASSIFIER_LOSSES == ("hinge", "logistic", "squared_hinge",
+                                            "smooth_hinge", "modified_huber", "squared")
+    assert estimators.REGRESSOR_LOSSES == ("squared", "huber", "epsilon_insensitive",
+                                           "absolute")
+    assert estimators.PROBABILISTIC_LOSSES == ("logistic", "modified_huber")

@@ -1,0 +1,263 @@
+"""The loss table: every built-in loss declared once, read by every Python layer.
+
+A loss is a function :math:`\\ell(z, y)` of the margin ``z = <w, x>`` and the target ``y``,
+compiled as an inline ``loss`` / ``dloss`` pair in pgs/_losses.pxd. Everything the Python
+side needs to know about it is one row of `LOSSES` here: its name and integer id (the
+``LossId`` enum of pgs/_losses.pxd), whether it classifies or regresses, how smooth it is,
+whether its derivative is bounded, whether its margins map to probabilities, and its
+shape parameter ``epsilon``. Validation (`pgs._validation`), `pgs.train`, the
+scikit-learn estimators and the command line all read this table, so adding a loss is
+its two compiled functions (with their tag lines) in pgs/_losses.pxd and one row below.
+
+tests/test_losses.py checks every row against the compiled kernel: the ids, and the
+flags (derivative bounds and Lipschitz constants) numerically.
+
+This module is pure Python (the kernel imports `LOSS_NAMES` from it, not the reverse).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+__all__ = ["LOSSES", "LOSS_NAMES", "LOSS_SPECS", "TASKS", "LossSpec", "loss_names", "loss_spec"]
+
+#: The two kinds of target: two classes mapped to -1 / +1, or real numbers.
+TASKS = ("classification", "regression")
+
+#: A constant of a loss: a number, or a function of the loss's shape parameter epsilon.
+Constant = float | Callable[[float], float]
+
+
+def _sigmoid(scores):
+    # 1 / (1 + exp(-s)) as a tanh, which never overflows.
+    return 0.5 * (1.0 + np.tanh(0.5 * scores))
+
+
+def _clipped_linear(scores):
+    # Zhang (2004) / SGDClassifier: modified Huber's margins clipped to [-1, 1].
+    return 0.5 * (np.clip(scores, -1.0, 1.0) + 1.0)
+
+
+@dataclass(frozen=True)
+class LossSpec:
+    r"""One loss: what every Python layer needs to know about it.
+
+    Attributes
+    ----------
+    name : str
+        The name users pass as ``loss=``.
+    id : int
+        Its ``LossId`` in pgs/_losses.pxd, also its index in `LOSS_NAMES`.
+    task : {"classification", "regression"}
+        "classification": targets are two classes mapped to -1 / +1 and the loss is a
+        function of ``y z``; "regression": real targets.
+    dloss_bound : float, callable or None
+        :math:`\sup_{z, y} |\ell'(z, y)|` (a number, or a function of epsilon), or None
+        when the derivative is unbounded. A loss with an unbounded derivative must be
+        smooth and have :math:`\ell'(y, y) = 0`, so that on the domain
+        :math:`|z| \le R` its derivative is at most :math:`L (R + \max |y|)`
+        (`dloss_bound_on`).
+    dloss_lipschitz : float, callable or None
+        Lipschitz constant L of :math:`z \mapsto \ell'(z, y)` (a number, or a function of
+        epsilon), or None when the loss is not smooth (a kink: hinge, absolute, ...).
+    auto_radius : bool
+        ``B=None`` means ``B="auto"`` (DESIGN.md 2): the domain radius that contains the
+        optimum. Every loss with an unbounded derivative needs it.
+    proba : callable or None
+        Maps margins to P(y = +1) (an array function); None when the loss has no
+        probability estimates (`PGSClassifier.predict_proba` is then unavailable).
+    default_epsilon : float or None
+        Default of the shape parameter ``epsilon``; None when the loss has none (it then
+        ignores epsilon, which defaults to 0).
+    epsilon_name : str
+        What epsilon is for this loss, for messages and help.
+    epsilon_positive : bool
+        Epsilon must be > 0, not merely >= 0 (it divides: a smoothing width).
+    """
+
+    name: str
+    id: int
+    task: str
+    dloss_bound: Constant | None
+    dloss_lipschitz: Constant | None
+    auto_radius: bool = False
+    proba: Callable | None = None
+    default_epsilon: float | None = None
+    epsilon_name: str = ""
+    epsilon_positive: bool = False
+
+    def __post_init__(self):
+        # Invariants the layers rely on; a bad row fails at import, not in a run.
+        if self.task not in TASKS:
+            raise ValueError(f"{self.name}: task must be one of {TASKS}, got {self.task!r}")
+        if self.dloss_bound is None and (self.dloss_lipschitz is None or not self.auto_radius):
+            raise ValueError(f"{self.name}: an unbounded derivative needs dloss_lipschitz "
+                             "(for the bound on the domain) and auto_radius")
+        if self.epsilon_positive and self.default_epsilon is None:
+            raise ValueError(f"{self.name}: epsilon_positive without a default_epsilon")
+
+    @property
+    def is_classification(self):
+        """True for a classification loss (targets -1 / +1)."""
+        return self.task == "classification"
+
+    @property
+    def smooth(self):
+        """True when the derivative is Lipschitz (no kink)."""
+        return self.dloss_lipschitz is not None
+
+    @property
+    def bounded_gradient(self):
+        """True when :math:`|\\ell'|` is bounded on all of R (the loss is Lipschitz)."""
+        return self.dloss_bound is not None
+
+    @property
+    def probabilistic(self):
+        """True when the margins map to probabilities (``predict_proba``)."""
+        return self.proba is not None
+
+    @property
+    def has_epsilon(self):
+        """True when the loss has a shape parameter epsilon."""
+        return self.default_epsilon is not None
+
+    def max_dloss(self, epsilon):
+        r"""The bound on :math:`|\ell'|` over all z and y for this `epsilon` (None: unbounded).
+
+        Parameters
+        ----------
+        epsilon : float
+            The loss's shape parameter (ignored by losses without one).
+
+        Returns
+        -------
+        float or None
+        """
+        return _evaluate(self.dloss_bound, epsilon)
+
+    def lipschitz(self, epsilon):
+        r"""The Lipschitz constant of :math:`\ell'` for this `epsilon` (None: not smooth).
+
+        Parameters
+        ----------
+        epsilon : float
+            The loss's shape parameter (ignored by losses without one).
+
+        Returns
+        -------
+        float or None
+        """
+        return _evaluate(self.dloss_lipschitz, epsilon)
+
+    def dloss_bound_on(self, radius, y_max, epsilon):
+        r"""A bound on :math:`|\ell'(z, y)|` over :math:`|z| \le` `radius`, :math:`|y| \le` `y_max`.
+
+        The global bound when there is one; else (smooth, :math:`\ell'(y, y) = 0`)
+        :math:`|\ell'(z, y)| \le L |z - y| \le L (\text{radius} + \text{y\_max})`.
+
+        Parameters
+        ----------
+        radius : float or None
+            Bound on the margins; only read when the derivative is unbounded.
+        y_max : float
+            Bound on the targets' absolute values.
+        epsilon : float
+            The loss's shape parameter.
+
+        Returns
+        -------
+        float
+        """
+        bound = self.max_dloss(epsilon)
+        if bound is not None:
+            return bound
+        return self.lipschitz(epsilon) * (radius + y_max)
+
+
+def _evaluate(constant, epsilon):
+    return constant(epsilon) if callable(constant) else constant
+
+
+def _width(eps):
+    return eps
+
+
+def _inverse_width(eps):
+    return 1.0 / eps
+
+
+#: Every loss, in id order. The derivatives' constants are those of pgs/_losses.pxd's
+#: formulas (classification with y = +-1).
+LOSSES = (
+    LossSpec("hinge", 0, "classification", dloss_bound=1.0, dloss_lipschitz=None),
+    LossSpec("logistic", 1, "classification", dloss_bound=1.0, dloss_lipschitz=0.25,
+             proba=_sigmoid),
+    LossSpec("squared", 2, "regression", dloss_bound=None, dloss_lipschitz=2.0,
+             auto_radius=True),
+    LossSpec("squared_hinge", 3, "classification", dloss_bound=None, dloss_lipschitz=2.0,
+             auto_radius=True),
+    LossSpec("smooth_hinge", 4, "classification", dloss_bound=1.0,
+             dloss_lipschitz=_inverse_width, default_epsilon=1.0,
+             epsilon_name="the smoothing width", epsilon_positive=True),
+    # |modified_huber'| <= 4, but B=None has always meant "auto" for it (README's "B"):
+    # auto_radius keeps that behaviour, while t_offset="auto" uses the bound 4.
+    LossSpec("modified_huber", 5, "classification", dloss_bound=4.0, dloss_lipschitz=2.0,
+             auto_radius=True, proba=_clipped_linear),
+    LossSpec("huber", 6, "regression", dloss_bound=_width, dloss_lipschitz=1.0,
+             default_epsilon=1.0, epsilon_name="the quadratic zone's half-width (delta)"),
+    LossSpec("epsilon_insensitive", 7, "regression", dloss_bound=1.0, dloss_lipschitz=None,
+             default_epsilon=0.1, epsilon_name="the insensitive tube's half-width"),
+    LossSpec("absolute", 8, "regression", dloss_bound=1.0, dloss_lipschitz=None),
+)
+
+#: The loss names in id order (the ``LossId`` enum of pgs/_losses.pxd).
+LOSS_NAMES = tuple(spec.name for spec in LOSSES)
+
+#: name -> LossSpec (read-only).
+LOSS_SPECS = MappingProxyType({spec.name: spec for spec in LOSSES})
+
+# The ids are positions: pgs/_core.pyx dispatches on them and `check_loss` returns them.
+if [spec.id for spec in LOSSES] != list(range(len(LOSSES))):
+    raise ImportError("pgs._loss_table: LOSSES must be ordered by id, from 0 without gaps")
+
+
+def loss_spec(name):
+    """The `LossSpec` of the loss called `name`.
+
+    Parameters
+    ----------
+    name : str
+        A name in `LOSS_NAMES`.
+
+    Returns
+    -------
+    LossSpec
+
+    Raises
+    ------
+    ValueError
+        When `name` is not a loss.
+    """
+    try:
+        return LOSS_SPECS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"loss={name!r} is not one of {', '.join(LOSS_NAMES)}") from None
+
+
+def loss_names(task=None):
+    """The loss names, in id order, optionally of one task only.
+
+    Parameters
+    ----------
+    task : {"classification", "regression"} or None
+        None: all losses.
+
+    Returns
+    -------
+    tuple of str
+    """
+    if task is not None and task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS} or None, got {task!r}")
+    return tuple(spec.name for spec in LOSSES if task is None or spec.task == task)
