@@ -43,6 +43,7 @@ cdef extern from "_powers.h" nogil:
     void pgs_powers_init() noexcept
     int pgs_powers_simd() noexcept
     void pgs_pow_n(const double* a, double* out, Py_ssize_t n, double e) noexcept
+    void pgs_root_n(const double* a, double* out, Py_ssize_t n) noexcept
 
 
 ctypedef fused floating_t:
@@ -130,8 +131,7 @@ cdef inline void dual_powers(int kind, double qm1, const double* a, double* out,
         for i in range(n):
             out[i] = a[i] * a[i]
     elif kind == P_Q225:
-        for i in range(n):
-            out[i] = a[i] * sqrt(sqrt(a[i]))
+        pgs_root_n(a, out, n)
     else:
         pgs_pow_n(a, out, n, qm1)
 
@@ -229,78 +229,50 @@ cdef inline void _add_to_Q(DualVector* dv, double plus, double minus) noexcept n
         dv.Q_abs += plus + minus
 
 
-cdef inline double _coord(Py_ssize_t j, double d, double* lam, double* u, Py_ssize_t sd,
-                          double* wsum, double C, double inv_S, double ratio_hi, int kind,
-                          bint average, double* minus) noexcept nogil:
-    """lam_j += d for p = 2, 1.5 or 1.8 (kind and average compile-time constants).
-
-    Returns Q's new term (p = 2: Q's whole change); Q's old term goes to `minus`, so
-    that the cancellation happens in Q's compensated sum. A ratio past ratio_hi parks
-    u_j at 0 and returns NaN: Q turns NaN and `dual_maintain` rescales before any u is
-    read again.
-    """
-    cdef double old, new, a, pw, old_u, new_u
-    if kind == P_TWO:
-        old = lam[j]
-        new = old + d
-        lam[j] = new
-        if average:
-            wsum[j] += C * (new - old)
-        return d * (old + new)          # new^2 - old^2, without cancellation
-    old = lam[sd * j]
-    new = old + d
-    lam[sd * j] = new
-    old_u = u[sd * j]
-    a = fabs(new) * inv_S
-    if a > ratio_hi:
-        u[sd * j] = 0.0
-        if average:
-            wsum[j] -= C * old_u
-        return NAN
-    pw = a * a if kind == P_Q3 else a * sqrt(sqrt(a))
-    new_u = copysign(pw, new)
-    u[sd * j] = new_u
-    if average:
-        wsum[j] += C * (new_u - old_u)
-    minus[0] += fabs(old) * inv_S * fabs(old_u)
-    return a * pw
-
-
-cdef inline void _add_row(DualVector* dv, const floating_t* data, const index_t* indices,
-                          Py_ssize_t lo, Py_ssize_t hi, double g, double icpt, int kind,
+cdef inline double _coord(Py_ssize_t j, double d, double* lam, double* wsum, double C,
                           bint average) noexcept nogil:
-    """`dual_add` for p = 2, 1.5 and 1.8, one coordinate after another. (The fields in
-    locals: the stores to lam could alias them for the compiler.)"""
+    """p = 2: lam_j += d (u is lam); returns Q's change, new^2 - old^2 (average: a
+    compile-time constant)."""
+    cdef double old = lam[j]
+    cdef double new = old + d
+    lam[j] = new
+    if average:
+        wsum[j] += C * (new - old)
+    return d * (old + new)          # without cancellation
+
+
+cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
+                              const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double g,
+                              double icpt, bint average) noexcept nogil:
+    """`dual_add` for p = 2. (The fields in locals: the stores to lam could alias them
+    for the compiler.)"""
     cdef double* lam = dv.lam
-    cdef double* u = dv.u
     cdef double* wsum = dv.wsum
-    cdef Py_ssize_t sd = dv.stride
-    cdef double C = dv.C, inv_S = dv.inv_S, ratio_hi = dv.ratio_hi
+    cdef double C = dv.C
     # two partial sums: consecutive entries' adds do not wait for each other
-    cdef double dq0 = 0.0, dq1 = 0.0, m0 = 0.0, m1 = 0.0
+    cdef double dq0 = 0.0, dq1 = 0.0
     cdef Py_ssize_t jj = lo
     while jj + 2 <= hi:
-        dq0 += _coord(indices[jj], g * data[jj], lam, u, sd, wsum, C, inv_S, ratio_hi,
-                      kind, average, &m0)
-        dq1 += _coord(indices[jj + 1], g * data[jj + 1], lam, u, sd, wsum, C, inv_S,
-                      ratio_hi, kind, average, &m1)
+        dq0 += _coord(indices[jj], g * data[jj], lam, wsum, C, average)
+        dq1 += _coord(indices[jj + 1], g * data[jj + 1], lam, wsum, C, average)
         jj += 2
     if jj < hi:
-        dq0 += _coord(indices[jj], g * data[jj], lam, u, sd, wsum, C, inv_S, ratio_hi,
-                      kind, average, &m0)
+        dq0 += _coord(indices[jj], g * data[jj], lam, wsum, C, average)
     if icpt != 0.0:
-        dq1 += _coord(dv.n - 1, g * icpt, lam, u, sd, wsum, C, inv_S, ratio_hi, kind,
-                      average, &m1)
-    _add_to_Q(dv, dq0 + dq1, m0 + m1)
+        dq1 += _coord(dv.n - 1, g * icpt, lam, wsum, C, average)
+    _add_to_Q(dv, dq0 + dq1, 0.0)
 
 
-cdef inline void _add_row_general(DualVector* dv, const floating_t* data,
+cdef inline void _add_row_pow(DualVector* dv, const floating_t* data,
                                   const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
                                   double g, double icpt) noexcept nogil:
-    """`dual_add` for any other p: the row (and its constant column, as entry hi - lo)
-    by chunks of POW_CHUNK entries: lam_j updated and the ratios staged, their powers
-    taken in one call, then u_j, Q's terms and the average in the entries' order (so a
-    column that appears twice reads u_j as its first update left it)."""
+    """`dual_add` for p < 2: the row (and its constant column, as entry hi - lo) by
+    chunks of POW_CHUNK entries: lam_j updated and the ratios a = |lam_j| / S staged,
+    their powers a^(q-1) taken in one call (`dual_powers`: a tight loop the CPU
+    overlaps, four at a time with AVX2), then u_j, Q's terms (a^q new, a_old |u_j| old)
+    and the average, in the entries' order (so a column that appears twice reads u_j as
+    its first update left it). A ratio past ratio_hi parks u_j at 0 and makes Q NaN:
+    `dual_maintain` then rescales before any u is read again."""
     cdef Py_ssize_t cols[POW_CHUNK]
     cdef double newv[POW_CHUNK]
     cdef double a_old[POW_CHUNK]
@@ -341,7 +313,7 @@ cdef inline void _add_row_general(DualVector* dv, const floating_t* data,
             newv[t] = new
             a_old[t] = fabs(old) * inv_S
             ratio[t] = fabs(new) * inv_S
-        pgs_pow_n(ratio, pw, n, qm1)
+        dual_powers(dv.kind, qm1, ratio, pw, n)
         for t in range(n):
             j = cols[t]
             old_u = u[sd * j]
@@ -364,25 +336,14 @@ cdef inline void _add_row_general(DualVector* dv, const floating_t* data,
 cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t* indices,
                           Py_ssize_t lo, Py_ssize_t hi, double g, double icpt) noexcept nogil:
     """lam += g x for the row data[lo:hi] (and g icpt on the constant column), keeping
-    u, Q and the average consistent. One switch per row picks the update compiled for
-    this p and average."""
+    u, Q and the average consistent."""
     dv.n_updates += hi - lo + (icpt != 0.0)
-    if dv.kind == P_GENERAL:
-        _add_row_general(dv, data, indices, lo, hi, g, icpt)
+    if dv.kind != P_TWO:
+        _add_row_pow(dv, data, indices, lo, hi, g, icpt)
     elif dv.wsum == NULL:
-        if dv.kind == P_TWO:
-            _add_row(dv, data, indices, lo, hi, g, icpt, P_TWO, False)
-        elif dv.kind == P_Q3:
-            _add_row(dv, data, indices, lo, hi, g, icpt, P_Q3, False)
-        else:
-            _add_row(dv, data, indices, lo, hi, g, icpt, P_Q225, False)
+        _add_row_two(dv, data, indices, lo, hi, g, icpt, False)
     else:
-        if dv.kind == P_TWO:
-            _add_row(dv, data, indices, lo, hi, g, icpt, P_TWO, True)
-        elif dv.kind == P_Q3:
-            _add_row(dv, data, indices, lo, hi, g, icpt, P_Q3, True)
-        else:
-            _add_row(dv, data, indices, lo, hi, g, icpt, P_Q225, True)
+        _add_row_two(dv, data, indices, lo, hi, g, icpt, True)
 
 
 # ------------------------------------------------------ Q, scale and projection
