@@ -1,23 +1,18 @@
 # Public C-level API of the Primal Gradient Solver kernel.
 #
-# Downstream Cython code can `cimport pgs._core` and drive the solver over its
-# own CSR buffers:
-#
-#     from pgs._core cimport PGSParams, PGSState, pgs_init, pgs_state_init, pgs_run_f64_i64
-#
-# The caller owns the state's buffers; the kernel never allocates, never raises and
-# never touches Python objects, so it can run with the GIL released. Start from
-# pgs_init (parameters) and pgs_state_init (a zeroed state with your buffers). The
-# dual vector's own methods are in pgs/_dual.pxd.
+# Downstream Cython code can `cimport pgs._core` and drive the solver over its own CSR
+# buffers: pgs_init (parameters), pgs_state_init (a zeroed state with your buffers),
+# pgs_run_f64_i64. The caller owns the buffers; the kernel never allocates, never raises
+# and never touches Python objects, so it runs with the GIL released. The dual vector's
+# own methods are in pgs/_dual.pxd.
 
 from libc.stdint cimport int64_t, uint64_t
 
 # Status codes returned by the kernel (errors are flags, never exceptions).
 cdef enum PGSStatus:
     PGS_OK = 0
-    # A margin or the iterate's scale became inf or NaN; also a row read had a column
-    # index outside [0, n_cols - 1) or a non-finite value (the kernel stops before
-    # using that row).
+    # a margin or the scale became inf or NaN, or a row had a column index outside
+    # [0, n_cols - 1) or a non-finite value (the kernel stops before using that row)
     PGS_NONFINITE = 1
     PGS_BAD_ROW = 2      # a row index of a fixed sequence is outside [0, n_rows)
     PGS_BAD_SAMPLER = 3  # the sampler lacks a buffer its mode needs
@@ -50,7 +45,7 @@ cdef struct PGSState:
     # buffer of 2 n_cols (u = buf, lam = buf + 1: an update finds lam_j on the line its
     # margin read u_j from). p = 2: u is lam and stride 1.
     double* lam              # dual accumulator lambda = -sum_t lambda_t
-    double* u                # sign(lam) (|lam| / S)^(q-1)
+    double* u                # sign(lam) (|lam| / S)^(q-1) (p = 1.5: written as a run returns)
     Py_ssize_t stride
     # The average (NULL unless average): without prm.average_spans the sum of the
     # iterates is C u - wsum (clast unused); with it wsum is the lazily folded sum and

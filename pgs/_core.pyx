@@ -24,10 +24,10 @@ from pgs._losses cimport (
     Huber, EpsilonInsensitive, Absolute,
 )
 from pgs._dual cimport (
-    DualVector, floating_t, index_t, P_TWO, SPANS_Q, POW_CHUNK, PGS_PREFETCH,
+    DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, POW_CHUNK, PGS_PREFETCH,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_powers, dual_dot,
     dual_add, dual_maintain, dual_set_scale, dual_project, dual_add_to_average,
-    dual_write_w, dual_average_to, dual_exact_Q,
+    dual_write_w, dual_average_to, dual_exact_Q, dual_u,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
 
@@ -44,7 +44,7 @@ cdef void _dual_from_state(DualVector* dv, const PGSParams* prm, const PGSState*
                            Py_ssize_t n_cols) noexcept nogil:
     """The dual vector of a run: the state's buffers and scalars (O(1))."""
     dv.lam = st.lam
-    dv.u = st.u
+    dv.u = NULL if prm.p_kind == P_Q3 else st.u      # (p = 1.5: computed from lam)
     dv.stride = st.stride if st.stride > 0 else 1
     dv.wsum = st.wsum if prm.average else NULL
     dv.clast = st.clast if prm.average and prm.average_spans else NULL
@@ -61,7 +61,6 @@ cdef void _dual_from_state(DualVector* dv, const PGSParams* prm, const PGSState*
     dv.n_updates = st.n_updates
     dv.recompute_every = prm.recompute_every
     dv.c = st.c
-    dv.norm_lam = 0.0
     dv.C = st.C
 
 
@@ -78,8 +77,7 @@ cdef void _dual_to_state(const DualVector* dv, PGSState* st) noexcept nogil:
 
 # ------------------------------------------------------------------ row sampling
 
-# How rows are drawn.
-cdef enum SamplingMode:
+cdef enum SamplingMode:     # how rows are drawn
     SAMPLE_IID = 0          # uniform with replacement (the paper's), or by alias table
     SAMPLE_PERMUTATION = 1  # a fresh random order every pass, without replacement
     SAMPLE_CYCLIC = 2       # rows in the given order
@@ -202,19 +200,20 @@ cdef void _draws_end(const Draws* dr, const PGSSampler* smp, PGSState* st) noexc
 
 # ---------------------------------------------------------------------- the loop
 
-cdef inline double _coef(loss_tag* tag, double z, int64_t i, const double* y,
-                         double g_scale, const PGSSampler* smp, const PGSParams* prm,
-                         PGSState* st) noexcept nogil:
+cdef inline double _coef(loss_tag* tag, int loss_id, double z, int64_t i,
+                         const double* y, double g_scale, const PGSSampler* smp,
+                         const PGSParams* prm, PGSState* st) noexcept nogil:
     """-loss'(z, y_i) times row i's weight / k (the sampled loss added up if tracked)."""
     if smp.row_scale != NULL:
         g_scale *= smp.row_scale[i]
     if prm.track_loss:
-        st.loss_sum += L.loss(tag, z, y[i], prm.eps) * g_scale * prm.k
+        st.loss_sum += L.loss_value(loss_id, z, y[i], prm.eps) * g_scale * prm.k
     return -L.dloss(tag, z, y[i], prm.eps) * g_scale
 
 
-cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices,
-                   const index_t* indptr, const double* y, Py_ssize_t n_rows,
+cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
+                   const index_t* indices, const index_t* indptr, const double* y,
+                   Py_ssize_t n_rows,
                    Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
                    long long t_end, const PGSSampler* smp) noexcept nogil:
     """Run PGS iterations st.t + 1 .. t_end (Figure 1 of the paper, DESIGN.md section 2).
@@ -261,7 +260,7 @@ cdef int _pgs_loop(loss_tag* tag, const floating_t* data, const index_t* indices
             if not isfinite(z):
                 status = PGS_NONFINITE        # nothing of the batch is applied
                 break
-            st.coefs[r] = _coef(tag, z, i, y, g_scale, smp, prm, st)
+            st.coefs[r] = _coef(tag, loss_id, z, i, y, g_scale, smp, prm, st)
         if status != PGS_OK:
             break
 
@@ -302,31 +301,31 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
                    long long t_end, const PGSSampler* smp) noexcept nogil:
     """Select the loop compiled for `loss_id` (once per call, not per sample)."""
     if loss_id == L.LOSS_HINGE:
-        return _pgs_loop(<Hinge*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, smp)
-    elif loss_id == L.LOSS_LOGISTIC:
-        return _pgs_loop(<Logistic*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, smp)
-    elif loss_id == L.LOSS_SQUARED:
-        return _pgs_loop(<Squared*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, smp)
-    elif loss_id == L.LOSS_SQUARED_HINGE:
-        return _pgs_loop(<SquaredHinge*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, smp)
-    elif loss_id == L.LOSS_SMOOTH_HINGE:
-        return _pgs_loop(<SmoothHinge*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, smp)
-    elif loss_id == L.LOSS_MODIFIED_HUBER:
-        return _pgs_loop(<ModifiedHuber*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, smp)
-    elif loss_id == L.LOSS_HUBER:
-        return _pgs_loop(<Huber*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                         prm, st, t_end, smp)
-    elif loss_id == L.LOSS_EPSILON_INSENSITIVE:
-        return _pgs_loop(<EpsilonInsensitive*>NULL, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<Hinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, st, t_end, smp)
-    return _pgs_loop(<Absolute*>NULL, data, indices, indptr, y, n_rows, n_cols,
-                     prm, st, t_end, smp)
+    elif loss_id == L.LOSS_LOGISTIC:
+        return _pgs_loop(<Logistic*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                         n_cols, prm, st, t_end, smp)
+    elif loss_id == L.LOSS_SQUARED:
+        return _pgs_loop(<Squared*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                         n_cols, prm, st, t_end, smp)
+    elif loss_id == L.LOSS_SQUARED_HINGE:
+        return _pgs_loop(<SquaredHinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                         n_cols, prm, st, t_end, smp)
+    elif loss_id == L.LOSS_SMOOTH_HINGE:
+        return _pgs_loop(<SmoothHinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                         n_cols, prm, st, t_end, smp)
+    elif loss_id == L.LOSS_MODIFIED_HUBER:
+        return _pgs_loop(<ModifiedHuber*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                         n_cols, prm, st, t_end, smp)
+    elif loss_id == L.LOSS_HUBER:
+        return _pgs_loop(<Huber*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                         n_cols, prm, st, t_end, smp)
+    elif loss_id == L.LOSS_EPSILON_INSENSITIVE:
+        return _pgs_loop(<EpsilonInsensitive*>NULL, loss_id, data, indices, indptr, y,
+                         n_rows, n_cols, prm, st, t_end, smp)
+    return _pgs_loop(<Absolute*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                     n_cols, prm, st, t_end, smp)
 
 
 # ------------------------------------------------------------------- C-level API
@@ -388,6 +387,9 @@ cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices
     (which must hold at least t_end * k entries) when it is not NULL.
     """
     cdef PGSSampler smp
+    cdef DualVector dv
+    cdef Py_ssize_t j
+    cdef int status
     if loss_id < 0 or loss_id >= L.N_LOSSES:
         return -1
     memset(&smp, 0, sizeof(PGSSampler))
@@ -397,7 +399,12 @@ cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices
         smp.mode = SAMPLE_FIXED
         smp.fixed = fixed_rows
         smp.n_fixed = t_end * prm.k
-    return _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, st, t_end, &smp)
+    status = _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, st, t_end, &smp)
+    if prm.p_kind == P_Q3 and st.u != NULL:
+        _dual_from_state(&dv, prm, st, n_cols)       # (p = 1.5: u written out once)
+        for j in range(n_cols):
+            st.u[st.stride * j] = dual_u(&dv, j)
+    return status
 
 
 def build_alias(const double[::1] weights):
@@ -451,47 +458,16 @@ def build_alias(const double[::1] weights):
 SAMPLING_MODES = ("iid", "permutation", "cyclic")
 
 
-def _aligned_zeros(Py_ssize_t n):
-    """n float64 zeros starting on a 64-byte (cache line) boundary."""
-    buf = np.zeros(n + 8)
-    off = (-buf.ctypes.data % 64) // 8
-    return buf[off:off + n]
-
-
 cdef class SolverCore:
     """The compiled state of one PGS run: the dual vector's buffers and scalars, t, the
     PRNG and the sampler, bound to the C structs the loop runs on. `pgs._solver.Solver`
-    adds the Python-level life cycle (runs, iterates, states).
+    adds the Python-level life cycle (runs, iterates, states) and documents the
+    arguments.
 
-    Parameters
-    ----------
-    n_features : int
-        Number of columns of X (the intercept column is added internally).
-    loss_id : int
-        Index of the loss in ``LOSS_NAMES``.
-    p, sigma, B, icpt, eps : float
-        See `pgs.train`; ``B <= 0`` means unbounded, ``icpt = 0`` no intercept.
-    k : int
-        Mini-batch size.
-    t_pick : int
-        Iteration whose iterate is kept (0 for none).
-    average : bool
-        Maintain the average of the iterates.
-    rng_state : ndarray of 4 uint64
-        Initial xoshiro256** state (not all zero).
-    sampling : int
-        Index of the sampling mode in ``SAMPLING_MODES``.
-    track_loss : bool
-        Accumulate the sampled losses (for progress reports).
-    t_offset : float
-        Iteration offset t0 >= 0: ``w_t = grad r*(lam / ((t + t0) sigma))`` (0 is the
-        paper's Figure 1; see `pgs.train`).
-
-    Notes
-    -----
     For p < 2, lambda and u live interleaved in one buffer (``u_j, lam_j`` side by
     side: an update finds lam_j on the cache line its margin read u_j from); the
-    `lam` and `u` attributes are strided views of it.
+    `lam` and `u` attributes are strided views of it. p = 1.5 keeps no u (None): its
+    u_j = t |t|, t = lam_j / S, is computed where it is read.
     """
     cdef PGSParams prm
     cdef PGSState st
@@ -533,17 +509,21 @@ cdef class SolverCore:
         if (rng_state[0] | rng_state[1] | rng_state[2] | rng_state[3]) == 0:
             self.st.rng[0] = 0x9E3779B97F4A7C15ULL   # all-zero is xoshiro's fixed point
         if self.prm.p_kind == P_TWO:
-            self._buf = _aligned_zeros(self.n_cols)
+            self._buf = np.zeros(self.n_cols)
             self.lam = self.u = self._buf
+        elif self.prm.p_kind == P_Q3:
+            # p = 1.5 computes u_j = t |t| from lam where it reads it: one array, as p = 2
+            self._buf = self.lam = np.zeros(self.n_cols)
+            self.u = None
         else:
-            self._buf = _aligned_zeros(2 * self.n_cols)
+            self._buf = np.zeros(2 * self.n_cols)
             self.u = self._buf[0::2]
             self.lam = self._buf[1::2]
         self.rows = np.zeros(k, dtype=np.int64)
         self.coefs = np.zeros(k)
-        self.wsum = _aligned_zeros(self.n_cols) if average else None
+        self.wsum = np.zeros(self.n_cols) if average else None
         # (only an average kept by spans has clast: see pgs/_dual.pxd)
-        self.clast = _aligned_zeros(self.n_cols) if self.prm.average_spans else None
+        self.clast = np.zeros(self.n_cols) if self.prm.average_spans else None
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
         self.perm = None
         self._n_rows = -1
@@ -553,9 +533,9 @@ cdef class SolverCore:
         """Point the C state at the numpy buffers this object owns (again)."""
         cdef double[::1] v = self._buf
         cdef int64_t[::1] iv
-        self.st.u = &v[0]
-        self.st.stride = 1 if self.prm.p_kind == P_TWO else 2
-        self.st.lam = &v[0] if self.prm.p_kind == P_TWO else &v[1]
+        self.st.u = &v[0] if self.u is not None else NULL
+        self.st.stride = 2 if self.u is not None and self.u is not self.lam else 1
+        self.st.lam = &v[1] if self.st.stride == 2 else &v[0]
         iv = self.rows
         self.st.rows = &iv[0]
         v = self.coefs
@@ -692,6 +672,13 @@ cdef class SolverCore:
         with nogil:
             dual_average_to(&dv, &out[0], self.st.t)
 
+    def _write_w(self, double[::1] out):
+        """out = w_t = c u (any p)."""
+        cdef DualVector dv
+        _dual_from_state(&dv, &self.prm, &self.st, self.n_cols)
+        with nogil:
+            dual_write_w(&dv, &out[0])
+
     def _run_to(self, long long t_end, data, indices, indptr, y):
         """The compiled loop to iteration t_end (the sampler prepared); a status."""
         return _run(self, data, indices, indptr, y, t_end)
@@ -782,20 +769,8 @@ def max_row_norm(const floating_t[::1] data, const index_t[::1] indptr, double q
 
 
 def powers(const double[::1] a, double q_minus_1):
-    """a^(q-1) elementwise, as the kernel takes general p's powers (tests and benches).
-
-    Parameters
-    ----------
-    a : ndarray of float64, C-contiguous
-        Values >= 0.
-    q_minus_1 : float
-        The exponent, > 0.
-
-    Returns
-    -------
-    ndarray of float64
-        The powers, computed four at a time where ``SIMD_POWERS`` is true.
-    """
+    """a^q_minus_1 elementwise (a >= 0, contiguous float64), as the kernel takes general
+    p's powers: four at a time where ``SIMD_POWERS`` is true (tests and benches)."""
     out = np.empty(a.shape[0], dtype=np.float64)
     cdef double[::1] o = out
     if a.shape[0]:
@@ -816,8 +791,6 @@ def check_csr(const floating_t[::1] data, const index_t[::1] indices,
     """
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
     cdef Py_ssize_t i, jj
-    cdef index_t lo, hi, idx_min, idx_max
-    cdef double finite_sum = 0.0
     cdef Py_ssize_t bad = -1
     cdef int kind = 0
     if n_rows < 0:
@@ -832,27 +805,15 @@ def check_csr(const floating_t[::1] data, const index_t[::1] indices,
                           or indptr[n_rows] > indices.shape[0]):
             kind = 1
         if kind == 0 and entries:
-            lo = indptr[0]
-            hi = indptr[n_rows]
-            # Branch-free passes the compiler vectorises (this runs on every train
-            # call); the offending entry is searched for only if there is one.
-            if hi > lo:
-                idx_min = indices[lo]
-                idx_max = indices[lo]
-                for jj in range(lo, hi):
-                    idx_min = indices[jj] if indices[jj] < idx_min else idx_min
-                    idx_max = indices[jj] if indices[jj] > idx_max else idx_max
-                    finite_sum += data[jj] * 0.0     # NaN once any value is inf or NaN
-                if idx_min < 0 or idx_max >= n_features or finite_sum != 0.0:
-                    for jj in range(lo, hi):
-                        if indices[jj] < 0 or indices[jj] >= n_features:
-                            kind = 2
-                            bad = jj
-                            break
-                        if not isfinite(data[jj]):
-                            kind = 3
-                            bad = jj
-                            break
+            for jj in range(indptr[0], indptr[n_rows]):
+                if indices[jj] < 0 or indices[jj] >= n_features:
+                    kind = 2
+                    bad = jj
+                    break
+                if not isfinite(data[jj]):
+                    kind = 3
+                    bad = jj
+                    break
     if kind == 1:
         return "indptr is not a valid CSR index pointer for its data and indices"
     if kind == 2:

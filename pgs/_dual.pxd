@@ -27,10 +27,11 @@
 #     dual_write_w(dv, out)      out = c u
 #     dual_average_to(dv, out, t)  the mean of w_1 .. w_t
 #
-# The variants of p live inside dual_add, chosen by a switch per row into functions
-# compiled for one kind each: p = 2 (u is lam), p = 1.5 (a multiply) and p = 1.8 (two
-# square roots) update a coordinate at a time; any other p stages a chunk of the row
-# and takes its powers together (pgs/_powers.h, four per instruction with AVX2).
+# The variants of p live inside the type, one update each, chosen by a switch per row
+# in dual_add: p = 2 (u is lam), p = 1.5 (u_j = t |t|, t = lam_j / S, computed where it
+# is read: one array, as p = 2's) and every other p, whose row is staged by chunks and
+# its powers taken in a tight loop (two square roots for p = 1.8, the vector power of
+# pgs/_powers.h for the rest, four at a time with AVX2).
 #
 # Rows are CSR slices (data + lo .. data + hi) with an implicit constant column: the
 # last coordinate, n - 1, has the value `icpt` in every row (0: no intercept).
@@ -65,12 +66,10 @@ cdef enum PKind:
 cdef enum:
     POW_CHUNK = 128     # a general-p row's entries staged per call of pgs_pow_n
 
-# p < 2: Q is kept within [Q_LO, Q_HI] = [2^-64, 2^64] by rescaling S, and recomputed
-# exactly when it falls below Q_CANCEL = 2^-12 times the terms that went into it since
-# (cancellation). The average folds C into wsum when C exceeds C_RESTART c: the rounding
-# of C (u_j' - u_j) against the sum's c |u_j| per iteration stays bounded. Above
-# SPANS_Q (p < 1.2) the average is kept by spans: the one-vector form missed the tests'
-# 1e-12 at p = 1.01, 1.02 and 1.05 and held at p = 1.1 and above.
+# p < 2: Q stays within [Q_LO, Q_HI] (S rescaled) and is recomputed when it falls below
+# Q_CANCEL times the terms added since. The average folds when C > C_RESTART c (its
+# rounding stays bounded), and is kept by spans above SPANS_Q (p < 1.2: the one-vector
+# form missed the tests' 1e-12 at p = 1.01-1.05, held from p = 1.1).
 cdef extern from *:
     """
     #define PGS_Q_LO 0x1p-64
@@ -88,7 +87,9 @@ cdef extern from *:
 
 cdef struct DualVector:
     double* lam             # lam_j is lam[stride * j]
-    double* u               # u_j is u[stride * j]; p = 2: u is lam and stride is 1
+    # u_j is u[stride * j]; p = 2: u is lam and stride is 1; NULL (p = 1.5 only):
+    # u_j = t |t|, t = lam_j / S, computed where it is read (dual_u)
+    double* u
     Py_ssize_t stride       # 1, or 2 for lam and u interleaved in one buffer (p < 2)
     double* wsum            # the average's vector (NULL: no average)
     double* clast           # the average's span starts (p < 1.2 only, else NULL)
@@ -136,6 +137,15 @@ cdef inline void dual_powers(int kind, double qm1, const double* a, double* out,
         pgs_pow_n(a, out, n, qm1)
 
 
+cdef inline double dual_u(const DualVector* dv, Py_ssize_t j) noexcept nogil:
+    """u_j, stored or (u NULL: p = 1.5) computed from lam_j; a parked u_j is 0."""
+    cdef double t
+    if dv.u != NULL:
+        return dv.u[dv.stride * j]
+    t = dv.lam[j] * dv.inv_S
+    return 0.0 if fabs(t) > dv.ratio_hi else t * fabs(t)
+
+
 # ------------------------------------------------------------------------- dot
 
 cdef extern from *:
@@ -149,11 +159,23 @@ cdef extern from *:
     void PGS_PREFETCH(const void* p) noexcept nogil
 
 
+cdef inline double _u_at(const double* v, Py_ssize_t j, Py_ssize_t sd,
+                         double inv_S) noexcept nogil:
+    """u_j from v = u at stride sd, or (sd = 0, p = 1.5) from v = lam: t |t|, t = lam_j / S.
+    (No parked u_j here: the dual vector rescales before the next margin.)"""
+    cdef double t
+    if sd == 0:
+        t = v[j] * inv_S
+        return t * fabs(t)
+    return v[sd * j]
+
+
 cdef inline double _dot(const DualVector* dv, const floating_t* data, const index_t* indices,
                         Py_ssize_t lo, Py_ssize_t hi, double icpt, Py_ssize_t nxt_lo,
                         Py_ssize_t nxt_hi, Py_ssize_t sd) noexcept nogil:
-    """`dual_dot` for a constant stride sd."""
-    cdef const double* u = dv.u
+    """`dual_dot` for a constant stride sd (0: p = 1.5's u computed from lam)."""
+    cdef const double* u = dv.u if sd > 0 else dv.lam
+    cdef double inv_S = dv.inv_S
     cdef size_t n_feat = <size_t>(dv.n - 1)
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
     cdef Py_ssize_t jj = lo
@@ -173,15 +195,15 @@ cdef inline double _dot(const DualVector* dv, const floating_t* data, const inde
         elif pb < pb_end:
             PGS_PREFETCH(pb)
             pb += 64
-        s0 += data[jj] * u[sd * indices[jj]]
-        s1 += data[jj + 1] * u[sd * indices[jj + 1]]
-        s2 += data[jj + 2] * u[sd * indices[jj + 2]]
-        s3 += data[jj + 3] * u[sd * indices[jj + 3]]
+        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S)
+        s1 += data[jj + 1] * _u_at(u, indices[jj + 1], sd, inv_S)
+        s2 += data[jj + 2] * _u_at(u, indices[jj + 2], sd, inv_S)
+        s3 += data[jj + 3] * _u_at(u, indices[jj + 3], sd, inv_S)
         jj += 4
     while jj < hi:
         if <size_t>indices[jj] >= n_feat:
             return NAN
-        s0 += data[jj] * u[sd * indices[jj]]
+        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S)
         jj += 1
     while pa < pa_end:          # (a short row leaves some of the next one's lines)
         PGS_PREFETCH(pa)
@@ -189,7 +211,7 @@ cdef inline double _dot(const DualVector* dv, const floating_t* data, const inde
     while pb < pb_end:
         PGS_PREFETCH(pb)
         pb += 64
-    return ((s0 + s1) + (s2 + s3)) + icpt * u[sd * (dv.n - 1)]
+    return ((s0 + s1) + (s2 + s3)) + icpt * _u_at(u, dv.n - 1, sd, inv_S)
 
 
 cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
@@ -203,6 +225,8 @@ cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
     a few places on; empty for none) are prefetched meanwhile. Four partial sums: one
     would chain an add latency per entry.
     """
+    if dv.u == NULL:
+        return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 0)
     if dv.stride == 1:
         return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1)
     return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 2)
@@ -263,10 +287,43 @@ cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
     _add_to_Q(dv, dq0 + dq1, 0.0)
 
 
+cdef inline void _add_row_q3(DualVector* dv, const floating_t* data,
+                             const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double g,
+                             double icpt, bint average) noexcept nogil:
+    """`dual_add` for p = 1.5 with u computed from lam (u NULL): Q's terms are a^3, and the
+    average takes C (u_j' - u_j) with u_j = t |t| (0 when parked)."""
+    cdef double* lam = dv.lam
+    cdef double* wsum = dv.wsum
+    cdef double C = dv.C, inv_S = dv.inv_S, ratio_hi = dv.ratio_hi
+    cdef double dq = 0.0, m = 0.0, old, new, a_old, a_new, d
+    cdef Py_ssize_t e, j
+    cdef Py_ssize_t n_all = hi - lo + (icpt != 0.0)
+    for e in range(n_all):
+        if e < hi - lo:
+            j = indices[lo + e]
+            d = g * data[lo + e]
+        else:
+            j = dv.n - 1
+            d = g * icpt
+        old = lam[j]
+        new = old + d
+        lam[j] = new
+        a_old = fabs(old) * inv_S
+        a_new = fabs(new) * inv_S
+        if average:
+            wsum[j] += C * ((0.0 if a_new > ratio_hi else copysign(a_new * a_new, new))
+                            - (0.0 if a_old > ratio_hi else copysign(a_old * a_old, old)))
+        if a_new > ratio_hi:
+            dq = NAN
+        m += a_old * (a_old * a_old)
+        dq += a_new * (a_new * a_new)
+    _add_to_Q(dv, dq, m)
+
+
 cdef inline void _add_row_pow(DualVector* dv, const floating_t* data,
-                                  const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
-                                  double g, double icpt) noexcept nogil:
-    """`dual_add` for p < 2: the row (and its constant column, as entry hi - lo) by
+                              const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
+                              double g, double icpt) noexcept nogil:
+    """`dual_add` for p < 2 but 1.5: the row (and its constant column, as entry hi - lo) by
     chunks of POW_CHUNK entries: lam_j updated and the ratios a = |lam_j| / S staged,
     their powers a^(q-1) taken in one call (`dual_powers`: a tight loop the CPU
     overlaps, four at a time with AVX2), then u_j, Q's terms (a^q new, a_old |u_j| old)
@@ -338,7 +395,12 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
     """lam += g x for the row data[lo:hi] (and g icpt on the constant column), keeping
     u, Q and the average consistent."""
     dv.n_updates += hi - lo + (icpt != 0.0)
-    if dv.kind != P_TWO:
+    if dv.u == NULL:
+        if dv.wsum == NULL:
+            _add_row_q3(dv, data, indices, lo, hi, g, icpt, False)
+        else:
+            _add_row_q3(dv, data, indices, lo, hi, g, icpt, True)
+    elif dv.kind != P_TWO:
         _add_row_pow(dv, data, indices, lo, hi, g, icpt)
     elif dv.wsum == NULL:
         _add_row_two(dv, data, indices, lo, hi, g, icpt, False)
@@ -349,22 +411,12 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
 # ------------------------------------------------------ Q, scale and projection
 
 cdef inline double dual_exact_Q(const DualVector* dv) noexcept nogil:
-    """sum_j (|lam_j| / S)^q from lam and u: |lam_j| / S times |u_j|. The terms are
-    non-negative, so a plain sum is accurate; four partial sums for speed."""
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
-    cdef Py_ssize_t j = 0, sd = dv.stride
-    cdef const double* lam = dv.lam
-    cdef const double* u = dv.u
-    while j + 4 <= dv.n:
-        a0 += fabs(lam[sd * j]) * fabs(u[sd * j])
-        a1 += fabs(lam[sd * (j + 1)]) * fabs(u[sd * (j + 1)])
-        a2 += fabs(lam[sd * (j + 2)]) * fabs(u[sd * (j + 2)])
-        a3 += fabs(lam[sd * (j + 3)]) * fabs(u[sd * (j + 3)])
-        j += 4
-    while j < dv.n:
-        a0 += fabs(lam[sd * j]) * fabs(u[sd * j])
-        j += 1
-    return ((a0 + a1) + (a2 + a3)) * dv.inv_S
+    """sum_j (|lam_j| / S)^q from lam and u: |lam_j| / S times |u_j| (O(n), rare)."""
+    cdef double acc = 0.0
+    cdef Py_ssize_t j
+    for j in range(dv.n):
+        acc += fabs(dv.lam[dv.stride * j]) * fabs(dual_u(dv, j))
+    return acc * dv.inv_S
 
 
 cdef inline void dual_recompute_Q(DualVector* dv) noexcept nogil:
@@ -380,16 +432,16 @@ cdef inline void dual_fold_average(DualVector* dv) noexcept nogil:
     (one vector; a parked u_j counts as 0), or every coordinate's open span folded into
     wsum (spans). O(n): at powers of two of t, when C passes C_RESTART c, and before a
     rescale changes u's unit."""
-    cdef Py_ssize_t j, sd = dv.stride
+    cdef Py_ssize_t j
     if dv.wsum == NULL or dv.C == 0.0:
         return
     if dv.clast == NULL:
         for j in range(dv.n):
-            dv.wsum[j] -= dv.C * dv.u[sd * j]
+            dv.wsum[j] -= dv.C * dual_u(dv, j)
     else:
         for j in range(dv.n):
             if dv.C != dv.clast[j]:        # (empty spans skipped, as in the update)
-                dv.wsum[j] += dv.u[sd * j] * (dv.C - dv.clast[j])
+                dv.wsum[j] += dual_u(dv, j) * (dv.C - dv.clast[j])
             dv.clast[j] = 0.0
     dv.C = 0.0
 
@@ -407,7 +459,7 @@ cdef inline void dual_rescale(DualVector* dv) noexcept nogil:
     dv.S = S if S > 0.0 else 1.0
     dv.inv_S = 1.0 / dv.S
     j = 0
-    while j < dv.n:
+    while j < dv.n and dv.u != NULL:
         n = dv.n - j if dv.n - j < POW_CHUNK else POW_CHUNK
         for t in range(n):
             buf[t] = fabs(dv.lam[sd * (j + t)]) * dv.inv_S
@@ -476,17 +528,17 @@ cdef inline void dual_write_w(const DualVector* dv, double* out) noexcept nogil:
     """out = w = c u (length n)."""
     cdef Py_ssize_t j
     for j in range(dv.n):
-        out[j] = dv.c * dv.u[dv.stride * j]
+        out[j] = dv.c * dual_u(dv, j)
 
 
 cdef inline void dual_average_to(const DualVector* dv, double* out, long long t) noexcept nogil:
     """out = the mean of w_1 .. w_t: (C u - wsum) / t, or with spans (wsum + u (C -
     clast)) / t. Element by element, so out may be wsum or clast itself."""
-    cdef Py_ssize_t j, sd = dv.stride
+    cdef Py_ssize_t j
     cdef double tt = <double>t
     if dv.clast == NULL:
         for j in range(dv.n):
-            out[j] = (dv.C * dv.u[sd * j] - dv.wsum[j]) / tt
+            out[j] = (dv.C * dual_u(dv, j) - dv.wsum[j]) / tt
     else:
         for j in range(dv.n):
-            out[j] = (dv.wsum[j] + dv.u[sd * j] * (dv.C - dv.clast[j])) / tt
+            out[j] = (dv.wsum[j] + dual_u(dv, j) * (dv.C - dv.clast[j])) / tt

@@ -11,7 +11,7 @@
 # the tag type, so Cython emits one loop per loss with the right `dloss` inlined
 # (Bottou's and sofia-ml's compile-time loss choice).  Adding a loss: its tag and
 # its inline pair below, one line in each of this file's lists (the fused type,
-# LossId, `dloss`, `loss`, `loss_value`, `loss_deriv`), one line in `_dispatch` of
+# LossId, `dloss`, `loss_value`, `loss_deriv`), one line in `_dispatch` of
 # pgs/_core.pyx, and its row in pgs/_loss_table.py (name, task, bounds, epsilon,
 # probabilities), which every Python layer reads.
 #
@@ -209,28 +209,6 @@ cdef inline double dloss(loss_tag* tag, double z, double y, double eps) noexcept
         return epsilon_insensitive_dloss(z, y, eps)
     else:
         return absolute_dloss(z, y, eps)
-
-
-cdef inline double loss(loss_tag* tag, double z, double y, double eps) noexcept nogil:
-    """Value of the tagged loss; the branch is resolved at compile time."""
-    if loss_tag is Hinge:
-        return hinge_loss(z, y, eps)
-    elif loss_tag is Logistic:
-        return logistic_loss(z, y, eps)
-    elif loss_tag is Squared:
-        return squared_loss(z, y, eps)
-    elif loss_tag is SquaredHinge:
-        return squared_hinge_loss(z, y, eps)
-    elif loss_tag is SmoothHinge:
-        return smooth_hinge_loss(z, y, eps)
-    elif loss_tag is ModifiedHuber:
-        return modified_huber_loss(z, y, eps)
-    elif loss_tag is Huber:
-        return huber_loss(z, y, eps)
-    elif loss_tag is EpsilonInsensitive:
-        return epsilon_insensitive_loss(z, y, eps)
-    else:
-        return absolute_loss(z, y, eps)
 
 
 cdef inline double loss_value(int loss_id, double z, double y, double eps) noexcept nogil:

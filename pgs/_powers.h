@@ -1,22 +1,15 @@
-/* Powers a^e (e = q - 1 > 0, a >= 0) of many values at once, for general p's updates
- * (pgs/_dual.pxd). p = 2, 1.5 and 1.8 need no power (a copy, a multiply, two square roots).
- *
- * libm computes a power one value at a time (exp2(e * log2(a)): 11-17 ns per value on
- * the 2-core EPYC of the benches). The dual vector stages a chunk of a row's ratios in a
- * buffer and hands it here: on x86-64 CPUs with AVX2 and FMA (checked once, at import)
- * four at a time in 256-bit registers, 2.5-2.7 ns per value; elsewhere, or in a build
- * with -Dsimd=disabled (PGS_NO_SIMD), with libm. The choice is fixed for a process, so a
- * seed gives the same bits run to run on one machine and build.
+/* Powers a^e (e = q - 1 > 0, a >= 0) of a chunk of values, for the p < 2 updates of
+ * pgs/_dual.pxd: the general power, and p = 1.8's a sqrt(sqrt(a)). On x86-64 CPUs with
+ * AVX2 and FMA (checked once, at import) four at a time, 2.5-2.7 ns per general power
+ * against libm's 11-17; elsewhere, or built with -Dsimd=disabled (PGS_NO_SIMD), libm.
+ * The choice is fixed for a process: a seed gives the same bits on one machine and build.
  *
  * The vector power: log2 a = k + 2 atanh(s) / ln 2 with a = 2^k m, m in [1/sqrt 2,
- * sqrt 2) (taken from a's bits), s = (m - 1) / (m + 1), atanh by a minimax polynomial
- * in s^2 of degree 6; then 2^y for y = e log2 a as 2^n 2^f, n = round(y), |f| <= 1/2,
- * 2^f by a minimax polynomial of degree 11, and 2^n added to the exponent. A zero,
- * subnormal, infinite or NaN value, or |y| > 1020, is taken from libm instead. Both
- * polynomials are summed by Estrin's scheme, whose short dependency chains let several
- * vectors overlap. Relative error below
- * 3.8e-16 (1 + |y|) against powl (tests/test_powers.py); exact for a = 0, 1; NaN stays
- * NaN and +inf stays +inf.
+ * sqrt 2) (from a's bits), s = (m - 1) / (m + 1), atanh by a minimax polynomial in s^2 of
+ * degree 6; then 2^y, y = e log2 a, as 2^n 2^f, n = round(y), 2^f by a minimax polynomial
+ * of degree 11 (both by Estrin's scheme: short chains that overlap), 2^n added to the
+ * exponent. A zero, subnormal, infinite or NaN a, or |y| > 1020, is taken from libm.
+ * Relative error below 3.8e-16 (1 + |y|) (tests/test_powers.py); exact for a = 0, 1.
  */
 #ifndef PGS_POWERS_H
 #define PGS_POWERS_H

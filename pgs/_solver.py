@@ -10,10 +10,34 @@ _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
 
 
 class Solver(SolverCore):
-    """The resumable state of one PGS run (arguments: see `pgs._core.SolverCore`).
+    """The resumable state of one PGS run.
 
     `run` advances it to a given iteration over CSR buffers; running to T1 and then to
     T2 equals running to T2 at once.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of columns of X (the intercept column is added internally).
+    loss_id : int
+        Index of the loss in ``LOSS_NAMES``.
+    p, sigma, B, icpt, eps : float
+        See `pgs.train`; ``B <= 0`` means unbounded, ``icpt = 0`` no intercept.
+    k : int
+        Mini-batch size.
+    t_pick : int
+        Iteration whose iterate is kept (0 for none).
+    average : bool
+        Maintain the average of the iterates.
+    rng_state : ndarray of 4 uint64
+        Initial xoshiro256** state (not all zero).
+    sampling : int, default 0
+        Index of the sampling mode in ``SAMPLING_MODES``.
+    track_loss : bool, default False
+        Accumulate the sampled losses (for progress reports).
+    t_offset : float, default 0.0
+        Iteration offset t0 >= 0: ``w_t = grad r*(lam / ((t + t0) sigma))`` (0 is the
+        paper's Figure 1; see `pgs.train`).
     """
 
     def __init__(self, *args, **kwargs):
@@ -55,7 +79,9 @@ class Solver(SolverCore):
     def last(self):
         """w_t of the current iteration, as a new array of length n_features + 1."""
         self._check_state()
-        return self.scale * self.u
+        out = np.empty(self.n_cols)
+        self._write_w(out)
+        return out
 
     def average(self):
         """The mean of w_1 .. w_t (O(n); leaves the state untouched, so a resumed run
@@ -92,7 +118,9 @@ class Solver(SolverCore):
             return self.w_pick
         if which == "last":
             if self.u is not self.lam:
-                return self.scale * self.u       # (p < 2: u is a strided view)
+                w = np.empty(self.n_cols)    # (p < 2: u is a strided view, or not kept)
+                self._write_w(w)
+                return w
             np.multiply(self.u, self.scale, out=self.u)
             return self.u
         w = self.wsum if self.clast is None else self.clast
@@ -162,7 +190,7 @@ class Solver(SolverCore):
             raise ValueError("the state keeps its average in another form than this "
                              "solver (a state of another version of pgs, or another p)")
         self.lam[:] = state["lam"]
-        if self.u is not self.lam:
+        if self.u is not None and self.u is not self.lam:
             self.u[:] = state["u"]
         if self.wsum is not None:
             self.wsum[:] = state["wsum"]
