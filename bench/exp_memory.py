@@ -24,7 +24,7 @@ from bench.common import fmt, markdown_table, write_report
 # allocations from the RSS peak), and the kernel's peak-RSS counter is reset.
 _MEASURE = r"""
 import ctypes, gc, json, sys, tracemalloc
-sys.path.insert(0, {root!r})
+sys.path.append({root!r})  # after site-packages: the installed pgs
 import numpy as np
 import pgs
 

@@ -18,7 +18,9 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The repository root goes last, for the `bench` package: an installed pgs must win over
+# the source tree's pgs/, whose compiled modules exist only in a build.
+sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from bench.common import Config  # noqa: E402
 
