@@ -32,7 +32,6 @@ EXPERIMENTS = {
     "table2": "bench.exp_table2",
     "memory": "bench.exp_memory",
     "real": "bench.exp_real",
-    "threads": "bench.exp_threads",
 }
 
 
