@@ -1,8 +1,16 @@
 """Run the pgs benchmark suite: `python bench/run.py [--quick] [--only NAME ...]`.
 
 Writes results/NAME.md tables (NAME_quick.md with --quick) and PNG plots, and prints
-the tables. --quick shrinks every experiment (smaller sets, fewer seeds) to finish in
-a few minutes; the full run takes about half an hour on a 2-core machine.
+the tables; a full run also refreshes README.md's tables. --quick shrinks every
+experiment (smaller sets, fewer seeds) to finish in a few minutes; the full run, on the
+781k-row sets, takes much longer.
+
+Every experiment is a module of `EXPERIMENTS` with a `run(cfg)` (cfg: common.Config,
+whose `quick` it honours). The bench_*.py and exp_ovr_gap.py modules also keep their
+own command lines (see their docstrings). The other files are helpers, not experiments:
+common.py (configuration, statistics, tables, plots), data.py (the generated and real
+data sets), peers.py (scikit-learn, LIBLINEAR and L-BFGS runners) and curves.py
+(accuracy-against-time curves).
 """
 
 import argparse
@@ -32,6 +40,11 @@ EXPERIMENTS = {
     "table2": "bench.exp_table2",
     "memory": "bench.exp_memory",
     "real": "bench.exp_real",
+    "estimators": "bench.bench_estimators",
+    "lockstep": "bench.bench_lockstep",
+    "ovr_gap": "bench.exp_ovr_gap",
+    "csgd": "bench.bench_csgd",
+    "svmlight": "bench.bench_svmlight",
 }
 
 
