@@ -75,7 +75,11 @@ def main(argv=None):
 
 
 def update_readme():
-    """Replace README.md's section after the results marker by the full-run result files."""
+    """Replace README.md's section after the results marker by the full-run result files.
+
+    From each results/NAME.md: its headings (two levels down), tables, lists and plots; the
+    prose (set-up details, the machine, versions and commit) stays in the file, linked.
+    """
     bench = Path(__file__).resolve().parent
     readme = bench / "README.md"
     text = readme.read_text()
@@ -85,9 +89,21 @@ def update_readme():
     parts = []
     for name in EXPERIMENTS:
         path = bench / "results" / f"{name}.md"
-        if path.exists():
-            body = path.read_text().replace("](", "](results/").replace("\n# ", "\n### ")
-            parts.append(body.replace("# ", "### ", 1).replace("\n## ", "\n#### "))
+        if not path.exists():
+            continue
+        lines = []
+        for line in path.read_text().replace("](", "](results/").splitlines():
+            if line.startswith("#"):
+                lines += ["", "##" + line, ""]
+            elif line.startswith(("|", "![", "- ")):
+                lines.append(line)
+            elif lines and lines[-1].startswith("|"):
+                lines.append("")
+        body = "\n".join(lines)
+        while "\n\n\n" in body:
+            body = body.replace("\n\n\n", "\n\n")
+        parts.append(f"{body.strip()}\n\nSet-up and machine: [results/{name}.md]"
+                     f"(results/{name}.md).\n")
     readme.write_text(text[:text.index(marker) + len(marker)] + "\n\n" + "\n".join(parts))
 
 
