@@ -146,7 +146,6 @@ def run(cfg):
              f"threads), so MB per CPU-s is the per-core speed whatever else runs on the "
              f"machine; peak RSS includes the interpreter with numpy and scipy "
              f"({base / 1e6:.0f} MB).")
-    return rows, size, base
     return write_report("svmlight", "Reading svmlight files", [("", table)], cfg, intro)
 
 
