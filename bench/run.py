@@ -77,8 +77,9 @@ def main(argv=None):
 def update_readme():
     """Replace README.md's section after the results marker by the full-run result files.
 
-    From each results/NAME.md: its headings (two levels down), tables, lists and plots; the
-    prose (set-up details, the machine, versions and commit) stays in the file, linked.
+    From each results/NAME.md: its title, tables and plots under their headings (two levels
+    down); the prose (set-up, findings, the machine, versions and commit) stays in the
+    file, which is linked.
     """
     bench = Path(__file__).resolve().parent
     readme = bench / "README.md"
@@ -91,19 +92,18 @@ def update_readme():
         path = bench / "results" / f"{name}.md"
         if not path.exists():
             continue
-        lines = []
-        for line in path.read_text().replace("](", "](results/").splitlines():
+        blocks, heading, body = [], None, []
+        for line in path.read_text().replace("](", "](results/").splitlines() + ["#"]:
             if line.startswith("#"):
-                lines += ["", "##" + line, ""]
-            elif line.startswith(("|", "![", "- ")):
-                lines.append(line)
-            elif lines and lines[-1].startswith("|"):
-                lines.append("")
-        body = "\n".join(lines)
-        while "\n\n\n" in body:
-            body = body.replace("\n\n\n", "\n\n")
-        parts.append(f"{body.strip()}\n\nSet-up and machine: [results/{name}.md]"
-                     f"(results/{name}.md).\n")
+                if heading and (body or not blocks):  # the title, and headings over content
+                    blocks.append("\n\n".join(filter(None, [heading, "\n".join(body)])))
+                heading, body = "##" + line, []
+            elif line.startswith(("|", "![")):
+                body.append(line)
+            elif body and body[-1].startswith("|"):
+                body.append("")
+        parts.append("\n\n".join(b.strip() for b in blocks if b.strip())
+                     + f"\n\nSet-up and machine: [results/{name}.md](results/{name}.md).\n")
     readme.write_text(text[:text.index(marker) + len(marker)] + "\n\n" + "\n".join(parts))
 
 
