@@ -22,33 +22,35 @@ evaluations at the checkpoints are not counted.  Run:
 
     python bench/bench_csgd.py            # a few minutes
     python bench/bench_csgd.py --quick    # under a minute
+    python bench/run.py [--quick] --only csgd
 
-Writes bench/results/csgd_fig2_*.png, csgd_fig3_*.png and bench/results/csgd.md.
+Writes bench/results/csgd_fig2_*.png, csgd_fig3_*.png and bench/results/csgd.md
+(with --quick: csgd_quick.md and *_quick.png).
 """
 
 import argparse
 import gzip
-import platform
 import struct
 import sys
 import time
 import warnings
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import scipy.sparse as sp
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
+import pgs
+from pgs._csgd import CSGDSolver
+from pgs._csgd_train import auto_eta0
+from pgs._data import as_csr_buffers
 
-import pgs  # noqa: E402
-from pgs._csgd import CSGDSolver  # noqa: E402
-from pgs._csgd_train import auto_eta0  # noqa: E402
-from pgs._data import as_csr_buffers  # noqa: E402
+if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
+from bench.common import RESULTS, Config, machine_info, pyplot  # noqa: E402
+from bench.data import shared_data_dir  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results"
-MNIST = Path("/work/shared/data/mnist")
+plt = pyplot()
+MNIST = shared_data_dir() / "mnist"
 VARIANT_ID = {"csgd": 0, "ncsgd": 1, "sgd": 2}
 
 
@@ -168,7 +170,7 @@ def _at(xs, vs, mark, fmt):
     return fmt.format(vs[k]) if abs(xs[k] - mark) <= 0.25 * mark else "-"
 
 
-def figure2(name, n, d, T, grid, rls_budget, seed, lines):
+def figure2(name, n, d, T, grid, rls_budget, seed, lines, suffix=""):
     X, y = paper_setup(n, d, seed)
     l_opt = lstsq_loss(X, y)
     Xb = as_csr_buffers(X)
@@ -216,7 +218,7 @@ def figure2(name, n, d, T, grid, rls_budget, seed, lines):
     axes[0].legend()
     fig.suptitle(f"CSGD paper, Figure 2 analogue: {name} (n={n}, d={d})")
     fig.tight_layout()
-    path = RESULTS / f"csgd_fig2_{name}.png"
+    path = RESULTS / f"csgd_fig2_{name}{suffix}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -323,7 +325,7 @@ def generated_10class(seed, n_train=20000, n_test=5000, d=50):
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 
-def figure3(name, Xtr, ytr, Xte, yte, T, adaline_grid, seed, lines):
+def figure3(name, Xtr, ytr, Xte, yte, T, adaline_grid, seed, lines, suffix=""):
     classes = np.unique(ytr)
     Y = (ytr[:, None] == classes[None, :]).astype(np.float64)
     Xb = as_csr_buffers(sp.csr_matrix(Xtr))
@@ -366,7 +368,7 @@ def figure3(name, Xtr, ytr, Xte, yte, T, adaline_grid, seed, lines):
     axes[0].legend()
     fig.suptitle(f"CSGD paper, Figure 3 analogue: {name}")
     fig.tight_layout()
-    path = RESULTS / f"csgd_fig3_{name}.png"
+    path = RESULTS / f"csgd_fig3_{name}{suffix}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -462,20 +464,24 @@ def progress(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def main():
-    np.seterr(over="ignore", invalid="ignore")    # diverging grid points are expected
+def main(argv=None):
+    """Parse the command line (`argv`, default sys.argv) and run."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, under a minute")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    return run(Config(quick=args.quick), seed=args.seed)
+
+
+def run(cfg, seed=0):
+    """Run every part, write results/csgd.md (csgd_quick.md if cfg.quick); its path."""
+    np.seterr(over="ignore", invalid="ignore")    # diverging grid points are expected
     RESULTS.mkdir(parents=True, exist_ok=True)
-    q = args.quick
-    seed = args.seed
+    q = cfg.quick
+    suffix = "_quick" if q else ""
     lines = [
         "# CSGD benchmark (bench/bench_csgd.py" + (" --quick" if q else "") + ")\n",
-        f"Machine: {platform.processor() or platform.machine()}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}. CPU seconds of this process "
-        "(2 shared cores; other jobs were running, so times are noisy).\n",
+        machine_info() + " Times here are CPU seconds of this process.\n",
     ]
     t_start = time.time()
 
@@ -483,7 +489,8 @@ def main():
     progress("Figure 2, set-up 1")
     X1, y1, l1, Xb1, _ = figure2("setup1", 10000 if not q else 4000, 100 if not q else 50,
                                   10**6 if not q else 10**5, grid1,
-                                  rls_budget=15.0 if not q else 3.0, seed=seed, lines=lines)
+                                  rls_budget=15.0 if not q else 3.0, seed=seed, lines=lines,
+                                  suffix=suffix)
     progress("SGDRegressor target")
     ratios = sklearn_target(X1, y1, l1, Xb1, epochs=10,
                             grid=[2.0**k for k in range(-8, 1)], seed=seed, lines=lines)
@@ -491,7 +498,7 @@ def main():
     grid2 = [2.0**k for k in range(-10, 1, 2)]
     figure2("setup2", 5000 if not q else 1000, 5000 if not q else 1000,
             10**5 if not q else 2 * 10**4, grid2,
-            rls_budget=10.0 if not q else 2.0, seed=seed, lines=lines)
+            rls_budget=10.0 if not q else 2.0, seed=seed, lines=lines, suffix=suffix)
 
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
@@ -502,13 +509,14 @@ def main():
                                           stratify=yd)
     ada_grid = [2.0**k for k in range(-12, 0, 2)]
     figure3("digits", Xtr, ytr, Xte, yte, 2 * 10**5 if not q else 3 * 10**4, ada_grid,
-            seed, lines)
+            seed, lines, suffix)
     g = generated_10class(seed, n_train=20000 if not q else 5000)
-    figure3("generated10", *g, 3 * 10**5 if not q else 3 * 10**4, ada_grid, seed, lines)
+    figure3("generated10", *g, 3 * 10**5 if not q else 3 * 10**4, ada_grid, seed, lines,
+            suffix)
     if MNIST.exists() and not q:
         Xm, ym, Xmt, ymt = load_mnist()
         figure3("mnist", Xm, ym, Xmt, ymt, 10**6, [2.0**k for k in range(-14, -2, 2)],
-                seed, lines)
+                seed, lines, suffix)
 
     progress("per-step cost")
     med = step_cost(100000 if not q else 20000, 500000 if not q else 100000,
@@ -529,8 +537,10 @@ def main():
     ]
     for k, s in enumerate(summary):
         lines.insert(3 + k, s)
-    (RESULTS / "csgd.md").write_text("\n".join(lines) + "\n")
+    path = RESULTS / f"csgd{suffix}.md"
+    path.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    return path
 
 
 if __name__ == "__main__":

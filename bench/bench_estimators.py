@@ -11,8 +11,10 @@ is their mean.
 Usage::
 
     python bench/bench_estimators.py [--rows 50000] [--features 20000] [--seeds 5]
+    python bench/run.py [--quick] --only estimators
 
-Prints a Markdown table and writes it to bench/results/estimators.md.
+Prints a Markdown table and writes it to bench/results/estimators.md
+(estimators_quick.md from a quick run of bench/run.py: 10,000 rows, 2 seeds).
 """
 
 import argparse
@@ -28,6 +30,8 @@ import scipy.sparse as sp
 from sklearn.linear_model import SGDClassifier
 
 import pgs
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def make_rcv1_like(n_rows, n_features, nnz_per_row, n_classes, topical=0.1, seed=0):
@@ -99,7 +103,14 @@ PGS_CONFIGS = {"defaults": {}, "average": {"iterate": "average"},
                "paper": {"sampling": "iid", "intercept_scaling": 1.0, "t_offset": 0}}
 
 
-def main():
+def run(cfg):
+    """The experiment of bench/run.py: the defaults, or 10,000 rows and 2 seeds if quick."""
+    argv = ["--rows", "10000", "--seeds", "2"] if cfg.quick else []
+    return main(argv + ["--out", str(RESULTS / f"estimators{'_quick' if cfg.quick else ''}.md")])
+
+
+def main(argv=None):
+    """Parse the command line (`argv`, default sys.argv), run, write the table; its path."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=50_000)
     ap.add_argument("--features", type=int, default=20_000)
@@ -109,8 +120,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=5,
                     help="fits per estimator and setting, random_state = 0 .. seeds - 1")
     ap.add_argument("--n-jobs", type=int, default=2)
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "estimators.md"))
-    args = ap.parse_args()
+    ap.add_argument("--out", default=str(RESULTS / "estimators.md"))
+    args = ap.parse_args(argv)
 
     X, y = make_rcv1_like(args.rows, args.features, args.nnz, args.classes)
     n_test = args.rows // 5
@@ -199,6 +210,7 @@ def main():
                 f"{'yes' if tied else 'no'} |"
             )
     print_and_write("\n".join(lines) + "\n", args.out)
+    return Path(args.out)
 
 
 if __name__ == "__main__":

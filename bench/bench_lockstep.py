@@ -10,8 +10,10 @@ models bit for bit (checked), for several row counts of the 10-class RCV1-like p
 Usage::
 
     python bench/bench_lockstep.py [--rows 50000 200000] [--rounds 3]
+    python bench/run.py [--quick] --only lockstep
 
-Prints a Markdown table and writes it to bench/results/lockstep.md.
+Prints a Markdown table and writes it to bench/results/lockstep.md
+(lockstep_quick.md from a quick run of bench/run.py: 20,000 rows, 2 rounds).
 """
 
 import argparse
@@ -24,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_estimators import make_rcv1_like, print_and_write  # noqa: E402
-
+if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 import pgs  # noqa: E402
+from bench.bench_estimators import make_rcv1_like, print_and_write  # noqa: E402
 
 
 def fit_lockstep(X, y, kw, seed):
@@ -53,15 +55,25 @@ def fit_in_turn(X, y, kw, seed, clf):
     return time.perf_counter() - t0, models
 
 
-def main():
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def run(cfg):
+    """The experiment of bench/run.py: the defaults, or 20,000 rows and 2 rounds if quick."""
+    argv = ["--rows", "20000", "--rounds", "2"] if cfg.quick else []
+    return main(argv + ["--out", str(RESULTS / f"lockstep{'_quick' if cfg.quick else ''}.md")])
+
+
+def main(argv=None):
+    """Parse the command line (`argv`, default sys.argv), run, write the table; its path."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[50_000, 200_000])
     ap.add_argument("--features", type=int, default=20_000)
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "lockstep.md"))
-    args = ap.parse_args()
+    ap.add_argument("--out", default=str(RESULTS / "lockstep.md"))
+    args = ap.parse_args(argv)
 
     rows = []
     for n_rows in args.rows:
@@ -104,6 +116,7 @@ def main():
         *rows,
     ]) + "\n"
     print_and_write(text, args.out)
+    return Path(args.out)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,12 @@ Usage::
 
     python bench/bench_svmlight.py [--rows 781265] [--repeat 3] [--cache DIR]
                                    [--format repr|rcv1] [--gzip] [--skip-sklearn]
+    python bench/run.py [--quick] --only svmlight
 
-The file goes to ``--cache`` (default ``$PGS_BENCH_CACHE`` or /work/cache or the
-temp dir), never into the repository. svmloader is optional (``pip install
-svmloader``); it is skipped when absent. Other processes on the machine make
-timings noisy: repeat and read medians.
+The file goes to ``--cache`` (default ``$PGS_BENCH_CACHE`` or bench/cache/, which git
+ignores). svmloader is optional (``pip install svmloader``); it is skipped when absent.
+From bench/run.py: 781,265 rows, 3 repeats and the gzip copy, written to
+results/svmlight.md (quick: 50,000 rows, one repeat, svmlight_quick.md).
 """
 
 import argparse
@@ -23,21 +24,18 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
+from bench.common import markdown_table, write_report  # noqa: E402
+from bench.data import cache_dir  # noqa: E402
+
 N_FEATURES = 47236
-
-
-def default_cache():
-    env = os.environ.get("PGS_BENCH_CACHE")
-    if env:
-        return env
-    if os.path.isdir("/work/cache") or os.access("/work", os.W_OK):
-        return "/work/cache"
-    return os.path.join(tempfile.gettempdir(), "pgs-bench")
+HERE = Path(__file__).resolve().parent
 
 
 def make_rcv1_like(path, n_rows, fmt="repr", nnz_per_row=76, seed=0, chunk=20000):
@@ -83,8 +81,21 @@ def make_rcv1_like(path, n_rows, fmt="repr", nnz_per_row=76, seed=0, chunk=20000
     os.replace(tmp, path)
 
 
-RUNNER = r"""
-import json, resource, sys, time
+# The process's own peak RSS in kB: VmHWM, which starts afresh with the exec; ru_maxrss
+# keeps the peak of the process that forked it, such as bench/run.py holding a large set.
+PEAK_RSS = r"""
+import resource
+
+def peak_kb():
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+"""
+
+RUNNER = PEAK_RSS + r"""
+import json, sys, time
 import numpy as np
 which, path, n_features, n_threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 # imports stay outside the timed region
@@ -107,25 +118,46 @@ sec = time.perf_counter() - t
 cpu = time.process_time() - c
 X = X.tocsr()
 csr_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps(dict(seconds=sec, cpu=cpu, peak=peak_kb * 1024, csr=csr_bytes, nnz=int(X.nnz),
+print(json.dumps(dict(seconds=sec, cpu=cpu, peak=peak_kb() * 1024, csr=csr_bytes, nnz=int(X.nnz),
                       rows=X.shape[0], checksum=float(np.sum(X.data)) + float(np.sum(y)))))
 """
 
 
 def run_one(which, path, n_threads):
+    # cwd: not the repository root, whose pgs/ source would shadow the installed pgs.
     out = subprocess.run([sys.executable, "-c", RUNNER, which, path, str(N_FEATURES),
-                          str(n_threads)], capture_output=True, text=True)
+                          str(n_threads)], capture_output=True, text=True, cwd=HERE)
     if out.returncode != 0:
         raise RuntimeError(f"{which} failed: {out.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def run(cfg):
+    """The experiment of bench/run.py: write results/svmlight.md and return its path."""
+    argv = ["--rows", "50000", "--repeat", "1"] if cfg.quick else ["--repeat", "3", "--gzip"]
+    rows, size, base = main(argv)
+    table = markdown_table(["parser", "input", "threads", "seconds", "MB/s", "CPU s",
+                            "MB per CPU-s", "peak RSS MB", "peak RSS / CSR size",
+                            "time / pgs plain 1 thread, same run"], rows)
+    intro = (f"An RCV1-like svmlight file ({size / 1e6:,.0f} MB; 47,236 features, ~76 "
+             f"non-zeros a row, values written with repr). Every parser runs in a fresh "
+             f"subprocess; seconds are medians of the repeats (scikit-learn: one run). MB/s "
+             f"is relative to the uncompressed text; CPU s is the process's CPU time (all "
+             f"threads), so MB per CPU-s is the per-core speed whatever else runs on the "
+             f"machine; peak RSS includes the interpreter with numpy and scipy "
+             f"({base / 1e6:.0f} MB).")
+    return write_report("svmlight", "Reading svmlight files", [("", table)], cfg, intro)
+
+
 def main(argv=None):
+    """Parse the command line, time the parsers and print a table.
+
+    Returns (table rows, the file's size in bytes, the interpreter's own peak RSS).
+    """
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=781265)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--cache", default=default_cache())
+    ap.add_argument("--cache", default=str(cache_dir()))
     ap.add_argument("--format", choices=["repr", "rcv1"], default="repr")
     ap.add_argument("--gzip", action="store_true", help="also time a .gz copy")
     ap.add_argument("--skip-sklearn", action="store_true")
@@ -160,6 +192,7 @@ def main(argv=None):
 
     print(f"{'parser':<10} {'input':<6} {'threads':>7} {'seconds':>8} {'MB/s':>7} "
           f"{'CPU s':>7} {'MB/CPU-s':>8} {'peak RSS MB':>11} {'peak/CSR':>8}  runs (s)")
+    rows, first = [], None
     for which, p, threads in cases:
         runs = [run_one(which, p, threads) for _ in range(args.repeat if which != "sklearn"
                                                            else 1)]
@@ -171,18 +204,23 @@ def main(argv=None):
         print(f"{which:<10} {kind:<6} {threads:>7} {sec:>8.2f} {size / 1e6 / sec:>7.0f} "
               f"{cpu:>7.2f} {size / 1e6 / cpu:>8.0f} {peak / 1e6:>11.0f} {peak / csr:>8.2f}  "
               + " ".join(f"{r['seconds']:.2f}" for r in runs), flush=True)
+        # Within this run, against the first case (pgs, plain text, one thread).
+        first = sec if first is None else first
+        rows.append([which, kind, threads, f"{sec:.2f}", f"{size / 1e6 / sec:.0f}",
+                     f"{cpu:.2f}", f"{size / 1e6 / cpu:.0f}", f"{peak / 1e6:.0f}",
+                     f"{peak / csr:.2f}", f"{sec / first:.2f}"])
     base = run_baseline()
     print(f"MB/s is relative to the uncompressed text size; CPU s is the process's CPU time "
           f"(all threads), so MB/CPU-s is the per-core speed whatever else runs on the "
           f"machine; peak RSS includes the interpreter with numpy and scipy imported "
           f"({base / 1e6:.0f} MB).")
+    return rows, size, base
 
 
 def run_baseline():
-    code = ("import resource, numpy, scipy.sparse, pgs; "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+    code = PEAK_RSS + "import numpy, scipy.sparse, pgs\nprint(peak_kb() * 1024)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+                         check=True, cwd=HERE)
     return int(out.stdout.strip())
 
 

@@ -65,18 +65,6 @@ def accuracy(y_true, scores):
     return float(np.mean(np.where(np.asarray(scores) > 0, 1.0, -1.0) == y_true))
 
 
-def batch_path(X, p, k, average=False):
-    """How pgs.train updates batches of k rows of X at p: "rows" or "columns" (the
-    choice a solver's first run makes, `pgs._core.Solver._choose_path`)."""
-    import pgs
-    from pgs._data import as_csr_buffers
-    b = as_csr_buffers(X, check_entries=False)
-    s = pgs._core.Solver(X.shape[1], 0, p, 1.0, 0.0, 1.0, 0.0, k, 0, average,
-                         np.ones(4, dtype=np.uint64))
-    s._choose_path(b.indices, b.indptr)
-    return "columns" if s.by_column else "rows"
-
-
 def first_time_reaching(times, accs, target):
     """The first time in a (time, accuracy) curve at which accuracy >= target, else NaN."""
     for t, a in zip(times, accs, strict=True):

@@ -24,7 +24,7 @@ from bench.common import fmt, markdown_table, write_report
 # allocations from the RSS peak), and the kernel's peak-RSS counter is reset.
 _MEASURE = r"""
 import ctypes, gc, json, sys, tracemalloc
-sys.path.insert(0, {root!r})
+sys.path.append({root!r})  # after site-packages: the installed pgs
 import numpy as np
 import pgs
 
@@ -128,8 +128,10 @@ WIDE_CONFIGS = tuple(("train", p, k, iterate, False)
 def _in_subprocess(child):
     """Run `_MEASURE` + child in a fresh interpreter; its JSON list of results."""
     root = str(Path(__file__).resolve().parents[1])
+    # cwd: not the repository root, whose pgs/ source would shadow the installed pgs.
     out = subprocess.run([sys.executable, "-c", _MEASURE.format(root=root) + child],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

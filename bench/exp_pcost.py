@@ -8,7 +8,7 @@ each round every p runs once, so the ratio to p = 2 (same k) is taken within a r
 import numpy as np
 
 from bench import peers
-from bench.common import batch_path, fmt, markdown_table, write_report
+from bench.common import fmt, markdown_table, write_report
 from bench.data import rcv1_for
 
 PS = (2.0, 1.8, 1.5, 1.7, 1.25)
@@ -41,10 +41,9 @@ def run(cfg):
             base = np.array(seconds[(2.0, k, it)])
             for p in PS:
                 s = np.array(seconds[(p, k, it)])
-                path = batch_path(X, p, k, it == "average") if k > 1 else "-"
-                rows.append([f"{p:g}", k, f"{max(1, m // k):,}", path, fmt(s, 3),
+                rows.append([f"{p:g}", k, f"{max(1, m // k):,}", fmt(s, 3),
                              fmt(s / X.nnz * 1e9, 3), fmt(s / base, 3)])
-        table = markdown_table(["p", "k", "T", "batches updated by", "seconds",
+        table = markdown_table(["p", "k", "T", "seconds",
                                 "ns per non-zero", "time / (p = 2, same k), same round"],
                                rows)
         sections.append((f"iterate='{it}'", table))

@@ -1,8 +1,16 @@
 """Run the pgs benchmark suite: `python bench/run.py [--quick] [--only NAME ...]`.
 
 Writes results/NAME.md tables (NAME_quick.md with --quick) and PNG plots, and prints
-the tables. --quick shrinks every experiment (smaller sets, fewer seeds) to finish in
-a few minutes; the full run takes about half an hour on a 2-core machine.
+the tables; a full run also refreshes README.md's tables. --quick shrinks every
+experiment (smaller sets, fewer seeds) to finish in a few minutes; the full run, on the
+781k-row sets, takes much longer.
+
+Every experiment is a module of `EXPERIMENTS` with a `run(cfg)` (cfg: common.Config,
+whose `quick` it honours). The bench_*.py and exp_ovr_gap.py modules also keep their
+own command lines (see their docstrings). The other files are helpers, not experiments:
+common.py (configuration, statistics, tables, plots), data.py (the generated and real
+data sets), peers.py (scikit-learn, LIBLINEAR and L-BFGS runners) and curves.py
+(accuracy-against-time curves).
 """
 
 import argparse
@@ -18,7 +26,9 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The repository root goes last, for the `bench` package: an installed pgs must win over
+# the source tree's pgs/, whose compiled modules exist only in a build.
+sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from bench.common import Config  # noqa: E402
 
@@ -30,7 +40,11 @@ EXPERIMENTS = {
     "table2": "bench.exp_table2",
     "memory": "bench.exp_memory",
     "real": "bench.exp_real",
-    "threads": "bench.exp_threads",
+    "estimators": "bench.bench_estimators",
+    "lockstep": "bench.bench_lockstep",
+    "ovr_gap": "bench.exp_ovr_gap",
+    "csgd": "bench.bench_csgd",
+    "svmlight": "bench.bench_svmlight",
 }
 
 
@@ -61,7 +75,12 @@ def main(argv=None):
 
 
 def update_readme():
-    """Replace README.md's section after the results marker by the full-run result files."""
+    """Replace README.md's section after the results marker by the full-run result files.
+
+    From each results/NAME.md: its title, tables and plots under their headings (two levels
+    down); the prose (set-up, findings, the machine, versions and commit) stays in the
+    file, which is linked.
+    """
     bench = Path(__file__).resolve().parent
     readme = bench / "README.md"
     text = readme.read_text()
@@ -71,9 +90,20 @@ def update_readme():
     parts = []
     for name in EXPERIMENTS:
         path = bench / "results" / f"{name}.md"
-        if path.exists():
-            body = path.read_text().replace("](", "](results/").replace("\n# ", "\n### ")
-            parts.append(body.replace("# ", "### ", 1).replace("\n## ", "\n#### "))
+        if not path.exists():
+            continue
+        blocks, heading, body = [], None, []
+        for line in path.read_text().replace("](", "](results/").splitlines() + ["#"]:
+            if line.startswith("#"):
+                if heading and (body or not blocks):  # the title, and headings over content
+                    blocks.append("\n\n".join(filter(None, [heading, "\n".join(body)])))
+                heading, body = "##" + line, []
+            elif line.startswith(("|", "![")):
+                body.append(line)
+            elif body and body[-1].startswith("|"):
+                body.append("")
+        parts.append("\n\n".join(b.strip() for b in blocks if b.strip())
+                     + f"\n\nSet-up and machine: [results/{name}.md](results/{name}.md).\n")
     readme.write_text(text[:text.index(marker) + len(marker)] + "\n\n" + "\n".join(parts))
 
 
