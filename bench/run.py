@@ -35,6 +35,7 @@ from bench.common import Config  # noqa: E402
 EXPERIMENTS = {
     "throughput": "bench.exp_throughput",
     "pcost": "bench.exp_pcost",
+    "variants": "bench.exp_variants",
     "time_to_accuracy": "bench.exp_time_to_accuracy",
     "inverse_time": "bench.exp_inverse_time",
     "table2": "bench.exp_table2",
