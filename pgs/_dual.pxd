@@ -31,7 +31,7 @@
 # in dual_add: p = 2 (u is lam), p = 1.5 (u_j = t |t|, t = lam_j / S, computed where it
 # is read: one array, as p = 2's) and every other p, whose row is staged by chunks and
 # its powers taken in a tight loop (two square roots for p = 1.8, the vector power of
-# pgs/_powers.h for the rest, four at a time with AVX2).
+# pgs/_powers.h for the rest, four at a time with AVX2: bench/results/variants.md).
 #
 # Rows are CSR slices (data + lo .. data + hi) with an implicit constant column: the
 # last coordinate, n - 1, has the value `icpt` in every row (0: no intercept).
@@ -44,7 +44,6 @@ cdef extern from "_powers.h" nogil:
     void pgs_powers_init() noexcept
     int pgs_powers_simd() noexcept
     void pgs_pow_n(const double* a, double* out, Py_ssize_t n, double e) noexcept
-    void pgs_root_n(const double* a, double* out, Py_ssize_t n) noexcept
 
 
 ctypedef fused floating_t:
@@ -132,7 +131,8 @@ cdef inline void dual_powers(int kind, double qm1, const double* a, double* out,
         for i in range(n):
             out[i] = a[i] * a[i]
     elif kind == P_Q225:
-        pgs_root_n(a, out, n)
+        for i in range(n):
+            out[i] = a[i] * sqrt(sqrt(a[i]))
     else:
         pgs_pow_n(a, out, n, qm1)
 
@@ -326,7 +326,7 @@ cdef inline void _add_row_pow(DualVector* dv, const floating_t* data,
     """`dual_add` for p < 2 but 1.5: the row (and its constant column, as entry hi - lo) by
     chunks of POW_CHUNK entries: lam_j updated and the ratios a = |lam_j| / S staged,
     their powers a^(q-1) taken in one call (`dual_powers`: a tight loop the CPU
-    overlaps, four at a time with AVX2), then u_j, Q's terms (a^q new, a_old |u_j| old)
+    overlaps), then u_j, Q's terms (a^q new, a_old |u_j| old)
     and the average, in the entries' order (so a column that appears twice reads u_j as
     its first update left it). A ratio past ratio_hi parks u_j at 0 and makes Q NaN:
     `dual_maintain` then rescales before any u is read again."""

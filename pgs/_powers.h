@@ -1,7 +1,7 @@
-/* Powers a^e (e = q - 1 > 0, a >= 0) of a chunk of values, for the p < 2 updates of
- * pgs/_dual.pxd: the general power, and p = 1.8's a sqrt(sqrt(a)). On x86-64 CPUs with
- * AVX2 and FMA (checked once, at import) four at a time, 2.5-2.7 ns per general power
- * against libm's 11-17; elsewhere, or built with -Dsimd=disabled (PGS_NO_SIMD), libm.
+/* Powers a^e (e = q - 1 > 0, a >= 0) of a chunk of values, for the general p updates of
+ * pgs/_dual.pxd. On x86-64 CPUs with AVX2 and FMA (checked once, at import) four at a
+ * time, 2.5-2.7 ns per power against libm's 11-17; elsewhere, or built with
+ * -Dsimd=disabled (PGS_NO_SIMD), libm.
  * The choice is fixed for a process: a seed gives the same bits on one machine and build.
  *
  * The vector power: log2 a = k + 2 atanh(s) / ln 2 with a = 2^k m, m in [1/sqrt 2,
@@ -156,33 +156,6 @@ static void pgs_pow_n_avx2(const double* a, double* out, ptrdiff_t n, double e) 
     }
 }
 #endif  /* PGS_POW_X86 */
-
-/* out[i] = a[i]^1.25 = a[i] sqrt(sqrt(a[i])) (p = 1.8), four at a time with AVX2: the
-   square roots' throughput bounds p = 1.8's update, and both forms round alike. */
-#ifdef PGS_POW_X86
-__attribute__((target("avx2")))
-static void pgs_root_n_avx2(const double* a, double* out, ptrdiff_t n) {
-    ptrdiff_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256d x = _mm256_loadu_pd(a + i);
-        _mm256_storeu_pd(out + i, _mm256_mul_pd(x, _mm256_sqrt_pd(_mm256_sqrt_pd(x))));
-    }
-    for (; i < n; i++)
-        out[i] = a[i] * sqrt(sqrt(a[i]));
-}
-#endif
-
-static inline void pgs_root_n(const double* a, double* out, ptrdiff_t n) {
-    ptrdiff_t i;
-#ifdef PGS_POW_X86
-    if (pgs_pow_simd) {
-        pgs_root_n_avx2(a, out, n);
-        return;
-    }
-#endif
-    for (i = 0; i < n; i++)
-        out[i] = a[i] * sqrt(sqrt(a[i]));
-}
 
 /* out[i] = a[i]^e for i < n, a[i] >= 0 (out may be a). */
 static inline void pgs_pow_n(const double* a, double* out, ptrdiff_t n, double e) {
