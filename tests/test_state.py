@@ -74,3 +74,14 @@ def test_train_split_run_same_bits_on_chosen_rows():
     half = pgs.train(X, y, T=20, keep_state=True, **kw)
     split = pgs.train(X, y, T=20, warm_start=half, **kw)
     np.testing.assert_array_equal(split.full_weights(), whole.full_weights())
+
+
+def test_n_threads_is_deprecated_and_changes_nothing():
+    """The mini-batch threads are gone: n_threads warns and the model is the same bits."""
+    X, y = _narrow()
+    kw = dict(loss="logistic", p=1.8, sigma=1e-2, T=50, k=16, seed=2, iterate="last")
+    with pytest.warns(DeprecationWarning, match="n_threads"):
+        threaded = pgs.train(X, y, n_threads=2, **kw)
+    np.testing.assert_array_equal(threaded.coef, pgs.train(X, y, **kw).coef)
+    with pytest.raises(ValueError, match="n_threads"):
+        pgs.train(X, y, n_threads=0, **kw)
