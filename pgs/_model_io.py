@@ -34,6 +34,7 @@ the models import this module and never the other way round.
 import json
 import math
 import os
+import tempfile
 import zipfile
 
 import numpy as np
@@ -166,8 +167,21 @@ def save_model(model, path):
     if hasattr(path, "write"):
         np.savez(path, **arrays)
         return
-    with open(os.fspath(path), "wb") as fh:
-        np.savez(fh, **arrays)
+    # Atomic: a temporary file in the same directory, flushed to disk, then renamed over
+    # `path`, so that an interrupted or failed save never leaves a truncated model nor
+    # destroys the one already there.
+    path = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(prefix=".pgs-model-", suffix=".tmp",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def load_model(path):

@@ -215,3 +215,28 @@ def test_saving_needs_a_registered_kind(tmp_path):
     with pytest.raises(TypeError, match="model must be a pgs model"):
         bare.save(tmp_path / "m.npz")
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_save_is_atomic(tmp_path, monkeypatch):
+    """A save that fails half-way leaves the model already at `path` intact and no
+    temporary file behind; a save that succeeds replaces it."""
+    X = sp.random(40, 5, density=0.5, random_state=0, format="csr")
+    y = np.where(np.arange(40) % 2 == 0, -1.0, 1.0)
+    old = pgs.train(X, y, T=50, seed=0)
+    new = pgs.train(X, y, T=80, seed=1)
+    path = tmp_path / "model.npz"
+    old.save(path)
+    before = path.read_bytes()
+
+    def broken_savez(fh, **arrays):
+        fh.write(b"PK\x03\x04 half a zip")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(_model_io.np, "savez", broken_savez)
+    with pytest.raises(OSError, match="disk full"):
+        new.save(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.npz"]
+    new.save(path)
+    np.testing.assert_array_equal(pgs.load_model(path).coef, new.coef)
