@@ -19,6 +19,7 @@ import lzma
 import math
 import os
 import stat
+import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -62,6 +63,7 @@ class _Source:
 
     def __init__(self, f):
         self.owned = False
+        self.compressed = False
         self.size = None
         self.mappable = False
         if isinstance(f, int) and not isinstance(f, bool):
@@ -74,6 +76,7 @@ class _Source:
             path = os.fsdecode(os.fspath(f))
             self.name = path
             opener = _OPENERS.get(os.path.splitext(path)[1].lower())
+            self.compressed = opener is not None
             if opener is not None:
                 self.fileobj = opener(path, "rb")
             else:
@@ -438,6 +441,13 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, n_threads):
         _run_in_order(blocks, scratch, lambda buf, sc: _parse_one(buf, sc, *args), done,
                       n_threads)
         return out.finish()
+    except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+        # A truncated or damaged .gz / .bz2 / .xz file is bad input, like a bad line
+        # (gzip and bz2 report a damaged stream as OSError: plain files' errors stay).
+        if not src.compressed or (type(exc) is OSError and exc.errno is not None):
+            raise
+        raise ValueError(f"{src.name}: the compressed data is truncated or corrupt "
+                         f"({type(exc).__name__}: {exc})") from exc
     finally:
         src.close()
 

@@ -442,3 +442,24 @@ def test_fuzz_against_sklearn(text, zero_based, multilabel, query_id):
     if query_id and len(ref[2]) != ref[0].shape[0]:
         return  # scikit-learn silently misaligns qid when some lines lack one
     assert_same(ours, ref)
+
+
+@pytest.mark.parametrize("ext", [".gz", ".bz2", ".xz"])
+def test_damaged_compressed_files_raise_value_error(tmp_path, ext):
+    """A truncated or corrupted compressed file is bad input: a ValueError naming the
+    file, not EOFError, zlib.error, lzma.LZMAError or OSError."""
+    rng = np.random.default_rng(0)
+    X = sp.random(400, 30, density=0.3, random_state=1, format="csr")
+    y = np.where(rng.random(400) < 0.5, -1.0, 1.0)
+    good = tmp_path / f"good.svm{ext}"
+    pgs.dump_svmlight(X, y, good)
+    raw = good.read_bytes()
+    truncated = tmp_path / f"truncated.svm{ext}"
+    truncated.write_bytes(raw[: len(raw) // 2])
+    corrupt = tmp_path / f"corrupt.svm{ext}"
+    mid = len(raw) // 2
+    corrupt.write_bytes(raw[:mid] + bytes(b ^ 0xFF for b in raw[mid:mid + 64]) + raw[mid + 64:])
+    for bad in (truncated, corrupt):
+        with pytest.raises(ValueError, match=bad.name):
+            pgs.load_svmlight(bad)
+    np.testing.assert_array_equal(pgs.load_svmlight(good)[1], y)
