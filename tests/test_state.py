@@ -85,3 +85,33 @@ def test_n_threads_is_deprecated_and_changes_nothing():
     np.testing.assert_array_equal(threaded.coef, pgs.train(X, y, **kw).coef)
     with pytest.raises(ValueError, match="n_threads"):
         pgs.train(X, y, n_threads=0, **kw)
+
+
+def test_a_long_train_is_interrupted_by_ctrl_c(tmp_path):
+    """pgs.train returns to Python between chunks of the kernel: SIGINT during a run of
+    10^12 iterations (hours) raises KeyboardInterrupt (the process would otherwise run
+    until the timeout kills it and the test fails)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "long.py"
+    script.write_text(
+        "import sys\nimport numpy as np\nimport scipy.sparse as sp\nimport pgs\n"
+        "X = sp.random(2000, 50, density=0.2, random_state=0, format='csr')\n"
+        "y = np.where(np.arange(2000) % 2 == 0, -1.0, 1.0)\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    pgs.train(X, y, T=10**12, iterate='last')\n"
+        "except KeyboardInterrupt:\n"
+        "    sys.exit(42)\n")
+    with subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                          text=True) as proc:
+        try:
+            assert proc.stdout.readline().strip() == "ready"
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=60) == 42
+        finally:
+            proc.kill()
