@@ -59,6 +59,10 @@ def check_positive(name, value, *, allow_none=False):
     return value
 
 
+#: The largest count (T, k, ...) accepted.
+MAX_COUNT = 2**62
+
+
 def check_count(name, value, *, allow_none=False):
     """An integer >= 1 (or None when allowed)."""
     if value is None and allow_none:
@@ -68,6 +72,9 @@ def check_count(name, value, *, allow_none=False):
     value = int(value)
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {name}={value!r}")
+    if value > MAX_COUNT:
+        # (the kernel counts iterations and rows in signed 64-bit integers)
+        raise ValueError(f"{name} must be at most 2**62, got {name}={value!r}")
     return value
 
 

@@ -264,3 +264,11 @@ def test_bad_row_inside_a_large_batch_leaves_no_partial_sums(k):
     s_ref.run(3, clean.data, clean.indices, clean.indptr, y, fixed_rows=skipped)
     assert np.array_equal(s_bad.lam, s_ref.lam)
     assert np.array_equal(s_bad.u, s_ref.u)
+
+
+@pytest.mark.parametrize("T", [2**62 + 1, 2**63, 10**30])
+def test_huge_T_is_refused_by_name(T):
+    X = sp.random(20, 5, density=0.5, random_state=0, format="csr")
+    y = np.where(np.arange(20) % 2 == 0, -1.0, 1.0)
+    with pytest.raises(ValueError, match=r"T must be at most 2\*\*62"):
+        pgs.train(X, y, T=T)
