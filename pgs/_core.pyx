@@ -11,6 +11,7 @@ and index dtype; the variants of p live inside the dual vector's `dual_add`.
 
 from libc.math cimport pow, fabs, isfinite, INFINITY
 from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
 import numpy as np
@@ -462,12 +463,8 @@ cdef class SolverCore:
     """The compiled state of one PGS run: the dual vector's buffers and scalars, t, the
     PRNG and the sampler, bound to the C structs the loop runs on. `pgs._solver.Solver`
     adds the Python-level life cycle (runs, iterates, states) and documents the
-    arguments.
-
-    For p < 2, lambda and u live interleaved in one buffer (``u_j, lam_j`` side by
-    side: an update finds lam_j on the cache line its margin read u_j from); the
-    `lam` and `u` attributes are strided views of it. p = 1.5 keeps no u (None): its
-    u_j = t |t|, t = lam_j / S, is computed where it is read.
+    arguments. For p < 2 but 1.5, `lam` and `u` are strided views of one buffer (u_j
+    and lam_j share a cache line); p = 1.5 keeps no u (None: computed from lam).
     """
     cdef PGSParams prm
     cdef PGSState st
@@ -681,7 +678,7 @@ cdef class SolverCore:
 
     def _run_to(self, long long t_end, data, indices, indptr, y):
         """The compiled loop to iteration t_end (the sampler prepared); a status."""
-        return _run(self, data, indices, indptr, y, t_end)
+        return _lockstep([self], [y], data, indices, indptr, t_end, max(t_end, 1))[1]
 
     def _scalars(self):
         """The state's scalars, as a dict (see `pgs._solver.Solver.get_state`)."""
@@ -716,20 +713,49 @@ cdef class SolverCore:
                         dtype=np.uint64)
 
 
-def _run(SolverCore s, const floating_t[::1] data, const index_t[::1] indices,
-         const index_t[::1] indptr, const double[::1] y, long long t_end):
-    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
-    cdef int status
-    if y.shape[0] != n_rows:
-        raise ValueError("y and indptr disagree on the number of rows")
-    if n_rows < 1:
-        raise ValueError("no rows")
-    with nogil:
-        status = _dispatch(s.loss_id, &data[0] if data.shape[0] > 0 else NULL,
-                           &indices[0] if indices.shape[0] > 0 else NULL,
-                           &indptr[0], &y[0], n_rows, s.n_cols, &s.prm, &s.st,
-                           t_end, &s.smp)
-    return status
+cdef struct Turn:             # one solver of a lock-step run, as the loop sees it
+    int loss_id
+    Py_ssize_t n_cols
+    const double* y
+    const PGSParams* prm
+    PGSState* st
+    const PGSSampler* smp
+
+
+def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[::1] indices,
+              const index_t[::1] indptr, long long t_end, long long block):
+    """Run each solver in turn `block` iterations, until all reach t_end: (index of the
+    first that failed or -1, its status). One solver with block = t_end is a plain run."""
+    cdef Py_ssize_t a, n = len(solvers), failed = -1, n_rows = indptr.shape[0] - 1
+    cdef int status = PGS_OK
+    cdef long long te = t_end
+    cdef SolverCore s
+    cdef const double[::1] yv
+    cdef const floating_t* dp = &data[0] if data.shape[0] > 0 else NULL
+    cdef const index_t* ip = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef Turn* turns = <Turn*>malloc(n * sizeof(Turn))
+    if turns == NULL:
+        raise MemoryError()
+    try:
+        for a in range(n):
+            s, yv = solvers[a], ys[a]           # (the lists keep both alive)
+            if yv.shape[0] != n_rows:
+                raise ValueError("y and indptr disagree on the number of rows")
+            turns[a] = Turn(s.loss_id, s.n_cols, &yv[0], &s.prm, &s.st, &s.smp)
+            te = min(te, s.st.t)
+        with nogil:
+            while te < t_end and failed < 0:
+                te = te + block if t_end - te > block else t_end
+                for a in range(n):
+                    status = _dispatch(turns[a].loss_id, dp, ip, &indptr[0], turns[a].y,
+                                       n_rows, turns[a].n_cols, turns[a].prm, turns[a].st,
+                                       te, turns[a].smp)
+                    if status != PGS_OK:
+                        failed = a
+                        break
+        return (failed, status)
+    finally:
+        free(turns)
 
 
 # ------------------------------------------------------------- checks and helpers

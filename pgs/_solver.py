@@ -4,7 +4,7 @@ and warm-started runs equal an unsplit run bit for bit)."""
 
 import numpy as np
 
-from pgs._core import SolverCore
+from pgs._core import SolverCore, _lockstep
 
 _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
 
@@ -69,6 +69,8 @@ class Solver(SolverCore):
         """
         n_rows = indptr.shape[0] - 1
         self._check_runnable()
+        if n_rows < 1:
+            raise ValueError("no rows")
         if fixed_rows is not None:
             fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
         if sample_weight is not None and sample_weight.shape[0] != n_rows:
@@ -242,17 +244,9 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
         raise ValueError("sample_weight and indptr disagree on the number of rows")
     if n_rows < 1:
         raise ValueError("no rows")
-    for s, y in zip(solvers, ys, strict=True):
+    for s in solvers:
         s._check_runnable()
-        if y.shape[0] != n_rows:
-            raise ValueError("y and indptr disagree on the number of rows")
         s._prepare_sampler(n_rows, sample_weight, None)
-    # (a turn is `block` iterations of the compiled loop: the Python around it is noise)
-    te = min((s.t for s in solvers), default=t_end)
-    while te < t_end:
-        te = min(te + block, t_end)
-        for a, (s, y) in enumerate(zip(solvers, ys, strict=True)):
-            status = s._run_to(te, data, indices, indptr, y)
-            if status != 0:
-                return (a, status)
-    return (-1, 0)
+    if not solvers:
+        return (-1, 0)
+    return _lockstep(solvers, ys, data, indices, indptr, t_end, block)
