@@ -208,7 +208,8 @@ def load_model(path):
     name = path if not hasattr(path, "read") else getattr(path, "name", "<file object>")
     try:
         z = np.load(path, allow_pickle=False)
-    except (ValueError, EOFError) as exc:  # not an npz (numpy then refuses to unpickle)
+    except (ValueError, EOFError, zipfile.BadZipFile, NotImplementedError) as exc:
+        # (not an npz, numpy then refusing to unpickle; or a damaged zip directory)
         raise ValueError(f"{name} is not a pgs model file ({exc})") from None
     if not isinstance(z, np.lib.npyio.NpzFile):
         raise ValueError(f"{name} is not a pgs model file (a single .npy array)")
@@ -220,7 +221,7 @@ def load_model(path):
             header = json.loads(str(z["header"][()]))
             coef = np.array(z["coef"], dtype=np.float64)
             classes = np.array(z["classes"]) if "classes" in files else None
-    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (OSError, EOFError, zipfile.BadZipFile, NotImplementedError) as exc:
         raise ValueError(f"{name} is not a readable pgs model file: {exc}") from None
     except (json.JSONDecodeError, KeyError, ValueError) as exc:
         if str(exc).startswith(f"{name} is not"):

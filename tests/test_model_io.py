@@ -240,3 +240,33 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.npz"]
     new.save(path)
     np.testing.assert_array_equal(pgs.load_model(path).coef, new.coef)
+
+
+def test_damaged_model_files_raise_value_error():
+    """Truncated and bit-flipped model files: a ValueError naming the file, or a model
+    that works (a flip inside a coefficient), never BadZipFile, NotImplementedError,
+    KeyError or the like."""
+    import random
+
+    X = sp.random(40, 6, density=0.5, random_state=0, format="csr")
+    y = np.where(np.arange(40) % 2 == 0, "a", "b")
+    buf = io.BytesIO()
+    pgs.train(X, y, T=50, seed=0).save(buf)
+    raw = buf.getvalue()
+    rng = random.Random(0)
+    for case in range(600):
+        damaged = bytearray(raw)
+        if case % 2:
+            damaged = damaged[: rng.randrange(len(damaged))]
+        else:
+            for _ in range(rng.randrange(1, 4)):
+                damaged[rng.randrange(len(damaged))] ^= 1 << rng.randrange(8)
+        f = io.BytesIO(bytes(damaged))
+        f.name = "damaged.npz"
+        try:
+            model = pgs.load_model(f)
+        except ValueError as exc:
+            assert "damaged.npz" in str(exc)
+            continue
+        model.predict(X)
+        repr(model)
