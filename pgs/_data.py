@@ -118,7 +118,12 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
         raise ValueError(f"{name} has 0 rows (shape {shape}); at least 1 is required")
     if shape[1] == 0:
         raise ValueError(f"{name} has 0 features (shape {shape}); at least 1 is required")
+    for part, arr in (("data", data), ("indices", indices), ("indptr", indptr)):
+        if arr.ndim != 1:
+            raise ValueError(f"{name}.{part} must be 1-D, got shape {arr.shape}")
     data, indices, indptr = _contiguous(data), _contiguous(indices), _contiguous(indptr)
+    if indptr.shape[0] and indptr[0] > 0:
+        raise ValueError(f"{name}.indptr must start at 0, got indptr[0]={indptr[0]}")
     if indptr.shape[0] != shape[0] + 1:
         raise ValueError(f"{name}.indptr has length {indptr.shape[0]}, expected {shape[0] + 1}")
     # A converted X was just written in full: checking it too costs little by comparison.
@@ -222,6 +227,9 @@ def check_targets(y, n_samples, *, classification, classes=None):
     if classification:
         # np.unique without return_inverse: the inverse would be an int64 array of
         # n_samples on top of y_kernel's own (memory counts at RCV1 sizes).
+        if y.dtype.kind == "O" and any(isinstance(v, float) and v != v for v in y):
+            # (NaN never equals itself: np.unique would count every one as a class)
+            raise ValueError("y contains NaN labels")
         try:
             classes = np.unique(y)
         except TypeError as exc:

@@ -251,3 +251,23 @@ def test_targets_are_read_in_place_only_when_they_already_are_the_kernels():
     pgs.train(X, y, T=300, seed=0)
     pgs.train(X, y, loss="squared", T=300, seed=0)
     np.testing.assert_array_equal(y, before)
+
+
+def test_malformed_csr_buffers_and_nan_labels_are_named():
+    """A CSR whose data buffer is 2-D, an index pointer that does not start at 0, and
+    object labels with NaN: ValueErrors that say what is wrong."""
+    X = sp.random(20, 5, density=0.5, random_state=0, format="csr")
+    y = np.where(np.arange(20) % 2 == 0, -1.0, 1.0)
+    flat = X.copy()
+    flat.data = flat.data.reshape(-1, 1)
+    with pytest.raises(ValueError, match=r"X\.data must be 1-D"):
+        pgs.train(flat, y, T=5)
+    shifted = X.copy()
+    shifted.indptr = shifted.indptr + 3          # (scipy checks only on construction)
+    shifted.data = np.concatenate([np.zeros(3), X.data])
+    shifted.indices = np.concatenate([np.zeros(3, X.indices.dtype), X.indices])
+    with pytest.raises(ValueError, match=r"indptr must start at 0, got indptr\[0\]=3"):
+        pgs.train(shifted, y, T=5)
+    labels = np.array(["a", np.nan] * 10, dtype=object)
+    with pytest.raises(ValueError, match="NaN labels"):
+        pgs.train(X, labels, T=5)
