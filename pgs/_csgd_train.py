@@ -153,6 +153,10 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
         ).sum(axis=1)
     ).reshape(-1)
     mean_sq = float(np.mean(sq_norms)) + icpt * icpt
+    if not math.isfinite(mean_sq):
+        # (1 / inf would start the search at eta0 = 0 and blame that step size)
+        raise ValueError("X's values are too large for CSGD: the rows' mean squared norm "
+                         "overflows a double; scale X down")
     start = 1.0 / mean_sq if mean_sq > 0.0 else 1.0
 
     trials = {}

@@ -433,3 +433,11 @@ def test_auto_eta0_survives_rows_of_very_different_norms():
     assert np.isfinite(model.objective(X, y)) and model.eta0_ > 0
     lms_start = 1.0 / (np.mean(np.sum(X**2, axis=1)) + 1.0)
     assert model.eta0_ < lms_start       # the search went down from its start
+
+
+def test_overflowing_rows_are_named_not_blamed_on_eta0():
+    """Rows whose squared norm overflows: a ValueError about X, not 'eta0=0.0 is too
+    large'."""
+    X = sp.random(30, 4, density=0.6, random_state=0, format="csr") * 1e200
+    with pytest.raises(ValueError, match="too large for CSGD"):
+        pgs.train_csgd(X, np.arange(30.0))
