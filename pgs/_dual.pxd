@@ -58,12 +58,12 @@ ctypedef fused index_t:
 # How u_j = a^(q-1) is taken from a = |lam_j| / S.
 cdef enum PKind:
     P_TWO = 0       # p = 2: u is lam itself
-    P_Q3 = 1        # p = 1.5 (q = 3): a * a
+    P_Q3 = 1        # p = 1.5 (q = 3): a * a, computed from lam where read (u NULL)
     P_Q225 = 2      # p = 1.8 (q = 2.25): a * sqrt(sqrt(a))
     P_GENERAL = 3   # any other p in (1, 2): the vector power, by chunks of a row
 
 cdef enum:
-    POW_CHUNK = 128     # a general-p row's entries staged per call of pgs_pow_n
+    POW_CHUNK = 128     # entries of a row staged per call of dual_powers (p < 2 but 1.5)
 
 # p < 2: Q stays within [Q_LO, Q_HI] (S rescaled) and is recomputed when it falls below
 # Q_CANCEL times the terms added since. The average folds when C > C_RESTART c (its

@@ -7,7 +7,8 @@ side needs to know about it is one row of `LOSSES` here: its name and integer id
 whether its derivative is bounded, whether its margins map to probabilities, and its
 shape parameter ``epsilon``. Validation (`pgs._validation`), `pgs.train`, the
 scikit-learn estimators and the command line all read this table, so adding a loss is
-its two compiled functions (with their tag lines) in pgs/_losses.pxd and one row below.
+its two compiled functions (with their tag lines) in pgs/_losses.pxd, one line in the
+`_dispatch` of pgs/_core.pyx, and one row below.
 
 tests/test_losses.py checks every row against the compiled kernel: the ids, and the
 flags (derivative bounds and Lipschitz constants) numerically.

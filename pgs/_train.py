@@ -320,8 +320,8 @@ class _Run(NamedTuple):
 
 
 def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, **kwargs):
-    """`train` with test hooks: `fixed_rows` replaces the sampler's row draws, and
-    (Every internal path is reached through these public parameters.)
+    """`train` with a test hook: `fixed_rows` replaces the sampler's row draws (every
+    internal path of the kernel is reached through the public parameters).
 
     `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
     only one of them, as a batch of a stream can; a warm start implies its model's.
