@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from pgs import _validation as V
 from pgs._csgd import VARIANT_NAMES, CSGDSolver
 from pgs._data import as_csr_buffers, check_targets
-from pgs._model_base import LinearModel
+from pgs._model_base import LinearModel, saved_field
 
 #: The iterates `train_csgd` can return.
 CSGD_ITERATES = ("last", "average")
@@ -277,6 +277,12 @@ class CSGDModel(LinearModel):
         return {"eta0_": self.eta0_}
 
     @classmethod
+    def _check_saved(cls, params, attributes, classes):
+        _check_saved_csgd(params, attributes)
+        if classes is not None:
+            raise ValueError("a CSGD model has no classes")
+
+    @classmethod
     def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
         return cls(coef=coef, intercept=intercept, T=T, eta0_=attributes["eta0_"],
                    params=params)
@@ -300,6 +306,12 @@ class CSGDModel(LinearModel):
         if y.shape != z.shape:
             raise ValueError(f"y has shape {y.shape}, expected {z.shape}")
         return _weighted_mean(0.5 * (y - z) ** 2, sample_weight)
+
+
+def _check_saved_csgd(params, attributes):
+    """What `pgs.load_model` checks of a saved CSGD or C-Adaline model's fields."""
+    _check_variant(saved_field(params, "variant"))
+    V.check_positive("eta0_", saved_field(attributes, "eta0_", "attributes"))
 
 
 def _weighted_mean(values, sample_weight):
@@ -434,6 +446,12 @@ class CAdalineModel(LinearModel):
 
     def _saved_attributes(self):
         return {"eta0_": self.eta0_}
+
+    @classmethod
+    def _check_saved(cls, params, attributes, classes):
+        _check_saved_csgd(params, attributes)
+        if classes is None:
+            raise ValueError("a C-Adaline model needs its classes")
 
     @classmethod
     def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):

@@ -4,7 +4,7 @@ import numpy as np
 
 from pgs._core import mean_loss
 from pgs._loss_table import LOSS_NAMES
-from pgs._model_base import LinearModel
+from pgs._model_base import LinearModel, saved_field
 
 
 class Model(LinearModel):
@@ -36,6 +36,22 @@ class Model(LinearModel):
     def _repr_fields(self):
         return [f"loss={self.params['loss']!r}", f"p={self.params['p']}",
                 f"sigma={self.params['sigma']}", f"T={self.T}", f"iteration={self.iteration}"]
+
+    @classmethod
+    def _check_saved(cls, params, attributes, classes):
+        from pgs import _validation as V
+
+        loss = saved_field(params, "loss")
+        V.check_loss(loss)
+        if (classes is not None) != (loss in V.CLASSIFICATION_LOSSES):
+            raise ValueError(f"loss={loss!r} and {'' if classes is not None else 'no '}"
+                             f"classes do not go together")
+        V.check_p(saved_field(params, "p"))
+        V.check_positive("sigma", saved_field(params, "sigma"))
+        V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
+        if not isinstance(saved_field(params, "fit_intercept"), bool):
+            raise TypeError(f"fit_intercept must be a bool, got {params['fit_intercept']!r}")
+        V.check_epsilon(loss, saved_field(params, "epsilon"))
 
     def full_weights(self):
         """The weight vector the solver optimises: coef and the constant column's weight.

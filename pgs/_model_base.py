@@ -34,6 +34,13 @@ def check_predict_X(X, n_features):
     return X
 
 
+def saved_field(fields, key, where="params"):
+    """fields[key], or a ValueError saying the file's `where` lacks it."""
+    if key not in fields:
+        raise ValueError(f"the header's {where} have no {key!r}")
+    return fields[key]
+
+
 class LinearModel:
     """A linear model: one output ``<coef, x> + intercept``, or one per row of `coef`.
 
@@ -175,6 +182,14 @@ class LinearModel:
     def _saved_attributes(self):
         """The attributes beyond the base's that the file must keep, as a JSON-able dict."""
         return {}
+
+    @classmethod
+    def _check_saved(cls, params, attributes, classes):
+        """Check the fields of a file that this class needs (`pgs.load_model` calls it
+        before `_from_saved`): raise ValueError or TypeError naming a missing or bad one.
+
+        The base needs none; a subclass checks the params its methods read.
+        """
 
     @classmethod
     def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):

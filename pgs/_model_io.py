@@ -32,10 +32,12 @@ the models import this module and never the other way round.
 """
 
 import json
+import lzma
 import math
 import os
 import tempfile
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -94,6 +96,8 @@ def _json_value(v):
 
 def _from_json_value(v):
     if isinstance(v, dict) and set(v) == {"float"}:
+        if v["float"] not in ("inf", "-inf", "nan"):
+            raise ValueError(f"{{'float': {v['float']!r}}} is not a saved inf or nan")
         return float(v["float"])
     if isinstance(v, list):
         return [_from_json_value(x) for x in v]
@@ -187,6 +191,10 @@ def save_model(model, path):
 def load_model(path):
     """Read a model written by `pgs.Model.save` (or another pgs model's ``save``).
 
+    Every array is checked against the header (shape, dtype, finite values) before it
+    is used, and read once, straight into the array the model keeps: loading needs
+    about the memory of the model itself.
+
     Parameters
     ----------
     path : str or path-like or binary file object
@@ -199,70 +207,219 @@ def load_model(path):
     Raises
     ------
     ValueError
-        When the file is not a pgs model, is damaged, holds a kind of model this
-        pgs does not know, or was written in a newer format version than this pgs
-        reads.
+        When the file is not a pgs model, is damaged or edited into an inconsistent
+        state (the message names the file and what is wrong), holds a kind of model
+        this pgs does not know, or was written in a newer format version than this
+        pgs reads.
+    OSError
+        When `path` is missing or cannot be read.
     """
+    if hasattr(path, "read"):
+        return _load(path, getattr(path, "name", "<file object>"))
+    with open(path, "rb") as fh:            # (a missing or unreadable path: OSError)
+        return _load(fh, os.fspath(path))
+
+
+class _Damaged(ValueError):
+    """A file that is not a pgs model, or a damaged one (the message names the file)."""
+
+
+def _load(fh, name):
+    try:
+        with zipfile.ZipFile(fh) as zf:
+            return _load_archive(zf, name)
+    except _Damaged:
+        raise
+    except (OSError, EOFError, RuntimeError, zipfile.BadZipFile, NotImplementedError,
+            zlib.error, lzma.LZMAError, ValueError, OverflowError) as exc:
+        # (a damaged zip directory or member: bad CRC, truncated or corrupt compressed
+        # data, an unknown compression method, an "encrypted" flag, a seek before 0)
+        raise _Damaged(f"{name} is not a readable pgs model file: {type(exc).__name__}: "
+                       f"{exc}") from None
+
+
+def _load_archive(zf, name):
+    """The model in an open zip archive (see the module docstring for the layout)."""
     from pgs import __version__
 
-    name = path if not hasattr(path, "read") else getattr(path, "name", "<file object>")
+    members = {info.filename: info for info in zf.infolist()}
+    if "header.npy" not in members or "coef.npy" not in members:
+        raise _Damaged(f"{name} is not a pgs model file (no header/coef arrays)")
+    text = _read_member(zf, members["header.npy"], name, "header", kinds="U", shape=(),
+                        max_items=MAX_HEADER_CHARS)[()]
     try:
-        z = np.load(path, allow_pickle=False)
-    except (ValueError, EOFError, zipfile.BadZipFile, NotImplementedError) as exc:
-        # (not an npz, numpy then refusing to unpickle; or a damaged zip directory)
-        raise ValueError(f"{name} is not a pgs model file ({exc})") from None
-    if not isinstance(z, np.lib.npyio.NpzFile):
-        raise ValueError(f"{name} is not a pgs model file (a single .npy array)")
-    try:
-        with z:
-            files = set(z.files)
-            if "header" not in files or "coef" not in files:
-                raise ValueError(f"{name} is not a pgs model file (no header/coef arrays)")
-            header = json.loads(str(z["header"][()]))
-            coef = np.array(z["coef"], dtype=np.float64)
-            classes = np.array(z["classes"]) if "classes" in files else None
-    except (OSError, EOFError, zipfile.BadZipFile, NotImplementedError) as exc:
-        raise ValueError(f"{name} is not a readable pgs model file: {exc}") from None
-    except (json.JSONDecodeError, KeyError, ValueError) as exc:
-        if str(exc).startswith(f"{name} is not"):
-            raise
-        raise ValueError(f"{name} is not a pgs model file ({exc})") from None
+        header = json.loads(str(text))
+    except ValueError as exc:
+        raise _Damaged(f"{name} is not a pgs model file (header is not JSON: {exc})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
-        raise ValueError(f"{name} is not a pgs model file (format {header.get('format')!r})"
-                         if isinstance(header, dict) else f"{name} is not a pgs model file")
+        raise _Damaged(f"{name} is not a pgs model file (format {header.get('format')!r})"
+                       if isinstance(header, dict) else f"{name} is not a pgs model file")
     version = header.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise ValueError(
-            f"{name} uses model format version {version} (written by pgs "
-            f"{header.get('pgs_version')}), but this pgs {__version__} reads versions up to "
+    if not _is_int(version) or version < 1 or version > FORMAT_VERSION:
+        raise _Damaged(
+            f"{name} uses model format version {version!r} (written by pgs "
+            f"{header.get('pgs_version')}), but this pgs {__version__} reads versions 1 to "
             f"{FORMAT_VERSION}; upgrade pgs to load it")
     kind = header.get("kind", LEGACY_KIND)
+    if not isinstance(kind, str):
+        raise _Damaged(f"{name} is damaged: header field 'kind' must be a string, "
+                       f"got {kind!r}")
     cls = MODEL_KINDS.get(kind)
     if cls is None:
-        raise ValueError(f"{name} holds a model of kind {kind!r}, which this pgs "
-                         f"{__version__} does not know (it knows {', '.join(MODEL_KINDS)})")
+        raise _Damaged(f"{name} holds a model of kind {kind!r}, which this pgs "
+                       f"{__version__} does not know (it knows {', '.join(MODEL_KINDS)})")
+    fields = _check_header(header, name)
+    n_features = fields["n_features"]
+
+    # The shapes each array must have, from the header, checked before reading the data.
+    classes_kind = fields["classes_kind"]
+    if (classes_kind == "none") != ("classes.npy" not in members):
+        raise _Damaged(f"{name} is damaged: the header says classes_kind={classes_kind!r} "
+                       f"but the file {'has' if 'classes.npy' in members else 'has no'} "
+                       f"classes array")
+    n_outputs = None
+    intercept = fields["intercept"]
+    if cls._coef_ndim == 2:
+        if not isinstance(intercept, list) or not intercept:
+            raise _Damaged(f"{name} is damaged: the intercept must be a list of one number "
+                           f"per output for kind {kind!r}, got {intercept!r}")
+        n_outputs = len(intercept)
+        coef_shape = (n_outputs, n_features)
+    else:
+        coef_shape = (n_features,)
+    intercept = np.array(intercept, dtype=np.float64) if cls._coef_ndim == 2 else intercept
+    if isinstance(intercept, list) or not np.all(np.isfinite(intercept)):
+        raise _Damaged(f"{name} is damaged: the intercept must be finite and have "
+                       f"{'one number per output' if n_outputs else 'one number'}, "
+                       f"got {fields['intercept']!r}")
+    coef = _read_member(zf, members["coef.npy"], name, "coef", kinds="f", shape=coef_shape,
+                        finite=True)
+    classes = None
+    if classes_kind != "none":
+        n_classes = n_outputs if n_outputs is not None else 2
+        classes = _read_member(zf, members["classes.npy"], name, "classes",
+                               kinds=_CLASSES_DTYPE_KINDS[classes_kind], shape=(n_classes,),
+                               finite=True)
+        if not np.all(classes[1:] > classes[:-1]):
+            raise _Damaged(f"{name} is damaged: classes must be distinct and sorted, "
+                           f"got {classes!r}")
     try:
-        return _build(cls, header, coef, classes, name)
-    except (KeyError, TypeError, ValueError) as exc:
-        if str(exc).startswith(f"{name} is damaged"):
-            raise
-        raise ValueError(f"{name} is damaged: {type(exc).__name__}: {exc}") from None
+        cls._check_saved(fields["params"], fields["attributes"], classes)
+        return cls._from_saved(coef=coef, intercept=intercept, iteration=fields["iteration"],
+                               T=fields["T"], classes=classes, params=fields["params"],
+                               attributes=fields["attributes"])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        # (the model's own checks of the fields it needs, and a safety net)
+        raise _Damaged(f"{name} is damaged: {type(exc).__name__}: {exc}") from None
 
 
-def _build(cls, header, coef, classes, name):
-    """The model of class `cls` from a file's header and arrays, after checking shapes."""
-    if coef.ndim != cls._coef_ndim or coef.shape[-1] != header["n_features"]:
-        raise ValueError(f"{name} is damaged: coef has shape {coef.shape}, the header says "
-                         f"{header['n_features']} features and the kind "
-                         f"{cls._coef_ndim}-D weights")
-    intercept = _from_json_value(header["intercept"])
-    if coef.ndim == 2:
-        intercept = np.array(intercept, dtype=np.float64)
-        if intercept.shape != coef.shape[:1]:
-            raise ValueError(f"{name} is damaged: intercept has shape {intercept.shape}, "
-                             f"coef {coef.shape}")
-    params = {k: _from_json_value(v) for k, v in header["params"].items()}
-    attributes = {k: _from_json_value(v) for k, v in header.get("attributes", {}).items()}
-    return cls._from_saved(coef=coef, intercept=intercept, iteration=header["iteration"],
-                           T=header["T"], classes=classes, params=params,
-                           attributes=attributes)
+#: Largest header (characters of JSON) `load_model` reads.
+MAX_HEADER_CHARS = 2**24
+#: Bytes `_read_member` reads at a time (the only memory it needs beyond the array).
+READ_BLOCK = 2**22
+#: The dtype kinds of `classes` for each ``classes_kind``.
+_CLASSES_DTYPE_KINDS = {"number": "biuf", "string": "U", "bytes": "S"}
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _check_header(header, name):
+    """The header's fields, typed and checked (a _Damaged error naming a bad one)."""
+
+    def bad(field, expected):
+        value = header.get(field, "<missing>")
+        raise _Damaged(f"{name} is damaged: header field {field!r} must be {expected}, "
+                       f"got {value!r}")
+
+    fields = {}
+    for field in ("n_features", "iteration", "T"):
+        value = header.get(field)
+        if not _is_int(value) or value < 0 or value > 2**62:
+            bad(field, "an integer >= 0")
+        fields[field] = value
+    if fields["n_features"] < 1:
+        bad("n_features", "an integer >= 1")
+    if fields["iteration"] > fields["T"]:
+        bad("iteration", f"an integer <= T={fields['T']}")
+    intercept = _from_json_value(header.get("intercept"))
+    if isinstance(intercept, list):
+        if not all(_is_number(v) for v in intercept):
+            bad("intercept", "a number or a list of numbers")
+    elif not _is_number(intercept):
+        bad("intercept", "a number or a list of numbers")
+    fields["intercept"] = intercept
+    classes_kind = header.get("classes_kind")
+    if classes_kind not in ("none", *_CLASSES_DTYPE_KINDS):
+        bad("classes_kind", "one of 'none', 'number', 'string', 'bytes'")
+    fields["classes_kind"] = classes_kind
+    for field in ("params", "attributes"):
+        value = header.get(field, {})
+        if not isinstance(value, dict):
+            bad(field, "an object")
+        fields[field] = {k: _from_json_value(v) for k, v in value.items()}
+    return fields
+
+
+def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=False):
+    """Array `what` of the archive, read once into its final array after its npy header
+    is checked: dtype kind in `kinds` (native or byte-swapped), the given shape."""
+    with zf.open(info) as fp:
+        version = np.lib.format.read_magic(fp)
+        if version == (1, 0):
+            got_shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version == (2, 0):
+            got_shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+        else:
+            raise _Damaged(f"{name} is damaged: {what} is stored in npy format version "
+                           f"{version}, which pgs does not read")
+        if dtype.kind not in kinds or dtype.hasobject or dtype.fields is not None \
+                or dtype.subdtype is not None:
+            raise _Damaged(f"{name} is damaged: {what} has dtype {dtype}, expected "
+                           f"{_kind_names(kinds)}")
+        if kinds == "f" and dtype.itemsize != 8:
+            raise _Damaged(f"{name} is damaged: {what} has dtype {dtype}, expected float64")
+        if tuple(got_shape) != tuple(shape):
+            raise _Damaged(f"{name} is damaged: {what} has shape {tuple(got_shape)}, the "
+                           f"header says {tuple(shape)}")
+        if max_items is not None and dtype.itemsize > 4 * max_items:
+            raise _Damaged(f"{name} is damaged: {what} is too long ({dtype})")
+        # Read in blocks straight into the array: no second copy of it, ever.
+        native = dtype.newbyteorder("=")
+        arr = np.empty(shape, dtype=native, order="F" if fortran else "C")
+        buf = memoryview(arr.reshape(-1, order="A").view(np.uint8))
+        pos = 0
+        while pos < buf.nbytes:
+            chunk = fp.read(min(READ_BLOCK, buf.nbytes - pos))
+            if not chunk:
+                raise _Damaged(f"{name} is damaged: {what} is truncated "
+                               f"({pos} of {buf.nbytes} bytes)")
+            buf[pos:pos + len(chunk)] = chunk
+            pos += len(chunk)
+        if fp.read(1):
+            raise _Damaged(f"{name} is damaged: {what} holds more data than its shape "
+                           f"{tuple(shape)}")
+    if dtype.byteorder not in ("=", "|") and dtype != native:
+        arr.byteswap(inplace=True)
+    if finite and arr.dtype.kind == "f" and not _all_finite(arr):
+        raise _Damaged(f"{name} is damaged: {what} holds NaN or infinity")
+    return arr
+
+
+def _all_finite(arr):
+    """True when every value of the float array is finite (checked in blocks: no
+    temporary as large as the array)."""
+    flat = arr.reshape(-1, order="A")
+    step = READ_BLOCK // 8
+    return all(np.isfinite(flat[i:i + step]).all() for i in range(0, flat.shape[0], step))
+
+
+def _kind_names(kinds):
+    names = {"b": "bool", "i": "int", "u": "uint", "f": "float64", "U": "unicode",
+             "S": "bytes"}
+    return " or ".join(names[k] for k in kinds)
