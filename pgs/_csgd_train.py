@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from pgs import _validation as V
+from pgs._chunks import run_chunked
 from pgs._csgd import VARIANT_NAMES, CSGDSolver
 from pgs._data import as_csr_buffers, check_targets
 from pgs._model_base import LinearModel, saved_field
@@ -97,13 +98,21 @@ def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
     K = Y.shape[1]
     solver = CSGDSolver(n_features, K, variant_id, eta0, switch, icpt, average, rng_state,
                         constant_step, permutation)
-    status = solver.run(T, Xb.data, Xb.indices, Xb.indptr, Y.reshape(-1), fixed_rows)
-    if status == 2:
-        raise ValueError(_STATUS_MESSAGES[2])
-    if status != 0:
-        raise FloatingPointError(
-            _STATUS_MESSAGES[1].format(name=name, t=solver.t + 1, eta0=eta0)
-        )
+    y = Y.reshape(-1)
+
+    def advance(t_end):
+        status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, y, fixed_rows)
+        if status == 2:
+            raise ValueError(_STATUS_MESSAGES[2])
+        if status != 0:
+            raise FloatingPointError(
+                _STATUS_MESSAGES[1].format(name=name, t=solver.t + 1, eta0=eta0)
+            )
+
+    # In chunks, so that Ctrl-C stops a long run (a chunked run is bit-identical); a
+    # step reads a row and updates K outputs.
+    nnz_per_row = Xb.indptr[-1] / max(1, Xb.shape[0])
+    run_chunked(advance, 0, T, (nnz_per_row + 1.0) * K)
     return solver.average() if average else solver.last()
 
 

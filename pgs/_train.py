@@ -3,12 +3,12 @@
 import math
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 
 from pgs import _validation as V
+from pgs._chunks import run_chunked, run_threads
 from pgs._core import SAMPLING_MODES, max_row_norm, mean_loss
 from pgs._data import as_csr_buffers, check_targets, entry_problem
 from pgs._loss_table import loss_spec
@@ -369,24 +369,31 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
     block = max(1, LOCKSTEP_ROWS // runs[0].solver.k)
 
-    def run_group(g):
+    def run_group(g, stop=None):
         group = runs[bounds[g]:bounds[g + 1]]
         t_ends = {run.t_total for run in group}
         if len(t_ends) > 1:               # (cannot share turns; each runs alone)
             for run in group:
-                _run_chunks(run, None, None, 0.0)
+                _run_chunks(run, None, None, 0.0, stop)
             return
-        failed, status = run_lockstep(
-            [run.solver for run in group], t_ends.pop(), block, Xb.data, Xb.indices,
-            Xb.indptr, [run.y_kernel for run in group], group[0].weights)
-        if failed >= 0:
-            _raise_status(status, group[failed].solver, Xb)
+        solvers = [run.solver for run in group]
+
+        def advance(t_end):
+            # (a solver's bits do not depend on the schedule: chunks change nothing)
+            failed, status = run_lockstep(solvers, t_end, block, Xb.data, Xb.indices,
+                                          Xb.indptr, [run.y_kernel for run in group],
+                                          group[0].weights)
+            if failed >= 0:
+                _raise_status(status, group[failed].solver, Xb)
+
+        run_chunked(advance, min(s.t for s in solvers), t_ends.pop(),
+                    len(group) * _work_per_iteration(group[0]), stop)
 
     if n_groups == 1:
         run_group(0)
     else:
-        with ThreadPoolExecutor(max_workers=n_groups) as pool:
-            list(pool.map(run_group, range(n_groups)))
+        # (the main thread waits so that Ctrl-C reaches it; the workers then stop)
+        run_threads(run_group, n_groups)
     return [_finish(run, False, keep_state) for run in runs]
 
 
@@ -528,23 +535,29 @@ def _raise_status(status, solver, Xb):
     raise error(msg.format(t=solver.t + 1, status=status))
 
 
-def _run_chunks(run, callback, every, start):
-    """Run the kernel to `run.t_total`, in chunks between callback calls; True if stopped."""
+def _work_per_iteration(run):
+    """Non-zeros an iteration of `run` reads: k rows of the mean row's non-zeros."""
+    Xb = run.Xb
+    return run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
+
+
+def _run_chunks(run, callback, every, start, stop=None):
+    """Run the kernel to `run.t_total`, in chunks between callback calls; True if stopped.
+
+    `stop` (a threading.Event, for worker threads) ends the run at its next chunk."""
     solver, Xb = run.solver, run.Xb
     sigma, p, t_total = run.params["sigma"], run.params["p"], run.t_total
 
-    # The kernel returns to Python every `step` iterations (about 2^22 non-zeros, some
-    # milliseconds), so that Ctrl-C interrupts a long run promptly: chunked runs are
-    # bit-identical to an unsplit one.
-    nnz_per_row = max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
-    step = max(1, int(2**22 / (run.solver.k * nnz_per_row)))
+    def advance(t_end):
+        status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, run.y_kernel,
+                            run.fixed_rows, run.weights)
+        if status != 0:
+            _raise_status(status, solver, Xb)
 
     def run_to(t_end):
-        while solver.t < t_end:
-            status = solver.run(min(solver.t + step, t_end), Xb.data, Xb.indices,
-                                Xb.indptr, run.y_kernel, run.fixed_rows, run.weights)
-            if status != 0:
-                _raise_status(status, solver, Xb)
+        # The kernel returns to Python every chunk (`pgs._chunks`), so that Ctrl-C
+        # interrupts a long run promptly: chunked runs are bit-identical to an unsplit one.
+        run_chunked(advance, solver.t, t_end, _work_per_iteration(run), stop)
 
     if callback is None:
         run_to(t_total)

@@ -1,0 +1,78 @@
+"""Long runs in chunks, so that Ctrl-C stops every long call within a fraction of a second.
+
+A compiled kernel that runs a whole training in one call holds Python off for as long
+as it runs, and a SIGINT waits until it returns. Every solver here resumes exactly
+where it stopped (a run split into chunks is bit-identical to an unsplit one), so the
+long calls advance them `chunk_steps` at a time: between two chunks Python runs its
+signal handlers (a pending Ctrl-C raises KeyboardInterrupt there) and a worker thread
+checks whether it was told to stop. `run_threads` runs such workers and keeps the main
+thread, the only one Python delivers signals to, waiting in short slices.
+"""
+
+import threading
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+#: Work per chunk, in non-zeros read (times the outputs they update): some milliseconds
+#: of kernel time, far below the 0.5 s a Ctrl-C may take, far above a call's overhead.
+CHUNK_WORK = 2**22
+#: Seconds the main thread waits at a time for worker threads (then checks signals).
+WAIT_SLICE = 0.05
+
+
+class Stopped(Exception):
+    """Raised in a worker thread whose run was stopped (another worker failed, or the
+    main thread was interrupted); never reaches the caller."""
+
+
+def chunk_steps(work_per_step):
+    """Steps per chunk for a run whose step reads `work_per_step` non-zeros."""
+    return max(1, int(CHUNK_WORK / max(float(work_per_step), 1.0)))
+
+
+def run_chunked(advance, t, t_end, work_per_step, stop=None):
+    """Advance a run from step `t` to `t_end` by calls ``advance(t_next)``, each at most
+    `chunk_steps` further, so that signals are handled between them.
+
+    Parameters
+    ----------
+    advance : callable
+        ``advance(t_next)`` runs the kernel to step t_next (and raises on failure).
+    t, t_end : int
+        The current step and the step to stop at.
+    work_per_step : float
+        Non-zeros one step reads (rows per step times non-zeros per row, times the
+        outputs or problems updated).
+    stop : threading.Event, optional
+        When set (by `run_threads`), the run raises `Stopped` at its next chunk.
+    """
+    step = chunk_steps(work_per_step)
+    while t < t_end:
+        if stop is not None and stop.is_set():
+            raise Stopped
+        t = min(t + step, t_end)
+        advance(t)
+
+
+def run_threads(work, n):
+    """``work(g, stop)`` for g in range(n) on n threads; their results, in order.
+
+    The main thread waits in slices of `WAIT_SLICE` seconds, so that Ctrl-C reaches it
+    at once (a plain wait on a lock may not wake up for a signal). When it is
+    interrupted, or a worker raises, `stop` is set, the other workers leave at their
+    next chunk boundary (`run_chunked`) and the exception propagates once they have.
+    """
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=n)
+    try:
+        futures = [pool.submit(work, g, stop) for g in range(n)]
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=WAIT_SLICE, return_when=FIRST_EXCEPTION)
+            for future in done:
+                future.result()          # a worker's error, at once
+        return [future.result() for future in futures]
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True)
