@@ -234,8 +234,8 @@ def _load(fh, name):
             zlib.error, lzma.LZMAError, ValueError, OverflowError) as exc:
         # (a damaged zip directory or member: bad CRC, truncated or corrupt compressed
         # data, an unknown compression method, an "encrypted" flag, a seek before 0)
-        raise _Damaged(f"{name} is not a readable pgs model file: {type(exc).__name__}: "
-                       f"{exc}") from None
+        raise _Damaged(f"{name} is not a pgs model file, or is damaged "
+                       f"({type(exc).__name__}: {exc})") from None
 
 
 def _load_archive(zf, name):

@@ -16,8 +16,9 @@ from pgs._model import Model
 from pgs._solver import Solver, run_lockstep
 
 _STATUS_MESSAGES = {
-    1: "a margin or the iterate became infinite or NaN at iteration {t}; rescale X or "
-    "bound the domain with B",
+    1: "a margin or the iterate became infinite or NaN at iteration {t}: X's values, "
+    "sample_weight, intercept_scaling={intercept_scaling!r} and 1/sigma (sigma={sigma!r}) "
+    "set its scale; rescale X or bound the domain with B",
     2: "fixed_rows holds a row index outside [0, n_samples)",
     3: "the sampler is missing a buffer (internal error)",
     4: "out of memory for the scratch buffers of a mini-batch at iteration {t}",
@@ -101,7 +102,8 @@ def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sa
         # iid draws rows by weight and scales every gradient by the mean weight; the
         # other modes scale each row's gradient by its own weight.
         lip *= float(np.mean(weights)) if sampling == "iid" else float(np.max(weights))
-    t0 = min((lip * gx) ** 2 / (2.0 * sigma * f0), float(m))
+    g = lip * gx
+    t0 = min(g * g / (2.0 * sigma * f0), float(m))    # (g * g: inf, where ** 2 raises)
     # Non-finite entries of X are reported by the kernel (with the entry) when it reads
     # them; they must not turn into a misleading error about t_offset first.
     return t0 if math.isfinite(t0) else 0.0
@@ -140,7 +142,8 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         Number of iterations; default ``ceil(10 m / k)`` (ten passes' worth of
         samples). With `warm_start`, the number of further iterations.
     k : int >= 1, default 1
-        Mini-batch size; all k margins are taken at the previous iterate.
+        Mini-batch size; all k margins are taken at the previous iterate. At most
+        the number of rows of X (larger is a ValueError).
     B : None, "auto" or float > 0, default None
         Radius of the domain :math:`\|w\|_p \le B` (projection by rescaling).
         "auto" uses :math:`\sqrt{2(p-1)F(0)/\sigma}`, which always contains the
@@ -333,6 +336,8 @@ def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, **kwargs
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
+    if not isinstance(keep_state, (bool, np.bool_)):
+        raise TypeError(f"keep_state must be a bool, got {keep_state!r}")
     run = _prepare(X, y, track_loss=callback is not None, **kwargs)
     stopped = _run_chunks(run, callback, callback_every, start)
     return _finish(run, stopped, keep_state)
@@ -384,7 +389,7 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
                                           Xb.indptr, [run.y_kernel for run in group],
                                           group[0].weights)
             if failed >= 0:
-                _raise_status(status, group[failed].solver, Xb)
+                _raise_status(status, group[failed].solver, Xb, group[failed].params)
 
         run_chunked(advance, min(s.t for s in solvers), t_ends.pop(),
                     len(group) * _work_per_iteration(group[0]), stop)
@@ -401,8 +406,9 @@ def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
              iterate="random", fit_intercept=True, intercept_scaling=1.0, seed=None,
              epsilon=None, sample_weight=None, sampling="iid", track_loss=False,
              warm_start=None, n_threads=None, t_offset=0, fixed_rows=None, known_classes=None,
-             max_row_norm=None):
-    """Validate one `train` call and build its solver (see `_fit`)."""
+             max_row_norm=None, k_above_rows=False):
+    """Validate one `train` call and build its solver (see `_fit`); `k_above_rows` lets
+    a mini-batch hold more rows than X has (the estimators' partial_fit)."""
     loss_id = V.check_loss(loss)
     p = V.check_p(p)
     sigma = V.check_positive("sigma", sigma)
@@ -433,6 +439,11 @@ def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
     y_kernel, classes = check_targets(y, m, classification=classification,
                                       classes=known_classes)
     weights = check_sample_weight(sample_weight, m)
+    if k > m and not k_above_rows:
+        # (the kernel would draw every batch's rows more than once: almost surely a
+        # mistake; partial_fit's small batches pass k_above_rows)
+        raise ValueError(f"k must be at most the number of rows of X, got k={k} for "
+                         f"{m} rows")
     if T is None:
         T = default_T(m, k)
 
@@ -524,7 +535,7 @@ def _finish(run, stopped, keep_state):
     return model
 
 
-def _raise_status(status, solver, Xb):
+def _raise_status(status, solver, Xb, params):
     """Raise the error a non-zero kernel status stands for (naming a bad entry of X)."""
     if status == 1:
         problem = entry_problem(Xb)
@@ -532,7 +543,8 @@ def _raise_status(status, solver, Xb):
             raise ValueError(problem)
     msg = _STATUS_MESSAGES.get(status, "solver failed with status {status}")
     error = {1: FloatingPointError, 4: MemoryError}.get(status, ValueError)
-    raise error(msg.format(t=solver.t + 1, status=status))
+    raise error(msg.format(t=solver.t + 1, status=status, sigma=params["sigma"],
+                           intercept_scaling=params["intercept_scaling"]))
 
 
 def _work_per_iteration(run):
@@ -552,7 +564,7 @@ def _run_chunks(run, callback, every, start, stop=None):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, run.y_kernel,
                             run.fixed_rows, run.weights)
         if status != 0:
-            _raise_status(status, solver, Xb)
+            _raise_status(status, solver, Xb, run.params)
 
     def run_to(t_end):
         # The kernel returns to Python every chunk (`pgs._chunks`), so that Ctrl-C

@@ -14,6 +14,7 @@ bit-identical to ``pgs.train`` on that problem, and to ``n_jobs=1``.
 import math
 import numbers
 import os
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -210,12 +211,18 @@ class _PGSBase(BaseEstimator):
 
     # -- the shared fit loop ----------------------------------------------------------
 
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state):
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state,
+                      partial=False):
         """Train one problem per column of `targets` (a list of 1-D arrays).
 
         Returns the list of `pgs.Model`, in order. `warm_models` (or None) continues
-        existing models instead of starting from zero.
+        existing models instead of starting from zero. `partial` (partial_fit) lets a
+        batch have fewer rows than k, with a warning.
         """
+        if partial and X.shape[0] < self.k:
+            warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
+                          f"k={self.k}: its one iteration draws {self.k} rows from them "
+                          f"(rows repeat)", UserWarning, stacklevel=3)
         n_problems = len(targets)
         entropy = None if warm_models is not None else _base_entropy(random_state)
         # Structure checked once here; entries by the kernel, as it reads each row.
@@ -243,7 +250,7 @@ class _PGSBase(BaseEstimator):
         return _fit_many(X, targets, n_jobs=_effective_n_jobs(self.n_jobs), T=T,
                          seed=entropy, warm_starts=warm_models, sample_weight=sample_weight,
                          keep_state=True, known_classes=known, max_row_norm=max_row_norm,
-                         **train_kwargs)
+                         k_above_rows=partial, **train_kwargs)
 
     def _set_fitted(self, models):
         """Copy the trained models into scikit-learn's fitted attributes."""
@@ -261,8 +268,14 @@ def _sample_weight_or_none(sample_weight, X):
     """Validated weights, or None when they are all exactly 1 (the unweighted problem)."""
     if sample_weight is None:
         return None
-    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                         ensure_non_negative=True)
+    try:
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                             ensure_non_negative=True)
+    except (ValueError, TypeError) as exc:
+        if "sample_weight" in str(exc):
+            raise
+        # (scikit-learn's "Sample weights must contain at least one non-zero number")
+        raise type(exc)(f"sample_weight: {exc}") from None
     if np.all(sample_weight == 1.0):
         return None
     return sample_weight
@@ -295,7 +308,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Iterations per binary problem and per `fit`; None means ``ceil(10 m / k)``,
         ten passes over the data. Ignored by `partial_fit`.
     k : int >= 1, default 1
-        Mini-batch size.
+        Mini-batch size: at most n_samples in `fit` (larger is a ValueError). A
+        `partial_fit` batch of fewer rows than k runs one iteration that draws k rows
+        from it, so its rows repeat, and warns.
     B : None, "auto" or float > 0, default None
         Radius of the domain :math:`\|w\|_p \le B`; see :func:`pgs.train`.
     iterate : {"last", "average", "random"}, default "last"
@@ -548,7 +563,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             X, self._targets(y_index, all_classes.shape[0]), weights,
             T=max(1, math.ceil(X.shape[0] / self.k)),
             warm_models=None if first else self._models,
-            random_state=self.random_state,
+            random_state=self.random_state, partial=True,
         )
         self.classes_ = all_classes
         self._set_fitted(models)
@@ -767,7 +782,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
             X, [np.asarray(y, dtype=np.float64)], weights,
             T=max(1, math.ceil(X.shape[0] / self.k)),
             warm_models=None if first else self._models,
-            random_state=self.random_state,
+            random_state=self.random_state, partial=True,
         )
         self._set_fitted(models)
         return self
