@@ -51,7 +51,9 @@ class Model(LinearModel):
         V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
         if not isinstance(saved_field(params, "fit_intercept"), bool):
             raise TypeError(f"fit_intercept must be a bool, got {params['fit_intercept']!r}")
-        V.check_epsilon(loss, saved_field(params, "epsilon"))
+        if saved_field(params, "epsilon") is None:     # (train saves the value used)
+            raise ValueError("epsilon must be a number, got None")
+        V.check_epsilon(loss, params["epsilon"])
 
     def full_weights(self):
         """The weight vector the solver optimises: coef and the constant column's weight.

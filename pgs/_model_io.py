@@ -321,6 +321,9 @@ READ_BLOCK = 2**22
 _CLASSES_DTYPE_KINDS = {"number": "biuf", "string": "U", "bytes": "S"}
 
 
+_MAX_FLOAT = float(np.finfo(np.float64).max)
+
+
 def _is_int(x):
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -348,12 +351,11 @@ def _check_header(header, name):
     if fields["iteration"] > fields["T"]:
         bad("iteration", f"an integer <= T={fields['T']}")
     intercept = _from_json_value(header.get("intercept"))
-    if isinstance(intercept, list):
-        if not all(_is_number(v) for v in intercept):
-            bad("intercept", "a number or a list of numbers")
-    elif not _is_number(intercept):
+    numbers = intercept if isinstance(intercept, list) else [intercept]
+    if not all(_is_number(v) and abs(v) <= _MAX_FLOAT for v in numbers):
         bad("intercept", "a number or a list of numbers")
-    fields["intercept"] = intercept
+    fields["intercept"] = ([float(v) for v in intercept] if isinstance(intercept, list)
+                           else float(intercept))
     classes_kind = header.get("classes_kind")
     if classes_kind not in ("none", *_CLASSES_DTYPE_KINDS):
         bad("classes_kind", "one of 'none', 'number', 'string', 'bytes'")

@@ -314,6 +314,7 @@ def _edits(kind):
     yield "intercept NaN", lambda h: h.update(intercept={"float": "nan"}), {}
     yield "intercept bad float", lambda h: h.update(intercept={"float": [1]}), {}
     yield "intercept a list", lambda h: h.update(intercept=[1.0, 2.0]), {}
+    yield "intercept 10**400", lambda h: h.update(intercept=10**400), {}
     yield "classes_kind none", lambda h: h.update(classes_kind="none"), {}
     yield "classes_kind bytes", lambda h: h.update(classes_kind="bytes"), {}
     yield "params a list", lambda h: h.update(params=[1]), {}
@@ -419,3 +420,103 @@ def test_loading_a_large_model_needs_the_array_once(tmp_path):
     assert loaded.coef.shape == (n,) and loaded.coef[1000] == 1.5
     print(f"peak {peak / 8 / n:.3f}x the array")
     assert peak <= 1.2 * 8 * n, f"peak {peak / 8 / n:.2f}x the array"
+
+
+# ---------------------------------------------------------------- load_model fuzz
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+
+def _fuzz_bases():
+    """Small models of each kind (pgs with string labels, regression, CSGD, C-Adaline)
+    and their arrays; X to predict with."""
+    X = sp.random(30, 4, density=0.6, random_state=0, format="csr")
+    z = X @ np.arange(1.0, 5.0)
+    models = [pgs.train(X, np.where(z > 1, "yes", "no"), loss="logistic", T=30, seed=0),
+              pgs.train(X, z, loss="huber", T=30, seed=0),
+              pgs.train_csgd(X, z, T=30, eta0=0.01, seed=0),
+              pgs.train_cadaline(X, np.digitize(z, [1, 2]), T=30, eta0=0.01, seed=0)]
+    bases = []
+    for model in models:
+        buf = io.BytesIO()
+        model.save(buf)
+        buf.seek(0)
+        with np.load(buf, allow_pickle=False) as zf:
+            bases.append({k: zf[k] for k in zf.files})
+    return X, bases
+
+
+_FUZZ_X, _FUZZ_BASES = _fuzz_bases()
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6)
+    | st.sampled_from([{"float": "nan"}, {"float": "inf"}, {"float": "x"}]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                               max_size=3),
+    max_leaves=6)
+
+_ARRAYS = hnp.arrays(
+    dtype=st.sampled_from([np.float64, np.float32, np.int64, np.bool_, ">f8", "<U3",
+                           "S2", np.complex128]),
+    shape=hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=5))
+
+
+def _write(arrays, compressed):
+    buf = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(buf, **arrays)
+    return bytearray(buf.getvalue())
+
+
+def _check_outcome(raw):
+    """load_model of `raw`: a ValueError naming the file, or a model that works."""
+    f = io.BytesIO(bytes(raw))
+    f.name = "fuzzed.npz"
+    try:
+        model = pgs.load_model(f)
+    except ValueError as exc:
+        assert "fuzzed.npz" in str(exc), repr(exc)
+        return
+    X = _FUZZ_X[:, :model.n_features] if model.n_features <= 4 else \
+        sp.random(3, model.n_features, density=0.5, random_state=0, format="csr")
+    labels = model.predict(X)
+    model.decision_function(X)
+    repr(model)
+    model.objective(X, labels)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_fuzzed_model_files_load_or_name_the_file(data):
+    """Edited headers and members (keys dropped, replaced by any JSON value, arrays of
+    any dtype and shape, extra members), written plain or compressed, then truncated
+    or bit-flipped: load_model gives a ValueError naming the file or a working model."""
+    arrays = dict(data.draw(st.sampled_from(_FUZZ_BASES), label="base"))
+    header = json.loads(str(arrays["header"][()]))
+    for _ in range(data.draw(st.integers(0, 3), label="header edits")):
+        where = header.get(data.draw(st.sampled_from(["", "params", "attributes"])))
+        where = where if isinstance(where, dict) else header
+        key = data.draw(st.sampled_from(sorted(where) + ["extra"]), label="key")
+        if data.draw(st.booleans(), label="drop"):
+            where.pop(key, None)
+        else:
+            where[key] = data.draw(_JSON, label="value")
+    arrays["header"] = np.array(json.dumps(header))
+    for _ in range(data.draw(st.integers(0, 2), label="member edits")):
+        member = data.draw(st.sampled_from(["header", "coef", "classes", "extra"]))
+        if data.draw(st.booleans(), label="drop"):
+            arrays.pop(member, None)
+        else:
+            arrays[member] = data.draw(_ARRAYS, label="array")
+    raw = _write(arrays, data.draw(st.booleans(), label="compressed"))
+    damage = data.draw(st.sampled_from(["none", "truncate", "flip"]), label="damage")
+    if damage == "truncate":
+        raw = raw[:data.draw(st.integers(0, len(raw) - 1), label="length")]
+    elif damage == "flip":
+        for pos in data.draw(st.lists(st.integers(0, len(raw) - 1), min_size=1, max_size=3)):
+            raw[pos] ^= 1 << data.draw(st.integers(0, 7))
+    _check_outcome(raw)
