@@ -393,6 +393,8 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
         For invalid arguments or data, naming the argument and the value.
     FloatingPointError
         If the run diverges (a user-given eta0 far too large).
+    KeyboardInterrupt
+        On Ctrl-C, within milliseconds: the kernel runs in chunks (`pgs._chunks`).
 
     References
     ----------

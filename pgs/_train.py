@@ -247,6 +247,9 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         input is converted and then checked in full.
     FloatingPointError
         If the iterate overflows (only possible with huge feature values).
+    KeyboardInterrupt
+        On Ctrl-C, within milliseconds: the kernel runs in chunks (`pgs._chunks`), and
+        nothing the caller holds is changed.
 
     References
     ----------
