@@ -228,14 +228,14 @@ def _load(fh, name):
     try:
         with zipfile.ZipFile(fh) as zf:
             return _load_archive(zf, name)
-    except _Damaged:
-        raise
+    except _Damaged as exc:
+        raise ValueError(str(exc)) from None       # (a plain ValueError for the caller)
     except (OSError, EOFError, RuntimeError, zipfile.BadZipFile, NotImplementedError,
             zlib.error, lzma.LZMAError, ValueError, OverflowError) as exc:
         # (a damaged zip directory or member: bad CRC, truncated or corrupt compressed
         # data, an unknown compression method, an "encrypted" flag, a seek before 0)
-        raise _Damaged(f"{name} is not a pgs model file, or is damaged "
-                       f"({type(exc).__name__}: {exc})") from None
+        raise ValueError(f"{name} is not a pgs model file, or is damaged "
+                         f"({type(exc).__name__}: {exc})") from None
 
 
 def _load_archive(zf, name):
@@ -305,11 +305,14 @@ def _load_archive(zf, name):
                            f"got {classes!r}")
     try:
         cls._check_saved(fields["params"], fields["attributes"], classes)
+    except (TypeError, ValueError) as exc:
+        raise _Damaged(f"{name} is damaged: {exc}") from None
+    try:
         return cls._from_saved(coef=coef, intercept=intercept, iteration=fields["iteration"],
                                T=fields["T"], classes=classes, params=fields["params"],
                                attributes=fields["attributes"])
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-        # (the model's own checks of the fields it needs, and a safety net)
+        # (a safety net: the constructors convert the fields checked above)
         raise _Damaged(f"{name} is damaged: {type(exc).__name__}: {exc}") from None
 
 
