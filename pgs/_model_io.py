@@ -277,21 +277,20 @@ def _load_archive(zf, name):
         raise _Damaged(f"{name} is damaged: the header says classes_kind={classes_kind!r} "
                        f"but the file {'has' if 'classes.npy' in members else 'has no'} "
                        f"classes array")
+    intercept = fields["intercept"]          # (finite floats: checked by _check_header)
     n_outputs = None
-    intercept = fields["intercept"]
     if cls._coef_ndim == 2:
         if not isinstance(intercept, list) or not intercept:
             raise _Damaged(f"{name} is damaged: the intercept must be a list of one number "
                            f"per output for kind {kind!r}, got {intercept!r}")
-        n_outputs = len(intercept)
+        intercept = np.array(intercept, dtype=np.float64)
+        n_outputs = intercept.shape[0]
         coef_shape = (n_outputs, n_features)
+    elif isinstance(intercept, list):
+        raise _Damaged(f"{name} is damaged: the intercept must be one number for kind "
+                       f"{kind!r}, got {intercept!r}")
     else:
         coef_shape = (n_features,)
-    intercept = np.array(intercept, dtype=np.float64) if cls._coef_ndim == 2 else intercept
-    if isinstance(intercept, list) or not np.all(np.isfinite(intercept)):
-        raise _Damaged(f"{name} is damaged: the intercept must be finite and have "
-                       f"{'one number per output' if n_outputs else 'one number'}, "
-                       f"got {fields['intercept']!r}")
     coef = _read_member(zf, members["coef.npy"], name, "coef", kinds="f", shape=coef_shape,
                         finite=True)
     classes = None
@@ -356,7 +355,7 @@ def _check_header(header, name):
     intercept = _from_json_value(header.get("intercept"))
     numbers = intercept if isinstance(intercept, list) else [intercept]
     if not all(_is_number(v) and abs(v) <= _MAX_FLOAT for v in numbers):
-        bad("intercept", "a number or a list of numbers")
+        bad("intercept", "a finite number or a list of finite numbers")
     fields["intercept"] = ([float(v) for v in intercept] if isinstance(intercept, list)
                            else float(intercept))
     classes_kind = header.get("classes_kind")
