@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs import _validation as V
-from pgs._chunks import run_chunked, run_threads
+from pgs._chunks import chunk_steps, run_chunked, run_threads
 from pgs._core import SAMPLING_MODES, max_row_norm, mean_loss
 from pgs._data import as_csr_buffers, check_targets, entry_problem
 from pgs._loss_table import loss_spec
@@ -70,8 +70,19 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
 
 
 def _max_row_norm(Xb, q, icpt):
-    """max_i ||(x_i, icpt)||_q over CSR buffers, in one compiled pass (no copy of X)."""
-    return max_row_norm(Xb.data, Xb.indptr, q, icpt)
+    """max_i ||(x_i, icpt)||_q over CSR buffers, in compiled passes over chunks of rows
+    (no copy of X; Ctrl-C between chunks). The max of the chunks' norms is the norm of
+    their max, bit for bit (+ and pow are monotonic); NaN if a value is not finite."""
+    m = Xb.shape[0]
+    rows = chunk_steps(Xb.indptr[-1] / max(1, m))
+    best = max_row_norm(Xb.data, Xb.indptr[:min(rows, m) + 1], q, icpt)
+    for lo in range(rows, m, rows):
+        if best != best:
+            break
+        norm = max_row_norm(Xb.data, Xb.indptr[lo:lo + rows + 1], q, icpt)
+        if not norm <= best:          # (also takes NaN, which then stays)
+            best = norm
+    return best
 
 
 def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling,

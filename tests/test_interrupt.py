@@ -153,3 +153,22 @@ def test_run_threads_stops_the_other_workers_on_an_error():
 
 def test_run_threads_returns_results_in_order():
     assert _chunks.run_threads(lambda g, stop: g * g, 4) == [0, 1, 4, 9]
+
+
+@pytest.mark.parametrize("chunk_work", [1, 7, 100, 2**62])
+def test_max_row_norm_in_chunks_equals_one_pass(monkeypatch, chunk_work):
+    """t_offset="auto"'s O(nnz) scan runs in chunks of rows too: same bits, NaN kept."""
+    from pgs._core import max_row_norm
+    from pgs._data import as_csr_buffers
+    from pgs._train import _max_row_norm
+
+    monkeypatch.setattr(_chunks, "CHUNK_WORK", chunk_work)
+    rng = np.random.default_rng(0)
+    for m in (1, 7, 1001):
+        X = sp.random(m, 50, density=0.3, format="csr", random_state=m)
+        X.data = 10 * rng.standard_normal(X.nnz)
+        Xb = as_csr_buffers(X)
+        for q in (2.0, 1.7 / 0.7, 3.0):
+            assert _max_row_norm(Xb, q, 0.5) == max_row_norm(Xb.data, Xb.indptr, q, 0.5)
+        X.data[X.nnz // 2] = np.nan
+        assert np.isnan(_max_row_norm(as_csr_buffers(X, check_entries=False), 2.0, 0.5))
