@@ -26,6 +26,11 @@ instead of loading them as a `pgs.Model`. A reader refuses files whose
 ``format_version`` is newer than it knows; a file without ``kind`` (written before
 version 2) is a `pgs.Model`.
 
+`load_model` checks every field of the header (types, ranges, the params each kind
+needs: ``_check_saved``) and each array's npy header (dtype, shape against the header)
+before it reads the array's data, once, straight into the array the model keeps; any
+disagreement is a ValueError naming the file.
+
 This module knows the format, not the model classes: each class registers its kind
 here (`register_kind`, done by `pgs._model_base.LinearModel` for its subclasses), so
 the models import this module and never the other way round.
