@@ -130,7 +130,10 @@ def fuzz(cases, batch, seed, jobs, out_dir):
 
     def one(k):
         s, e = spans[k]
-        return run_batch(seed, s, e, os.path.join(work_root, str(k % jobs)), out_dir)
+        work = os.path.join(work_root, str(k))  # one per batch: batches run in parallel
+        res = run_batch(seed, s, e, work, out_dir)
+        shutil.rmtree(work, ignore_errors=True)
+        return res
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for res in pool.map(one, range(len(spans))):
