@@ -483,7 +483,7 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
         As for `load_svmlight`.
     n_features : int, optional
         Number of columns of every matrix; by default the largest feature index
-        found in any file, plus one.
+        found in any file, plus one. At most `MAX_FEATURES` = 2**31 - 1.
     dtype : {numpy.float64, numpy.float32}
         dtype of the matrices' values (parsed as float64, then cast).
     zero_based : bool or "auto", default "auto"
@@ -508,8 +508,12 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     Raises
     ------
     ValueError
-        For a malformed line (naming the file, the 1-based line number and an
-        excerpt) or an `n_features` smaller than the data needs.
+        For a malformed line (naming the file, the 1-based line number, the
+        column and an excerpt), a damaged compressed file or an `n_features`
+        smaller than the data needs.
+    OSError
+        For a missing or unreadable file, or a plain file that changed while it
+        was read.
     """
     dt, n_threads = _check_args(n_features, dtype, zero_based, query_id, multilabel,
                                 n_threads)
@@ -573,7 +577,8 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
         holding the decompressed text in memory), a file descriptor or a file
         object opened in binary mode.
     n_features : int, optional
-        Number of columns; by default the largest feature index plus one.
+        Number of columns; by default the largest feature index plus one. At most
+        `MAX_FEATURES` = 2**31 - 1.
     dtype : {numpy.float64, numpy.float32}
         dtype of X's values. Values are parsed as correctly rounded float64
         (bit-identical to Python's ``float``), then cast.
@@ -601,9 +606,15 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
     Raises
     ------
     ValueError
-        For a malformed line, naming the file, the 1-based line number and an
-        excerpt: bad numbers, ``inf``/``nan``, duplicate feature indices, a
-        missing ``:``, a bad ``qid``; or for `n_features` too small.
+        For a malformed line, naming the file, the 1-based line number, the
+        column (in bytes) of the bad token and an excerpt: bad numbers,
+        ``inf``/``nan``, duplicate feature indices, a missing ``:``, a bad
+        ``qid``, a feature index beyond the limit of 2**31 - 1 features (an
+        index above 2147483647 one-based, 2147483646 zero-based); for a damaged
+        compressed file (naming it); or for `n_features` too small.
+    OSError
+        For a missing or unreadable file, or a plain file that changed (was
+        truncated, extended or written to) while it was read.
     TypeError
         For a text-mode file object or arguments of the wrong type.
     """
