@@ -183,7 +183,7 @@ def sorted_lines(text, multilabel):
         if multilabel and parts and b":" in parts[0]:  # a line without labels
             head, feats = [], parts
         if feats and feats[0].startswith(b"qid"):
-            head, feats = parts[:2], parts[2:]
+            head, feats = head + feats[:1], feats[1:]
         try:
             feats.sort(key=lambda f: int(f.split(b":", 1)[0]))
         except ValueError:
