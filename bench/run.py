@@ -47,6 +47,7 @@ EXPERIMENTS = {
     "csgd": "bench.bench_csgd",
     "svmlight": "bench.bench_svmlight",
     "model_io": "bench.bench_model_io",
+    "fuzz": "bench.fuzz",
 }
 
 

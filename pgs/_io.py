@@ -1,14 +1,19 @@
 """Read and write svmlight / libsvm text files.
 
-The reader cuts the input into blocks of whole lines, parses the blocks on
-several threads with the GIL released (`pgs._svmlight.parse_block`) and copies
-each block's pieces, in file order, into the output arrays. For a plain file
-the output arrays are reserved at an upper bound of their size (``np.empty``
-leaves the pages untouched, so they cost no memory until written) and shrunk in
-place at the end; only a few blocks are alive at a time, so the peak memory is
-about the final matrix plus a few blocks. Compressed files and file objects are
+The reader reads the input into recycled blocks of whole lines, parses the
+blocks on several threads with the GIL released (`pgs._svmlight.parse_block`)
+and copies each block's pieces, in file order, into the output arrays. For a
+plain file the output arrays are reserved at an upper bound of their size
+(``np.empty`` leaves the pages untouched, so they cost no memory until written)
+and shrunk in place at the end, and each worker copies its own block's values
+into place; only a few blocks are alive at a time, so the peak memory is about
+the final matrix plus a few blocks. Compressed files and file objects are
 streamed the same way (the decompressor runs on the calling thread while the
-parser threads work).
+parser threads work), into arrays that grow.
+
+Plain files are read with ``readinto``, not memory-mapped: a mapped file that
+another process truncates kills the reader with SIGBUS, whereas a short read is
+an ordinary ``OSError`` ("the file changed while being read").
 """
 
 import bz2
@@ -21,7 +26,7 @@ import os
 import stat
 import zlib
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,13 +37,18 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.
 _MAX_BLOCK = 16 << 20
 _MIN_BLOCK = 1 << 20
 _INT32_MAX = np.iinfo(np.int32).max
+# At most 2**31 - 1 columns: feature indices are stored as int32, as LIBSVM and LIBLINEAR
+# store them (an int) and scipy does by default, and a model's dense coefficient vector
+# (8 bytes a feature) stays allocatable. An index as written must be <= MAX_FEATURES
+# (one-based files) or <= MAX_FEATURES - 1 (zero-based).
+MAX_FEATURES = _svmlight.MAX_INDEX
 
 # Messages for parse_block's status codes (pgs/_svmlight.pyx).
 _MESSAGES = {
     1: "invalid target {token!r} (expected a number such as +1, -1, 0 or 2.5)",
     2: "target {token!r} is not a finite number (inf and nan are not allowed)",
     3: "expected index:value, got {token!r}",
-    4: "invalid feature index in {token!r} (expected an integer in [0, 2**63))",
+    4: "invalid feature index in {token!r} (expected digits before the ':')",
     5: "feature index {value} in {token!r}, but zero_based=False (indices start at 1)",
     6: "invalid feature value in {token!r}",
     7: "feature value in {token!r} is not a finite number (inf, nan and values beyond "
@@ -46,6 +56,9 @@ _MESSAGES = {
     8: "duplicate feature index {value}",
     9: "invalid query id {token!r} (expected qid:<integer> right after the target)",
     10: "no qid: on this line, but query_id=True",
+    11: "feature index in {token!r} is too large: at most 2**31 - 1 = 2147483647 features "
+    "are supported, so an index must be <= 2147483647 (one-based) or <= 2147483646 "
+    "(zero-based)",
     12: "out of memory while sorting a line's features",
 }
 
@@ -65,13 +78,14 @@ class _Source:
         self.owned = False
         self.compressed = False
         self.size = None
-        self.mappable = False
+        self.whole_file = False  # a regular file read from its start: size bytes expected
+        self.stat = None
         if isinstance(f, int) and not isinstance(f, bool):
             self.name = f"<file descriptor {f}>"
             self.fileobj = open(f, "rb", buffering=0, closefd=False)  # noqa: SIM115
             self.owned = True
             self._set_size()
-            self.mappable = False  # read from the descriptor's current position
+            self.whole_file = False  # read from the descriptor's current position
         elif isinstance(f, (str, bytes, os.PathLike)):
             path = os.fsdecode(os.fspath(f))
             self.name = path
@@ -102,7 +116,20 @@ class _Source:
             return
         if stat.S_ISREG(st.st_mode):
             self.size = st.st_size
-            self.mappable = True
+            self.whole_file = True
+            self.stat = st
+
+    def changed(self, detail):
+        return OSError(f"{self.name}: the file changed while being read ({detail}); "
+                       f"read it again once it is complete")
+
+    def check_unchanged(self):
+        """Raise OSError if the file's size or modification time moved since it was opened."""
+        st = os.fstat(self.fileobj.fileno())
+        if st.st_size != self.size:
+            raise self.changed(f"{self.size} bytes when opened, {st.st_size} now")
+        if st.st_mtime_ns != self.stat.st_mtime_ns:
+            raise self.changed("it was written to")
 
     def close(self):
         if self.owned:
@@ -149,15 +176,28 @@ class _Pool:
             self.free.append(arr)
 
 
-def _line_blocks(fileobj, block_size, pool):
-    """Yield uint8 arrays of whole lines (the last block may lack a final newline)."""
+def _line_blocks(src, block_size, pool):
+    """Yield uint8 arrays of whole lines (the last block may lack a final newline).
+
+    A whole regular file is read to exactly the size it had when opened; ending
+    early, or a size or time stamp that moved by the end, is an OSError.
+    """
     carry = np.empty(0, dtype=np.uint8)
+    left = src.size if src.whole_file else None
     while True:
         buf = pool.get(len(carry) + block_size)
         buf[:len(carry)] = carry
-        got = _read_into(fileobj, memoryview(buf)[len(carry):len(carry) + block_size])
+        want = block_size if left is None else min(block_size, left)
+        got = _read_into(src.fileobj, memoryview(buf)[len(carry):len(carry) + want])
         n = len(carry) + got
+        if left is not None:
+            left -= got
+            if got < want:
+                raise src.changed(f"{src.size} bytes when opened, it ended after "
+                                  f"{src.size - left}")
         if got == 0:
+            if left is not None:
+                src.check_unchanged()
             if n:
                 yield buf[:n]
             return
@@ -169,11 +209,9 @@ def _line_blocks(fileobj, block_size, pool):
         yield buf[:cut + 1]
 
 
-def _parse_one(buf, scratch, multilabel, require_qid, min_index):
-    res = _svmlight.parse_block(buf, multilabel, require_qid, min_index, False, *scratch)
-    if res["status"] == _svmlight.STATUS_NEED_INT64:
-        res = _svmlight.parse_block(buf, multilabel, require_qid, min_index, True)
-    return res
+def _parse_one(buf, scratch, multilabel, require_qid, min_index, max_index):
+    return _svmlight.parse_block(buf, multilabel, require_qid, min_index, max_index,
+                                 *scratch)
 
 
 class _Parsed:
@@ -186,11 +224,11 @@ class _Parsed:
 class _Assembler:
     """Collect block results in file order into the output arrays."""
 
-    def __init__(self, name, dtype, multilabel, nnz_bound):
+    def __init__(self, name, dtype, multilabel, nnz_bound, args):
         self.name = name
         self.dtype = dtype
         self.multilabel = multilabel
-        self.index_dtype = np.int32
+        self.args = args  # parse_block's multilabel, require_qid, min_index, max_index
         try:
             cap = nnz_bound if nnz_bound is not None else 0
             self.data = np.empty(cap, dtype=dtype)
@@ -203,6 +241,8 @@ class _Assembler:
         self.y, self.qid, self.indptr, self.labels, self.label_ptr = [], [], [], [], []
         self.min_index = None
         self.max_index = -1
+        # where the file holds index MAX_FEATURES, too large if it turns out zero-based
+        self.at_limit = None
 
     def _reserve(self, need):
         cap = len(self.data)
@@ -218,18 +258,18 @@ class _Assembler:
         if res["status"] != 0:
             self._raise(buf, res)
         nnz = res["nnz"]
-        if res.get("placed"):
-            # the worker already copied data and indices to [self.nnz, self.nnz + nnz)
-            self._add_rows(res, nnz)
-            return
-        if res["indices"].dtype == np.int64 and self.index_dtype == np.int32:
-            wide = np.empty(len(self.indices), dtype=np.int64)
-            wide[:self.nnz] = self.indices[:self.nnz]
-            self.indices = wide
-            self.index_dtype = np.int64
-        self._reserve(self.nnz + nnz)
-        self.data[self.nnz:self.nnz + nnz] = res["data"]
-        self.indices[self.nnz:self.nnz + nnz] = res["indices"]
+        if res["max_index"] == MAX_FEATURES and self.at_limit is None:
+            # Parse again one below the limit: the error names the line and column.
+            args = self.args[:3] + (MAX_FEATURES - 1,)
+            try:
+                self._raise(buf, _parse_one(buf, (None, None), *args))
+            except ValueError as exc:
+                self.at_limit = exc
+        if not res.get("placed"):
+            # (else the worker already copied them to [self.nnz, self.nnz + nnz))
+            self._reserve(self.nnz + nnz)
+            self.data[self.nnz:self.nnz + nnz] = res["data"]
+            self.indices[self.nnz:self.nnz + nnz] = res["indices"]
         self._add_rows(res, nnz)
 
     def _add_rows(self, res, nnz):
@@ -257,7 +297,10 @@ class _Assembler:
         template = _MESSAGES.get(res["status"], "malformed line (status {status})")
         msg = template.format(token=_excerpt(token, 40), value=res["value"],
                               status=res["status"])
-        raise ValueError(f"{self.name}, line {line_no}: {msg}; the line reads "
+        where = f"line {line_no}"
+        if res["status"] not in (8, 10, 12):  # errors about a token: its column (bytes)
+            where += f", column {res['token_start'] - start + 1}"
+        raise ValueError(f"{self.name}, {where}: {msg}; the line reads "
                          f"{_excerpt(line, 80)!r}")
 
     def finish(self):
@@ -278,7 +321,7 @@ class _Assembler:
             y = [tuple(labels[ptr[i]:ptr[i + 1]]) for i in range(n_rows)]
         return _Parsed(data=self.data, indices=self.indices, indptr=indptr, y=y, qid=qid,
                        nnz=nnz, n_rows=n_rows, min_index=self.min_index,
-                       max_index=self.max_index)
+                       max_index=self.max_index, at_limit=self.at_limit)
 
 
 def _excerpt(raw, limit):
@@ -291,21 +334,6 @@ def _block_size(size, n_threads):
         return _MAX_BLOCK
     # Enough blocks for every thread to have work, without tiny blocks.
     return int(min(_MAX_BLOCK, max(_MIN_BLOCK, size // (4 * n_threads) + 1)))
-
-
-class _Restart(Exception):
-    """A block needs int64 indices: the mapped path hands over to the streamed one."""
-
-
-def _line_bounds(mm, size, block_size):
-    """(start, end) byte ranges of whole lines, about `block_size` long."""
-    bounds, start = [], 0
-    while start < size:
-        cut = mm.find(b"\n", min(start + block_size, size) - 1)
-        end = size if cut < 0 else cut + 1
-        bounds.append((start, end))
-        start = end
-    return bounds
 
 
 def _run_in_order(items, make_scratch, work, done, n_threads):
@@ -328,118 +356,85 @@ def _run_in_order(items, make_scratch, work, done, n_threads):
         pending.clear()
 
 
-def _parse_mapped(src, out, n_threads, args):
-    """Parse a plain file through a memory map, each worker placing its own block.
+def _placing(work, out):
+    """Wrap `work` so each worker copies its block's values and indices into `out`.
 
-    Block i's values and indices go to ``out.data[o_i:o_i + nnz_i]`` where o_i is
-    known once block i - 1 is parsed (a chain of futures), so the copies run on the
-    worker threads, in parallel; the calling thread only gathers the per-row
-    arrays. Pages of the map are released after each block, so the file's text
-    never counts in full towards the process's memory.
+    Block i's pieces go to ``out.data[o_i:o_i + nnz_i]`` where o_i is known once block
+    i - 1 is parsed (a chain of futures), so the copies run on the worker threads, in
+    parallel. Items are ``(buf, offset_in, offset_out)``.
     """
-    import mmap
-    from concurrent.futures import Future
-
-    mm = mmap.mmap(src.fileobj.fileno(), 0, access=mmap.ACCESS_READ)
-    whole = np.frombuffer(mm, dtype=np.uint8)
-    # Releasing pages only matters for big files (and costs a system call).
-    big = len(whole) > (256 << 20)
-    release = getattr(mmap, "MADV_DONTNEED", None) if big and hasattr(mm, "madvise") else None
-    page = mmap.PAGESIZE
-    bounds = _line_bounds(mm, len(whole), _block_size(len(whole), n_threads))
-    offsets = [Future() for _ in range(len(bounds) + 1)]
-    offsets[0].set_result(0)
-    data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
-
-    def work(i, scratch):
-        start, end = bounds[i]
+    def place(item, scratch):
+        buf, start, stop = item
         try:
-            res = _parse_one(whole[start:end], scratch, *args)
-            off = offsets[i].result()
-            placed = res["status"] == 0 and res["indices"].dtype == out.indices.dtype
-            nnz = res["nnz"] if placed else 0
-            offsets[i + 1].set_result(off + nnz)
+            res = work(buf, scratch)
+            off = start.result()
+            nnz = res["nnz"] if res["status"] == 0 else 0
+            stop.set_result(off + nnz)
         except BaseException as exc:
-            if not offsets[i + 1].done():
-                offsets[i + 1].set_exception(exc)
+            if not stop.done():
+                stop.set_exception(exc)
             raise
-        if placed:
+        if res["status"] == 0:
             out.data[off:off + nnz] = res["data"]
             out.indices[off:off + nnz] = res["indices"]
             res["placed"] = True
             del res["data"], res["indices"]
-        if release is not None and res["status"] == 0:
-            a = start - start % page
-            mm.madvise(release, a, end - a)
         return res
 
-    def done(i, res, scratch):
-        if res["status"] == 0 and not res.get("placed"):
-            raise _Restart
-        start, end = bounds[i]
-        out.add(whole[start:end], res)
-        data_pool.put(scratch[0])
-        index_pool.put(scratch[1])
-
-    def scratch_for(i):
-        cap = (bounds[i][1] - bounds[i][0]) // 4 + 2
-        return data_pool.get(cap), index_pool.get(cap)
-
-    try:
-        if n_threads == 1 or len(bounds) < 2:
-            for i in range(len(bounds)):
-                sc = scratch_for(i)
-                done(i, work(i, sc), sc)
-            return out.finish()
-        _run_in_order(range(len(bounds)), scratch_for, work, done, n_threads)
-        return out.finish()
-    finally:
-        whole = None  # drop numpy's export of the map before closing it
-        try:
-            mm.close()
-        except BufferError:  # a view still alive (in a traceback): the GC closes it
-            pass
+    return place
 
 
-def _parse_file(f, *, dtype, multilabel, require_qid, min_index, n_threads):
+def _chained(blocks):
+    """``(buf, offset_in, offset_out)`` for each block, offset_out the next one's in."""
+    prev = Future()
+    prev.set_result(0)
+    for buf in blocks:
+        nxt = Future()
+        yield buf, prev, nxt
+        prev = nxt
+
+
+def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_threads):
     src = _Source(f)
     try:
         # Each feature needs "i:v" and a separator: at most size // 4 + 1 of them.
         bound = src.size // 4 + 2 if src.size is not None else None
-        out = _Assembler(src.name, dtype, multilabel, bound)
-        args = (multilabel, require_qid, min_index)
-        if src.size and len(out.data) >= bound and src.mappable:
-            try:
-                return _parse_mapped(src, out, n_threads, args)
-            except _Restart:  # indices beyond int32: the streamed path widens them
-                src.fileobj.seek(0)
-                out = _Assembler(src.name, dtype, multilabel, bound)
-        block_size = _block_size(src.size, n_threads)
+        args = (multilabel, require_qid, min_index, max_index)
+        out = _Assembler(src.name, dtype, multilabel, bound, args)
         text_pool = _Pool(np.uint8)
         data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
-        blocks = _line_blocks(src.fileobj, block_size, text_pool)
+        blocks = _line_blocks(src, _block_size(src.size, n_threads), text_pool)
 
-        def scratch(buf):
-            cap = len(buf) // 4 + 2
+        def work(buf, sc):
+            return _parse_one(buf, sc, *args)
+
+        def scratch(item):
+            cap = len(item[0]) // 4 + 2
             return data_pool.get(cap), index_pool.get(cap)
 
-        def done(buf, res, sc):
-            out.add(buf, res)
-            text_pool.put(buf)
+        def done(item, res, sc):
+            out.add(item[0], res)
+            text_pool.put(item[0])
             data_pool.put(sc[0])
             index_pool.put(sc[1])
 
-        first = next(blocks, None)
-        second = next(blocks, None) if first is not None else None
+        # A whole file's arrays are reserved up front: the workers place their own pieces.
+        place = src.whole_file and len(out.data) >= bound
+        items = _chained(blocks) if place else ((buf, None, None) for buf in blocks)
+        if place:
+            item_work = _placing(work, out)
+        else:
+            def item_work(item, sc):
+                return work(item[0], sc)
+        first = next(items, None)
+        second = next(items, None) if first is not None else None
+        items = itertools.chain(filter(None, [first, second]), items)
         if n_threads == 1 or second is None:
-            for buf in itertools.chain([first, second], blocks):
-                if buf is not None:
-                    sc = scratch(buf)
-                    done(buf, _parse_one(buf, sc, *args), sc)
-            return out.finish()
-        blocks = itertools.chain([first, second], blocks)
-        _run_in_order(blocks, scratch, lambda buf, sc: _parse_one(buf, sc, *args), done,
-                      n_threads)
+            for item in items:
+                sc = scratch(item)
+                done(item, item_work(item, sc), sc)
+        else:
+            _run_in_order(items, scratch, item_work, done, n_threads)
         return out.finish()
     except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         # A truncated or damaged .gz / .bz2 / .xz file is bad input, like a bad line
@@ -456,8 +451,9 @@ def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
     if n_features is not None:
         if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
             raise TypeError(f"n_features must be None or an int, got {n_features!r}")
-        if n_features < 1:
-            raise ValueError(f"n_features must be >= 1, got {n_features}")
+        if not 1 <= n_features <= MAX_FEATURES:
+            raise ValueError(f"n_features must be in [1, 2**31 - 1 = {MAX_FEATURES}], "
+                             f"got {n_features}")
     try:
         dt = np.dtype(dtype)
     except TypeError:
@@ -487,7 +483,7 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
         As for `load_svmlight`.
     n_features : int, optional
         Number of columns of every matrix; by default the largest feature index
-        found in any file, plus one.
+        found in any file, plus one. At most `MAX_FEATURES` = 2**31 - 1.
     dtype : {numpy.float64, numpy.float32}
         dtype of the matrices' values (parsed as float64, then cast).
     zero_based : bool or "auto", default "auto"
@@ -512,8 +508,12 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     Raises
     ------
     ValueError
-        For a malformed line (naming the file, the 1-based line number and an
-        excerpt) or an `n_features` smaller than the data needs.
+        For a malformed line (naming the file, the 1-based line number, the
+        column and an excerpt), a damaged compressed file or an `n_features`
+        smaller than the data needs.
+    OSError
+        For a missing or unreadable file, or a plain file that changed while it
+        was read.
     """
     dt, n_threads = _check_args(n_features, dtype, zero_based, query_id, multilabel,
                                 n_threads)
@@ -521,13 +521,17 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
         raise TypeError("files must be a sequence of paths or file objects; "
                         "use load_svmlight for a single file")
     min_index = 1 if zero_based is False else 0
+    max_index = MAX_FEATURES - 1 if zero_based is True else MAX_FEATURES
     parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel),
                           require_qid=bool(query_id), min_index=min_index,
-                          n_threads=n_threads) for f in files]
+                          max_index=max_index, n_threads=n_threads) for f in files]
     if zero_based == "auto":
         one_based = bool(parsed) and all(p.nnz > 0 and p.min_index > 0 for p in parsed)
     else:
         one_based = zero_based is False
+    for p in parsed:
+        if not one_based and p.at_limit is not None:  # index MAX_FEATURES, zero-based
+            raise p.at_limit
     if one_based:
         for p in parsed:
             if p.nnz:
@@ -573,7 +577,8 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
         holding the decompressed text in memory), a file descriptor or a file
         object opened in binary mode.
     n_features : int, optional
-        Number of columns; by default the largest feature index plus one.
+        Number of columns; by default the largest feature index plus one. At most
+        `MAX_FEATURES` = 2**31 - 1.
     dtype : {numpy.float64, numpy.float32}
         dtype of X's values. Values are parsed as correctly rounded float64
         (bit-identical to Python's ``float``), then cast.
@@ -601,9 +606,15 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
     Raises
     ------
     ValueError
-        For a malformed line, naming the file, the 1-based line number and an
-        excerpt: bad numbers, ``inf``/``nan``, duplicate feature indices, a
-        missing ``:``, a bad ``qid``; or for `n_features` too small.
+        For a malformed line, naming the file, the 1-based line number, the
+        column (in bytes) of the bad token and an excerpt: bad numbers,
+        ``inf``/``nan``, duplicate feature indices, a missing ``:``, a bad
+        ``qid``, a feature index beyond the limit of 2**31 - 1 features (an
+        index above 2147483647 one-based, 2147483646 zero-based); for a damaged
+        compressed file (naming it); or for `n_features` too small.
+    OSError
+        For a missing or unreadable file, or a plain file that changed (was
+        truncated, extended or written to) while it was read.
     TypeError
         For a text-mode file object or arguments of the wrong type.
     """

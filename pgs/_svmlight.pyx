@@ -14,7 +14,7 @@ unless it lands on a double rounding midpoint (see _strtod_c.h); everything else
 goes to the C library's strtod under the "C" locale.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint64_t, INT32_MAX, INT64_MAX
+from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX
 from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memchr, memcpy
 
@@ -29,10 +29,6 @@ cdef extern from "_strtod_c.h" nogil:
 if not pgs_strtod_init():
     raise ImportError("pgs._svmlight: could not create the C locale for strtod")
 
-ctypedef fused index_t:
-    int32_t
-    int64_t
-
 # Status codes of parse_block; pgs._io turns them into messages.
 cdef enum:
     OK = 0
@@ -46,10 +42,8 @@ cdef enum:
     E_DUPLICATE = 8
     E_QID = 9
     E_MISSING_QID = 10
-    E_NEED_INT64 = 11
+    E_INDEX_TOO_LARGE = 11
     E_NOMEM = 12
-
-STATUS_NEED_INT64 = E_NEED_INT64
 
 # Results of _parse_real.
 cdef enum:
@@ -88,6 +82,10 @@ ctypedef struct BlockResult:
     Py_ssize_t err_token_end
     int64_t err_value
 
+
+# The largest feature index a file may hold: indices are stored as int32, as LIBSVM and
+# LIBLINEAR do (their feature_node.index is an int) and as scipy does by default.
+MAX_INDEX = 2147483647
 
 cdef inline bint _is_space(unsigned char c) noexcept nogil:
     # The bytes Python's bytes.split() splits on: space, \t \n \v \f \r.
@@ -294,10 +292,10 @@ cdef int _cmp_entry(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
-cdef int _sort_row(double* data, index_t* indices, Py_ssize_t n) noexcept nogil:
+cdef int _sort_row(double* data, int32_t* indices, Py_ssize_t n) noexcept nogil:
     """Sort one row's (index, value) pairs by index; 0, or -1 when out of memory."""
     cdef Py_ssize_t i, j
-    cdef index_t ki
+    cdef int32_t ki
     cdef double kv
     cdef Entry* tmp
     if n <= 32:
@@ -320,7 +318,7 @@ cdef int _sort_row(double* data, index_t* indices, Py_ssize_t n) noexcept nogil:
         tmp[i].value = data[i]
     qsort(tmp, n, sizeof(Entry), _cmp_entry)
     for i in range(n):
-        indices[i] = <index_t>tmp[i].index
+        indices[i] = <int32_t>tmp[i].index
         data[i] = tmp[i].value
     free(tmp)
     return 0
@@ -359,9 +357,9 @@ cdef void _count_bytes(const unsigned char* buf, Py_ssize_t n, Py_ssize_t* newli
 
 
 cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
-                       bint require_qid, int64_t min_index,
+                       bint require_qid, int64_t min_index, int64_t max_index,
                        double* y, int64_t* qid, int64_t* indptr, double* data,
-                       index_t* indices, double* labels, int64_t* label_ptr,
+                       int32_t* indices, double* labels, int64_t* label_ptr,
                        BlockResult* r) noexcept nogil:
     """Parse whole lines of buf[0:n]; fill the outputs and `r` (stops at the first error)."""
     cdef Py_ssize_t pos = 0, line_start, line_end, eff, p, t, row = 0, nnz = 0, nlab = 0
@@ -372,7 +370,7 @@ cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
     cdef double v
     cdef int64_t idx, prev, q
     cdef Py_ssize_t k, n_newlines = 0
-    cdef bint in_order, first, has_qid, overflow
+    cdef bint in_order, first, has_qid, too_large
     cdef int64_t lo = INT64_MAX, hi = -1
 
     indptr[0] = 0
@@ -455,35 +453,33 @@ cdef void _parse_lines(const unsigned char* buf, Py_ssize_t n, bint multilabel,
                     p = t
                     continue
             first = False
-            # index: digits up to the ':'
+            # index: digits up to the ':' (beyond max_index, the rest is only scanned)
             k = p
             idx = 0
-            overflow = False
+            too_large = False
             while k < eff and _is_digit(buf[k]):
-                if idx > (INT64_MAX - (buf[k] - 48)) // 10:
-                    overflow = True
-                else:
+                if not too_large:
                     idx = idx * 10 + (buf[k] - 48)
+                    too_large = idx > max_index
                 k += 1
-            if k == p or k == eff or buf[k] != 58 or overflow:
+            if k == p or k == eff or buf[k] != 58:
                 t = _token_end(buf, p, eff)
                 _fail(r, E_INDEX if memchr(buf + p, 58, t - p) != NULL else E_TOKEN,
                       line_start, p, t)
                 return
+            if too_large:
+                _fail(r, E_INDEX_TOO_LARGE, line_start, p, _token_end(buf, p, eff))
+                return
             if idx < min_index:
                 _fail(r, E_INDEX_BELOW_MIN, line_start, p, _token_end(buf, p, eff), idx)
                 return
-            if index_t is int32_t:
-                if idx > INT32_MAX:
-                    _fail(r, E_NEED_INT64, line_start, p, _token_end(buf, p, eff), idx)
-                    return
             st = _scan_real(buf + k + 1, buf + eff, &v, &stop)
             if st != R_OK or not _ends_token(stop, buf + eff):
                 t = _token_end(buf, p, eff)
                 _fail(r, E_VALUE_NONFINITE if st != R_MALFORMED and _ends_token(
                     stop, buf + eff) else E_VALUE, line_start, p, t)
                 return
-            indices[nnz] = <index_t>idx
+            indices[nnz] = <int32_t>idx
             data[nnz] = v
             nnz += 1
             if idx <= prev:
@@ -546,7 +542,8 @@ cdef _scratch(arr, Py_ssize_t n, dtype):
 
 
 def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint require_qid=False,
-                int64_t min_index=0, bint int64_indices=False, data_buf=None, index_buf=None):
+                int64_t min_index=0, int64_t max_index=MAX_INDEX, data_buf=None,
+                index_buf=None):
     """Parse a buffer of whole svmlight lines.
 
     Parameters
@@ -557,16 +554,15 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
         Targets are comma-separated label lists.
     require_qid : bool
         Every data line must carry ``qid:``.
-    min_index : int
-        Smallest allowed feature index (1 for one-based files, else 0).
-    int64_indices : bool
-        Store indices as int64; with int32 storage an index >= 2**31 stops the
-        parse with status `STATUS_NEED_INT64` (the caller re-parses).
+    min_index, max_index : int
+        Smallest and largest allowed feature index as written (min_index is 1 for
+        one-based files, else 0; max_index at most `MAX_INDEX`, so that indices
+        are stored as int32).
     data_buf, index_buf : ndarray, optional
-        Scratch arrays to reuse for the values (float64) and the indices (int32
-        or int64 as `int64_indices` says) when at least ``len(buf) // 4 + 2``
-        long (reusing them spares the page faults of fresh memory); the returned
-        ``data`` and ``indices`` are then views of them.
+        Scratch arrays to reuse for the values (float64) and the indices (int32)
+        when at least ``len(buf) // 4 + 2`` long (reusing them spares the page
+        faults of fresh memory); the returned ``data`` and ``indices`` are then
+        views of them.
 
     Returns
     -------
@@ -577,6 +573,9 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
         ``n_lines`` (newline count); on failure ``line_start``, ``token_start``,
         ``token_end`` (byte offsets in `buf`) and ``value``.
     """
+    if not 0 <= min_index <= max_index <= MAX_INDEX:
+        raise ValueError(f"need 0 <= min_index <= max_index <= {MAX_INDEX}, got "
+                         f"{min_index} and {max_index}")
     cdef Py_ssize_t n = buf.shape[0]
     cdef BlockResult r
     # Rows: counted (memchr is cheap, and numpy backs large arrays with huge pages,
@@ -598,8 +597,7 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
     cdef int64_t[::1] qid = np.zeros(rows_cap, dtype=np.int64)
     cdef int64_t[::1] indptr = np.empty(rows_cap + 1, dtype=np.int64)
     cdef double[::1] data = _scratch(data_buf, nnz_cap, np.float64)
-    cdef int32_t[::1] ind32
-    cdef int64_t[::1] ind64
+    cdef int32_t[::1] indices = _scratch(index_buf, nnz_cap, np.int32)
     cdef double[::1] labels = np.empty(n // 2 + 2 if multilabel else 1, dtype=np.float64)
     cdef int64_t[::1] label_ptr = np.empty((rows_cap + 1) if multilabel else 1, dtype=np.int64)
     r.n_rows = 0
@@ -611,20 +609,11 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
     r.status = OK
     indptr[0] = 0
     label_ptr[0] = 0
-    if int64_indices:
-        ind64 = _scratch(index_buf, nnz_cap, np.int64)
-        if n > 0:
-            with nogil:
-                _parse_lines(&buf[0], n, multilabel, require_qid, min_index, &y[0], &qid[0],
-                             &indptr[0], &data[0], &ind64[0], &labels[0], &label_ptr[0], &r)
-        indices = ind64.base
-    else:
-        ind32 = _scratch(index_buf, nnz_cap, np.int32)
-        if n > 0:
-            with nogil:
-                _parse_lines(&buf[0], n, multilabel, require_qid, min_index, &y[0], &qid[0],
-                             &indptr[0], &data[0], &ind32[0], &labels[0], &label_ptr[0], &r)
-        indices = ind32.base
+    if n > 0:
+        with nogil:
+            _parse_lines(&buf[0], n, multilabel, require_qid, min_index, max_index, &y[0],
+                         &qid[0], &indptr[0], &data[0], &indices[0], &labels[0],
+                         &label_ptr[0], &r)
     if r.status != OK:
         return dict(status=r.status, line_start=r.err_line_start,
                     token_start=r.err_token_start, token_end=r.err_token_end,
@@ -641,7 +630,7 @@ def parse_block(const unsigned char[::1] buf, bint multilabel=False, bint requir
         qid=qid.base[:r.n_rows].copy(),
         indptr=indptr.base[:r.n_rows + 1].copy(),
         data=data.base[:r.nnz],
-        indices=indices[:r.nnz],
+        indices=indices.base[:r.nnz],
         labels=labels.base[:r.n_labels].copy() if multilabel else None,
         label_ptr=label_ptr.base[:r.n_rows + 1].copy() if multilabel else None,
     )

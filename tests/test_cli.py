@@ -124,7 +124,7 @@ def test_errors_exit_2_through_a_subprocess(tmp_path):
 
 @pytest.mark.parametrize("args,pattern", [
     (["train", "missing.svm"], "missing.svm: No such file"),
-    (["train", "{bad}"], "line 2: invalid feature value"),
+    (["train", "{bad}"], "line 2, column 4: invalid feature value"),
     (["train", "{train}", "--sigma", "-1"], "--sigma"),
     (["train", "{train}", "--loss", "nope"], "invalid choice"),
     (["train", "{train}", "--p", "3"], "p must be in"),

@@ -225,31 +225,63 @@ def test_n_features():
         pgs_load(text, n_features=3)
 
 
-def test_int64_indices_when_needed():
-    X, _ = pgs_load(b"1 1:1 3000000000:2\n-1 2:1\n")
-    assert X.indices.dtype == np.int64 and X.indptr.dtype == np.int64
-    assert X.shape == (2, 3000000000)
-    assert X.indices.tolist() == [0, 2999999999, 1]
+LIMIT_MSG = r"is too large: at most 2\*\*31 - 1 = 2147483647 features"
 
 
-def test_int64_indices_in_a_later_block_of_a_plain_file(tmp_path, monkeypatch):
+def test_largest_feature_index_is_accepted():
+    """At most 2**31 - 1 columns (int32 indices): the largest index of each base reads."""
+    X, _ = pgs_load(b"1 1:1 2147483647:2\n-1 2:1\n")
+    assert X.indices.dtype == np.int32 and X.shape == (2, 2147483647)
+    assert X.indices.tolist() == [0, 2147483646, 1]
+    X, _ = pgs_load(b"1 0:1 2147483646:2\n", zero_based=True)
+    assert X.shape == (1, 2147483647)
+    X, _ = pgs_load(b"1 1:1 2147483647:2\n", zero_based=False)
+    assert X.shape == (1, 2147483647)
+
+
+@pytest.mark.parametrize("text,kw", [
+    (b"1 1:1\n-1 2:1 2147483648:2\n", {}),
+    (b"1 1:1\n-1 2:1 9223372036854775807:2\n", {}),  # 2**63 - 1 was accepted
+    (b"1 1:1\n-1 2:1 9223372036854775808:2\n", dict(zero_based=True)),  # OverflowError
+    (b"1 1:1\n-1 2:1 4000000000:2\n", dict(zero_based=True)),
+    (b"1 1:1\n-1 2:1 2147483647:2\n", dict(zero_based=True)),
+    (b"1 1:1\n-1 2:1 2147483648:2\n", dict(zero_based=False)),
+    (b"1 1:1\n-1 2:1 000000000000000000000000000000000002147483648:2\n", {}),
+    (b"1 0:1\n-1 2:1 2147483647:2\n", {}),  # zero-based by "auto": one index too many
+])
+def test_feature_index_beyond_the_limit(text, kw):
+    with pytest.raises(ValueError, match=r"^<file object>, line 2, column 8: feature index "
+                       r"in '[^']+' " + LIMIT_MSG):
+        pgs_load(text, **kw)
+
+
+def test_feature_index_beyond_the_limit_deep_in_a_plain_file(tmp_path, monkeypatch):
+    """The largest index of a file that "auto" then reads as zero-based: the error names
+    its line in a later block, from any number of threads."""
     monkeypatch.setattr(_io, "_MAX_BLOCK", 256)
     monkeypatch.setattr(_io, "_MIN_BLOCK", 256)
     text = b"".join(b"%d 1:%d 7:0.5\n" % (i % 2, i) for i in range(200))
-    text += b"1 2:1 3000000000:2\n"
+    text += b"1 2:1 2147483647:2\n1 0:1\n"
     path = tmp_path / "wide.svm"
     path.write_bytes(text)
     for threads in (1, 2):
-        X, y = pgs.load_svmlight(path, n_threads=threads)
-        assert X.indices.dtype == np.int64 and X.shape == (201, 3000000000)
-        assert_same((X, y), pgs_load(text))
+        with pytest.raises(ValueError, match=rf"{path}, line 201, column 7: .*{LIMIT_MSG}"):
+            pgs.load_svmlight(path, n_threads=threads)
+    with pytest.raises(ValueError, match=rf"{path}, line 202, column 3: feature index 0"):
+        pgs.load_svmlight(path, zero_based=False)
     fd = os.open(path, os.O_RDONLY)  # a file descriptor is read from its position
     try:
         os.lseek(fd, len(text.split(b"\n")[0]) + 1, os.SEEK_SET)
-        X, _ = pgs.load_svmlight(fd)
-        assert X.shape[0] == 200
+        with pytest.raises(ValueError, match=r"line 200, column 7: .*too large"):
+            pgs.load_svmlight(fd)
     finally:
         os.close(fd)
+
+
+def test_n_features_beyond_the_limit():
+    with pytest.raises(ValueError, match=r"n_features must be in \[1, 2\*\*31 - 1"):
+        pgs_load(b"1 1:1\n", n_features=2**31)
+    assert pgs_load(b"1 1:1\n", n_features=2**31 - 1)[0].shape == (1, 2**31 - 1)
 
 
 def test_float32_matches_sklearn():
@@ -323,7 +355,7 @@ MALFORMED = [
     (b"1 a:2\n", 1, "invalid feature index"),
     (b"1 -1:2\n", 1, "invalid feature index"),
     (b"1 :2\n", 1, "invalid feature index"),
-    (b"1 99999999999999999999:2\n", 1, "invalid feature index"),
+    (b"1 99999999999999999999:2\n", 1, "is too large"),
     (b"1 1:\n", 1, "invalid feature value"),
     (b"1 1:2:3\n", 1, "invalid feature value"),
     (b"1 1:1_0\n", 1, "invalid feature value"),
@@ -343,13 +375,14 @@ def test_malformed_lines(tmp_path, text, line, what):
     with pytest.raises(ValueError) as err:
         pgs.load_svmlight(path)
     msg = str(err.value)
-    assert msg.startswith(f"{path}, line {line}: ")
+    # the column (in bytes) of the offending token, when the error is about one
+    assert re.match(rf"{re.escape(str(path))}, line {line}(, column \d+)?: ", msg), msg
     assert what in msg
     assert "the line reads" in msg
 
 
 def test_zero_index_with_zero_based_false():
-    with pytest.raises(ValueError, match=r"line 2: feature index 0 .*zero_based=False"):
+    with pytest.raises(ValueError, match=r"line 2, column 3: feature index 0 .*zero_based=False"):
         pgs_load(b"1 1:1\n1 0:1\n", zero_based=False)
 
 
@@ -432,7 +465,8 @@ def test_fuzz_against_sklearn(text, zero_based, multilabel, query_id):
     kw = dict(zero_based=zero_based, multilabel=multilabel, query_id=query_id)
     ours, err = _try(pgs_load, text, **kw)  # anything but ValueError fails the test
     if err is not None:
-        assert re.match(r"<file object>, line \d+: |n_features was set", str(err)), err
+        assert re.match(r"<file object>, line \d+(, column \d+)?: |n_features was set",
+                        str(err)), err
     try:
         ref = sk_load(text, **kw)
     except Exception:  # scikit-learn rejects it (any error type): nothing to compare
