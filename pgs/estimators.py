@@ -23,6 +23,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from pgs import _sigma_auto
 from pgs import _validation as V
 from pgs._data import as_csr_buffers
 from pgs._loss_table import LOSS_SPECS, LOSSES, loss_names
@@ -153,7 +154,8 @@ class _PGSBase(BaseEstimator):
 
     def __init__(self, loss, *, p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="last",
                  fit_intercept=True, intercept_scaling=1.0, epsilon=None, sampling="iid",
-                 t_offset=0, random_state=None, n_jobs=None, warm_start=False):
+                 t_offset=0, random_state=None, n_jobs=None, warm_start=False,
+                 sigma_grid=None, validation_fraction=0.2):
         self.loss = loss
         self.p = p
         self.sigma = sigma
@@ -169,6 +171,8 @@ class _PGSBase(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.warm_start = warm_start
+        self.sigma_grid = sigma_grid
+        self.validation_fraction = validation_fraction
 
     # -- validation -------------------------------------------------------------------
 
@@ -180,7 +184,9 @@ class _PGSBase(BaseEstimator):
                 f"use one of {', '.join(self._allowed_losses)}"
             )
         V.check_p(self.p)
-        V.check_positive("sigma", self.sigma)
+        _sigma_auto.check_sigma(self.sigma)
+        _sigma_auto.check_sigma_grid(self.sigma_grid)
+        _sigma_auto.check_validation_fraction(self.validation_fraction)
         V.check_count("T", self.T, allow_none=True)
         V.check_count("k", self.k)
         V.check_B(self.B)
@@ -210,11 +216,13 @@ class _PGSBase(BaseEstimator):
 
     # -- the shared fit loop ----------------------------------------------------------
 
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state):
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state,
+                      strata=None):
         """Train one problem per column of `targets` (a list of 1-D arrays).
 
         Returns the list of `pgs.Model`, in order. `warm_models` (or None) continues
-        existing models instead of starting from zero.
+        existing models instead of starting from zero. `strata` (class indices) stratify
+        the held-out split of ``sigma="auto"``.
         """
         n_problems = len(targets)
         entropy = None if warm_models is not None else _base_entropy(random_state)
@@ -240,6 +248,22 @@ class _PGSBase(BaseEstimator):
             max_row_norm = _max_row_norm(X, self.p / (self.p - 1.0), icpt)
 
         known = _PLUS_MINUS if LOSS_SPECS[train_kwargs["loss"]].is_classification else None
+        if warm_models is not None:
+            train_kwargs["sigma"] = warm_models[0].params["sigma"]
+        elif train_kwargs["sigma"] == "auto":
+            # One sigma shared by all the one-vs-rest problems, scored on the multiclass
+            # prediction they make together (their margins are compared by argmax).
+            search = _sigma_auto.search_sigma(
+                X, targets, self._sigma_score(strata, targets, sample_weight),
+                grid=_sigma_auto.check_sigma_grid(self.sigma_grid),
+                validation_fraction=self.validation_fraction, seed=entropy, T=T,
+                sample_weight=sample_weight, strata=strata,
+                n_jobs=_effective_n_jobs(self.n_jobs), known_classes=known,
+                **{key: v for key, v in train_kwargs.items() if key != "sigma"})
+            train_kwargs["sigma"] = search.sigma
+            self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores
+        else:
+            self.sigma_grid_ = self.sigma_scores_ = None
         return _fit_many(X, targets, n_jobs=_effective_n_jobs(self.n_jobs), T=T,
                          seed=entropy, warm_starts=warm_models, sample_weight=sample_weight,
                          keep_state=True, known_classes=known, max_row_norm=max_row_norm,
@@ -249,6 +273,7 @@ class _PGSBase(BaseEstimator):
         """Copy the trained models into scikit-learn's fitted attributes."""
         self._models = models
         self.n_iter_ = int(max(model.T for model in models))
+        self.sigma_ = float(models[0].params["sigma"])
         self.intercept_scaling_ = float(models[0].params["intercept_scaling"])
 
     def __sklearn_tags__(self):
@@ -407,13 +432,15 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     def __init__(self, loss="hinge", *, p=2.0, sigma=1e-4, T=None, k=1, B=None,
                  iterate="last", fit_intercept=True, intercept_scaling="auto", epsilon=None,
                  sampling="auto", t_offset="auto", random_state=None, n_jobs=None,
-                 class_weight=None, warm_start=False):
+                 class_weight=None, warm_start=False, sigma_grid=None,
+                 validation_fraction=0.2):
         super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                          fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
                          epsilon=epsilon, sampling=sampling, t_offset=t_offset,
                          random_state=random_state,
                          n_jobs=n_jobs,
-                         warm_start=warm_start)
+                         warm_start=warm_start, sigma_grid=sigma_grid,
+                         validation_fraction=validation_fraction)
         self.class_weight = class_weight
 
     # -- fitting ------------------------------------------------------------------------
@@ -449,6 +476,11 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                 "PGSClassifier needs at least 2 classes with positive weight, but only "
                 f"class {weighted!r} has non-zero sample_weight * class_weight"
             )
+
+    def _sigma_score(self, y_index, targets, weights):
+        """The validation score of ``sigma="auto"``: accuracy."""
+        return _sigma_auto.classifier_score(y_index, weights,
+                                threshold=0.5 if self.loss == "squared" else 0.0)
 
     def _targets(self, y_index, n_classes):
         """The per-problem targets: +-1 (or 0/1 for "squared") for each class vs the rest."""
@@ -493,7 +525,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         models = self._fit_problems(
             X, self._targets(y_index, classes.shape[0]), weights, T=T,
             warm_models=self._models if warm else None,
-            random_state=self.random_state,
+            random_state=self.random_state, strata=y_index,
         )
         self.classes_ = classes
         self._set_fitted(models)
@@ -548,7 +580,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             X, self._targets(y_index, all_classes.shape[0]), weights,
             T=max(1, math.ceil(X.shape[0] / self.k)),
             warm_models=None if first else self._models,
-            random_state=self.random_state,
+            random_state=self.random_state, strata=y_index,
         )
         self.classes_ = all_classes
         self._set_fitted(models)
@@ -709,13 +741,14 @@ class PGSRegressor(RegressorMixin, _PGSBase):
     def __init__(self, loss="squared", *, p=2.0, sigma=1e-4, T=None, k=1, B=None,
                  iterate="last", fit_intercept=True, intercept_scaling=1.0, epsilon=None,
                  sampling="iid", t_offset=0, random_state=None, n_jobs=None,
-                 warm_start=False):
+                 warm_start=False, sigma_grid=None, validation_fraction=0.2):
         super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                          fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
                          epsilon=epsilon, sampling=sampling, t_offset=t_offset,
                          random_state=random_state,
                          n_jobs=n_jobs,
-                         warm_start=warm_start)
+                         warm_start=warm_start, sigma_grid=sigma_grid,
+                         validation_fraction=validation_fraction)
 
     def fit(self, X, y, sample_weight=None):
         """Fit the linear model with the Primal Gradient Solver.
@@ -771,6 +804,10 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         )
         self._set_fitted(models)
         return self
+
+    def _sigma_score(self, strata, targets, weights):
+        """The validation score of ``sigma="auto"``: R^2."""
+        return _sigma_auto.regressor_score(targets[0], weights)
 
     def _set_fitted(self, models):
         super()._set_fitted(models)
