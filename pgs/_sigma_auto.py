@@ -24,6 +24,8 @@ from pgs._train import _fit, _fit_many, _max_row_norm, check_sample_weight, defa
 #: best sigma does. Measured best factors (bench/exp_defaults.py): 0.03-3 on a9a,
 #: mushrooms, the RCV1 sample and MNIST.
 DEFAULT_GRID_FACTORS = tuple(float(c) for c in 10.0 ** np.arange(-2.0, 1.01, 0.5))
+#: The grid runs take this share of the final fit's passes.
+GRID_T_FRACTION = 0.3
 #: Default share of the training rows held out to score the grid.
 DEFAULT_VALIDATION_FRACTION = 0.2
 
@@ -211,7 +213,7 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     weights = None if sample_weight is None else sample_weight[train]
     if weights is not None and not np.any(weights > 0):
         weights = None          # (the held-out rows carried all the weight)
-    T_train = max(1, math.ceil(T * train.shape[0] / m))
+    T_train = max(1, math.ceil(GRID_T_FRACTION * T * train.shape[0] / m))
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     n = len(ys)
     # Grid value g, problem j is problem g * n + j of one lock-step run.
