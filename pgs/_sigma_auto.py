@@ -52,13 +52,13 @@ def is_auto(sigma):
     """True when `sigma` is the string "auto" (the other strings are errors)."""
     if isinstance(sigma, str):
         if sigma != "auto":
-            raise ValueError(f"sigma must be a float > 0 or 'auto', got sigma={sigma!r}")
+            raise TypeError(f"sigma must be a float > 0 or 'auto', got sigma={sigma!r}")
         return True
     return False
 
 
 def check_sigma(sigma):
-    """Validate `sigma`: "auto" or a float > 0 (returned as such)."""
+    """Validate `sigma`: "auto" or a float > 0 (returned as such; TypeError for other strings)."""
     return "auto" if is_auto(sigma) else V.check_positive("sigma", sigma)
 
 

@@ -91,7 +91,7 @@ def test_train_warm_start_keeps_sigma():
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    (dict(sigma="best"), ValueError, "sigma must be a float > 0 or 'auto'"),
+    (dict(sigma="best"), TypeError, "sigma must be a float > 0 or 'auto'"),
     (dict(sigma="auto", sigma_grid=[]), ValueError, "at least one value"),
     (dict(sigma="auto", sigma_grid=[1e-3, -1.0]), ValueError, "sigma_grid entry"),
     (dict(sigma="auto", sigma_grid="1e-3"), TypeError, "sigma_grid must be None"),
@@ -178,12 +178,12 @@ def test_regressor_sigma_auto_is_the_argmax_of_r2_and_a_plain_fit():
 def test_estimators_validate_the_new_parameters_and_keep_sigma_when_continuing():
     from pgs import PGSClassifier, PGSRegressor
     X, y = _multiclass(150)
-    for bad, match in ((dict(sigma="big"), "sigma must be"),
-                       (dict(validation_fraction=1.5), "validation_fraction"),
-                       (dict(sigma_grid=[0.1, 0.0]), "sigma_grid entry")):
-        with pytest.raises(ValueError, match=match):
+    for bad, error, match in ((dict(sigma="big"), TypeError, "sigma must be"),
+                              (dict(validation_fraction=1.5), ValueError, "validation_fraction"),
+                              (dict(sigma_grid=[0.1, 0.0]), ValueError, "sigma_grid entry")):
+        with pytest.raises(error, match=match):
             PGSClassifier(**bad).fit(X, y)
-        with pytest.raises(ValueError, match=match):
+        with pytest.raises(error, match=match):
             PGSRegressor(**bad).fit(X, y)
     clf = PGSClassifier(random_state=0, warm_start=True, T=300).fit(X, y)
     sigma, scores = clf.sigma_, clf.sigma_scores_
