@@ -17,7 +17,10 @@ for pgs in the "seeds" column).
 
 A second table checks ``sigma="auto"`` on each set: the test accuracy of every value of
 its grid (fitted on all the training rows), the best of them chosen in hindsight, and
-the one "auto" picked from its held-out split.
+the one "auto" picked from its held-out split; then the same on the RCV1-like set (781k
+rows), with the time of "auto" against one fit at the sigma it chose (CPU and wall
+seconds, in the same round). The last table runs `pgs.train` with all its defaults but
+`iterate` over 40 seeds: test accuracy and training objective of each iterate choice.
 """
 
 import gzip
@@ -31,21 +34,24 @@ import scipy.sparse as sp
 from bench.common import markdown_table, write_report
 from bench.data import a9a, mushrooms, rcv1_like, rcv1_sample, shared_data_dir, toy_gaussians
 
-#: pgs columns: (label, estimator arguments); the first is the estimator's defaults.
-PGS_CLASSIFIER_COLUMNS = (
-    ("PGSClassifier()", {}),
-    ("sigma=1e-4", {"sigma": 1e-4}),
+#: pgs columns: (label, estimator arguments or a function of m giving them); the first
+#: is the estimator's defaults, each other one changes one default (or restores the former
+#: defaults: sigma=1e-4, iterate="last", and for the regressor t_offset=0, "iid" rows,
+#: intercept_scaling=1).
+_ALTERNATIVES = (
     ("iterate=last", {"iterate": "last"}),
-    ("iterate=average", {"iterate": "average"}),
-)
-PGS_REGRESSOR_COLUMNS = (
-    ("PGSRegressor()", {}),
     ("sigma=1e-4", {"sigma": 1e-4}),
-    ("iterate=last", {"iterate": "last"}),
-    ("iterate=average", {"iterate": "average"}),
-    ("t_offset=0, sampling=iid, intercept_scaling=1",
-     {"t_offset": 0, "sampling": "iid", "intercept_scaling": 1.0}),
+    ("t_offset=0", {"t_offset": 0}),
+    ("sampling=iid", {"sampling": "iid"}),
+    ("intercept_scaling=1", {"intercept_scaling": 1.0}),
+    ("T=5 passes", lambda m: {"T": 5 * m}),
+    ("T=20 passes", lambda m: {"T": 20 * m}),
 )
+PGS_CLASSIFIER_COLUMNS = (("PGSClassifier()", {}),) + _ALTERNATIVES + (
+    ("former defaults", {"sigma": 1e-4, "iterate": "last"}),)
+PGS_REGRESSOR_COLUMNS = (("PGSRegressor()", {}),) + _ALTERNATIVES + (
+    ("former defaults", {"sigma": 1e-4, "iterate": "last", "t_offset": 0,
+                         "sampling": "iid", "intercept_scaling": 1.0}),)
 SLOW_FIT_SECONDS = 20.0
 
 
@@ -182,6 +188,7 @@ def _one_set(entry, regression, repeats):
         (PGSClassifier, PGS_CLASSIFIER_COLUMNS)
     out, spread = {}, None
     for label, kwargs in columns:
+        kwargs = kwargs(X.shape[0]) if callable(kwargs) else kwargs
         secs, est = _fit_timed(lambda r, kw=kwargs: cls(random_state=r, **kw), X, y, repeats)
         out[label] = (_score(est, Xt, yt), secs)
         if not kwargs:
@@ -205,6 +212,34 @@ def _auto_check(entry, est, regression):
         return None
     scores = [_score(cls(sigma=float(s), random_state=0).fit(X, y), Xt, yt) for s in grid]
     return grid, scores, est.sigma_
+
+
+def _rcv1_auto(quick, rounds):
+    """sigma="auto" on the RCV1-like set: its time against one fit at the sigma it chose
+    (CPU and wall seconds, alternating within each round), and its grid in hindsight."""
+    from pgs import PGSClassifier
+    s = rcv1_like(50_000 if quick else 781_265)
+    X, y, Xt, yt = s.X_train, s.y_train, s.X_test, s.y_test
+    lines, first = [], None
+    for r in range(rounds):
+        row = []
+        for kwargs in ({}, None):
+            kwargs = {"sigma": row[0][2].sigma_} if kwargs is None else kwargs
+            c0, w0 = time.process_time(), time.perf_counter()
+            fitted = PGSClassifier(random_state=r, **kwargs).fit(X, y)
+            row.append((time.process_time() - c0, time.perf_counter() - w0, fitted))
+        (ca, wa, a), (cf, wf, _) = row
+        first = first or a
+        lines.append([str(r), f"{a.sigma_:.3g}", f"{100 * a.score(Xt, yt):.2f}",
+                      f"{ca:.1f} / {wa:.1f}", f"{cf:.1f} / {wf:.1f}",
+                      f"{ca / cf:.2f}x / {wa / wf:.2f}x"])
+    timing = markdown_table(["random_state", "sigma_", "test accuracy %",
+                             "auto: CPU / wall s", "fixed at sigma_: CPU / wall s",
+                             "ratio CPU / wall"], lines)
+    scores = [PGSClassifier(sigma=float(g), random_state=0).fit(X, y).score(Xt, yt)
+              for g in first.sigma_grid_]
+    hindsight = _auto_table([(s.name, (first.sigma_grid_, scores, first.sigma_))], False)
+    return s.name, timing, hindsight
 
 
 def _train_iterates(n_seeds):
@@ -284,6 +319,11 @@ def run(cfg):
         if autos:
             sections.append((f"{kind}: sigma='auto' against its grid in hindsight",
                              _auto_table(autos, regression)))
+    name, timing, hindsight = _rcv1_auto(cfg.quick, 1 if cfg.quick else 3)
+    sections.append((f"sigma='auto' on {name}: time against one fit at the chosen sigma",
+                     timing))
+    sections.append((f"sigma='auto' on {name}: its grid in hindsight (random_state=0)",
+                     hindsight))
     n_seeds = 10 if cfg.quick else 40
     sections.append((f"pgs.train's iterate, all else default ({n_seeds} seeds)",
                      _train_iterates(n_seeds)))
