@@ -317,7 +317,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     sigma : float > 0 or "auto", default "auto"
         Regularisation strength (scikit-learn's ``alpha`` of SGDClassifier). "auto"
         holds out `validation_fraction` of the rows (stratified by class), trains every
-        value of `sigma_grid` on the rest for 3 of the 10 passes, all in lock-step (each
+        value of `sigma_grid` on the rest for 2 of the 10 passes, all in lock-step (each
         row fetched from memory once for every value and class), and refits the value
         with the best held-out accuracy (ties: the largest) on all the rows: the model
         is exactly the fit at ``sigma=sigma_``. One sigma is shared by all the
