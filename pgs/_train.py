@@ -144,9 +144,9 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         (``model.params["sigma"]``; the grid and its scores are ``model.sigma_grid`` and
         ``model.sigma_scores``). The grid runs take 2/10 of the final fit's passes
         (on the sets of bench/exp_defaults.py their picks were as good as full runs'):
-        about 2-3 fits of time, deterministic for a seed; they hold ``len(sigma_grid)``
-        solvers' state at once, and `callback` sees the final fit only. A warm start
-        keeps its model's sigma.
+        2.2-3.3x one fit's time (RCV1-like set), deterministic for a seed; they hold
+        ``len(sigma_grid)`` solvers' state at once, and `callback` sees the final fit
+        only. A warm start keeps its model's sigma.
     T : int >= 1, optional
         Number of iterations; default ``ceil(10 m / k)`` (ten passes' worth of
         samples). With `warm_start`, the number of further iterations.

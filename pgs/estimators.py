@@ -324,8 +324,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         one-vs-rest problems and scored on their joint (argmax) prediction, since their
         margins are compared with each other. No fixed sigma is right for every data
         set (bench/results/defaults.md: the best one spans 0.01-10 times
-        ``mean ||x||^2 / m``); "auto" costs about 2-3 fits. `partial_fit`'s first call
-        chooses it on its batch; warm starts and later calls keep `sigma_`.
+        ``mean ||x||^2 / m``); "auto" took 2.2-3.3 times one fit on the RCV1-like
+        set. `partial_fit`'s first call chooses it on its batch; warm starts and later
+        calls keep `sigma_`.
     T : int >= 1 or None, default None
         Iterations per binary problem and per `fit`; None means ``ceil(10 m / k)``,
         ten passes over the data. Ignored by `partial_fit`.
@@ -338,10 +339,10 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         holds for the returned model, not only in expectation over a draw), the last
         one, or the paper's draw from 1..T (which may pick an early, poor iterate).
         With ``t_offset="auto"`` the first iterates are not thrown far out, and in
-        bench/results/defaults.md the average beat the last iterate by 0.35 (a9a) and
-        0.76 (MNIST) points, and lost at most 0.2 (on the 500 test rows of the RCV1
-        sample) elsewhere. "last" and "average" make warm starts exact continuations
-        (see Notes).
+        bench/results/defaults.md the average beat the last iterate on 6 of the 8
+        classification sets (by 0.76 points on MNIST, 0.5 on the sparse 8-class set)
+        and lost 0.08 (mushrooms) and 0.4 (the 500 test rows of the RCV1 sample).
+        "last" and "average" make warm starts exact continuations (see Notes).
     fit_intercept : bool, default True
         Learn a bias as the weight of a constant column of value `intercept_scaling`,
         regularised like the other weights.
@@ -739,8 +740,8 @@ class PGSRegressor(RegressorMixin, _PGSBase):
     sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
     t_offset : float >= 0 or "auto", default "auto"
         As in `PGSClassifier`: the same defaults. In bench/results/defaults.md, on the
-        generated regression sets, `pgs.train`'s t_offset=0 lost 0.003-0.19 of test
-        R^2, intercept_scaling=1 0.002-0.08 and "iid" up to 0.011, and the former
+        generated regression sets, `pgs.train`'s t_offset=0 lost 0.003-0.11 of test
+        R^2, "iid" up to 0.01 and intercept_scaling=1 up to 0.002, and the former
         defaults (these with sigma=1e-4, iterate="last") diverged on non-centred
         dense features (R^2 < -1000).
     n_jobs, warm_start
