@@ -143,7 +143,7 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         largest sigma), and returns the plain fit at that sigma on all the rows
         (``model.params["sigma"]``; the grid and its scores are ``model.sigma_grid`` and
         ``model.sigma_scores``). The grid runs take 2/10 of the final fit's passes
-        (on the sets of bench/exp_defaults.py their picks were as good as full runs'):
+        (on bench/exp_defaults.py's classification sets as good picks as full runs'):
         2.2-3.3x one fit's time (RCV1-like set), deterministic for a seed; they hold
         ``len(sigma_grid)`` solvers' state at once, and `callback` sees the final fit
         only. A warm start keeps its model's sigma.
