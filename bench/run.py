@@ -41,6 +41,7 @@ EXPERIMENTS = {
     "table2": "bench.exp_table2",
     "memory": "bench.exp_memory",
     "real": "bench.exp_real",
+    "defaults": "bench.exp_defaults",
     "estimators": "bench.bench_estimators",
     "lockstep": "bench.bench_lockstep",
     "ovr_gap": "bench.exp_ovr_gap",

@@ -68,7 +68,7 @@ def _build_parser():
                     help="iterations (default: ten passes' worth of rows)")
     tr.add_argument("--k", type=_positive_int, default=1, help="mini-batch size")
     tr.add_argument("--B", type=_radius, default=None, help="radius of ||w||_p <= B, or 'auto'")
-    tr.add_argument("--iterate", default="random", choices=["random", "last", "average"])
+    tr.add_argument("--iterate", default="last", choices=["random", "last", "average"])
     tr.add_argument("--seed", type=int, default=None)
     tr.add_argument("--epsilon", type=float, default=None,
                     help="shape parameter of " + " / ".join(

@@ -29,9 +29,14 @@ class Model(LinearModel):
     params : dict
         Every training argument (with `B` the radius actually used, None if unbounded,
         and `seed` the entropy that reproduces the run).
+    sigma_grid, sigma_scores : ndarray or None
+        With ``sigma="auto"``: the sigma values tried and their validation scores (not
+        saved by `save`); None otherwise.
     """
 
     _kind = "pgs"
+    sigma_grid = None
+    sigma_scores = None
 
     def _repr_fields(self):
         return [f"loss={self.params['loss']!r}", f"p={self.params['p']}",

@@ -89,8 +89,21 @@ def test_partial_fit_and_warm_start_keep_the_resolved_values(digits):
     first = (clf.intercept_scaling_, [m.params["t_offset"] for m in clf._models])
     clf.partial_fit(3.0 * X[300:], y[300:])          # other scale: values are kept
     assert (clf.intercept_scaling_, [m.params["t_offset"] for m in clf._models]) == first
-    one = PGSClassifier(T=900, random_state=2).fit(X, y)
-    warm = PGSClassifier(T=400, random_state=2, warm_start=True).fit(X, y)
+    # (A fixed sigma: "auto" would search with T=900 here and T=400 there.)
+    one = PGSClassifier(T=900, sigma=1e-3, random_state=2).fit(X, y)
+    warm = PGSClassifier(T=400, sigma=1e-3, random_state=2, warm_start=True).fit(X, y)
     warm.set_params(T=500)
     warm.fit(X, y)
     np.testing.assert_array_equal(warm.coef_, one.coef_)
+
+
+def test_defaults_expect_only_the_sample_weight_equivalence_checks():
+    """check_estimator passes with both estimators' defaults but for the two checks that
+    scikit-learn expects its own SGD estimators to fail (tests/test_estimators.py runs
+    them)."""
+    from pgs.estimators import PGSRegressor, expected_failed_checks
+    for est in (PGSClassifier(), PGSRegressor()):
+        assert set(expected_failed_checks(est)) == {
+            "check_sample_weight_equivalence_on_dense_data",
+            "check_sample_weight_equivalence_on_sparse_data"}
+        assert est.sigma == "auto" and est.iterate == "average"

@@ -46,16 +46,17 @@ def digits():
 
 # --------------------------------------------------------------- scikit-learn's checks
 
-# The checks' data sets have 20-300 rows, so ten passes are only a few thousand
-# iterations: PGS needs sigma * T well above the loss's smoothness to converge, hence
-# the larger sigma for the least-squares estimators (sklearn's own check likewise sets
+# Both estimators pass with their defaults (sigma="auto" included). The checks' data sets
+# have 20-300 rows, so ten passes are only a few thousand iterations: PGS needs sigma * T
+# well above the loss's smoothness to converge, hence the larger fixed sigma of the
+# other least-squares and Huber estimators checked (sklearn's own check likewise sets
 # alpha=0.01 on linear regressors).
 _CHECKED = [
     PGSClassifier(),
+    PGSRegressor(),
     PGSClassifier(loss="logistic"),
     PGSClassifier(loss="modified_huber", p=1.5),
     PGSClassifier(loss="squared", sigma=1e-2),
-    PGSRegressor(sigma=0.1, sampling="permutation"),
     PGSRegressor(loss="huber", sigma=0.1, p=1.8, iterate="average"),
 ]
 
@@ -85,11 +86,12 @@ def test_ovr_threads_bit_identical_to_sequential(digits, loss, sparse):
     np.testing.assert_array_equal(one.classes_, np.arange(10))
 
 
-def _as_fitted(clf):
-    """`pgs.train` arguments for PGSClassifier's defaults (unweighted: a permutation per
-    pass, the "auto" intercept_scaling the estimator resolved, the "auto" t_offset)."""
-    return dict(sampling="permutation", intercept_scaling=clf.intercept_scaling_,
-                t_offset="auto")
+def _as_fitted(est):
+    """`pgs.train` arguments for the estimators' defaults (unweighted: a permutation per
+    pass, the "auto" intercept_scaling the estimator resolved, the "auto" t_offset, the
+    average iterate)."""
+    return dict(sampling="permutation", intercept_scaling=est.intercept_scaling_,
+                t_offset="auto", iterate="average")
 
 
 def test_ovr_problem_is_pgs_train_with_the_same_seed(digits):
@@ -97,7 +99,7 @@ def test_ovr_problem_is_pgs_train_with_the_same_seed(digits):
     clf = PGSClassifier(loss="logistic", sigma=1e-3, random_state=7).fit(Xtr, ytr)
     for c in (0, 4, 9):
         model = pgs.train(Xtr, np.where(ytr == c, 1, -1), loss="logistic", sigma=1e-3,
-                          iterate="last", seed=7,
+                          seed=7,
                           **_as_fitted(clf))
         np.testing.assert_array_equal(clf.coef_[c], model.coef)
         assert clf.intercept_[c] == model.intercept
@@ -108,7 +110,7 @@ def test_binary_equals_pgs_train():
     X, y = make_classification(n_samples=200, n_features=8, random_state=0)
     labels = np.array(["no", "yes"])[y]
     clf = PGSClassifier(loss="hinge", sigma=1e-3, random_state=5).fit(X, labels)
-    model = pgs.train(X, labels, loss="hinge", sigma=1e-3, iterate="last", seed=5,
+    model = pgs.train(X, labels, loss="hinge", sigma=1e-3, seed=5,
                       **_as_fitted(clf))
     assert clf.coef_.shape == (1, 8)
     np.testing.assert_array_equal(clf.coef_[0], model.coef)
@@ -121,7 +123,7 @@ def test_regressor_equals_pgs_train():
     X = rng.normal(size=(150, 5))
     y = X @ rng.normal(size=5) + 0.1 * rng.normal(size=150)
     reg = PGSRegressor(sigma=1e-2, random_state=2).fit(X, y)
-    model = pgs.train(X, y, loss="squared", sigma=1e-2, iterate="last", seed=2)
+    model = pgs.train(X, y, loss="squared", sigma=1e-2, seed=2, **_as_fitted(reg))
     np.testing.assert_array_equal(reg.coef_, model.coef)
     np.testing.assert_array_equal(reg.predict(X), model.decision_function(X))
 
@@ -131,7 +133,7 @@ def test_squared_loss_classifier_is_one_hot_least_squares(digits):
     Xtr, Xte, ytr, _ = digits
     clf = PGSClassifier(loss="squared", sigma=1e-2, random_state=1).fit(Xtr, ytr)
     model = pgs.train(Xtr, (ytr == 3).astype(float), loss="squared", sigma=1e-2,
-                      iterate="last", seed=1,
+                      seed=1,
                       **_as_fitted(clf))
     np.testing.assert_array_equal(clf.coef_[3], model.coef)
     scores = clf.decision_function(Xte)
@@ -142,7 +144,7 @@ def test_squared_loss_classifier_is_one_hot_least_squares(digits):
 def test_squared_loss_binary_threshold_is_one_half():
     X, y = make_classification(n_samples=300, n_features=6, random_state=1)
     clf = PGSClassifier(loss="squared", sigma=1e-2, random_state=0).fit(X, y)
-    model = pgs.train(X, y.astype(float), loss="squared", sigma=1e-2, iterate="last", seed=0,
+    model = pgs.train(X, y.astype(float), loss="squared", sigma=1e-2, seed=0,
                       **_as_fitted(clf))
     np.testing.assert_allclose(clf.decision_function(X), model.decision_function(X) - 0.5)
     np.testing.assert_array_equal(clf.predict(X), (model.decision_function(X) > 0.5) * 1)

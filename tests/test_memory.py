@@ -135,15 +135,15 @@ def test_estimators_hold_at_most_four_vectors(p):
     """The estimators keep the solver's state for partial_fit and warm starts (the
     solver's own buffers, handed over) and expose coef_ without a copy of the model's:
     on a million features a binary fit stays within four vectors, the regressor's
-    too."""
+    too. (At a fixed sigma: sigma="auto" runs its grid's solvers at once.)"""
     from pgs.estimators import PGSClassifier, PGSRegressor
 
     X, y = _wide()
     vector = 8 * (N_WIDE + 1)
     for est, target in ((PGSClassifier, y), (PGSRegressor, y * 0.5)):
-        est(T=2, p=p).fit(X, target)
-        peak, fitted = traced_peak(
-            lambda est=est, target=target: est(T=40, p=p, random_state=0).fit(X, target))
+        est(T=2, p=p, sigma=1e-4).fit(X, target)
+        peak, fitted = traced_peak(lambda est=est, target=target: est(
+            T=40, p=p, sigma=1e-4, random_state=0).fit(X, target))
         assert np.any(fitted.coef_ != 0.0)
         assert peak <= 4 * vector + 2**20, (est, peak / vector)
 

@@ -1,0 +1,326 @@
+"""``sigma="auto"``: pick sigma from a grid by a held-out split, training the grid in lock-step.
+
+The grid's problems are trained on the same training rows with the same seed, so they
+draw the same rows and `pgs._solver.run_lockstep` fetches each row from memory once for
+all of them (as for the one-vs-rest problems). The validation rows (stratified for
+classification) score every grid value; the best one is then refitted on all the rows by
+the caller, so the final model is exactly a plain fit at the chosen sigma.
+"""
+
+import math
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from pgs import _validation as V
+from pgs._data import as_csr_buffers, check_targets
+from pgs._model import Model
+from pgs._train import _fit, _fit_many, _max_row_norm, check_sample_weight, default_T
+
+#: Default grid: these factors times ``mean_i ||x_i||^2 / m``. Scaling X by a scales the
+#: grid by a^2 (the decisions do not change) and more rows move it down as 1/m, as the
+#: best sigma does. Measured best factors (bench/exp_defaults.py): 0.03-3 on a9a,
+#: mushrooms, the RCV1 sample and MNIST.
+DEFAULT_GRID_FACTORS = tuple(float(c) for c in 10.0 ** np.arange(-2.0, 1.01, 0.5))
+#: The grid runs take this share of the final fit's passes. On bench/exp_defaults.py's
+#: classification sets 0.2 picked as well as full runs at a fifth of the cost, and kept
+#: "auto" within 3x one fit on the RCV1-like set (0.3 took 3.2x); on its sparse
+#: regression set the short runs favour a larger sigma (test R^2 0.60, against 0.67 at
+#: 0.3 and for the best of the grid).
+GRID_T_FRACTION = 0.2
+#: Default share of the training rows held out to score the grid.
+DEFAULT_VALIDATION_FRACTION = 0.2
+
+
+class SigmaSearch(NamedTuple):
+    """The outcome of `search_sigma`.
+
+    Attributes
+    ----------
+    sigma : float
+        The chosen value: the largest of the grid values with the best score.
+    grid : ndarray of float64
+        The grid, ascending.
+    scores : ndarray of float64
+        Validation score of each grid value (accuracy or R^2).
+    """
+
+    sigma: float
+    grid: np.ndarray
+    scores: np.ndarray
+
+
+def is_auto(sigma):
+    """True when `sigma` is the string "auto" (the other strings are errors)."""
+    if isinstance(sigma, str):
+        if sigma != "auto":
+            raise TypeError(f"sigma must be a float > 0 or 'auto', got sigma={sigma!r}")
+        return True
+    return False
+
+
+def check_sigma(sigma):
+    """Validate `sigma`: "auto" or a float > 0 (returned as such; TypeError for other strings)."""
+    return "auto" if is_auto(sigma) else V.check_positive("sigma", sigma)
+
+
+def check_validation_fraction(fraction):
+    """Validate `validation_fraction`: a float in (0, 1)."""
+    if not V._is_real(fraction) or not 0.0 < float(fraction) < 1.0:
+        raise ValueError(f"validation_fraction must be a float in (0, 1), "
+                         f"got validation_fraction={fraction!r}")
+    return float(fraction)
+
+
+def check_sigma_grid(grid):
+    """Validate `sigma_grid`: None (the default grid) or a non-empty sequence of floats > 0.
+
+    Returns None or the values as an ascending float64 array without duplicates.
+    """
+    if grid is None:
+        return None
+    if isinstance(grid, (str, bytes)) or not np.iterable(grid):
+        raise TypeError(f"sigma_grid must be None or a sequence of floats > 0, "
+                        f"got sigma_grid={grid!r}")
+    values = [V.check_positive("sigma_grid entry", s) for s in grid]
+    if not values:
+        raise ValueError("sigma_grid must hold at least one value, got an empty sequence")
+    return np.unique(np.asarray(values, dtype=np.float64))
+
+
+def default_sigma_grid(Xb):
+    """`DEFAULT_GRID_FACTORS` times ``mean_i ||x_i||^2 / m`` (times 1 / m if X is 0).
+
+    Parameters
+    ----------
+    Xb : CSRBuffers
+        The rows the grid is for.
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    m = max(Xb.shape[0], 1)
+    data = np.asarray(Xb.data, dtype=np.float64)
+    mean_sq = float(np.dot(data, data)) / m
+    if not 0.0 < mean_sq < math.inf:
+        mean_sq = 1.0
+    return np.asarray(DEFAULT_GRID_FACTORS) * (mean_sq / m)
+
+
+def validation_split(n_rows, fraction, seed, strata=None):
+    """Row indices (train, validation), shuffled by `seed`, stratified by `strata`.
+
+    Each stratum (class) gives ``floor(fraction * n_c)`` rows to validation, and at least
+    one when it has two rows or more, so every class with two rows or more is in both
+    parts. Without strata, ``floor(fraction * n)`` rows (at least one when n >= 2).
+
+    Parameters
+    ----------
+    n_rows : int
+    fraction : float in (0, 1)
+    seed : int
+    strata : ndarray of shape (n_rows,), optional
+        Labels to stratify by.
+
+    Returns
+    -------
+    (ndarray, ndarray) of int64, both sorted; the validation part is empty when no row
+    can be held out (fewer than two rows, or a single row per class).
+    """
+    rng = np.random.default_rng([seed, 0x5167])   # (its own stream, not the sampler's)
+    groups = [np.arange(n_rows)] if strata is None else \
+        [np.flatnonzero(strata == c) for c in np.unique(strata)]
+    val = []
+    for rows in groups:
+        n_c = rows.shape[0]
+        n_val = int(fraction * n_c) if n_c < 2 else min(max(1, int(fraction * n_c)), n_c - 1)
+        val.append(rng.permutation(rows)[:n_val])
+    val = np.sort(np.concatenate(val)).astype(np.int64)
+    train = np.setdiff1d(np.arange(n_rows, dtype=np.int64), val)
+    return train, val
+
+
+def _rows(Xb, rows):
+    """The given rows of CSR buffers, as a new CSR matrix."""
+    X = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape, copy=False)
+    return X[rows]
+
+
+def weighted_accuracy(y_true, y_pred, sample_weight=None):
+    """(Weighted) share of exact matches."""
+    return float(np.average(y_true == y_pred, weights=sample_weight))
+
+
+def weighted_r2(y_true, y_pred, sample_weight=None):
+    """(Weighted) coefficient of determination; 0 for a constant target (no spread)."""
+    mean = np.average(y_true, weights=sample_weight)
+    ss_tot = float(np.average((y_true - mean) ** 2, weights=sample_weight))
+    ss_res = float(np.average((y_true - y_pred) ** 2, weights=sample_weight))
+    if ss_tot == 0.0:
+        return 0.0 if ss_res == 0.0 else -math.inf
+    return 1.0 - ss_res / ss_tot
+
+
+def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
+                 sample_weight=None, strata=None, n_jobs=1, **train_kwargs):
+    """Train every grid value on a training split in lock-step; score each on the rest.
+
+    Parameters
+    ----------
+    Xb : CSRBuffers
+        All the training rows.
+    targets : list of ndarray of shape (m,)
+        One target vector per problem (several for one-vs-rest); every grid value trains
+        all of them.
+    score : callable
+        ``score(models, X_val, val_rows)`` -> float, higher is better: `models` are one
+        grid value's trained problems (in the order of `targets`), `X_val` the validation
+        rows (CSR) and `val_rows` their indices in X.
+    grid : ndarray of float64 or None
+        Ascending sigma values; None for `default_sigma_grid` of X.
+    validation_fraction : float in (0, 1)
+    seed : int
+        Seeds the split and every grid run.
+    T : int
+        Iterations of a fit on all m rows; the grid runs take as many passes:
+        ``ceil(T * m_train / m)`` iterations.
+    sample_weight : ndarray of shape (m,), optional
+    strata : ndarray of shape (m,), optional
+        Labels to stratify the split by (classification).
+    n_jobs : int
+        Threads for the lock-step groups (see `pgs._train._fit_many`).
+    **train_kwargs
+        The other `pgs.train` arguments (sigma excluded).
+
+    Returns
+    -------
+    SigmaSearch
+        When no row can be held out (tiny data), the grid is scored on the training rows.
+    """
+    if grid is None:
+        grid = default_sigma_grid(Xb)
+    m = Xb.shape[0]
+    train, val = validation_split(m, validation_fraction, seed, strata)
+    if val.shape[0] == 0:
+        train = val = np.arange(m, dtype=np.int64)
+    X_train, X_val = _rows(Xb, train), _rows(Xb, val)
+    if train_kwargs.get("t_offset") == "auto" and train_kwargs.get("max_row_norm") is None:
+        # The grid shares X_train: scan it once for t_offset="auto", not once per run.
+        icpt = V.check_positive("intercept_scaling", train_kwargs.get("intercept_scaling", 1.0)) \
+            if train_kwargs.get("fit_intercept", True) else 0.0
+        p = V.check_p(train_kwargs.get("p", 2.0))
+        train_kwargs["max_row_norm"] = _max_row_norm(as_csr_buffers(X_train), p / (p - 1.0),
+                                                     icpt)
+    weights = None if sample_weight is None else sample_weight[train]
+    if weights is not None and not np.any(weights > 0):
+        weights = None          # (the held-out rows carried all the weight)
+    T_train = max(1, math.ceil(GRID_T_FRACTION * T * train.shape[0] / m))
+    ys = [np.ascontiguousarray(y[train]) for y in targets]
+    n = len(ys)
+    # Grid value g, problem j is problem g * n + j of one lock-step run.
+    models = _fit_many(X_train, ys * grid.shape[0], n_jobs=n_jobs, seed=seed, T=T_train,
+                       sample_weight=weights,
+                       per_problem=[{"sigma": float(s)} for s in grid for _ in range(n)],
+                       **train_kwargs)
+    scores = np.array([score(models[g * n:(g + 1) * n], X_val, val)
+                       for g in range(grid.shape[0])], dtype=np.float64)
+    best = np.flatnonzero(scores == np.nanmax(scores)) if np.any(np.isfinite(scores)) \
+        else np.arange(grid.shape[0])
+    return SigmaSearch(float(grid[best[-1]]), grid, scores)
+
+
+def validation_weights(sample_weight, rows):
+    """The weights of the validation rows, or None (no weights, or all zero there)."""
+    if sample_weight is None:
+        return None
+    w = sample_weight[rows]
+    return w if np.any(w > 0) else None
+
+
+def classifier_score(y_index, weights, *, threshold=0.0):
+    """`search_sigma`'s score for one-vs-rest problems: (weighted) accuracy of the argmax.
+
+    Parameters
+    ----------
+    y_index : ndarray of int, shape (m,)
+        Each row's class index; a single problem is the binary one of class 1.
+    weights : ndarray of shape (m,) or None
+    threshold : float
+        A single problem predicts class 1 above it (0.5 for 0/1 least squares).
+    """
+    def score(models, X_val, rows):
+        Z = np.asarray(X_val @ np.column_stack([model.coef for model in models]))
+        Z = Z + np.array([model.intercept for model in models])
+        pred = (Z[:, 0] > threshold).astype(np.intp) if len(models) == 1 else Z.argmax(axis=1)
+        return weighted_accuracy(y_index[rows], pred, validation_weights(weights, rows))
+    return score
+
+
+def regressor_score(y, weights):
+    """`search_sigma`'s score for one regression problem: the (weighted) R^2."""
+    def score(models, X_val, rows):
+        return weighted_r2(y[rows], models[0].decision_function(X_val),
+                           validation_weights(weights, rows))
+    return score
+
+
+def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwargs):
+    """`pgs.train` with ``sigma="auto"``: `search_sigma`, then a plain fit at the winner.
+
+    The returned `Model` is exactly ``pgs.train(X, y, sigma=model.params["sigma"],
+    seed=model.params["seed"], ...)``, plus ``sigma_grid`` and ``sigma_scores``. A warm
+    start keeps its model's sigma (no search).
+    """
+    grid = check_sigma_grid(sigma_grid)
+    fraction = check_validation_fraction(validation_fraction)
+    if isinstance(warm_start, Model):
+        return _fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
+                    **kwargs)
+    if warm_start is not None:
+        raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
+    if kwargs.get("fixed_rows") is not None:
+        raise ValueError("fixed_rows is not supported with sigma='auto'")
+    seed = resolve_seed(seed)
+    loss = kwargs["loss"]
+    V.check_loss(loss)
+    Xb = as_csr_buffers(X, check_entries=False)
+    m = Xb.shape[0]
+    classification = loss in V.CLASSIFICATION_LOSSES
+    y_kernel, _ = check_targets(y, m, classification=classification)
+    weights = check_sample_weight(kwargs.get("sample_weight"), m)
+    T = V.check_count("T", kwargs.get("T"), allow_none=True)
+    T = default_T(m, V.check_count("k", kwargs.get("k", 1))) if T is None else T
+
+    def score(models, X_val, rows):
+        z = models[0].decision_function(X_val)
+        w = validation_weights(weights, rows)
+        if classification:
+            return weighted_accuracy(y_kernel[rows], np.where(z > 0, 1.0, -1.0), w)
+        return weighted_r2(y_kernel[rows], z, w)
+
+    search_kwargs = {key: value for key, value in kwargs.items()
+                     if key not in ("T", "sample_weight", "callback", "callback_every",
+                                    "keep_state", "fixed_rows")}
+    search = search_sigma(Xb, [y_kernel], score, grid=grid, validation_fraction=fraction,
+                          seed=seed, T=T, sample_weight=weights,
+                          strata=y_kernel if classification else None,
+                          known_classes=np.array([-1.0, 1.0]) if classification else None,
+                          **search_kwargs)
+    model = _fit(Xb, y, sigma=search.sigma, seed=seed, **kwargs)
+    model.sigma_grid, model.sigma_scores = search.grid, search.scores
+    return model
+
+
+def resolve_seed(seed):
+    """An int seed: `seed` itself, or fresh entropy for None (one draw for split and runs)."""
+    seed = V.check_seed(seed)
+    if seed is None:
+        return int(np.random.SeedSequence().entropy)
+    if isinstance(seed, np.random.SeedSequence):
+        return int(seed.entropy)
+    if isinstance(seed, numbers.Integral):
+        return int(seed)
+    return seed
