@@ -16,6 +16,7 @@ import inspect
 import lzma
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -45,6 +46,14 @@ class _Interrupted(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Fills in '<<name>>' with the estimators' default of `name` when help is shown
+    (so that only `pgs train` and help import scikit-learn)."""
+
+    def _get_help_string(self, action):
+        return re.sub(r"<<(\w+)>>", lambda m: _default_text(m.group(1)), action.help)
 
 
 # ----------------------------------------------------------------------- argument types
@@ -224,7 +233,8 @@ def _build_parser():
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     tr = sub.add_parser(
-        "train", parents=[common], help="train a model on an svmlight file and save it",
+        "train", parents=[common], formatter_class=_Formatter,
+        help="train a model on an svmlight file and save it",
         description="Train on DATA (binary or multiclass labels: PGSClassifier, one-vs-rest; "
         "real targets with a regression loss: PGSRegressor), report accuracy (or RMSE and "
         "R^2), and save the model. Options not given take the estimators' defaults.")
@@ -233,27 +243,27 @@ def _build_parser():
     tr.add_argument("--loss", choices=LOSS_NAMES,
                     help=f"classification: {', '.join(loss_names('classification'))}; "
                     f"regression: {', '.join(loss_names('regression'))} "
-                    f"({_default_text('loss')})")
-    tr.add_argument("--p", type=_p_value, help=f"norm of the regulariser, in (1, 2] "
-                    f"({_default_text('p')})")
+                    f"(<<loss>>)")
+    tr.add_argument("--p", type=_p_value, help="norm of the regulariser, in (1, 2] "
+                    "(<<p>>)")
     tr.add_argument("--sigma", type=_positive_or_auto,
-                    help=f"regularisation strength, or 'auto' to choose it on a held-out "
-                    f"split ({_default_text('sigma')})")
+                    help="regularisation strength, or 'auto' to choose it on a held-out "
+                    "split (<<sigma>>)")
     tr.add_argument("--T", type=_positive_int,
-                    help=f"iterations per problem ({_default_text('T')}: ten passes)")
-    tr.add_argument("--k", type=_positive_int, help=f"mini-batch size ({_default_text('k')})")
+                    help="iterations per problem (<<T>>; None: the estimators' number of passes)")
+    tr.add_argument("--k", type=_positive_int, help="mini-batch size (<<k>>)")
     tr.add_argument("--B", type=_positive_or_auto,
-                    help=f"radius of ||w||_p <= B, or 'auto' ({_default_text('B')})")
+                    help="radius of ||w||_p <= B, or 'auto' (<<B>>)")
     tr.add_argument("--iterate", choices=ITERATES,
-                    help=f"the iterate returned ({_default_text('iterate')})")
+                    help="the iterate returned (<<iterate>>)")
     tr.add_argument("--sampling", choices=SAMPLING_MODES + ("auto",),
-                    help=f"how rows are drawn ({_default_text('sampling')})")
+                    help="how rows are drawn (<<sampling>>)")
     tr.add_argument("--t-offset", dest="t_offset", type=_non_negative_or_auto,
-                    help=f"offset t0 of the steps 1/(sigma (t + t0)), or 'auto' "
-                    f"({_default_text('t_offset')})")
+                    help="offset t0 of the steps 1/(sigma (t + t0)), or 'auto' "
+                    "(<<t_offset>>)")
     tr.add_argument("--intercept-scaling", dest="intercept_scaling", type=_positive_or_auto,
-                    help=f"value of the constant column that carries the intercept, or "
-                    f"'auto' ({_default_text('intercept_scaling')})")
+                    help="value of the constant column that carries the intercept, or "
+                    "'auto' (<<intercept_scaling>>)")
     tr.add_argument("--class-weight", dest="class_weight", choices=["balanced"],
                     help="weigh classes by n_samples / (n_classes * count) (classification)")
     tr.add_argument("--jobs", type=_jobs,
@@ -429,6 +439,10 @@ class _Elapsed:
             self._shown = 0
 
 
+def _kept(path):
+    return f"; {path} left as it was" if os.path.exists(path) else ""
+
+
 def _params_text(estimator):
     params = estimator.get_params()
     shown = {"loss": params["loss"]}
@@ -456,6 +470,9 @@ def _cmd_train(args, out):
         loaded = _wait_for(lambda: load_svmlight_files(files, n_features=args.n_features))
     except (EOFError, zlib.error, lzma.LZMAError) as exc:
         raise _read_error(" or ".join(map(str, files)), exc) from exc
+    except KeyboardInterrupt:
+        raise _Interrupted(f"pgs train: interrupted while reading the data; no model "
+                           f"saved{_kept(path)}") from None
     seconds = time.perf_counter() - start
     X, y = loaded[0], loaded[1]
     say(_describe(f"data {args.data}", X, seconds))
@@ -476,9 +493,8 @@ def _cmd_train(args, out):
         _wait_for(estimator.fit, X, y, ticker=ticker)
     except KeyboardInterrupt:
         ticker.clear()
-        kept = f"; {path} left as it was" if os.path.exists(path) else ""
         raise _Interrupted(f"pgs train: interrupted after {time.perf_counter() - start:.1f} s "
-                           f"of training; no model saved{kept}") from None
+                           f"of training; no model saved{_kept(path)}") from None
     finally:
         ticker.clear()
     seconds = time.perf_counter() - start
