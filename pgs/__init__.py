@@ -4,6 +4,7 @@ Zhu, Chen, Zhu, Wang, Wang, Chen, "Inverse Time Dependency in Convex Regularized
 Learning", ICDM 2009.
 """
 
+from pgs import _estimator_model  # noqa: F401  (registers the "ovr" model kind)
 from pgs._csgd_train import train_cadaline, train_csgd
 from pgs._io import dump_svmlight, load_svmlight, load_svmlight_files
 from pgs._loss_table import LOSS_NAMES

@@ -67,3 +67,13 @@ def test_toy_gaussians_optimal_direction():
     # The Bayes direction classifies far better than chance on its own data.
     acc = np.mean(np.sign(toy.X @ toy.w_star) == toy.y)
     assert acc > 0.8
+
+
+def test_hard_labels_are_deterministic_and_balanced(small):
+    a = D.hard_labels(small, seed=0)
+    b = D.hard_labels(small, seed=0)
+    for ya, yb, X in zip(a, b, (small.X_train, small.X_test, small.X_val), strict=True):
+        np.testing.assert_array_equal(ya, yb)
+        assert ya.shape == (X.shape[0],) and set(np.unique(ya)) == {-1.0, 1.0}
+    assert 0.40 < np.mean(a[0] > 0) < 0.54        # ~47% positive, as CCAT
+    assert not np.array_equal(a[0], small.y_train)  # new labels on the same rows

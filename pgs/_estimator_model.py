@@ -1,0 +1,157 @@
+"""Fitted estimators as plain pgs models, so that they are saved without pickle.
+
+`model_from_estimator` turns a fitted `PGSClassifier` or `PGSRegressor` into a model
+that `pgs._model_io` saves and `pgs.load_model` reads back, predicting exactly as the
+estimator did:
+
+- a regressor, and a binary classifier of a PGS loss, are one PGS problem: their
+  `pgs.Model` (kind "pgs", with the estimator's original labels as `classes`);
+- a multiclass classifier (one-vs-rest), and the "squared" (C-Adaline) classifier, are
+  a `OneVsRestModel` (kind "ovr"): one row of weights per problem and the labels.
+
+`class_probabilities` gives the probabilities of either kind, as the estimator's
+``predict_proba`` does. This module does not import scikit-learn.
+"""
+
+import numpy as np
+
+from pgs._loss_table import LOSS_SPECS
+from pgs._model import Model
+from pgs._model_base import LinearModel
+
+
+class OneVsRestModel(LinearModel):
+    """A fitted one-vs-rest `PGSClassifier`: one row of weights per binary problem.
+
+    With one row (two classes) the model predicts ``classes[1]`` where the output is
+    positive; with one row per class it predicts the class of the largest output.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_problems, n_features)
+    intercept : ndarray of shape (n_problems,)
+    iteration, T : int
+        The returned iterate and the iterations run, per problem.
+    classes : ndarray of shape (n_classes,)
+        The original labels.
+    params : dict
+        The training arguments of every problem (as resolved for the fit: the
+        ``intercept_scaling``, ``sampling`` and ``t_offset`` used) and the
+        estimator's ``class_weight``.
+    """
+
+    _kind = "ovr"
+    _coef_ndim = 2
+
+    def _repr_fields(self):
+        return [f"loss={self.params.get('loss')!r}", f"n_classes={len(self.classes)}",
+                f"sigma={self.params.get('sigma')}", f"T={self.T}"]
+
+    def decision_function(self, X):
+        """Outputs of the rows: shape (n_samples,) for one problem, else (n_samples, n_problems).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        z = super().decision_function(X)
+        return z[:, 0] if z.shape[1] == 1 else z
+
+    def predict_proba(self, X):
+        """Class probabilities, as `PGSClassifier.predict_proba` gives them.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return _proba(self.params.get("loss"), self.decision_function(X))
+
+
+def model_from_estimator(estimator):
+    """The fitted `estimator` as a model that saves to the pgs model format.
+
+    Parameters
+    ----------
+    estimator : fitted PGSClassifier or PGSRegressor
+
+    Returns
+    -------
+    pgs.Model or OneVsRestModel
+        Predicts as `estimator` does (bit for bit: same weights, same rule).
+    """
+    models = getattr(estimator, "_models", None)
+    if not models:
+        raise ValueError(f"{type(estimator).__name__} is not fitted: call fit first")
+    first = models[0]
+    classes = getattr(estimator, "classes_", None)
+    if classes is None:                                  # a regressor: one problem
+        return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,
+                     T=first.T, classes=None, params=first.params)
+    params = dict(first.params)
+    if len(models) == 1 and params["loss"] != "squared":
+        # One PGS problem whose -1/+1 are classes_[0]/classes_[1]: a pgs.Model.
+        return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,
+                     T=first.T, classes=np.asarray(classes), params=params)
+    params["class_weight"] = getattr(estimator, "class_weight", None)
+    return OneVsRestModel(coef=np.atleast_2d(estimator.coef_), intercept=estimator.intercept_,
+                          iteration=first.iteration, T=first.T, classes=np.asarray(classes),
+                          params=params)
+
+
+def save_estimator(estimator, path):
+    """Save a fitted `PGSClassifier` or `PGSRegressor` in the pgs model format (no pickle).
+
+    `pgs.load_model` reads it back as the model `model_from_estimator` returns.
+
+    Parameters
+    ----------
+    estimator : fitted PGSClassifier or PGSRegressor
+    path : str, path-like or binary file object
+        Written atomically (an existing file is replaced only once the new one is
+        complete).
+    """
+    model_from_estimator(estimator).save(path)
+
+
+def class_probabilities(model, X):
+    """Class probabilities of a classifier model of a probabilistic loss.
+
+    Parameters
+    ----------
+    model : pgs.Model or OneVsRestModel
+        A classifier trained with "logistic" or "modified_huber".
+    X : array_like or sparse matrix, shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        Columns in the order of ``model.classes``.
+    """
+    if model.classes is None:
+        raise ValueError("probabilities need a classifier; this model is a regressor")
+    return _proba(model.params.get("loss"), model.decision_function(X))
+
+
+def _proba(loss, scores):
+    """The estimator's probabilities from its margins (see `PGSClassifier.predict_proba`)."""
+    spec = LOSS_SPECS.get(loss)
+    if spec is None or not spec.probabilistic:
+        names = ", ".join(name for name, s in LOSS_SPECS.items() if s.probabilistic)
+        raise ValueError(f"probabilities need a probabilistic loss ({names}); the model "
+                         f"was trained with loss={loss!r}")
+    prob = spec.proba(scores)
+    if prob.ndim == 1:
+        return np.column_stack([1.0 - prob, prob])
+    total = prob.sum(axis=1, keepdims=True)
+    zero = total[:, 0] == 0.0
+    prob[zero] = 1.0
+    total[zero] = prob.shape[1]
+    return prob / total
