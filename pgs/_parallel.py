@@ -160,6 +160,41 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
                 track_loss=bool(track_loss), extrapolate=bool(extrapolate))
 
 
+def setup(run, sizes, track_loss=False, extrapolate=True):
+    """`make_params` and `start_state` for a validated `pgs.train` call.
+
+    Parameters
+    ----------
+    run : pgs._train._Run
+        What ``pgs._train._prepare(X, y, **train_kwargs)`` returns (its solver fresh or
+        warm-started; its X is not used here).
+    sizes : sequence of int
+        Rows of each shard, in worker order.
+    track_loss, extrapolate : bool
+        See `make_params`.
+
+    Returns
+    -------
+    (dict, dict)
+        The params and the common state before the first round.
+    """
+    solver, prm = run.solver, run.params
+    icpt = prm["intercept_scaling"] if prm["fit_intercept"] else 0.0
+    params = make_params(run.n_features, solver.loss_id, prm["p"], prm["sigma"],
+                         prm["B"] if prm["B"] is not None else 0.0, icpt,
+                         prm["epsilon"] if prm["epsilon"] is not None else 0.0, solver.k,
+                         prm["iterate"] == "average", solver.sampling, prm["t_offset"],
+                         track_loss, extrapolate)
+    return params, start_state(solver.get_state(), sizes, prm["seed"], params)
+
+
+def default_merge_every(n_samples, n_workers, k):
+    """The default iterations per worker per round, tau: a round of W tau iterations
+    covers a quarter of a pass over the data (bench/results/parallel.md: accuracy held
+    within 0.2 points of W = 1 up to W tau = m / 2 and more), at least 1."""
+    return max(1, n_samples // (4 * n_workers * k))
+
+
 def _worker_rng(seed_entropy, w):
     """Worker w >= 1's initial PRNG state, from the seed and w alone (worker 0 takes the
     seed's own stream, so that W = 1 is the plain run)."""
