@@ -104,9 +104,11 @@ def run(cfg):
                 obj = model.objective(X, y)
                 if W == 1:
                     base_acc, base_obj = acc, obj
-                ok = acc >= base_acc - TOLERANCE
-                if ok and W > 1:
-                    largest[name] = max(largest.get(name, 0), round_iters)
+                if W > 1:
+                    worst = largest.setdefault(name, dict(acc={}, obj={}))
+                    worst["acc"][round_iters] = min(worst["acc"].get(round_iters, 1.0),
+                                                    acc - base_acc)
+                    worst["obj"][W] = max(worst["obj"].get(W, 0.0), obj / base_obj - 1)
                 curves.setdefault((name, frac), []).append((W, acc))
                 rows.append([W, "-" if W == 1 else f"{frac:g}",
                              "-" if W == 1 else max(1, round_iters // W), rounds,
@@ -136,12 +138,19 @@ def run(cfg):
     sections.append((f"Workers started unscaled (the delayed-gradient form): {name}",
                      markdown_table(["W", "W tau / m", "worker start", "test acc %",
                                      "objective"], rows)))
-    summary = "\n".join(
-        f"- {name}: accuracy within {100 * TOLERANCE:.1f} points of W = 1 for every W "
-        f"tested up to W tau = {largest.get(name, 0) / m:g} m"
-        + ("" if name in largest else " (none)") for name, _ in _configs(cfg))
-    sections.insert(0, ("Largest round (W tau) within 0.2 points of W = 1, for all W up "
-                        "to it", summary + "\n\n(see the note on how this is read below)"))
+    lines = []
+    for name, _ in _configs(cfg):
+        worst = largest[name]
+        ok = [r for r in sorted(worst["acc"]) if all(worst["acc"][q] >= -TOLERANCE
+                                                     for q in worst["acc"] if q <= r)]
+        good_w = [W for W in sorted(worst["obj"]) if worst["obj"][W] <= 0.01]
+        lines.append(f"- {name}: test accuracy within {100 * TOLERANCE:.1f} points of W = 1 "
+                     f"for every W tested, for rounds up to W tau = "
+                     f"{ok[-1] / m if ok else 0:g} m (the largest tested: "
+                     f"{max(worst['acc']) / m:g} m); objective within 1% of W = 1 up to "
+                     f"W = {good_w[-1] if good_w else 1} (its excess grows with W, hardly "
+                     f"with tau)")
+    sections.insert(0, ("Summary", "\n".join(lines)))
     _plot(curves, cfg)
     intro = (
         "Simulated workers (one process, the engines' own round and merge code). "
