@@ -58,8 +58,9 @@ _STATUS = {1: "a margin or the iterate became infinite or NaN",
            3: "the sampler is missing a buffer (internal error)",
            4: "out of memory for the scratch buffers of a mini-batch"}
 
-#: Non-zeros a worker runs between two checks of `stop` (some milliseconds).
-CHUNK_NNZ = 2**22
+#: Non-zeros a worker runs between two checks of `stop` (a millisecond or two: Ctrl-C
+#: waits for the slowest worker to see it, on a loaded machine too).
+CHUNK_NNZ = 2**20
 
 
 class ShardFailed(RuntimeError):
