@@ -110,7 +110,7 @@ def run(cfg):
                     worst["acc"][round_iters] = min(worst["acc"].get(round_iters, 1.0),
                                                     acc - base_acc)
                     worst["obj"][W] = max(worst["obj"].get(W, 0.0), obj / base_obj - 1)
-                curves.setdefault((name, frac), []).append((W, acc))
+                curves.setdefault((name, frac), []).append((W, acc, obj / base_obj))
                 rows.append([W, "-" if W == 1 else f"{frac:g}",
                              "-" if W == 1 else max(1, round_iters // W), rounds,
                              f"{100 * acc:.2f}", f"{100 * (acc - base_acc):+.2f}",
@@ -167,26 +167,34 @@ def run(cfg):
 
 
 def _plot(curves, cfg):
-    """Test accuracy against W, one line per round size and configuration."""
+    """Test accuracy (top) and the objective relative to W = 1 (bottom) against W, one
+    line per round size, one column per configuration."""
     plt = pyplot()
     names = sorted({name for name, _ in curves})
-    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3), squeeze=False)
-    for ax, name in zip(axes[0], names, strict=True):
-        base = dict(curves.get((name, 3), []))
+    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 5.5), squeeze=False)
+    for col, name in enumerate(names):
+        base = curves.get((name, 3), [])
         for (n, frac), pts in sorted(curves.items()):
             if n != name or frac == 3:
                 continue
-            pts = sorted(dict(pts).items())
-            ax.plot([w for w, _ in pts], [100 * a for _, a in pts], marker="o",
-                    label=f"W tau = {frac:g} m")
+            pts = sorted(pts)
+            label = f"W tau = {frac:g} m"
+            axes[0, col].plot([w for w, _, _ in pts], [100 * a for _, a, _ in pts],
+                              marker="o", label=label)
+            axes[1, col].plot([w for w, _, _ in pts], [r for _, _, r in pts], marker="o",
+                              label=label)
         if base:
-            ax.axhline(100 * base[1], color="k", lw=0.8, ls="--", label="W = 1")
-            ax.axhline(100 * (base[1] - TOLERANCE), color="k", lw=0.5, ls=":")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("workers W")
-        ax.set_ylabel("test accuracy %")
-        ax.set_title(name, fontsize=8)
-        ax.legend(fontsize=6)
+            axes[0, col].axhline(100 * base[0][1], color="k", lw=0.8, ls="--", label="W = 1")
+            axes[0, col].axhline(100 * (base[0][1] - TOLERANCE), color="k", lw=0.5, ls=":")
+            axes[1, col].axhline(1.0, color="k", lw=0.8, ls="--", label="W = 1")
+        axes[0, col].set_title(name, fontsize=8)
+        axes[0, col].set_ylabel("test accuracy %")
+        axes[1, col].set_ylabel("objective / objective at W = 1")
+        axes[1, col].set_yscale("log")
+        for ax in axes[:, col]:
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("workers W")
+            ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(figure_path("parallel_sim", cfg))
     plt.close(fig)
