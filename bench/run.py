@@ -50,6 +50,8 @@ EXPERIMENTS = {
     "svmlight": "bench.bench_svmlight",
     "model_io": "bench.bench_model_io",
     "fuzz": "bench.fuzz",
+    "parallel": "bench.exp_parallel",
+    "parallel_sim": "bench.exp_parallel_sim",
 }
 
 

@@ -14,6 +14,7 @@ from pgs._data import as_csr_buffers, check_targets, entry_problem
 from pgs._loss_table import loss_spec
 from pgs._model import Model
 from pgs._solver import Solver, run_lockstep
+from pgs._threads import run_threads
 
 _STATUS_MESSAGES = {
     1: "a margin or the iterate became infinite or NaN at iteration {t}: X's values, "
@@ -124,7 +125,7 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
           fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
           sample_weight=None, sampling="iid", callback=None, callback_every=None,
           keep_state=False, warm_start=None, n_threads=None, t_offset=0,
-          sigma_grid=None, validation_fraction=0.2):
+          sigma_grid=None, validation_fraction=0.2, n_jobs=1, merge_every=None):
     r"""Train a linear model with the Primal Gradient Solver.
 
     Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
@@ -265,6 +266,17 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         and, for a fixed task, shrinks as 1/m).
     validation_fraction : float in (0, 1), default 0.2
         Share of the rows ``sigma="auto"`` holds out to score the grid.
+    n_jobs : int >= 1, default 1
+        Threads. 1 is the plain run above. W > 1 splits the rows into W contiguous
+        shards, one per thread, and runs rounds: each thread runs its share of
+        ``W * merge_every`` iterations of PGS on its shard from the common state (its
+        own random stream), then the states are merged by adding the dual
+        accumulators (docs/parallel.md). The model is a function of (seed, W,
+        merge_every) only: bit-identical run to run, whatever the thread scheduling,
+        but not equal to the run with another W.
+    merge_every : int >= 1, optional
+        Iterations per thread per round (with ``n_jobs > 1``); default
+        ``max(1, m // (4 W k))``: a round covers a quarter of a pass.
 
     Returns
     -------
@@ -308,7 +320,8 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
                 fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, seed=seed,
                 epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
                 callback=callback, callback_every=callback_every, keep_state=keep_state,
-                warm_start=warm_start, n_threads=n_threads, t_offset=t_offset)
+                warm_start=warm_start, n_threads=n_threads, t_offset=t_offset, n_jobs=n_jobs,
+                merge_every=merge_every)
 
 
 def check_sample_weight(sample_weight, m):
@@ -373,7 +386,8 @@ class _Run(NamedTuple):
     n_features: int
 
 
-def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, **kwargs):
+def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
+         merge_every=None, **kwargs):
     """`train` with a test hook: `fixed_rows` replaces the sampler's row draws (every
     internal path of the kernel is reached through the public parameters).
 
@@ -389,8 +403,15 @@ def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, **kwargs
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
     if not isinstance(keep_state, (bool, np.bool_)):
         raise TypeError(f"keep_state must be a bool, got {keep_state!r}")
+    n_jobs = V.check_count("n_jobs", n_jobs)
+    merge_every = V.check_count("merge_every", merge_every, allow_none=True)
+    if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
+        raise ValueError("fixed_rows is not supported with n_jobs > 1")
     run = _prepare(X, y, track_loss=callback is not None, **kwargs)
-    stopped = _run_chunks(run, callback, callback_every, start)
+    if n_jobs > 1:
+        stopped = run_threads(run, n_jobs, merge_every, callback, callback_every, start)
+    else:
+        stopped = _run_chunks(run, callback, callback_every, start)
     return _finish(run, stopped, keep_state)
 
 
@@ -409,7 +430,8 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     The problems share the seed, so they draw the same rows, and running them in
     lock-step (`pgs._solver.run_lockstep`: each in turn takes the next `LOCKSTEP_ROWS`
     rows) fetches each row from memory once for them all.
-    `n_jobs` threads take contiguous groups of problems (the kernel drops the GIL).
+    `n_jobs` threads take contiguous groups of problems (the kernel drops the GIL); a
+    single problem is instead split by rows between them (`pgs.train`'s ``n_jobs``).
     """
     if V.check_seed(seed) is None:
         # One fresh seed for all (not one each: they would draw different rows).
@@ -425,6 +447,11 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
             for y, warm, extra in zip(ys, warm_starts, per_problem, strict=True)]
     if not runs:
         return []
+    if len(runs) == 1 and n_jobs > 1 and runs[0].Xb.shape[0] > 1:
+        # One problem (binary, regression): its rows are split between the threads,
+        # which merge their dual states (pgs/_threads.py, default merge_every).
+        stopped = run_threads(runs[0], min(n_jobs, runs[0].Xb.shape[0]), None, None, None, 0.0)
+        return [_finish(runs[0], stopped, keep_state)]
     Xb = runs[0].Xb
     n_groups = max(1, min(n_jobs, len(runs)))
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
