@@ -1,0 +1,1 @@
+"""`pgs.dask.train`: parallel PGS by merging dual states, with shards on Dask workers."""
