@@ -14,6 +14,7 @@ from pgs._data import as_csr_buffers, check_targets, entry_problem
 from pgs._loss_table import loss_spec
 from pgs._model import Model
 from pgs._solver import Solver, run_lockstep
+from pgs._threads import run_threads
 
 _STATUS_MESSAGES = {
     1: "a margin or the iterate became infinite or NaN at iteration {t}; rescale X or "
@@ -110,7 +111,8 @@ def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sa
 def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="random",
           fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
           sample_weight=None, sampling="iid", callback=None, callback_every=None,
-          keep_state=False, warm_start=None, n_threads=None, t_offset=0):
+          keep_state=False, warm_start=None, n_threads=None, t_offset=0, n_jobs=1,
+          merge_every=None):
     r"""Train a linear model with the Primal Gradient Solver.
 
     Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
@@ -225,6 +227,17 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         data), with G from the largest row norm (intercept column included), the
         loss's derivative bound and the weights (`auto_t_offset`; O(nnz) once). A warm
         start keeps its model's t0. The value used is ``model.params["t_offset"]``.
+    n_jobs : int >= 1, default 1
+        Threads. 1 is the plain run above. W > 1 splits the rows into W contiguous
+        shards, one per thread, and runs rounds: each thread runs its share of
+        ``W * merge_every`` iterations of PGS on its shard from the common state (its
+        own random stream), then the states are merged by adding the dual
+        accumulators (docs/parallel.md). The model is a function of (seed, W,
+        merge_every) only: bit-identical run to run, whatever the thread scheduling,
+        but not equal to the run with another W.
+    merge_every : int >= 1, optional
+        Iterations per thread per round (with ``n_jobs > 1``); default
+        ``max(1, m // (4 W k))``: a round covers a quarter of a pass.
 
     Returns
     -------
@@ -254,7 +267,8 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
                 fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, seed=seed,
                 epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
                 callback=callback, callback_every=callback_every, keep_state=keep_state,
-                warm_start=warm_start, n_threads=n_threads, t_offset=t_offset)
+                warm_start=warm_start, n_threads=n_threads, t_offset=t_offset, n_jobs=n_jobs,
+                merge_every=merge_every)
 
 
 def check_sample_weight(sample_weight, m):
@@ -319,7 +333,8 @@ class _Run(NamedTuple):
     n_features: int
 
 
-def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, **kwargs):
+def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
+         merge_every=None, **kwargs):
     """`train` with a test hook: `fixed_rows` replaces the sampler's row draws (every
     internal path of the kernel is reached through the public parameters).
 
@@ -333,8 +348,15 @@ def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, **kwargs
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
+    n_jobs = V.check_count("n_jobs", n_jobs)
+    merge_every = V.check_count("merge_every", merge_every, allow_none=True)
+    if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
+        raise ValueError("fixed_rows is not supported with n_jobs > 1")
     run = _prepare(X, y, track_loss=callback is not None, **kwargs)
-    stopped = _run_chunks(run, callback, callback_every, start)
+    if n_jobs > 1:
+        stopped = run_threads(run, n_jobs, merge_every, callback, callback_every, start)
+    else:
+        stopped = _run_chunks(run, callback, callback_every, start)
     return _finish(run, stopped, keep_state)
 
 

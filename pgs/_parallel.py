@@ -1,0 +1,578 @@
+"""Parallel PGS by merging dual states (DESIGN.md 6b, docs/parallel.md): the round, the
+merge and the driver, shared by every engine (threads here, Dask in `pgs.dask`).
+
+Everything a worker needs is passed to it and everything it produces is returned, as
+plain dicts of NumPy arrays and Python scalars (picklable; no globals), so an engine
+only has to supply `map_fn`: a way to run `run_shard` for each worker of a round and
+return the deltas **in worker order**. The results are a function of (seed, number of
+workers W, merge_every, partitioning) only, never of scheduling: a worker's rows are
+drawn by its own PRNG stream, carried from round to round in the common state, and the
+deltas are summed in worker-index order.
+
+API
+---
+``partition_rows(n_rows, n_parts)``
+    Contiguous row ranges ``[(lo, hi), ...]``: the threads engine's shards.
+``make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling,
+t_offset, track_loss=False, extrapolate=True)``
+    The solver's constants (a dict), the same for every worker and round.
+``start_state(solver_state, sizes, seed_entropy, params)``
+    The common state before the first round, from ``Solver.get_state()`` (a fresh
+    solver's, or a warm start's) and the shards' row counts (W = len(sizes)).
+``plan_round(state, t_end, merge_every)``
+    The round's tasks, one per worker: ``tasks[w]`` is what worker w needs from the
+    common state (its iterations, its PRNG and sampler state, lam and t: O(n)).
+``run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=None)``
+    Run one worker's iterations on its shard (CSR buffers: `indptr` indexes into
+    `data`/`indices` and need not start at 0) and return its delta.
+``merge(state, deltas, params)``
+    The next common state: lam + sum of the dlam, t + sum of the steps, the averages
+    summed, u, Q, S and the scale c recomputed from lam once (O(n)).
+``run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=None)``
+    Rounds until t reaches `t_end`: ``deltas = map_fn(tasks)``; ``state = merge(...)``.
+``final_solver_state(state)``
+    The common state as a ``Solver.set_state`` dict (the model's iterates, keep_state).
+
+A worker of W > 1 rebuilds u, Q, S and c from the lam it is sent (`dual_from_lam`, as
+the merge does), runs its iterations 1 .. steps_w from a fresh average, and sends back
+dlam, the sum of its iterates and (if it holds the drawn iteration) its snapshot: per
+round, n doubles out and one to two n back per worker. W = 1 is plain PGS bit for bit:
+the single worker continues the common kernel state itself (its average, Q's
+compensation and all), and the merge adopts it unchanged.
+
+Engines must not reorder: ``map_fn`` returns ``deltas[w]`` for ``tasks[w]``, and
+`merge` sums them in that order, so the floating-point sums do not depend on which
+worker finished first.
+"""
+
+import math
+
+import numpy as np
+
+from pgs._core import powers
+from pgs._solver import Solver
+
+#: Status messages of the kernel's codes (as pgs.train words them).
+_STATUS = {1: "a margin or the iterate became infinite or NaN",
+           2: "a fixed row index is out of range",
+           3: "the sampler is missing a buffer (internal error)",
+           4: "out of memory for the scratch buffers of a mini-batch"}
+
+#: Non-zeros a worker runs between two checks of `stop` (some milliseconds).
+CHUNK_NNZ = 2**22
+
+
+class ShardFailed(RuntimeError):
+    """A worker's kernel returned a non-zero status (see `pgs._train._raise_status`).
+
+    Attributes
+    ----------
+    worker : int
+        The worker's index.
+    status : int
+        The kernel's status code (1: non-finite margin or iterate, or a bad entry of X).
+    t : int
+        The worker's local iteration at which it stopped.
+    """
+
+    def __init__(self, worker, status, t):
+        self.worker, self.status, self.t = worker, status, t
+        super().__init__(f"worker {worker} failed at its iteration {t + 1}: "
+                         f"{_STATUS.get(status, f'status {status}')}")
+
+
+def partition_rows(n_rows, n_parts):
+    """Split rows 0 .. n_rows - 1 into `n_parts` contiguous, near-equal ranges.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows (>= n_parts).
+    n_parts : int
+        Number of shards (>= 1).
+
+    Returns
+    -------
+    list of (int, int)
+        ``(lo, hi)`` per shard, in order; sizes differ by at most one row.
+    """
+    if n_parts < 1:
+        raise ValueError(f"n_parts must be >= 1, got {n_parts}")
+    if n_rows < n_parts:
+        raise ValueError(f"cannot split {n_rows} rows into {n_parts} non-empty shards")
+    bounds = [n_rows * i // n_parts for i in range(n_parts + 1)]
+    return [(bounds[i], bounds[i + 1]) for i in range(n_parts)]
+
+
+def shard_steps(total, sizes):
+    """Split `total` iterations between shards in proportion to their sizes.
+
+    Largest remainders, ties to the lower index: deterministic, sums to `total`, so every
+    row keeps probability 1/m per iteration up to the rounding of one iteration.
+
+    Parameters
+    ----------
+    total : int
+        Iterations of the round.
+    sizes : sequence of int
+        Rows per shard.
+
+    Returns
+    -------
+    ndarray of int64
+        Iterations per shard.
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    m = int(sizes.sum())
+    exact = [total * int(s) for s in sizes]            # (exact integers, no overflow)
+    steps = np.array([e // m for e in exact], dtype=np.int64)
+    rest = total - int(steps.sum())
+    if rest:
+        order = sorted(range(len(sizes)), key=lambda w: (-(exact[w] % m), w))
+        steps[order[:rest]] += 1
+    return steps
+
+
+def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling,
+                t_offset, track_loss=False, extrapolate=True):
+    """The solver's constants, shared by all the workers and rounds (a plain dict).
+
+    Parameters
+    ----------
+    n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling, t_offset, track_loss
+        As for `pgs._solver.Solver` (B <= 0: unbounded; `sampling` is the index in
+        ``SAMPLING_MODES``).
+    extrapolate : bool, default True
+        Each worker of W > 1 counts its own gradients in proportion to the whole
+        round's (it starts from ``rho lam`` at iteration offset ``rho (t + t_offset)``,
+        rho = its share of the round's iterations): its local run is plain PGS on its
+        shard and the merge averages the workers' dual points. False starts every
+        worker from lam and t unscaled: the delayed-gradient form, which diverges once
+        the round grows past about ``sigma t / L`` iterations (docs/parallel.md).
+
+    Returns
+    -------
+    dict
+    """
+    return dict(n_features=int(n_features), loss_id=int(loss_id), p=float(p),
+                sigma=float(sigma), B=float(B), icpt=float(icpt), eps=float(eps), k=int(k),
+                average=bool(average), sampling=int(sampling), t_offset=float(t_offset),
+                track_loss=bool(track_loss), extrapolate=bool(extrapolate))
+
+
+def setup(run, sizes, track_loss=False, extrapolate=True):
+    """`make_params` and `start_state` for a validated `pgs.train` call.
+
+    Parameters
+    ----------
+    run : pgs._train._Run
+        What ``pgs._train._prepare(X, y, **train_kwargs)`` returns (its solver fresh or
+        warm-started; its X is not used here).
+    sizes : sequence of int
+        Rows of each shard, in worker order.
+    track_loss, extrapolate : bool
+        See `make_params`.
+
+    Returns
+    -------
+    (dict, dict)
+        The params and the common state before the first round.
+    """
+    solver, prm = run.solver, run.params
+    icpt = prm["intercept_scaling"] if prm["fit_intercept"] else 0.0
+    params = make_params(run.n_features, solver.loss_id, prm["p"], prm["sigma"],
+                         prm["B"] if prm["B"] is not None else 0.0, icpt,
+                         prm["epsilon"] if prm["epsilon"] is not None else 0.0, solver.k,
+                         prm["iterate"] == "average", solver.sampling, prm["t_offset"],
+                         track_loss, extrapolate)
+    return params, start_state(solver.get_state(), sizes, prm["seed"], params)
+
+
+def default_merge_every(n_samples, n_workers, k):
+    """The default iterations per worker per round, tau: a round of W tau iterations
+    covers a quarter of a pass over the data (bench/results/parallel.md: accuracy held
+    within 0.2 points of W = 1 up to W tau = m / 2 and more), at least 1."""
+    return max(1, n_samples // (4 * n_workers * k))
+
+
+def _worker_rng(seed_entropy, w):
+    """Worker w >= 1's initial PRNG state, from the seed and w alone (worker 0 takes the
+    seed's own stream, so that W = 1 is the plain run)."""
+    seq = np.random.SeedSequence(seed_entropy, spawn_key=(0x5047, w))
+    return seq.generate_state(4, dtype=np.uint64)
+
+
+def start_state(solver_state, sizes, seed_entropy, params):
+    """The common state before the first round.
+
+    Parameters
+    ----------
+    solver_state : dict
+        ``Solver.get_state()`` of the run's solver (fresh, or restored from a warm start),
+        including its global ``t_pick`` (iterate="random"; 0 for none).
+    sizes : sequence of int
+        Rows of each shard; W = len(sizes).
+    seed_entropy : int
+        The run's seed (``SeedSequence.entropy``); worker w >= 1's stream derives from it.
+    params : dict
+        `make_params`.
+
+    Returns
+    -------
+    dict
+        ``{"kernel": solver state, "workers": [sampler state per worker], "sizes": tuple,
+        "round": 0, "t_pick": the global iteration of the random iterate (0: none)}``.
+        A sampler state is ``{"rng", "pos", "perm", "consumed"}``. For W > 1 the kernel
+        state's average is brought to the form the merge keeps (C = 0: the sum of the
+        iterates is -wsum, or wsum when kept by spans).
+    """
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"every shard needs at least one row, got sizes {sizes}")
+    kernel = dict(solver_state)
+    workers = [dict(rng=np.array(kernel["rng"], dtype=np.uint64), pos=int(kernel["pos"]),
+                    perm=kernel["perm"], consumed=int(kernel["consumed"]))]
+    for w in range(1, len(sizes)):
+        workers.append(dict(rng=_worker_rng(seed_entropy, w), pos=0, perm=None, consumed=0))
+    if len(sizes) > 1 and kernel["wsum"] is not None and (kernel["C"] != 0.0 or (
+            kernel["clast"] is not None and np.any(kernel["clast"]))):
+        kernel = _canonical_average(kernel, params)
+    return dict(kernel=kernel, workers=workers, sizes=sizes, round=0,
+                t_pick=int(kernel["t_pick"]))
+
+
+def _canonical_average(kernel, params):
+    """A kernel state whose average is kept with C = 0 (and clast = 0)."""
+    solver = Solver(params["n_features"], params["loss_id"], params["p"], params["sigma"],
+                    params["B"], params["icpt"], params["eps"], params["k"], 0, True,
+                    np.ones(4, dtype=np.uint64), params["sampling"], False,
+                    params["t_offset"])
+    solver.set_state(kernel)        # (only to read the sum of its iterates)
+    total = solver.average() * kernel["t"]
+    kernel = dict(kernel, C=0.0)
+    if kernel["clast"] is None:
+        kernel["wsum"] = -total
+    else:
+        kernel["wsum"] = total
+        kernel["clast"] = np.zeros_like(total)
+    return kernel
+
+
+def plan_round(state, t_end, merge_every):
+    """The tasks of the next round: what each worker needs, in worker order.
+
+    The round runs ``min(W * merge_every, t_end - t)`` iterations, split between the
+    workers in proportion to their shard sizes (`shard_steps`). Worker w's iterations are
+    the round's global iterations ``t + off_w + 1 .. t + off_w + steps_w`` (workers in
+    index order); the one holding the drawn random iterate keeps it.
+
+    Parameters
+    ----------
+    state : dict
+        The common state (`start_state`, `merge`).
+    t_end : int
+        The run's last iteration.
+    merge_every : int
+        Iterations per worker per round (for equal shards), tau.
+
+    Returns
+    -------
+    list of dict
+        ``tasks[w]``: ``worker``, ``n_workers``, ``steps`` (its iterations),
+        ``round_steps`` (the round's), ``t_pick`` (its local iteration 1 .. steps to
+        snapshot, 0 for none), ``sampler`` (its PRNG state), ``kernel`` (``lam`` and
+        ``t`` to start from; with W = 1 the whole solver state).
+    """
+    kernel, sizes = state["kernel"], state["sizes"]
+    n_workers = len(sizes)
+    t0 = int(kernel["t"])
+    total = min(n_workers * int(merge_every), int(t_end) - t0)
+    steps = shard_steps(max(total, 0), sizes)
+    g_pick = int(state["t_pick"])
+    tasks, off = [], 0
+    for w in range(n_workers):
+        local_pick = 0
+        if t0 + off < g_pick <= t0 + off + int(steps[w]):
+            local_pick = g_pick - t0 - off     # w's local iterations are 1 .. steps_w
+        if n_workers == 1:
+            start = kernel
+            local_pick = g_pick                # (as the plain run keeps it)
+        else:
+            start = dict(lam=kernel["lam"], t=t0)
+        tasks.append(dict(worker=w, n_workers=n_workers, steps=int(steps[w]),
+                          round_steps=int(total), t_pick=local_pick,
+                          sampler=state["workers"][w], kernel=start))
+        off += int(steps[w])
+    return tasks
+
+
+def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=None):
+    """Run one worker's iterations of a round on its shard; return its delta.
+
+    Parameters
+    ----------
+    task : dict
+        ``plan_round(...)[w]``.
+    params : dict
+        `make_params`.
+    data, indices, indptr : ndarray
+        The shard's CSR buffers (rows ``indptr[i] .. indptr[i + 1]`` of `data` and
+        `indices`; `indptr` may be a slice of a larger matrix's).
+    y : ndarray of float64
+        The shard's targets (-1/+1 for classification).
+    sample_weight : ndarray of float64, optional
+        The shard's row weights.
+    stop : threading.Event, optional
+        Checked every `CHUNK_NNZ` non-zeros; when set, the worker returns early with
+        ``delta["stopped"] = True`` (its delta is then not to be merged).
+
+    Returns
+    -------
+    dict
+        ``worker``, ``steps``, ``status`` (0: ok), ``stopped``, ``t`` (local iteration
+        reached), ``sampler`` (its PRNG state after the round), ``loss_sum`` (the
+        sampled losses' sum in this round, with track_loss); with W > 1 ``dlam``
+        (lam_w - lam), ``avg_sum`` (the sum of its iterates, or None) and ``w_pick``
+        (its snapshot, or None); with W = 1 ``kernel``: its whole solver state.
+    """
+    single = task["n_workers"] == 1
+    start, smp = task["kernel"], task["sampler"]
+    steps = int(task["steps"])
+    t_offset, t_first = params["t_offset"], int(start["t"])
+    if not single:
+        # The worker's iterations count 1 .. steps, its iterate is
+        # grad r*((lam0 rho + dlam) / ((s + (t0 + t_offset) rho) sigma)) with rho = 1, or
+        # (extrapolate) its share steps / round_steps of the round: as if the others'
+        # gradients were its own (DESIGN.md 6b, docs/parallel.md).
+        rho = steps / task["round_steps"] if params["extrapolate"] and steps else 1.0
+        lam0 = start["lam"] * rho if rho != 1.0 else start["lam"]
+        t_offset, t_first = (t_first + t_offset) * rho, 0
+    solver = Solver(params["n_features"], params["loss_id"], params["p"], params["sigma"],
+                    params["B"], params["icpt"], params["eps"], params["k"],
+                    task["t_pick"], params["average"], smp["rng"], params["sampling"],
+                    params["track_loss"], t_offset)
+    if single:
+        kernel = dict(start)
+    else:
+        n_cols = params["n_features"] + 1
+        kernel = dict(lam=lam0, t=0, Q_comp=0.0, Q_abs=0.0, n_updates=0, C=0.0,
+                      wsum=np.zeros(n_cols) if params["average"] else None,
+                      clast=None if solver.clast is None else np.zeros(n_cols),
+                      w_pick=None, loss_sum=0.0,
+                      **dual_from_lam(lam0, 0, params, t_offset=t_offset))
+    kernel.update(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"],
+                  consumed=smp["consumed"], t_pick=task["t_pick"])
+    solver.set_state(kernel)
+    loss_before = solver.loss_sum
+
+    nnz_per_row = max(1.0, (indptr[-1] - indptr[0]) / max(1, indptr.shape[0] - 1))
+    chunk = max(1, int(CHUNK_NNZ / (params["k"] * nnz_per_row)))
+    status, stopped = 0, False
+    while solver.t < t_first + steps and status == 0:
+        if stop is not None and stop.is_set():
+            stopped = True
+            break
+        status = solver.run(min(solver.t + chunk, t_first + steps), data, indices, indptr,
+                            y, None, sample_weight)
+
+    delta = dict(worker=task["worker"], steps=steps, status=int(status), stopped=stopped,
+                 t=int(solver.t), loss_sum=solver.loss_sum - loss_before,
+                 sampler=_sampler_of(solver))
+    if status != 0 or stopped:
+        return delta
+    if single:
+        delta["kernel"] = solver.get_state()
+        return delta
+    delta["dlam"] = np.subtract(solver.lam, lam0)
+    delta["avg_sum"] = solver.average() * solver.t if params["average"] else None
+    delta["w_pick"] = solver.w_pick.copy() if task["t_pick"] > 0 else None
+    return delta
+
+
+def _sampler_of(solver):
+    """A solver's sampler state: its PRNG, position and permutation, rows consumed."""
+    scalars = solver._scalars()
+    return dict(rng=scalars["rng"], pos=int(scalars["pos"]),
+                perm=None if solver.perm is None else solver.perm.copy(),
+                consumed=int(scalars["consumed"]))
+
+
+def dual_from_lam(lam, t, params, t_offset=None):
+    """u, S, Q and the scale c of the iterate ``w_t = grad r*(lam / ((t + t0) sigma))``,
+    projected (DESIGN.md 3), recomputed from lam in O(n) as the kernel defines them.
+
+    Parameters
+    ----------
+    lam : ndarray of float64
+        The dual accumulator (length n_features + 1).
+    t : int
+        The iteration count.
+    params : dict
+        `make_params`.
+    t_offset : float, optional
+        The iteration offset, if not ``params["t_offset"]``.
+
+    Returns
+    -------
+    dict
+        ``u`` (None for p = 2, where u is lam, and p = 1.5, where the kernel computes it),
+        ``S`` (the largest |lam_j|, 1 if lam = 0; 1 for p = 2), ``Q``, ``c``.
+    """
+    p, sigma = params["p"], params["sigma"]
+    kind = _p_kind(p)
+    if kind == "two":
+        u, S = None, 1.0
+        Q = float(np.sum(lam * lam))
+    else:
+        q = p / (p - 1.0)
+        S = float(np.max(np.abs(lam))) if lam.shape[0] else 0.0
+        S = S if S > 0.0 else 1.0
+        a = np.abs(lam) * (1.0 / S)
+        if kind == "q3":
+            pw = a * a
+        elif kind == "q225":
+            pw = a * np.sqrt(np.sqrt(a))
+        else:
+            pw = powers(a, q - 1.0)
+        Q = float(np.sum(a * pw))
+        u = None if kind == "q3" else np.copysign(pw, lam)
+    t_offset = params["t_offset"] if t_offset is None else t_offset
+    tsig = (float(t) + t_offset) * sigma
+    c = norm_lam = 0.0
+    if Q > 0.0:
+        if kind == "two":
+            norm_lam, c = math.sqrt(Q), 1.0 / tsig
+        else:
+            norm = 2.0 ** (math.log2(Q) * (1.0 / q))
+            c = (p - 1.0) * S * (norm * norm / Q) / tsig
+            norm_lam = norm * S
+        if params["B"] > 0.0:
+            norm_w = (p - 1.0) * norm_lam / tsig
+            if norm_w > params["B"]:
+                c *= params["B"] / norm_w
+    return dict(u=u, S=S, Q=Q, c=c)
+
+
+def _p_kind(p):
+    """The kernel's specialisation of p (pgs/_dual.pxd, dual_kind)."""
+    if p == 2.0:
+        return "two"
+    if abs(p - 1.5) < 1e-12:
+        return "q3"
+    if abs(p - 1.8) < 1e-12:
+        return "q225"
+    return "general"
+
+
+def merge(state, deltas, params):
+    """The common state after a round: the workers' deltas summed in worker order.
+
+    ``lam <- lam + sum_w dlam_w``, ``t <- t + sum_w steps_w``, the sum of the iterates
+    plus each worker's, the random iterate's snapshot from the worker that holds it;
+    then u, S, Q and c from the new lam (`dual_from_lam`, once: O(n)). With one worker,
+    its state is adopted as it is (W = 1 is the plain run, bit for bit).
+
+    Parameters
+    ----------
+    state : dict
+        The common state the round started from.
+    deltas : list of dict
+        `run_shard`'s results, ``deltas[w]`` from worker w (all with status 0).
+    params : dict
+        `make_params`.
+
+    Returns
+    -------
+    dict
+        The next common state (the input is not modified).
+    """
+    if len(deltas) != len(state["sizes"]):
+        raise ValueError(f"{len(state['sizes'])} workers but {len(deltas)} deltas")
+    for w, d in enumerate(deltas):
+        if d["worker"] != w:
+            raise ValueError(f"deltas must be in worker order: got worker {d['worker']} "
+                             f"at position {w}")
+        if d["status"] != 0 or d["stopped"]:
+            raise ValueError(f"worker {w}'s delta is not complete (status {d['status']})")
+    workers = [d["sampler"] for d in deltas]
+    nxt = dict(state, workers=workers, round=state["round"] + 1)
+    if len(deltas) == 1:
+        nxt["kernel"] = deltas[0]["kernel"]
+        return nxt
+    old = state["kernel"]
+    lam = np.array(old["lam"], dtype=np.float64)
+    steps = 0
+    loss_sum = float(old["loss_sum"])
+    for d in deltas:
+        lam += d["dlam"]
+        steps += d["steps"]
+        loss_sum += d["loss_sum"]
+    t = int(old["t"]) + steps
+    kernel = dict(old, lam=lam, t=t, Q_comp=0.0, Q_abs=0.0, n_updates=0, C=0.0,
+                  loss_sum=loss_sum, consumed=sum(s["consumed"] for s in workers),
+                  rng=workers[0]["rng"], pos=workers[0]["pos"], perm=workers[0]["perm"])
+    kernel.update(dual_from_lam(lam, t, params), t_pick=state["t_pick"])
+    if old["wsum"] is not None:
+        total = np.zeros_like(lam)
+        for d in deltas:
+            total += d["avg_sum"]
+        # canonical form: the sum of the iterates is -wsum (or wsum with spans)
+        kernel["wsum"] = old["wsum"] - total if old["clast"] is None else old["wsum"] + total
+    for d in deltas:
+        if d.get("w_pick") is not None:
+            kernel["w_pick"] = d["w_pick"]
+    nxt["kernel"] = kernel
+    return nxt
+
+
+def run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=None):
+    """Run rounds from `state` until its t reaches `t_end`.
+
+    Parameters
+    ----------
+    state : dict
+        `start_state` (or a previous `run_rounds` result).
+    params : dict
+        `make_params`.
+    map_fn : callable
+        ``map_fn(tasks) -> deltas``: runs `run_shard` for each task (on worker
+        ``task["worker"]``'s shard) and returns the deltas in the tasks' order.
+    t_end : int
+        The iteration to stop at.
+    merge_every : int
+        Iterations per worker per round (tau, for equal shards).
+    stop : threading.Event, optional
+        Checked between rounds: when set, return the state reached.
+    on_round : callable, optional
+        ``on_round(state, deltas)`` after each merge; returning False stops.
+
+    Returns
+    -------
+    dict
+        The common state reached.
+
+    Raises
+    ------
+    ShardFailed
+        If a worker's kernel failed (the first in worker order).
+    """
+    while int(state["kernel"]["t"]) < t_end:
+        if stop is not None and stop.is_set():
+            break
+        tasks = plan_round(state, t_end, merge_every)
+        deltas = list(map_fn(tasks))
+        for d in deltas:
+            if d["status"] != 0:
+                raise ShardFailed(d["worker"], d["status"], d["t"])
+        if any(d["stopped"] for d in deltas):
+            break
+        state = merge(state, deltas, params)
+        if on_round is not None and on_round(state, deltas) is False:
+            break
+    return state
+
+
+def final_solver_state(state):
+    """The common state's kernel state, for ``Solver.set_state`` (the model's iterates;
+    its random iterate's snapshot is there once the drawn iteration is done)."""
+    return state["kernel"]

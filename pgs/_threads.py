@@ -1,0 +1,102 @@
+"""The threads engine of parallel PGS (`pgs.train(..., n_jobs=W)`): W threads, one
+contiguous shard of rows each, run the rounds of `pgs._parallel` (the kernel releases the
+GIL); the main thread merges. Results depend on (seed, W, merge_every) only."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, wait
+
+import numpy as np
+
+from pgs import _parallel as P
+
+#: Seconds between the main thread's checks for Ctrl-C while the workers run.
+POLL_SECONDS = 0.05
+
+
+def shards_of(Xb, y, weights, bounds):
+    """Each shard's (data, indices, indptr, y, sample_weight): views, no copy (the
+    index pointer slice keeps indexing the whole data and indices)."""
+    return [(Xb.data, Xb.indices, Xb.indptr[lo:hi + 1], y[lo:hi],
+             None if weights is None else weights[lo:hi]) for lo, hi in bounds]
+
+
+def thread_map(pool, shards, params, stop):
+    """A `map_fn` for `pgs._parallel.run_rounds`: the round's tasks on `pool`.
+
+    The main thread waits with a timeout, so Ctrl-C reaches it promptly; it then sets
+    `stop` (the workers return within one chunk, some milliseconds), waits for them
+    and re-raises.
+    """
+    def map_fn(tasks):
+        futures = [pool.submit(P.run_shard, task, params, *shards[task["worker"]],
+                               stop=stop) for task in tasks]
+        try:
+            while wait(futures, timeout=POLL_SECONDS).not_done:
+                pass
+        except BaseException:
+            stop.set()
+            wait(futures)
+            raise
+        return [f.result() for f in futures]
+    return map_fn
+
+
+def run_threads(run, n_jobs, merge_every, callback, every, start):
+    """Run a prepared `pgs._train` run to its end on `n_jobs` threads; True if the
+    callback stopped it. The solver of `run` receives the final state."""
+    from pgs._train import Progress, _raise_status
+
+    solver, Xb = run.solver, run.Xb
+    m = Xb.shape[0]
+    if n_jobs > m:
+        raise ValueError(f"n_jobs={n_jobs} exceeds the number of samples ({m}): every "
+                         "thread needs a shard of at least one row")
+    if merge_every is None:
+        merge_every = P.default_merge_every(m, n_jobs, solver.k)
+    bounds = P.partition_rows(m, n_jobs)
+    params, state = P.setup(run, [hi - lo for lo, hi in bounds],
+                            track_loss=callback is not None)
+    shards = shards_of(Xb, run.y_kernel, run.weights, bounds)
+    sigma, p, t_total = run.params["sigma"], run.params["p"], run.t_total
+    stop = threading.Event()
+    report = dict(next=None, loss=0.0, rows=0, stopped=False)
+    if callback is not None:
+        every = every or min(max((t_total - int(state["kernel"]["t"])) // 100, 1), 10**6)
+        report["next"] = int(state["kernel"]["t"]) + every
+
+    def on_round(st, deltas):
+        report["loss"] += sum(d["loss_sum"] for d in deltas)
+        report["rows"] += sum(d["steps"] for d in deltas) * solver.k
+        t = int(st["kernel"]["t"])
+        if report["next"] is None or (t < report["next"] and t < t_total):
+            return True
+        loss_est = report["loss"] / report["rows"] if report["rows"] else float("nan")
+        reg = sigma * _norm_w(st, p) ** 2 / (2.0 * (p - 1.0))
+        report.update(next=t + every, loss=0.0, rows=0)
+        progress = Progress(t=t, T=t_total, seconds=time.perf_counter() - start,
+                            loss_estimate=loss_est, objective_estimate=reg + loss_est)
+        if callback(progress) is False:
+            report["stopped"] = t < t_total
+            return False
+        return True
+
+    with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="pgs") as pool:
+        try:
+            state = P.run_rounds(state, params, thread_map(pool, shards, params, stop),
+                                 t_total, merge_every, on_round=on_round)
+        except P.ShardFailed as exc:
+            solver.set_state(P.final_solver_state(state))
+            _raise_status(exc.status, solver, Xb)
+    solver.set_state(P.final_solver_state(state))
+    return report["stopped"]
+
+
+def _norm_w(state, p):
+    """||w_t||_p of a common state (O(n): once per callback)."""
+    kernel = state["kernel"]
+    u = kernel["lam"] if kernel["u"] is None else kernel["u"]
+    if p != 2.0 and kernel["u"] is None:           # p = 1.5: u_j = t |t|, t = lam_j / S
+        a = kernel["lam"] / kernel["S"]
+        u = a * np.abs(a)
+    return float(kernel["c"] * np.linalg.norm(u, ord=p))
