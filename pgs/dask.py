@@ -27,5 +27,6 @@ except ImportError as exc:
 
 from pgs._dask_client import close_local_cluster, get_client
 from pgs._dask_io import read_svmlight
+from pgs._dask_train import train
 
-__all__ = ["close_local_cluster", "get_client", "read_svmlight"]
+__all__ = ["close_local_cluster", "get_client", "read_svmlight", "train"]
