@@ -50,7 +50,7 @@ def get_client(client=None):
         if _LOCAL is None or _LOCAL[1].status in ("closing", "closed"):
             cluster = distributed.LocalCluster(n_workers=local_cluster_size(),
                                                threads_per_worker=1, processes=True,
-                                               dashboard_address=None)
+                                               dashboard_address=":0")
             # (the default client from now on, so that X.compute() works as usual)
             _LOCAL = (cluster, distributed.Client(cluster))
         return _LOCAL[1]
