@@ -46,6 +46,7 @@ EXPERIMENTS = {
     "ovr_gap": "bench.exp_ovr_gap",
     "csgd": "bench.bench_csgd",
     "svmlight": "bench.bench_svmlight",
+    "dask": "bench.exp_dask",
 }
 
 

@@ -65,9 +65,15 @@ def _run_round(shard, task, lam, params):
                             f"{exc}") from None
     if remote:
         shard.sampler = delta["sampler"]
+        if task["last"]:          # (the client's final state keeps the samplers)
+            delta["full_sampler"] = delta["sampler"]
         delta["sampler"] = dict(rng=None, pos=0, perm=None,
                                 consumed=delta["sampler"]["consumed"])
     return delta
+
+
+def _identity(x):
+    return x
 
 
 def _sampler(shard):
@@ -190,28 +196,30 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     params, state = P.setup(run, sizes, track_loss=callback is not None)
     remote = len(sizes) > 1
 
+    # Each shard is built where its chunk lies; its targets (and weights) go with the
+    # task (O(rows) once), its sampler state stays there between rounds.
     bounds = np.cumsum([0] + sizes)
     shards = []
     for w, (part, home) in enumerate(zip(parts, homes, strict=True)):
         lo, hi = int(bounds[w]), int(bounds[w + 1])
-        yw = client.scatter(run.y_kernel[lo:hi], workers=[home], hash=False)
-        ww = None if run.weights is None else client.scatter(run.weights[lo:hi],
-                                                             workers=[home], hash=False)
+        weights = None if run.weights is None else run.weights[lo:hi]
         sampler = state["workers"][w] if remote else None
-        shards.append(client.submit(_make_shard, part, yw, ww, sampler, w, lo,
-                                    workers=[home], allow_other_workers=False, pure=False))
+        shards.append(client.submit(_make_shard, part, run.y_kernel[lo:hi], weights,
+                                    sampler, w, lo, workers=[home],
+                                    allow_other_workers=False, pure=False))
     del parts, X
-    try:
-        state, stopped = _rounds(client, shards, homes, state, params, run, merge_every,
-                                 callback, callback_every, start)
-        if remote:
+    state, stopped, samplers = _rounds(client, shards, homes, state, params, run,
+                                       merge_every, callback, callback_every, start)
+    if remote:
+        # The samplers in the common state, as the threads engine's merge keeps them
+        # (the last round brings them back; a run stopped earlier fetches them).
+        if samplers is None:
             samplers = client.gather([client.submit(_sampler, s, workers=[h], pure=False)
                                       for s, h in zip(shards, homes, strict=True)])
-            state["workers"] = samplers
-            state["kernel"] = dict(state["kernel"], rng=samplers[0]["rng"],
-                                   pos=samplers[0]["pos"], perm=samplers[0]["perm"])
-    finally:
-        client.cancel(shards)
+        state["workers"] = samplers
+        state["kernel"] = dict(state["kernel"], rng=samplers[0]["rng"],
+                               pos=samplers[0]["pos"], perm=samplers[0]["perm"])
+    del shards
     run.solver.set_state(P.final_solver_state(state))
     return _finish(run, stopped, keep_state)
 
@@ -228,11 +236,12 @@ def _homes(client, futures):
 def _rounds(client, shards, homes, state, params, run, merge_every, callback, every,
             start):
     """The rounds of `pgs._parallel.run_rounds`, each shard's task on its worker;
-    returns (state, stopped by the callback)."""
+    returns (state, stopped by the callback, the samplers if the last round ran)."""
     t_total = run.t_total
     sigma, p = run.params["sigma"], run.params["p"]
     remote = len(shards) > 1
     report = dict(next=None, loss=0.0, rows=0)
+    samplers = None
     if callback is not None:
         every = every or min(max((t_total - int(state["kernel"]["t"])) // 100, 1), 10**6)
         report["next"] = int(state["kernel"]["t"]) + every
@@ -240,15 +249,23 @@ def _rounds(client, shards, homes, state, params, run, merge_every, callback, ev
         tasks = P.plan_round(state, t_total, merge_every)
         lam = None
         if remote:
-            lam = client.scatter(tasks[0]["kernel"]["lam"], broadcast=True, hash=False)
-            tasks = [dict(t, sampler=None, kernel=dict(t=t["kernel"]["t"])) for t in tasks]
+            # lam leaves the client once; the workers fetch it from the one that holds
+            # it (a scatter would wait for a round trip).
+            lam = client.submit(_identity, tasks[0]["kernel"]["lam"], pure=False)
+            last = int(state["kernel"]["t"]) + tasks[0]["round_steps"] >= t_total
+            tasks = [dict(t, sampler=None, kernel=dict(t=t["kernel"]["t"]), last=last)
+                     for t in tasks]
         futures = [client.submit(_run_round, s, task, lam, params, workers=[h],
                                  allow_other_workers=False, pure=False)
                    for s, task, h in zip(shards, tasks, homes, strict=True)]
         try:
             deltas = client.gather(futures)
-        finally:
-            client.cancel(futures + ([lam] if lam is not None else []))
+        except BaseException:
+            client.cancel(futures)
+            raise
+        del futures, lam
+        if remote and tasks[0]["last"]:
+            samplers = [d.pop("full_sampler") for d in deltas]
         state = P.merge(state, deltas, params)
         if report["next"] is None:
             continue
@@ -263,8 +280,8 @@ def _rounds(client, shards, homes, state, params, run, merge_every, callback, ev
         progress = Progress(t=t, T=t_total, seconds=time.perf_counter() - start,
                             loss_estimate=loss_est, objective_estimate=reg + loss_est)
         if callback(progress) is False:
-            return state, t < t_total
-    return state, False
+            return state, t < t_total, samplers
+    return state, False, samplers
 
 
 def _norm_w(state, p):
