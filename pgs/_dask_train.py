@@ -157,10 +157,20 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         For invalid arguments or data, as `pgs.train`; a bad entry of X (NaN, an
         index out of range) names its partition and row. The cluster is left usable.
     """
-    start = time.perf_counter()
     for name in ("n_threads", "fixed_rows", "known_classes", "max_row_norm"):
         if name in kwargs:
             raise TypeError(f"pgs.dask.train() got an unexpected keyword argument {name!r}")
+    return _train(X, y, client=client, n_jobs=n_jobs, merge_every=merge_every,
+                  sample_weight=sample_weight, callback=callback,
+                  callback_every=callback_every, keep_state=keep_state, **kwargs)
+
+
+def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=None,
+           callback=None, callback_every=None, keep_state=False, max_row_norm=None,
+           **kwargs):
+    """`train`, with `pgs._train._prepare`'s `known_classes` and `max_row_norm` (the
+    estimators' one-vs-rest problems)."""
+    start = time.perf_counter()
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
@@ -178,8 +188,8 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
 
     # The run's constants and the solver state, as pgs.train makes them: _prepare gets
     # an X with the right shape and no entries (the rows are on the workers).
-    max_row_norm = None
-    if kwargs.get("t_offset") == "auto" and kwargs.get("warm_start") is None:
+    if max_row_norm is None and kwargs.get("t_offset") == "auto" \
+            and kwargs.get("warm_start") is None:
         p = V.check_p(kwargs.get("p", 2.0))
         icpt = kwargs.get("intercept_scaling", 1.0) if kwargs.get("fit_intercept", True) \
             else 0.0
