@@ -372,7 +372,8 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     gives exactly its model, bit for bit. The problems share the seed, so they draw the
     same rows, and running them in lock-step (`pgs._solver.run_lockstep`: each in turn
     takes the next `LOCKSTEP_ROWS` rows) fetches each row from memory once for them all.
-    `n_jobs` threads take contiguous groups of problems (the kernel drops the GIL).
+    `n_jobs` threads take contiguous groups of problems (the kernel drops the GIL); a
+    single problem is instead split by rows between them (`pgs.train`'s ``n_jobs``).
     """
     if V.check_seed(seed) is None:
         # One fresh seed for all (not one each: they would draw different rows).
@@ -386,6 +387,11 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
             for y, warm in zip(ys, warm_starts, strict=True)]
     if not runs:
         return []
+    if len(runs) == 1 and n_jobs > 1 and runs[0].Xb.shape[0] > 1:
+        # One problem (binary, regression): its rows are split between the threads,
+        # which merge their dual states (pgs/_threads.py, default merge_every).
+        stopped = run_threads(runs[0], min(n_jobs, runs[0].Xb.shape[0]), None, None, None, 0.0)
+        return [_finish(runs[0], stopped, keep_state)]
     Xb = runs[0].Xb
     n_groups = max(1, min(n_jobs, len(runs)))
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]

@@ -8,7 +8,10 @@ Multiclass problems are split one-vs-rest. Every binary problem is seeded with
 fetching each row from memory once for all of them (`pgs._solver.run_lockstep`), and
 `n_jobs` threads take groups of problems (the kernel releases the GIL). A problem's
 result does not depend on the others, on `n_jobs` or on thread scheduling: it is
-bit-identical to ``pgs.train`` on that problem, and to ``n_jobs=1``.
+bit-identical to ``pgs.train`` on that problem, and to ``n_jobs=1``. A fit of a single
+problem (two classes, or regression) instead splits the rows between the `n_jobs`
+threads, which merge their dual states (``pgs.train(..., n_jobs=n_jobs)``,
+docs/parallel.md): its result then depends on `n_jobs` (deterministically).
 """
 
 import math
@@ -341,8 +344,11 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         the same rows, and are run in lock-step so that each row is fetched from memory
         once for all of them (10-class RCV1-like: 1.7–2.3x faster than in turn).
     n_jobs : int or None, default None
-        Threads training the one-vs-rest problems, each a contiguous group of them
-        (None: 1, -1: all cores). Results do not depend on it.
+        Threads (None: 1, -1: all cores). With several one-vs-rest problems each thread
+        trains a contiguous group of them, and results do not depend on `n_jobs`. With
+        two classes the rows are split between the threads instead, which merge their
+        dual states (``pgs.train(..., n_jobs=n_jobs)``, default `merge_every`): the
+        model is then deterministic for a given `n_jobs` but differs between values.
     class_weight : None, "balanced" or dict, default None
         Weight of each class, multiplied into `sample_weight`. "balanced" uses
         ``n_samples / (n_classes * bincount(y))``.
@@ -683,8 +689,8 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         As in :func:`pgs.train` (PGSClassifier's defaults differ: they were tuned on
         classification only).
     n_jobs, warm_start
-        As in `PGSClassifier`; `n_jobs` has no effect (one problem) and is accepted for
-        a uniform interface.
+        As in `PGSClassifier`; `n_jobs` threads split the rows and merge their dual
+        states (one problem: ``pgs.train(..., n_jobs=n_jobs)``).
     iterate : {"last", "average", "random"}, default "last"
         As in `PGSClassifier`.
     epsilon : float or None, default None

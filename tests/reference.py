@@ -160,3 +160,59 @@ def sgd_offset_reference(X, y, *, loss, sigma, T, rows, t_offset, icpt=0.0, eps=
         w = (1.0 - eta * sigma) * w - eta * g * Xa[i]
         iterates.append(w.copy())
     return iterates
+
+
+def pgs_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, B=None, icpt=0.0, eps=0.0,
+                         t_offset=0.0):
+    """Parallel PGS by merging dual states (docs/parallel.md), W = len(bounds) workers,
+    rows taken cyclically within each shard (``sampling="cyclic"``), k = 1.
+
+    A round runs min(W tau, T - t) iterations, split in proportion to the shard sizes
+    (largest remainders, ties to the lower index). Worker w starts from rho lam at the
+    iteration offset rho (t + t_offset), rho = its share of the round, and runs plain PGS
+    on its shard; the merge adds the workers' changes to lam and their iterations to t.
+    Returns (w_T from the merged lam, the local iterates in order: round by round,
+    worker by worker).
+    """
+    X = np.asarray(X, dtype=float)
+    m, n = X.shape
+    Xa = np.hstack([X, np.full((m, 1), icpt)])
+    W = len(bounds)
+    sizes = [hi - lo for lo, hi in bounds]
+    pos = [0] * W
+    lam = np.zeros(n + 1)
+    t = 0
+
+    def iterate(theta_over_tsig):
+        w = grad_r_star(theta_over_tsig, p)
+        if B is not None:
+            norm_w = np.sum(np.abs(w) ** p) ** (1 / p)
+            if norm_w > B:
+                w = w * (B / norm_w)
+        return w
+
+    iterates = []
+    while t < T:
+        total = min(W * tau, T - t)
+        steps = [total * s // m for s in sizes]
+        rests = sorted(range(W), key=lambda v: (-(total * sizes[v] % m), v))
+        for v in rests[:total - sum(steps)]:
+            steps[v] += 1
+        change = np.zeros(n + 1)
+        for v, (lo, _hi) in enumerate(bounds):
+            if steps[v] == 0:
+                continue
+            rho = steps[v] / total
+            lam_v = rho * lam
+            off = rho * (t + t_offset)
+            w = iterate(lam_v / (off * sigma)) if np.any(lam_v) else np.zeros(n + 1)
+            for s in range(1, steps[v] + 1):
+                i = lo + pos[v] % sizes[v]
+                pos[v] += 1
+                lam_v = lam_v - dloss(loss, Xa[i] @ w, y[i], eps) * Xa[i]
+                w = iterate(lam_v / ((s + off) * sigma))
+                iterates.append(w.copy())
+            change += lam_v - rho * lam
+        lam = lam + change
+        t += total
+    return iterate(lam / ((t + t_offset) * sigma)), iterates

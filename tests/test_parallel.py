@@ -1,0 +1,312 @@
+"""Parallel PGS by merging dual states (pgs/_parallel.py, the threads engine pgs/_threads.py):
+the rounds against a NumPy reference, W = 1 against the plain run, determinism whatever
+the schedule, the partitioning, and the arguments."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from reference import pgs_rounds_reference
+
+import pgs
+from pgs import _parallel as P
+from pgs._train import _finish, _prepare
+
+
+def _data(m=60, n=8, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, n)) * (rng.random((m, n)) < 0.5)
+    y = np.where(X @ rng.normal(size=n) + 0.3 * rng.normal(size=m) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _sparse(m=3000, n=60, seed=1):
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, n, density=0.1, random_state=seed, format="csr")
+    y = np.where(rng.random(m) < 0.5, -1.0, 1.0)
+    return X, y
+
+
+def _rounds(X, y, bounds, merge_every, map_order=None, **kw):
+    """pgs.train's arithmetic through the primitive, with shards `bounds` and the tasks
+    of each round run in `map_order` (a function of the round's tasks)."""
+    run = _prepare(X, y, **kw)
+    Xb = run.Xb
+    params, state = P.setup(run, [hi - lo for lo, hi in bounds])
+
+    def map_fn(tasks):
+        order = map_order(tasks) if map_order else tasks
+        done = {t["worker"]: P.run_shard(t, params, Xb.data, Xb.indices,
+                                         Xb.indptr[bounds[t["worker"]][0]:
+                                                   bounds[t["worker"]][1] + 1],
+                                         run.y_kernel[bounds[t["worker"]][0]:
+                                                      bounds[t["worker"]][1]])
+                for t in order}
+        return [done[t["worker"]] for t in tasks]
+
+    state = P.run_rounds(state, params, map_fn, run.t_total, merge_every)
+    run.solver.set_state(P.final_solver_state(state))
+    return _finish(run, False, False)
+
+
+# ------------------------------------------------------------------ the reference
+
+
+@pytest.mark.parametrize("p", [2.0, 1.8, 1.5, 1.3])
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+@pytest.mark.parametrize("W, tau", [(2, 7), (3, 5)])
+def test_rounds_match_numpy_reference(p, loss, W, tau):
+    X, y = _data()
+    kw = dict(loss=loss, p=p, sigma=0.05, T=101, B=3.0, t_offset=2.5)
+    ref_w, ref_its = pgs_rounds_reference(X, y, bounds=P.partition_rows(60, W), tau=tau,
+                                          icpt=1.0, **kw)
+    last = pgs.train(X, y, iterate="last", n_jobs=W, merge_every=tau, sampling="cyclic",
+                     seed=0, **kw)
+    np.testing.assert_allclose(np.r_[last.coef, last.intercept], ref_w, rtol=1e-9,
+                               atol=1e-12)
+    avg = pgs.train(X, y, iterate="average", n_jobs=W, merge_every=tau, sampling="cyclic",
+                    seed=0, **kw)
+    np.testing.assert_allclose(np.r_[avg.coef, avg.intercept], np.mean(ref_its, axis=0),
+                               rtol=1e-9, atol=1e-12)
+    rnd = pgs.train(X, y, iterate="random", n_jobs=W, merge_every=tau, sampling="cyclic",
+                    seed=3, **kw)
+    np.testing.assert_allclose(np.r_[rnd.coef, rnd.intercept], ref_its[rnd.iteration - 1],
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_unequal_shards_match_the_reference():
+    X, y = _data(m=50)
+    bounds = [(0, 7), (7, 30), (30, 50)]
+    kw = dict(loss="logistic", p=1.8, sigma=0.05, T=97, t_offset=1.0)
+    ref_w, ref_its = pgs_rounds_reference(X, y, bounds=bounds, tau=9, icpt=1.0, **kw)
+    model = _rounds(X, y, bounds, 9, iterate="average", sampling="cyclic", seed=0, **kw)
+    np.testing.assert_allclose(np.r_[model.coef, model.intercept], np.mean(ref_its, axis=0),
+                               rtol=1e-9, atol=1e-12)
+
+
+# --------------------------------------------------------- W = 1, determinism
+
+
+@pytest.mark.parametrize("iterate", ["last", "average", "random"])
+@pytest.mark.parametrize("p", [2.0, 1.8, 1.5, 1.1])
+def test_one_worker_is_the_plain_run(iterate, p):
+    """W = 1 through the rounds (any merge_every) is the plain run bit for bit; and
+    n_jobs=1 is the default."""
+    X, y = _sparse(m=500)
+    kw = dict(loss="logistic", p=p, sigma=1e-3, T=2000, iterate=iterate, seed=5,
+              sampling="permutation")
+    plain = pgs.train(X, y, **kw)
+    np.testing.assert_array_equal(pgs.train(X, y, n_jobs=1, merge_every=7, **kw).coef,
+                                  plain.coef)
+    rounds = _rounds(X, y, [(0, 500)], 300, **kw)
+    np.testing.assert_array_equal(rounds.coef, plain.coef)
+    assert rounds.intercept == plain.intercept
+    assert rounds.iteration == plain.iteration
+
+
+@pytest.mark.parametrize("sampling", ["iid", "permutation", "cyclic"])
+@pytest.mark.parametrize("iterate", ["last", "average", "random"])
+def test_threads_are_deterministic_whatever_the_schedule(sampling, iterate):
+    """Two runs of the threads engine, and the rounds run serially in reverse worker
+    order: the same bits."""
+    X, y = _sparse()
+    kw = dict(loss="hinge", p=1.8, sigma=1e-3, T=5000, iterate=iterate, seed=2,
+              sampling=sampling)
+    one = pgs.train(X, y, n_jobs=3, merge_every=300, **kw)
+    two = pgs.train(X, y, n_jobs=3, merge_every=300, **kw)
+    rev = _rounds(X, y, P.partition_rows(3000, 3), 300, map_order=lambda t: t[::-1], **kw)
+    for other in (two, rev):
+        np.testing.assert_array_equal(other.coef, one.coef)
+        assert other.intercept == one.intercept
+        assert other.iteration == one.iteration
+
+
+def test_deltas_are_merged_in_worker_order_not_completion_order():
+    """Worker 0 is made the slowest: its delta still comes first (same bits as the
+    threads engine)."""
+    X, y = _sparse()
+    kw = dict(loss="logistic", p=2.0, sigma=1e-3, T=3000, iterate="last", seed=4)
+    ref = pgs.train(X, y, n_jobs=2, merge_every=250, **kw)
+    bounds = P.partition_rows(3000, 2)
+    run = _prepare(X, y, **kw)
+    params, state = P.setup(run, [hi - lo for lo, hi in bounds])
+    Xb = run.Xb
+
+    def job(task):
+        if task["worker"] == 0:
+            time.sleep(0.002)
+        lo, hi = bounds[task["worker"]]
+        return P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr[lo:hi + 1],
+                           run.y_kernel[lo:hi])
+
+    def map_fn(tasks):
+        out = [None] * len(tasks)
+        threads = [threading.Thread(target=lambda t=t: out.__setitem__(t["worker"], job(t)))
+                   for t in tasks]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        return out
+
+    state = P.run_rounds(state, params, map_fn, run.t_total, 250)
+    run.solver.set_state(P.final_solver_state(state))
+    np.testing.assert_array_equal(_finish(run, False, False).coef, ref.coef)
+
+
+def test_more_workers_still_fit():
+    """A sanity check of the algorithm, not of bits: W = 4 reaches an objective close to
+    W = 1's on an easy problem."""
+    X, y = _sparse(m=4000)
+    kw = dict(loss="logistic", p=2.0, sigma=1e-2, T=40000, iterate="average", seed=0)
+    one = pgs.train(X, y, **kw).objective(X, y)
+    four = pgs.train(X, y, n_jobs=4, **kw).objective(X, y)
+    assert abs(four - one) < 0.01 * one
+
+
+# -------------------------------------------------------------- the primitive
+
+
+def test_partition_rows():
+    assert P.partition_rows(10, 3) == [(0, 3), (3, 6), (6, 10)]
+    assert P.partition_rows(4, 4) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert P.partition_rows(5, 1) == [(0, 5)]
+    with pytest.raises(ValueError, match="non-empty"):
+        P.partition_rows(2, 3)
+    with pytest.raises(ValueError, match="n_parts"):
+        P.partition_rows(2, 0)
+
+
+@pytest.mark.parametrize("total", [0, 1, 5, 99, 1000])
+def test_shard_steps_sum_and_proportion(total):
+    sizes = [7, 23, 20]
+    steps = P.shard_steps(total, sizes)
+    assert steps.sum() == total
+    exact = total * np.array(sizes) / sum(sizes)
+    assert np.all(np.abs(steps - exact) < 1.0)
+    np.testing.assert_array_equal(P.shard_steps(9, [3, 3, 3]), [3, 3, 3])
+    np.testing.assert_array_equal(P.shard_steps(2, [3, 3, 3]), [1, 1, 0])
+
+
+def test_merge_is_the_sum_of_the_deltas():
+    """lam + sum of dlam, t + sum of steps, the iterates' sums added, u and the scale from
+    the new lam (the kernel's own definition: w = c u = grad r*(lam / (t sigma)))."""
+    X, y = _sparse(m=600)
+    kw = dict(loss="hinge", p=1.8, sigma=1e-2, T=900, iterate="average", seed=1)
+    run = _prepare(X, y, **kw)
+    bounds = P.partition_rows(600, 3)
+    params, state = P.setup(run, [hi - lo for lo, hi in bounds])
+    Xb = run.Xb
+    tasks = P.plan_round(state, run.t_total, 100)
+    assert [t["steps"] for t in tasks] == [100, 100, 100]
+    deltas = [P.run_shard(t, params, Xb.data, Xb.indices, Xb.indptr[lo:hi + 1],
+                          run.y_kernel[lo:hi]) for t, (lo, hi) in zip(tasks, bounds, strict=True)]
+    nxt = P.merge(state, deltas, params)
+    k0, k1 = state["kernel"], nxt["kernel"]
+    np.testing.assert_allclose(k1["lam"], k0["lam"] + sum(d["dlam"] for d in deltas),
+                               rtol=0, atol=0)
+    assert k1["t"] == k0["t"] + 300
+    np.testing.assert_array_equal(k1["wsum"], -sum(d["avg_sum"] for d in deltas))
+    q = 1.8 / 0.8
+    lam = k1["lam"]
+    np.testing.assert_allclose(k1["Q"], np.sum((np.abs(lam) / k1["S"]) ** q), rtol=1e-13)
+    w_ref = (0.8 * np.sum(np.abs(lam) ** q) ** ((2 - q) / q) * np.sign(lam)
+             * np.abs(lam) ** (q - 1) / (300 * 1e-2))
+    np.testing.assert_allclose(k1["c"] * k1["u"], w_ref, rtol=1e-12, atol=1e-15)
+    assert [s["rng"].tolist() for s in nxt["workers"]] == \
+        [d["sampler"]["rng"].tolist() for d in deltas]
+    # the input state is left as it was
+    assert state["kernel"]["t"] == 0 and not np.any(state["kernel"]["lam"])
+    with pytest.raises(ValueError, match="worker order"):
+        P.merge(state, deltas[::-1], params)
+    with pytest.raises(ValueError, match="3 workers but 2"):
+        P.merge(state, deltas[:2], params)
+
+
+def test_start_state_keeps_a_warm_average():
+    """A warm start's average (C != 0) is brought to the merge's form without change."""
+    X, y = _sparse(m=400)
+    for p in (2.0, 1.8, 1.1):
+        kw = dict(loss="hinge", p=p, sigma=1e-2, iterate="average", seed=1)
+        warm = pgs.train(X, y, T=333, keep_state=True, **kw)
+        run = _prepare(X, y, T=10, warm_start=warm, **kw)
+        before = run.solver.average()
+        params, state = P.setup(run, [200, 200])
+        assert state["kernel"]["C"] == 0.0
+        run.solver.set_state(P.final_solver_state(state))
+        np.testing.assert_allclose(run.solver.average(), before, rtol=1e-13, atol=1e-15)
+
+
+def test_warm_start_and_keep_state_with_threads():
+    X, y = _sparse()
+    kw = dict(loss="logistic", p=1.8, sigma=1e-3, iterate="average", seed=3, n_jobs=2)
+    first = pgs.train(X, y, T=1500, keep_state=True, **kw)
+    more = pgs.train(X, y, T=1500, warm_start=first, **kw)
+    assert more.T == 3000
+    again = pgs.train(X, y, T=1500, warm_start=first, **kw)
+    np.testing.assert_array_equal(more.coef, again.coef)
+    assert abs(more.objective(X, y) - pgs.train(X, y, T=3000, **kw).objective(X, y)) < 0.02
+
+
+def test_callback_with_threads_reports_and_stops():
+    X, y = _sparse()
+    seen = []
+
+    def callback(progress):
+        seen.append(progress)
+        return len(seen) < 3
+
+    model = pgs.train(X, y, T=9000, n_jobs=2, merge_every=500, callback=callback,
+                      callback_every=1000, iterate="last", seed=0)
+    assert len(seen) == 3
+    assert [s.t for s in seen] == [1000, 2000, 3000]
+    assert all(np.isfinite(s.loss_estimate) for s in seen)
+    assert model.T == 3000 and model.params["stopped_early"]
+
+
+def test_a_bad_entry_in_a_shard_is_named():
+    X, y = _sparse()
+    X = X.copy()
+    X.data[X.indptr[2500] + 1] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        pgs.train(X, y, T=100000, n_jobs=2, sampling="cyclic", seed=0)
+
+
+# -------------------------------------------------------------------- arguments
+
+
+@pytest.mark.parametrize("bad, error", [
+    (dict(n_jobs=0), ValueError), (dict(n_jobs=-1), ValueError), (dict(n_jobs=1.5), TypeError),
+    (dict(n_jobs=True), TypeError), (dict(n_jobs="2"), TypeError),
+    (dict(n_jobs=2, merge_every=0), ValueError), (dict(n_jobs=2, merge_every=2.0), TypeError),
+    (dict(n_jobs=61), ValueError),
+])
+def test_bad_n_jobs_and_merge_every(bad, error):
+    X, y = _data()
+    name = "n_jobs" if "merge_every" not in bad else "merge_every"
+    with pytest.raises(error, match=name):
+        pgs.train(X, y, T=10, **bad)
+
+
+def test_fixed_rows_are_refused_with_threads():
+    from pgs._train import _fit
+    X, y = _data()
+    with pytest.raises(ValueError, match="fixed_rows"):
+        _fit(X, y, T=10, n_jobs=2, fixed_rows=np.zeros(10, dtype=np.int64))
+
+
+def test_binary_estimator_splits_rows_between_threads():
+    """A single problem's n_jobs threads split its rows (pgs.train's n_jobs); several
+    problems are still split between the threads (n_jobs does not change them)."""
+    pytest.importorskip("sklearn")
+    X, y = _sparse()
+    a = pgs.PGSClassifier(n_jobs=2, random_state=0, sampling="iid", t_offset=0,
+                          intercept_scaling=1.0, T=4000).fit(X, y)
+    b = pgs.PGSClassifier(n_jobs=2, random_state=0, sampling="iid", t_offset=0,
+                          intercept_scaling=1.0, T=4000).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    ref = pgs.train(X, y, n_jobs=2, T=4000, seed=0, sampling="iid", iterate=a.iterate,
+                    loss=a.loss, p=a.p, sigma=a.sigma, k=a.k)
+    np.testing.assert_array_equal(a.coef_.ravel(), ref.coef)
