@@ -33,10 +33,13 @@ class _Shard:
 
 
 def _make_shard(X, y, weights, sampler, index, first_row):
-    """A `_Shard` from a chunk of X (CSR or NumPy; every entry checked here, once)."""
+    """A `_Shard` from a chunk of X (CSR read in place; NumPy converted and checked).
+
+    As in `pgs.train`, the entries of a CSR chunk are checked by the kernel as it reads
+    each row (a scan up front would cost as much as a cyclic pass over the shard)."""
     try:
         Xb = as_csr_buffers(X, name=f"X's partition {index} (rows {first_row}.."
-                                   f"{first_row + X.shape[0] - 1})")
+                                   f"{first_row + X.shape[0] - 1})", check_entries=False)
     except ValueError as exc:
         raise ValueError(str(exc)) from None
     return _Shard(Xb, y, weights, sampler, index, first_row)
@@ -61,8 +64,9 @@ def _run_round(shard, task, lam, params):
         try:
             _raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb)
         except (ValueError, FloatingPointError) as exc:
-            raise type(exc)(f"partition {shard.index} (rows from {shard.first_row}): "
-                            f"{exc}") from None
+            raise type(exc)(f"X's partition {shard.index} (rows {shard.first_row}.."
+                            f"{shard.first_row + Xb.shape[0] - 1}): "
+                            f"{str(exc).removeprefix('X: ')}") from None
     if remote:
         shard.sampler = delta["sampler"]
         if task["last"]:          # (the client's final state keeps the samplers)

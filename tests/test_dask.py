@@ -214,7 +214,8 @@ def test_bad_chunk_is_a_value_error_and_the_cluster_goes_on(client):
     bad = X.copy()
     bad.data[bad.indptr[1000]] = np.nan          # row 1000: in the third of three shards
     with pytest.raises(ValueError, match=r"partition 2 \(rows 800\.\.1199\).*non-finite"):
-        pgs.dask.train(_dask(bad, (400, 400, 400)), y, client=client, T=100, seed=0)
+        pgs.dask.train(_dask(bad, (400, 400, 400)), y, client=client, T=1500, seed=0,
+                       sampling="cyclic")
     with pytest.raises(ValueError, match="n_jobs=2000 exceeds the number of samples"):
         pgs.dask.train(_dask(X, (600, 600)), y, n_jobs=2000, client=client)
     with pytest.raises(TypeError, match="X must be a dask array"):
