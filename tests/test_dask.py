@@ -273,3 +273,11 @@ def test_estimators_take_dask_arrays(client):
                                merge_every=100, iterate="last", T=900)
         np.testing.assert_array_equal(est.coef_[0], model.coef)
         assert est.get_params()["merge_every"] == 100
+
+
+def test_get_client_takes_the_current_client(client):
+    with client.as_current():
+        assert pgs.dask.get_client() is client
+    assert pgs.dask.get_client(client) is client
+    with pytest.raises(TypeError, match="client must be a distributed.Client"):
+        pgs.dask.get_client("tcp://scheduler:8786")
