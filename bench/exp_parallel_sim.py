@@ -16,6 +16,7 @@ Writes bench/results/parallel_sim.md and parallel_sim.png (``_quick`` with --qui
 20,000-row subsample).
 """
 
+import re
 import sys
 from pathlib import Path
 
@@ -104,10 +105,12 @@ def run(cfg):
                 obj = model.objective(X, y)
                 if W == 1:
                     base_acc, base_obj = acc, obj
-                ok = acc >= base_acc - TOLERANCE
-                if ok and W > 1:
-                    largest[name] = max(largest.get(name, 0), round_iters)
-                curves.setdefault((name, frac), []).append((W, acc))
+                if W > 1:
+                    worst = largest.setdefault(name, dict(acc={}, obj={}))
+                    worst["acc"][round_iters] = min(worst["acc"].get(round_iters, 1.0),
+                                                    acc - base_acc)
+                    worst["obj"][W] = max(worst["obj"].get(W, 0.0), obj / base_obj - 1)
+                curves.setdefault((name, frac), []).append((W, acc, obj / base_obj))
                 rows.append([W, "-" if W == 1 else f"{frac:g}",
                              "-" if W == 1 else max(1, round_iters // W), rounds,
                              f"{100 * acc:.2f}", f"{100 * (acc - base_acc):+.2f}",
@@ -136,12 +139,19 @@ def run(cfg):
     sections.append((f"Workers started unscaled (the delayed-gradient form): {name}",
                      markdown_table(["W", "W tau / m", "worker start", "test acc %",
                                      "objective"], rows)))
-    summary = "\n".join(
-        f"- {name}: accuracy within {100 * TOLERANCE:.1f} points of W = 1 for every W "
-        f"tested up to W tau = {largest.get(name, 0) / m:g} m"
-        + ("" if name in largest else " (none)") for name, _ in _configs(cfg))
-    sections.insert(0, ("Largest round (W tau) within 0.2 points of W = 1, for all W up "
-                        "to it", summary + "\n\n(see the note on how this is read below)"))
+    lines = []
+    for name, _ in _configs(cfg):
+        worst = largest[name]
+        ok = [r for r in sorted(worst["acc"]) if all(worst["acc"][q] >= -TOLERANCE
+                                                     for q in worst["acc"] if q <= r)]
+        good_w = [W for W in sorted(worst["obj"]) if worst["obj"][W] <= 0.01]
+        lines.append(f"- {name}: test accuracy within {100 * TOLERANCE:.1f} points of W = 1 "
+                     f"for every W tested, for rounds up to W tau = "
+                     f"{ok[-1] / m if ok else 0:g} m (the largest tested: "
+                     f"{max(worst['acc']) / m:g} m); objective within 1% of W = 1 up to "
+                     f"W = {good_w[-1] if good_w else 1} (its excess grows with W, hardly "
+                     f"with tau)")
+    sections.insert(0, ("Summary", "\n".join(lines)))
     _plot(curves, cfg)
     intro = (
         "Simulated workers (one process, the engines' own round and merge code). "
@@ -152,34 +162,50 @@ def run(cfg):
         "`delta non-zeros / n` is the mean fraction of coordinates a worker's delta "
         "touches (sparse deltas pay below about 0.67: 12 bytes per non-zero against 8 "
         "per coordinate).")
-    return write_report("parallel_sim", "Parallel PGS by simulation", sections, cfg,
-                        intro=intro)
+    return _without_load(write_report("parallel_sim", "Parallel PGS by simulation", sections, cfg,
+                        intro=intro))
 
 
 def _plot(curves, cfg):
-    """Test accuracy against W, one line per round size and configuration."""
+    """Test accuracy (top) and the objective relative to W = 1 (bottom) against W, one
+    line per round size, one column per configuration."""
     plt = pyplot()
     names = sorted({name for name, _ in curves})
-    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3), squeeze=False)
-    for ax, name in zip(axes[0], names, strict=True):
-        base = dict(curves.get((name, 3), []))
+    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 5.5), squeeze=False)
+    for col, name in enumerate(names):
+        base = curves.get((name, 3), [])
         for (n, frac), pts in sorted(curves.items()):
             if n != name or frac == 3:
                 continue
-            pts = sorted(dict(pts).items())
-            ax.plot([w for w, _ in pts], [100 * a for _, a in pts], marker="o",
-                    label=f"W tau = {frac:g} m")
+            pts = sorted(pts)
+            label = f"W tau = {frac:g} m"
+            axes[0, col].plot([w for w, _, _ in pts], [100 * a for _, a, _ in pts],
+                              marker="o", label=label)
+            axes[1, col].plot([w for w, _, _ in pts], [r for _, _, r in pts], marker="o",
+                              label=label)
         if base:
-            ax.axhline(100 * base[1], color="k", lw=0.8, ls="--", label="W = 1")
-            ax.axhline(100 * (base[1] - TOLERANCE), color="k", lw=0.5, ls=":")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("workers W")
-        ax.set_ylabel("test accuracy %")
-        ax.set_title(name, fontsize=8)
-        ax.legend(fontsize=6)
+            axes[0, col].axhline(100 * base[0][1], color="k", lw=0.8, ls="--", label="W = 1")
+            axes[0, col].axhline(100 * (base[0][1] - TOLERANCE), color="k", lw=0.5, ls=":")
+            axes[1, col].axhline(1.0, color="k", lw=0.8, ls="--", label="W = 1")
+        axes[0, col].set_title(name, fontsize=8)
+        axes[0, col].set_ylabel("test accuracy %")
+        axes[1, col].set_ylabel("objective / objective at W = 1")
+        axes[1, col].set_yscale("log")
+        for ax in axes[:, col]:
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("workers W")
+            ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(figure_path("parallel_sim", cfg))
     plt.close(fig)
+
+
+def _without_load(path):
+    """The report without the machine's load average (a property of the moment, not of
+    the code; the runner reports it)."""
+    text = path.read_text()
+    path.write_text(re.sub(r", load average [^(]*\(the machine is shared: [^)]*\)", "", text))
+    return path
 
 
 if __name__ == "__main__":

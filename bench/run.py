@@ -46,6 +46,8 @@ EXPERIMENTS = {
     "ovr_gap": "bench.exp_ovr_gap",
     "csgd": "bench.bench_csgd",
     "svmlight": "bench.bench_svmlight",
+    "parallel": "bench.exp_parallel",
+    "parallel_sim": "bench.exp_parallel_sim",
     "dask": "bench.exp_dask",
 }
 

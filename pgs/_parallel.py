@@ -58,8 +58,9 @@ _STATUS = {1: "a margin or the iterate became infinite or NaN",
            3: "the sampler is missing a buffer (internal error)",
            4: "out of memory for the scratch buffers of a mini-batch"}
 
-#: Non-zeros a worker runs between two checks of `stop` (some milliseconds).
-CHUNK_NNZ = 2**22
+#: Non-zeros a worker runs between two checks of `stop` (a millisecond or two: Ctrl-C
+#: waits for the slowest worker to see it, on a loaded machine too).
+CHUNK_NNZ = 2**20
 
 
 class ShardFailed(RuntimeError):
@@ -332,8 +333,9 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         ``worker``, ``steps``, ``status`` (0: ok), ``stopped``, ``t`` (local iteration
         reached), ``sampler`` (its PRNG state after the round), ``loss_sum`` (the
         sampled losses' sum in this round, with track_loss); with W > 1 ``dlam``
-        (lam_w - lam), ``avg_sum`` (the sum of its iterates, or None) and ``w_pick``
-        (its snapshot, or None); with W = 1 ``kernel``: its whole solver state.
+        (its lam minus the rho lam it started from), ``avg_sum`` (the sum of its
+        iterates, or None) and ``w_pick`` (its snapshot, or None); with W = 1
+        ``kernel``: its whole solver state.
     """
     single = task["n_workers"] == 1
     start, smp = task["kernel"], task["sampler"]
@@ -467,7 +469,8 @@ def _p_kind(p):
 def merge(state, deltas, params):
     """The common state after a round: the workers' deltas summed in worker order.
 
-    ``lam <- lam + sum_w dlam_w``, ``t <- t + sum_w steps_w``, the sum of the iterates
+    ``lam <- lam + sum_w dlam_w`` (each worker's change from the rho_w lam it started
+    from: see `run_shard`), ``t <- t + sum_w steps_w``, the sum of the iterates
     plus each worker's, the random iterate's snapshot from the worker that holds it;
     then u, S, Q and c from the new lam (`dual_from_lam`, once: O(n)). With one worker,
     its state is adopted as it is (W = 1 is the plain run, bit for bit).

@@ -310,3 +310,33 @@ def test_binary_estimator_splits_rows_between_threads():
     ref = pgs.train(X, y, n_jobs=2, T=4000, seed=0, sampling="iid", iterate=a.iterate,
                     loss=a.loss, p=a.p, sigma=a.sigma, k=a.k)
     np.testing.assert_array_equal(a.coef_.ravel(), ref.coef)
+
+
+def test_ctrl_c_stops_the_threads(tmp_path):
+    """SIGINT during a threaded run of 10^12 iterations raises KeyboardInterrupt in the
+    main thread, and the workers stop (the process would otherwise run until the
+    timeout kills it and the test fails)."""
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "long.py"
+    script.write_text(
+        "import sys, time\nimport numpy as np\nimport scipy.sparse as sp\nimport pgs\n"
+        "X = sp.random(2000, 50, density=0.2, random_state=0, format='csr')\n"
+        "y = np.where(np.arange(2000) % 2 == 0, -1.0, 1.0)\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    pgs.train(X, y, T=10**12, iterate='last', n_jobs=2)\n"
+        "except KeyboardInterrupt:\n"
+        "    print(time.perf_counter(), flush=True)\n"
+        "    sys.exit(42)\n")
+    with subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                          text=True) as proc:
+        try:
+            assert proc.stdout.readline().strip() == "ready"
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=60) == 42
+        finally:
+            proc.kill()
