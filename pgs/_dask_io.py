@@ -86,7 +86,8 @@ def _blocks(path, blocksize, dtype):
             source = fsspec.open(path, mode="rb", compression="infer")
         else:
             source = path       # (pgs decompresses it as it parses)
-        return [dask.delayed(_parse, pure=True)(source, path, dtype)]
+        # (not pure: the key would name the path only, not the file's contents)
+        return [dask.delayed(_parse, pure=False)(source, path, dtype)]
     blocks = read_bytes(path, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0]
     n = len(blocks)
     return [dask.delayed(_parse, pure=True)(
