@@ -36,15 +36,15 @@ def _cluster():
     return cluster, distributed.Client(cluster)     # (the default: dask-ml computes on it)
 
 
-def _scatter(client, X, y):
-    """X and y as dask arrays of PARTITIONS row-chunks, sent straight to the workers
-    (round-robin: PARTITIONS / N_WORKERS chunks each)."""
+def _scatter(client, X, y, parts=PARTITIONS):
+    """X and y as dask arrays of `parts` row-chunks, sent straight to the workers
+    (round-robin: parts / N_WORKERS chunks each)."""
     import dask.array as da
     import scipy.sparse as sp
     workers = sorted(client.scheduler_info()["workers"])
-    bounds = np.linspace(0, X.shape[0], PARTITIONS + 1).astype(int)
+    bounds = np.linspace(0, X.shape[0], parts + 1).astype(int)
     xs, ys = [], []
-    for i in range(PARTITIONS):
+    for i in range(parts):
         lo, hi = bounds[i], bounds[i + 1]
         home = [workers[i % len(workers)]]
         fx = client.scatter(X[lo:hi], workers=home)
@@ -61,21 +61,23 @@ def _timed(fn):
     return time.perf_counter() - t0, out
 
 
-def _pgs_curves(split, Xd, yd, client, T_list, seed):
-    """(times, accs) of pgs.train here and pgs.dask.train on the cluster, same T_list."""
+def _pgs_curves(split, arrays, client, T_list, seed):
+    """(times, accs) of pgs.train here and of pgs.dask.train on the cluster for each
+    (X, y) of `arrays` (one shard per chunk), same T_list: a list, pgs.train's first."""
     import pgs
     import pgs.dask
     Xtr, ytr, Xte, yte = split.X_train, split.y_train, split.X_test, split.y_test
-    single, dasked = ([], []), ([], [])
+    curves = [([], []) for _ in range(1 + len(arrays))]
     for T in T_list:
         sec, model = _timed(lambda T=T: pgs.train(Xtr, ytr, T=T, seed=seed, **PGS))
-        single[0].append(sec)
-        single[1].append(accuracy(yte, model.decision_function(Xte)))
-        sec, model = _timed(lambda T=T: pgs.dask.train(Xd, yd, client=client, T=T,
-                                                        seed=seed, **PGS))
-        dasked[0].append(sec)
-        dasked[1].append(accuracy(yte, model.decision_function(Xte)))
-    return single, dasked
+        curves[0][0].append(sec)
+        curves[0][1].append(accuracy(yte, model.decision_function(Xte)))
+        for curve, (Xd, yd) in zip(curves[1:], arrays, strict=True):
+            sec, model = _timed(lambda T=T, Xd=Xd, yd=yd: pgs.dask.train(
+                Xd, yd, client=client, T=T, seed=seed, **PGS))
+            curve[0].append(sec)
+            curve[1].append(accuracy(yte, model.decision_function(Xte)))
+    return curves
 
 
 def _incremental_curve(split, Xd, yd, passes, seed):
@@ -162,15 +164,17 @@ def run(cfg):
     try:
         client.wait_for_workers(N_WORKERS)
         Xd, yd = _scatter(client, split.X_train, split.y_train)
+        arrays = [(Xd, yd), _scatter(client, split.X_train, split.y_train, N_WORKERS)]
         # Warm-up (imports and first-call costs on the workers), not timed.
-        _pgs_curves(split, Xd, yd, client, T_list[:1], seed=0)
+        _pgs_curves(split, arrays, client, T_list[:1], seed=0)
         _incremental_curve(split, Xd, yd, 1, seed=0)
-        rounds = {"pgs.train (one process)": [], f"pgs.dask.train ({PARTITIONS} shards)": [],
-                  "dask-ml Incremental(SGDClassifier)": []}
+        names = ["pgs.train (one process)", f"pgs.dask.train ({PARTITIONS} shards)",
+                 f"pgs.dask.train ({N_WORKERS} shards)"]
+        rounds = {name: [] for name in names + ["dask-ml Incremental(SGDClassifier)"]}
         for r in range(cfg.seeds):
-            single, dasked = _pgs_curves(split, Xd, yd, client, T_list, seed=r + 1)
-            rounds["pgs.train (one process)"].append(single)
-            rounds[f"pgs.dask.train ({PARTITIONS} shards)"].append(dasked)
+            for name, curve in zip(names, _pgs_curves(split, arrays, client, T_list,
+                                                      seed=r + 1), strict=True):
+                rounds[name].append(curve)
             rounds["dask-ml Incremental(SGDClassifier)"].append(
                 _incremental_curve(split, Xd, yd, passes, seed=r + 1))
         lr_error, lr_curve = _logistic_regression(split, Xd, yd, client, lr_iters)
@@ -196,7 +200,7 @@ def _report(cfg, split, rounds, lr_error, lr_curve, lr_iters, traffic, fractions
     ttt = {name: np.array([_time_to(c, target) for c in curves])
            for name, curves in rounds.items()}
     names = list(rounds)
-    ref, dsk, inc = names
+    ref, dsk = names[:2]
     rows = []
     for name in names:
         reached = max(max(c[1]) for c in rounds[name])
@@ -230,7 +234,8 @@ def _report(cfg, split, rounds, lr_error, lr_curve, lr_iters, traffic, fractions
     intro = (
         f"Data: RCV1-like, m = {m:,} training rows, {split.X_test.shape[0]:,} test rows, "
         f"held by a LocalCluster of {N_WORKERS} single-threaded worker processes as "
-        f"{PARTITIONS} row-chunks (sent to the workers first: loading is not timed). pgs: "
+        f"{PARTITIONS} row-chunks, and again as {N_WORKERS} (one per worker), sent to the "
+        f"workers first (loading is not timed). pgs: "
         f"{', '.join(f'{k}={v}' for k, v in PGS.items())}, T = "
         f"{', '.join(f'{f:g}' for f in fractions)} passes, each point one timed call "
         f"(pgs.dask.train's includes building its shards on the workers and gathering y); "
