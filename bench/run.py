@@ -52,6 +52,7 @@ EXPERIMENTS = {
     "fuzz": "bench.fuzz",
     "parallel": "bench.exp_parallel",
     "parallel_sim": "bench.exp_parallel_sim",
+    "dask": "bench.exp_dask",
 }
 
 

@@ -303,7 +303,7 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwa
 
     search_kwargs = {key: value for key, value in kwargs.items()
                      if key not in ("T", "sample_weight", "callback", "callback_every",
-                                    "keep_state", "fixed_rows")}
+                                    "keep_state", "fixed_rows", "merge_every")}
     search = search_sigma(Xb, [y_kernel], score, grid=grid, validation_fraction=fraction,
                           seed=seed, T=T, sample_weight=weights,
                           strata=y_kernel if classification else None,

@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pgs import _threads
 from pgs import _validation as V
 from pgs._chunks import chunk_steps, run_chunked, run_threads
 from pgs._core import SAMPLING_MODES, max_row_norm, mean_loss
@@ -14,7 +15,6 @@ from pgs._data import as_csr_buffers, check_targets, entry_problem
 from pgs._loss_table import loss_spec
 from pgs._model import Model
 from pgs._solver import Solver, run_lockstep
-from pgs._threads import run_threads
 
 _STATUS_MESSAGES = {
     1: "a margin or the iterate became infinite or NaN at iteration {t}: X's values, "
@@ -315,7 +315,7 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
             fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
             epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
             callback=callback, callback_every=callback_every, keep_state=keep_state,
-            n_threads=n_threads, t_offset=t_offset)
+            n_threads=n_threads, t_offset=t_offset, n_jobs=n_jobs, merge_every=merge_every)
     return _fit(X, y, loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
                 fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, seed=seed,
                 epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
@@ -409,7 +409,7 @@ def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1
         raise ValueError("fixed_rows is not supported with n_jobs > 1")
     run = _prepare(X, y, track_loss=callback is not None, **kwargs)
     if n_jobs > 1:
-        stopped = run_threads(run, n_jobs, merge_every, callback, callback_every, start)
+        stopped = _threads.run_threads(run, n_jobs, merge_every, callback, callback_every, start)
     else:
         stopped = _run_chunks(run, callback, callback_every, start)
     return _finish(run, stopped, keep_state)
@@ -450,7 +450,8 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     if len(runs) == 1 and n_jobs > 1 and runs[0].Xb.shape[0] > 1:
         # One problem (binary, regression): its rows are split between the threads,
         # which merge their dual states (pgs/_threads.py, default merge_every).
-        stopped = run_threads(runs[0], min(n_jobs, runs[0].Xb.shape[0]), None, None, None, 0.0)
+        stopped = _threads.run_threads(runs[0], min(n_jobs, runs[0].Xb.shape[0]), None,
+                                       None, None, 0.0)
         return [_finish(runs[0], stopped, keep_state)]
     Xb = runs[0].Xb
     n_groups = max(1, min(n_jobs, len(runs)))

@@ -1,0 +1,77 @@
+"""Which `distributed` client `pgs.dask` works with: the one given, the current one, or a
+`LocalCluster` of the machine's cores started once and kept for the session."""
+
+import os
+import threading
+
+import distributed
+
+_LOCAL = None          # the (cluster, client) pgs.dask started, if any
+_LOCAL_LOCK = threading.Lock()
+
+
+def local_cluster_size():
+    """The workers of the `LocalCluster` pgs.dask starts: one single-threaded worker
+    process per usable core (the kernel runs one shard per thread and holds no GIL, but
+    a process per worker keeps the workers' Python parts apart too)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:           # (not on Linux)
+        return max(1, os.cpu_count() or 1)
+
+
+def get_client(client=None):
+    """The client to run on.
+
+    Parameters
+    ----------
+    client : distributed.Client, optional
+        Used as given. Otherwise the current client (`distributed.get_client`: the
+        default client of this process, or the worker's own inside a task); otherwise a
+        `LocalCluster` of `local_cluster_size()` single-threaded worker processes, started
+        on first use and reused by later calls of this session. For a real cluster,
+        create the client yourself first: ``Client("tcp://scheduler:8786")``.
+
+    Returns
+    -------
+    distributed.Client
+    """
+    global _LOCAL
+    if client is not None:
+        if not isinstance(client, distributed.Client):
+            raise TypeError(f"client must be a distributed.Client, got "
+                            f"{type(client).__name__}")
+        return client
+    try:
+        return distributed.get_client()
+    except ValueError:                # no current client
+        pass
+    with _LOCAL_LOCK:
+        if _LOCAL is None or _LOCAL[1].status in ("closing", "closed"):
+            cluster = distributed.LocalCluster(n_workers=local_cluster_size(),
+                                               threads_per_worker=1, processes=True,
+                                               dashboard_address=":0")
+            # (the default client from now on, so that X.compute() works as usual)
+            _LOCAL = (cluster, distributed.Client(cluster))
+        return _LOCAL[1]
+
+
+def close_local_cluster():
+    """Close the `LocalCluster` pgs.dask started, if any (it also closes at exit)."""
+    global _LOCAL
+    with _LOCAL_LOCK:
+        if _LOCAL is not None:
+            cluster, client = _LOCAL
+            _LOCAL = None
+            client.close()
+            cluster.close()
+
+
+def wait_all(client, futures):
+    """Wait for `futures` on `client` (any client, not only the default one); the first
+    failed one re-raises its task's exception here."""
+    with client.as_current():
+        distributed.wait(futures)
+    for f in futures:
+        if f.status == "error":
+            f.result()

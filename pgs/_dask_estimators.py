@@ -1,0 +1,149 @@
+"""`pgs.dask.PGSClassifier` and `pgs.dask.PGSRegressor`: the scikit-learn estimators, whose
+`fit` also takes row-chunked dask arrays (each problem trained by `pgs.dask.train`)."""
+
+import contextlib
+import inspect
+import math
+
+import dask.array as da
+import numpy as np
+import scipy.sparse as sp
+
+from pgs import estimators as E
+from pgs._dask_client import get_client
+from pgs._dask_train import _partition, _train
+from pgs._loss_table import LOSS_SPECS
+
+
+def _sum_squares(X):
+    """sum of squared entries of a chunk (for intercept_scaling="auto")."""
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    data = np.asarray(data, dtype=np.float64).ravel()
+    return float(np.dot(data, data))
+
+
+def _max_row_norm(X, q, icpt):
+    from pgs._dask_train import _row_norm
+    return _row_norm(X, q, icpt)
+
+
+class _DaskFit:
+    """`fit` on dask arrays: the estimator's own `fit` runs on a stand-in X of the same
+    shape (no entries; everything it needs from X is its shape), and `_fit_problems`
+    trains each binary problem on the dask X with `pgs.dask.train` (its shards: X's
+    row-chunks). NumPy / scipy input is fitted in memory as by the parent class."""
+
+    _dask_X = None
+
+    @contextlib.contextmanager
+    def _dask_input(self, X):
+        client = get_client()
+        X, _ = _partition(X, None, None, client)
+        self._dask_X, self._client = X, client
+        try:
+            m, n = X.shape
+            yield sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
+                                 np.zeros(m + 1, np.int32)), shape=(m, n))
+        finally:
+            self._dask_X = self._client = None
+
+    def _fit_dask(self, X, y, sample_weight):
+        client = get_client()
+        y = client.compute(y).result() if isinstance(y, da.Array) else y
+        if isinstance(sample_weight, da.Array):
+            sample_weight = client.compute(sample_weight).result()
+        with self._dask_input(X) as stand_in:
+            return super().fit(stand_in, y, sample_weight)
+
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state):
+        if self._dask_X is None:
+            return super()._fit_problems(X, targets, sample_weight, T=T,
+                                         warm_models=warm_models, random_state=random_state)
+        Xd, client = self._dask_X, self._client
+        entropy = None if warm_models is not None else E._base_entropy(random_state)
+        kw = self._train_kwargs()
+        if isinstance(kw["intercept_scaling"], str):      # "auto", as the parent computes it
+            if warm_models is not None:
+                kw["intercept_scaling"] = warm_models[0].params["intercept_scaling"]
+            else:
+                sums = client.gather(client.compute(_delayed_map(_sum_squares, Xd)))
+                rms = math.sqrt(sum(sums) / max(Xd.shape[0], 1))
+                kw["intercept_scaling"] = (E.AUTO_INTERCEPT_FRACTION * rms
+                                           if 0.0 < rms < math.inf else 1.0)
+        if kw["sampling"] == "auto":
+            kw["sampling"] = (warm_models[0].params["sampling"] if warm_models is not None
+                              else "iid" if sample_weight is not None else "permutation")
+        max_row_norm = None
+        if kw["t_offset"] == "auto" and warm_models is None and len(targets) > 1:
+            icpt = kw["intercept_scaling"] if kw["fit_intercept"] else 0.0
+            max_row_norm = max(client.gather(client.compute(
+                _delayed_map(_max_row_norm, Xd, self.p / (self.p - 1.0), icpt))))
+        known = E._PLUS_MINUS if LOSS_SPECS[kw["loss"]].is_classification else None
+        warm_models = warm_models or [None] * len(targets)
+        return [_train(Xd, target, client=client, merge_every=self.merge_every, T=T,
+                       seed=entropy, warm_start=warm, sample_weight=sample_weight,
+                       keep_state=True, known_classes=known, max_row_norm=max_row_norm,
+                       **kw)
+                for target, warm in zip(targets, warm_models, strict=True)]
+
+
+def _init_for(parent):
+    """An ``__init__`` with the parameters of `parent`'s plus `merge_every` (keyword-only,
+    default None), under its full signature as scikit-learn reads it."""
+    sig = inspect.signature(parent.__init__)
+    extra = [name for name in ("merge_every",) if name not in sig.parameters]
+
+    def __init__(self, *args, **kwargs):
+        own = {name: kwargs.pop(name, None) for name in extra}
+        parent.__init__(self, *args, **kwargs)
+        for name, value in own.items():
+            setattr(self, name, value)
+
+    __init__.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+        for name in extra])
+    return __init__
+
+
+def _delayed_map(fn, X, *args):
+    import dask
+    return [dask.delayed(fn, pure=True)(block, *args) for block in X.to_delayed().ravel()]
+
+
+class PGSClassifier(_DaskFit, E.PGSClassifier):
+    """`pgs.PGSClassifier` whose `fit` also takes dask arrays (dask-ml's convention).
+
+    With a dask X (row-chunks of scipy.sparse CSR or NumPy), each one-vs-rest problem is
+    trained by `pgs.dask.train`, one shard per row-chunk, on the current `distributed`
+    client (as dask-ml's estimators; without one, on `pgs.dask`'s LocalCluster); y and
+    sample_weight are gathered to the client (O(n_samples)). With one chunk the model
+    equals `pgs.PGSClassifier`'s bit for bit. Prediction takes in-memory X (the
+    coefficients are small).
+
+    Parameters
+    ----------
+    merge_every : int, optional
+        See `pgs.dask.train`.
+    **kwargs
+        Every parameter of `pgs.PGSClassifier` (its `n_jobs` is not used with dask input).
+    """
+
+    __init__ = _init_for(E.PGSClassifier)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on in-memory or dask arrays (see the class docstring); returns self."""
+        if isinstance(X, da.Array):
+            return self._fit_dask(X, y, sample_weight)
+        return super().fit(X, y, sample_weight)
+
+
+class PGSRegressor(_DaskFit, E.PGSRegressor):
+    """`pgs.PGSRegressor` whose `fit` also takes dask arrays (see `PGSClassifier`)."""
+
+    __init__ = _init_for(E.PGSRegressor)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on in-memory or dask arrays (see `pgs.dask.PGSClassifier`); returns self."""
+        if isinstance(X, da.Array):
+            return self._fit_dask(X, y, sample_weight)
+        return super().fit(X, y, sample_weight)

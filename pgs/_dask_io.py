@@ -1,0 +1,209 @@
+"""`pgs.dask.read_svmlight`: svmlight files parsed on the workers, block by block, into
+row-chunked dask arrays (scipy.sparse CSR chunks of X, NumPy chunks of y)."""
+
+import io
+import operator
+
+import dask
+import dask.array as da
+import numpy as np
+import scipy.sparse as sp
+from dask.bytes import read_bytes
+from dask.utils import parse_bytes
+from fsspec.core import get_fs_token_paths
+
+from pgs._dask_client import get_client, wait_all
+from pgs._io import load_svmlight
+
+#: Suffixes of compressed files: they cannot be split, so each is one block.
+COMPRESSED = (".gz", ".bz2", ".xz")
+
+
+def _parse(source, where, dtype):
+    """Parse one block with pgs's parser, indices as written (zero-based, unshifted).
+
+    Returns (X, y, nnz, min_index, max_index); X has max_index + 1 columns.
+    """
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+    try:
+        if hasattr(source, "open") and not isinstance(source, str):   # (an fsspec file)
+            with source as f:
+                X, y = load_svmlight(f, zero_based=True, dtype=dtype, n_threads=1)
+        else:
+            X, y = load_svmlight(source, zero_based=True, dtype=dtype, n_threads=1)
+    except ValueError as exc:
+        msg = str(exc).removeprefix("<file object>, ")
+        raise ValueError(f"{where}: {msg}") from None
+    if X.nnz == 0:
+        return X, y, 0, 0, -1
+    return X, y, X.nnz, int(X.indices.min()), int(X.indices.max())
+
+
+def _finish_block(parsed, shift, n_features):
+    """The block's CSR with its indices shifted down by `shift` and `n_features` columns."""
+    X = parsed[0]
+    indices = X.indices - X.indices.dtype.type(shift) if shift else X.indices
+    if max(n_features, X.nnz) > np.iinfo(np.int32).max:
+        indices = indices.astype(np.int64, copy=False)
+    out = sp.csr_matrix((X.data, indices, X.indptr.astype(indices.dtype, copy=False)),
+                        shape=(X.shape[0], n_features), copy=False)
+    out.has_canonical_format = True     # (the parser sorts every row, refuses duplicates)
+    return out
+
+
+def _meta(parsed):
+    """The small facts of a parsed block: (rows, nnz, min_index, max_index)."""
+    return (parsed[0].shape[0],) + tuple(parsed[2:])
+
+
+def _expand(paths):
+    """The files named by a path, a glob or a list of them, in sorted order per pattern."""
+    if isinstance(paths, (list, tuple)):
+        if not paths:
+            raise ValueError("paths is an empty list")
+        found = []
+        for p in paths:
+            found += _expand(p)
+        return found
+    if not isinstance(paths, str) and not hasattr(paths, "__fspath__"):
+        raise TypeError(f"paths must be a path, a glob pattern or a list of them, "
+                        f"got {type(paths).__name__}")
+    paths = str(paths)
+    _, _, found = get_fs_token_paths(paths, mode="rb")
+    if not found:
+        raise FileNotFoundError(f"no file matches {paths!r}")
+    prefix = paths.split("://", 1)[0] + "://" if "://" in paths else ""
+    return [p if "://" in p or not prefix else prefix + p for p in found]
+
+
+def _blocks(path, blocksize, dtype):
+    """Delayed parses of one file: each `blocksize` bytes split at line ends, or the whole
+    file when it is compressed (decompressed as it is read on the worker)."""
+    if path.endswith(COMPRESSED):
+        if "://" in path:
+            import fsspec
+            source = fsspec.open(path, mode="rb", compression="infer")
+        else:
+            source = path       # (pgs decompresses it as it parses)
+        # (not pure: the key would name the path only, not the file's contents)
+        return [dask.delayed(_parse, pure=False)(source, path, dtype)]
+    blocks = read_bytes(path, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0]
+    n = len(blocks)
+    return [dask.delayed(_parse, pure=True)(
+                raw, f"{path} (block {i + 1} of {n}; line numbers count from the block's "
+                f"first line)", dtype)
+            for i, raw in enumerate(blocks)]
+
+
+def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto",
+                  blocksize="64MiB", client=None):
+    """Read svmlight / libsvm files on the workers into row-chunked dask arrays.
+
+    Each file is cut into blocks of about `blocksize` bytes at line ends
+    (`dask.bytes.read_bytes`); each block is read and parsed where its task runs, by
+    pgs's own parser (`pgs.load_svmlight`), and kept there: the chunks stay on the
+    workers, ready for `pgs.dask.train`. A compressed file (``.gz``, ``.bz2``,
+    ``.xz``) cannot be cut and is one block. The files are parsed once, when this
+    function is called (the arrays it returns are persisted, with known chunk sizes).
+
+    Parameters
+    ----------
+    paths : str, path-like or list of them
+        Files or glob patterns (``"data/part-*.svm"``); a pattern's files are taken in
+        sorted order. Any file system fsspec knows (``s3://...``) as long as the
+        workers can read it: a local path must exist on every worker.
+    n_features : int, optional
+        Number of columns; by default the largest feature index found plus one.
+    dtype : {numpy.float64, numpy.float32}
+        dtype of X's values.
+    zero_based : bool or "auto", default "auto"
+        Whether feature indices start at 0; "auto" decides as `pgs.load_svmlight_files`
+        does over all the files: one-based when every file holds a feature and none
+        holds index 0.
+    blocksize : int or str, default "64MiB"
+        Bytes per block of an uncompressed file (a block ends at the first line end
+        after it). The blocks are the chunks of X and y.
+    client : distributed.Client, optional
+        See `pgs.dask.get_client`.
+
+    Returns
+    -------
+    X : dask.array.Array, shape (n_samples, n_features)
+        One row-chunk per block, each a scipy.sparse CSR matrix (blocks that hold no
+        row are left out).
+    y : dask.array.Array of float64, shape (n_samples,)
+        With the same row chunks.
+
+    Raises
+    ------
+    ValueError
+        For a malformed line (naming the file, the block and the line within it), or
+        an `n_features` smaller than the data needs.
+    FileNotFoundError
+        When no file matches.
+
+    See Also
+    --------
+    pgs.load_svmlight : the same files read into memory in one process; the chunks of X
+        stacked equal its X.
+    """
+    dt = np.dtype(dtype)
+    if dt not in (np.float64, np.float32):
+        raise ValueError(f"dtype must be float64 or float32, got {dtype!r}")
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    if n_features is not None and (isinstance(n_features, bool) or not isinstance(
+            n_features, (int, np.integer)) or n_features < 1):
+        raise ValueError(f"n_features must be None or an int >= 1, got {n_features!r}")
+    try:
+        blocksize = parse_bytes(blocksize) if isinstance(blocksize, str) else blocksize
+    except ValueError:
+        raise ValueError(f"blocksize must be a number of bytes (e.g. 67108864 or "
+                         f"'64MiB'), got {blocksize!r}") from None
+    if isinstance(blocksize, bool) or not isinstance(blocksize, (int, np.integer)) \
+            or blocksize < 1:
+        raise ValueError(f"blocksize must be a number of bytes >= 1, got {blocksize!r}")
+    client = get_client(client)
+
+    files = _expand(paths)
+    per_file = [_blocks(f, int(blocksize), dt.type) for f in files]
+    parsed = client.compute([b for blocks in per_file for b in blocks])
+    meta = client.gather(client.map(_meta, parsed))
+
+    # The indexing decision and the width, over all files (as load_svmlight_files).
+    file_meta, i = [], 0
+    for blocks in per_file:
+        file_meta.append(meta[i:i + len(blocks)])
+        i += len(blocks)
+    nnz = [sum(m[1] for m in fm) for fm in file_meta]
+    min_index = [min((m[2] for m in fm if m[1]), default=0) for fm in file_meta]
+    max_index = max((m[3] for m in meta), default=-1)
+    if zero_based == "auto":
+        one_based = all(n > 0 and lo > 0 for n, lo in zip(nnz, min_index, strict=True))
+    else:
+        one_based = zero_based is False
+    if one_based and any(lo == 0 for n, lo in zip(nnz, min_index, strict=True) if n):
+        raise ValueError("zero_based=False, but the data holds feature index 0")
+    needed = max(max_index - int(one_based), 0) + 1
+    if n_features is None:
+        n_features = needed
+    elif n_features < needed:
+        raise ValueError(f"n_features was set to {n_features}, but the data holds feature "
+                         f"index {needed - 1} (it needs n_features >= {needed})")
+    n_features = int(n_features)
+
+    keep = [j for j, m in enumerate(meta) if m[0] > 0] or [0]
+    rows = [meta[j][0] for j in keep]
+    xs = client.map(_finish_block, [parsed[j] for j in keep], shift=int(one_based),
+                    n_features=n_features)
+    ys = client.map(operator.itemgetter(1), [parsed[j] for j in keep])
+    wait_all(client, xs + ys)
+    del parsed
+    x_meta = sp.csr_matrix((0, n_features), dtype=dt)
+    X = da.concatenate([da.from_delayed(f, shape=(r, n_features), dtype=dt, meta=x_meta)
+                        for f, r in zip(xs, rows, strict=True)])
+    y = da.concatenate([da.from_delayed(f, shape=(r,), dtype=np.float64,
+                                        meta=np.empty(0))
+                        for f, r in zip(ys, rows, strict=True)])
+    return X, y

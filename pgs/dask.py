@@ -1,0 +1,45 @@
+"""pgs on a Dask cluster: `train` and `read_svmlight` for row-chunked dask arrays.
+
+Needs the optional dependencies ``pip install "pgs[dask]"`` (dask[array] and
+distributed). X is a dask array whose row-chunks are scipy.sparse CSR matrices or NumPy
+arrays (dask-ml's convention), y a dask array with the same row chunks. The chunks stay on
+the workers that hold them; each round of training sends the common state to every worker
+and sums their changes back (see `train`).
+
+Without a `client` argument the current `distributed` client is used (the default
+client of this process); without one, a `LocalCluster` of one single-threaded worker
+process per core is started and kept for the session. For a real cluster, connect first::
+
+    from distributed import Client
+    client = Client("tcp://scheduler:8786")
+    X, y = pgs.dask.read_svmlight("/shared/data/part-*.svm")
+    model = pgs.dask.train(X, y, loss="logistic", seed=0)
+"""
+
+try:
+    import dask.array  # noqa: F401
+    import distributed  # noqa: F401
+except ImportError as exc:
+    raise ImportError(
+        f'pgs.dask needs dask and distributed: install them with pip install "pgs[dask]" '
+        f"({exc})"
+    ) from exc
+
+from pgs._dask_client import close_local_cluster, get_client
+from pgs._dask_io import read_svmlight
+from pgs._dask_train import train
+
+# (and PGSClassifier, PGSRegressor: loaded on first access, they need scikit-learn)
+__all__ = ["close_local_cluster", "get_client", "read_svmlight", "train"]
+
+
+def __getattr__(name):
+    # The estimators need scikit-learn: loaded on first access (as in pgs/__init__.py).
+    if name in ("PGSClassifier", "PGSRegressor"):
+        try:
+            from pgs import _dask_estimators
+        except ImportError as exc:
+            raise ImportError(f"pgs.dask.{name} needs scikit-learn: install it with "
+                              f"pip install \"pgs[sklearn]\" ({exc})") from exc
+        return getattr(_dask_estimators, name)
+    raise AttributeError(f"module 'pgs.dask' has no attribute {name!r}")

@@ -1,0 +1,283 @@
+"""pgs.dask: svmlight files read on the workers, and training on Dask equal to the threads
+engine bit for bit (same partitioning, seed and merge_every)."""
+
+import gzip
+import shutil
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("dask.array")
+
+import pgs  # noqa: E402
+import pgs.dask  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    # Workers are threads of this process (fast to start); one test uses processes.
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+def _rows(m=300, n=40, seed=0, one_based_gap=True):
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, n, density=0.15, format="csr", random_state=rng)
+    X.data = np.round(X.data * 8 - 4, 3)
+    if one_based_gap:                      # no feature 0: "auto" reads the file one-based
+        X = X[:, 1:]
+    y = np.where(rng.random(m) < 0.5, -1.0, 1.0)
+    return X.tocsr(), y
+
+
+def _same_csr(A, B):
+    A, B = A.tocsr(), B.tocsr()
+    assert A.shape == B.shape
+    np.testing.assert_array_equal(A.indptr, B.indptr)
+    np.testing.assert_array_equal(A.indices, B.indices)
+    np.testing.assert_array_equal(A.data, B.data)
+    assert A.data.dtype == B.data.dtype
+
+
+@pytest.mark.parametrize("zero_based", ["auto", True])
+def test_read_svmlight_small_blocks_equal_load_svmlight(tmp_path, client, zero_based):
+    X, y = _rows()
+    path = tmp_path / "a.svm"
+    pgs.dump_svmlight(X, y, path, zero_based=False)
+    Xd, yd = pgs.dask.read_svmlight(path, blocksize=700, client=client,
+                                    zero_based=zero_based)
+    assert Xd.numblocks[0] > 10                    # lines were cut across blocks
+    assert Xd.chunks[0] == yd.chunks[0]
+    X_ref, y_ref = pgs.load_svmlight(path, zero_based=zero_based)
+    _same_csr(client.compute(Xd).result(), X_ref)
+    np.testing.assert_array_equal(client.compute(yd).result(), y_ref)
+    assert all(sp.issparse(b) and b.format == "csr" for b in client.gather(
+        client.compute(list(Xd.to_delayed().ravel()))))
+
+
+def test_read_svmlight_gz_and_glob(tmp_path, client):
+    parts = [_rows(m=120, seed=s) for s in range(3)]
+    for i, (X, y) in enumerate(parts):
+        pgs.dump_svmlight(X, y, tmp_path / f"part-{i}.svm", zero_based=False)
+    with open(tmp_path / "part-1.svm", "rb") as src, gzip.open(tmp_path / "part-1.svm.gz",
+                                                                 "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    (tmp_path / "part-1.svm").unlink()
+    files = [tmp_path / "part-0.svm", tmp_path / "part-1.svm.gz", tmp_path / "part-2.svm"]
+    Xd, yd = pgs.dask.read_svmlight(str(tmp_path / "part-*"), blocksize=1000,
+                                    n_features=60, dtype=np.float32, client=client)
+    ref = pgs.load_svmlight_files(files, n_features=60, dtype=np.float32)
+    _same_csr(client.compute(Xd).result(), sp.vstack(ref[0::2], format="csr"))
+    np.testing.assert_array_equal(client.compute(yd).result(), np.concatenate(ref[1::2]))
+    gz_rows = parts[1][0].shape[0]
+    assert gz_rows in Xd.chunks[0]                 # the .gz file is one block
+
+
+def test_read_svmlight_malformed_block_is_a_value_error(tmp_path, client):
+    X, y = _rows()
+    path = tmp_path / "bad.svm"
+    pgs.dump_svmlight(X, y, path, zero_based=False)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[200] = b"1 3:x 7:1\n"
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(ValueError, match=r"bad\.svm \(block .*invalid feature value"):
+        pgs.dask.read_svmlight(path, blocksize=2000, client=client)
+    # The cluster is not stuck: the next call works.
+    Xd, _ = pgs.dask.read_svmlight(_good(tmp_path), client=client)
+    assert Xd.shape[0] == 300
+
+
+def _good(tmp_path):
+    X, y = _rows()
+    path = tmp_path / "good.svm"
+    pgs.dump_svmlight(X, y, path, zero_based=False)
+    return path
+
+
+def test_read_svmlight_arguments(tmp_path, client):
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        pgs.dask.read_svmlight(str(tmp_path / "none-*.svm"), client=client)
+    path = _good(tmp_path)
+    with pytest.raises(ValueError, match="n_features was set to 5"):
+        pgs.dask.read_svmlight(path, n_features=5, client=client)
+    with pytest.raises(ValueError, match="blocksize"):
+        pgs.dask.read_svmlight(path, blocksize=0, client=client)
+
+
+# ---------------------------------------------------------------- training
+
+def _problem(m=1200, n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, n, density=0.25, format="csr", random_state=rng)
+    y = np.where(X @ rng.standard_normal(n) + 0.1 * rng.standard_normal(m) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _chunks(m, W):
+    """The row chunks of pgs.train(n_jobs=W)'s shards."""
+    from pgs._parallel import partition_rows
+    return tuple(hi - lo for lo, hi in partition_rows(m, W))
+
+
+def _dask(X, chunks):
+    import dask.array as da
+    return da.from_array(X, chunks=(chunks, X.shape[1]), asarray=False)
+
+
+def _same_model(a, b):
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert a.intercept == b.intercept and a.iteration == b.iteration and a.T == b.T
+    assert a.params == b.params
+
+
+def _same_state(a, b):
+    assert a.keys() == b.keys()
+    for key, v in a.items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(v, b[key], err_msg=key)
+        else:
+            assert v == b[key], key
+
+
+@pytest.mark.parametrize("iterate", ["random", "last", "average"])
+def test_one_shard_is_plain_pgs_train(client, iterate):
+    X, y = _problem()
+    kw = dict(loss="logistic", sigma=1e-3, T=2000, seed=4, iterate=iterate, merge_every=300)
+    ref = pgs.train(X, y, **{k: v for k, v in kw.items() if k != "merge_every"})
+    _same_model(pgs.dask.train(_dask(X, (1200,)), y, client=client, **kw), ref)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(iterate="random"),
+    dict(iterate="last", p=1.8, k=3, sampling="cyclic", t_offset="auto"),
+    dict(iterate="average", p=1.5, loss="squared_hinge", sampling="permutation"),
+    dict(iterate="average", loss="huber", sampling="permutation", weights=True),
+])
+def test_dask_equals_threads_bit_for_bit(client, kw):
+    X, y = _problem()
+    kw = dict(kw)
+    if kw.pop("weights", False):
+        kw["sample_weight"] = np.random.default_rng(1).random(X.shape[0]) * 2
+    kw = dict(dict(loss="logistic", sigma=1e-3, T=3000, seed=7, merge_every=111), **kw)
+    ref = pgs.train(X, y, n_jobs=3, keep_state=True, **kw)
+    got = pgs.dask.train(_dask(X, _chunks(1200, 3)), y, client=client, keep_state=True, **kw)
+    _same_model(got, ref)
+    _same_state(got._state, ref._state)
+    # Continued by a warm start, on other chunks re-cut by n_jobs: still the same.
+    ref2 = pgs.train(X, y, n_jobs=3, warm_start=ref, **kw)
+    got2 = pgs.dask.train(_dask(X, (500, 500, 200)), y, n_jobs=3, client=client,
+                          warm_start=got, **kw)
+    _same_model(got2, ref2)
+
+
+def test_dense_chunks_dask_targets_and_callback(client):
+    import dask.array as da
+    X, y = _problem()
+    seen, seen_ref = [], []
+    kw = dict(sigma=1e-3, T=2500, seed=2, merge_every=200, callback_every=600)
+    ref = pgs.train(X, y, n_jobs=4, callback=seen_ref.append, **kw)
+    got = pgs.dask.train(da.from_array(X.toarray(), chunks=(_chunks(1200, 4), 30)),
+                         da.from_array(y, chunks=300), client=client,
+                         callback=seen.append, **kw)
+    _same_model(got, ref)
+    assert [(p.t, p.loss_estimate, p.objective_estimate) for p in seen] == \
+        [(p.t, p.loss_estimate, p.objective_estimate) for p in seen_ref]
+
+
+def test_repeated_runs_are_identical(client):
+    X, y = _problem(seed=3)
+    Xd = _dask(X, (400, 300, 500))
+    kw = dict(loss="hinge", sigma=1e-3, T=4000, seed=11, iterate="average", merge_every=50)
+    first = pgs.dask.train(Xd, y, client=client, **kw)
+    for _ in range(2):
+        _same_model(pgs.dask.train(Xd, y, client=client, **kw), first)
+
+
+def test_read_svmlight_then_train(tmp_path, client):
+    X, y = _problem(m=900, n=25, seed=5)
+    path = tmp_path / "train.svm"
+    pgs.dump_svmlight(X, y, path)
+    Xd, yd = pgs.dask.read_svmlight(path, blocksize=4000, n_features=25, client=client)
+    assert Xd.numblocks[0] > 3
+    kw = dict(loss="logistic", sigma=1e-3, T=2000, seed=1, merge_every=100)
+    X_ref, y_ref = pgs.load_svmlight(path, n_features=25)
+    _same_model(pgs.dask.train(Xd, yd, n_jobs=2, client=client, **kw),
+                pgs.train(X_ref, y_ref, n_jobs=2, **kw))
+
+
+def test_bad_chunk_is_a_value_error_and_the_cluster_goes_on(client):
+    X, y = _problem()
+    bad = X.copy()
+    bad.data[bad.indptr[1000]] = np.nan          # row 1000: in the third of three shards
+    with pytest.raises(ValueError, match=r"partition 2 \(rows 800\.\.1199\).*non-finite"):
+        pgs.dask.train(_dask(bad, (400, 400, 400)), y, client=client, T=1500, seed=0,
+                       sampling="cyclic")
+    with pytest.raises(ValueError, match="n_jobs=2000 exceeds the number of samples"):
+        pgs.dask.train(_dask(X, (600, 600)), y, n_jobs=2000, client=client)
+    with pytest.raises(TypeError, match="X must be a dask array"):
+        pgs.dask.train(X, y, client=client)
+    # Nothing is left running: the next call works.
+    got = pgs.dask.train(_dask(X, (400, 400, 400)), y, client=client, T=500, seed=0,
+                         merge_every=100)
+    _same_model(got, pgs.train(X, y, n_jobs=3, T=500, seed=0, merge_every=100))
+
+
+def test_worker_processes():
+    X, y = _problem(m=600)
+    kw = dict(loss="logistic", sigma=1e-3, T=1500, seed=9, iterate="average", merge_every=150)
+    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as c:
+        got = pgs.dask.train(_dask(X, _chunks(600, 2)), y, client=c, **kw)
+    _same_model(got, pgs.train(X, y, n_jobs=2, **kw))
+
+
+def test_missing_dask_says_how_to_install(monkeypatch):
+    import importlib
+    import sys
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    monkeypatch.delitem(sys.modules, "pgs.dask")
+    with pytest.raises(ImportError, match=r'pip install "pgs\[dask\]"'):
+        importlib.import_module("pgs.dask")
+
+
+def test_estimators_take_dask_arrays(client):
+    pytest.importorskip("sklearn")
+    from sklearn.base import clone
+
+    X, y = _problem(m=900, n=20, seed=6)
+    y3 = np.random.default_rng(0).integers(0, 3, 900)
+    one = _dask(X, (900,))
+    with client.as_current():
+        # One chunk is the in-memory estimator's run, bit for bit (binary and 3 classes).
+        for labels in (y, y3):
+            ref = pgs.PGSClassifier(random_state=3, T=2000).fit(X, labels)
+            got = pgs.dask.PGSClassifier(random_state=3, T=2000, merge_every=2000).fit(
+                one, labels)
+            np.testing.assert_array_equal(got.coef_, ref.coef_)
+            np.testing.assert_array_equal(got.intercept_, ref.intercept_)
+        reg = pgs.dask.PGSRegressor(random_state=0, T=1000, merge_every=1000).fit(
+            one, X @ np.ones(20))
+        np.testing.assert_array_equal(
+            reg.coef_, pgs.PGSRegressor(random_state=0, T=1000).fit(X, X @ np.ones(20)).coef_)
+        # Three chunks: each problem is pgs.dask.train's on those shards.
+        est = clone(pgs.dask.PGSClassifier(loss="logistic", merge_every=100, random_state=1,
+                                           sampling="iid", t_offset=0, intercept_scaling=1.0,
+                                           T=900))
+        est.fit(_dask(X, (300, 300, 300)), y)
+        model = pgs.dask.train(_dask(X, (300, 300, 300)), y, loss="logistic", seed=1,
+                               merge_every=100, iterate="last", T=900)
+        np.testing.assert_array_equal(est.coef_[0], model.coef)
+        assert est.get_params()["merge_every"] == 100
+
+
+def test_get_client_takes_the_current_client(client):
+    with client.as_current():
+        assert pgs.dask.get_client() is client
+    assert pgs.dask.get_client(client) is client
+    with pytest.raises(TypeError, match="client must be a distributed.Client"):
+        pgs.dask.get_client("tcp://scheduler:8786")
