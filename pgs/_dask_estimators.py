@@ -55,13 +55,21 @@ class _DaskFit:
         with self._dask_input(X) as stand_in:
             return super().fit(stand_in, y, sample_weight)
 
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state):
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state,
+                      partial=False, strata=None):
         if self._dask_X is None:
             return super()._fit_problems(X, targets, sample_weight, T=T,
-                                         warm_models=warm_models, random_state=random_state)
+                                         warm_models=warm_models, random_state=random_state,
+                                         partial=partial, strata=strata)
         Xd, client = self._dask_X, self._client
         entropy = None if warm_models is not None else E._base_entropy(random_state)
         kw = self._train_kwargs()
+        if warm_models is not None:
+            kw["sigma"] = warm_models[0].params["sigma"]
+        elif kw["sigma"] == "auto":
+            # (the held-out grid runs in memory only: pgs._sigma_auto)
+            raise ValueError("sigma='auto' is not supported on dask arrays yet: pass a "
+                             "number, e.g. the sigma_ of an in-memory fit on a sample")
         if isinstance(kw["intercept_scaling"], str):      # "auto", as the parent computes it
             if warm_models is not None:
                 kw["intercept_scaling"] = warm_models[0].params["intercept_scaling"]

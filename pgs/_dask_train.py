@@ -62,7 +62,8 @@ def _run_round(shard, task, lam, params):
                         shard.weights)
     if delta["status"] != 0:
         try:
-            _raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb)
+            _raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
+                          dict(sigma=params["sigma"], intercept_scaling=params["icpt"]))
         except (ValueError, FloatingPointError) as exc:
             raise type(exc)(f"X's partition {shard.index} (rows {shard.first_row}.."
                             f"{shard.first_row + Xb.shape[0] - 1}): "

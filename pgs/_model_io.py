@@ -300,7 +300,8 @@ def _load_archive(zf, name):
                         finite=True)
     classes = None
     if classes_kind != "none":
-        n_classes = n_outputs if n_outputs is not None else 2
+        # (one output, or a 1-D coef: two classes, -1/+1; else one output per class)
+        n_classes = n_outputs if n_outputs not in (None, 1) else 2
         classes = _read_member(zf, members["classes.npy"], name, "classes",
                                kinds=_CLASSES_DTYPE_KINDS[classes_kind], shape=(n_classes,),
                                finite=True)

@@ -203,6 +203,11 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     if grid is None:
         grid = default_sigma_grid(Xb)
     m = Xb.shape[0]
+    k = V.check_count("k", train_kwargs.get("k", 1))
+    if k > m and not train_kwargs.get("k_above_rows", False):
+        raise ValueError(f"k must be at most the number of rows of X, got k={k} for {m} rows")
+    # (the training split may have fewer rows than k: its batches then repeat rows)
+    train_kwargs["k_above_rows"] = True
     train, val = validation_split(m, validation_fraction, seed, strata)
     if val.shape[0] == 0:
         train = val = np.arange(m, dtype=np.int64)

@@ -87,7 +87,7 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
                                  t_total, merge_every, on_round=on_round)
         except P.ShardFailed as exc:
             solver.set_state(P.final_solver_state(state))
-            _raise_status(exc.status, solver, Xb)
+            _raise_status(exc.status, solver, Xb, run.params)
     solver.set_state(P.final_solver_state(state))
     return report["stopped"]
 

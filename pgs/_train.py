@@ -487,7 +487,7 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
 
 
 def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
-             iterate="random", fit_intercept=True, intercept_scaling=1.0, seed=None,
+             iterate="last", fit_intercept=True, intercept_scaling=1.0, seed=None,
              epsilon=None, sample_weight=None, sampling="iid", track_loss=False,
              warm_start=None, n_threads=None, t_offset=0, fixed_rows=None, known_classes=None,
              max_row_norm=None, k_above_rows=False):
@@ -619,6 +619,11 @@ def _finish(run, stopped, keep_state):
     return model
 
 
+class DivergedError(FloatingPointError, ValueError):
+    """The iterate overflowed: a FloatingPointError (as before) that is also a ValueError,
+    as the error contract promises for arguments that set too large a scale."""
+
+
 def _raise_status(status, solver, Xb, params):
     """Raise the error a non-zero kernel status stands for (naming a bad entry of X)."""
     if status == 1:
@@ -626,7 +631,7 @@ def _raise_status(status, solver, Xb, params):
         if problem is not None:
             raise ValueError(problem)
     msg = _STATUS_MESSAGES.get(status, "solver failed with status {status}")
-    error = {1: FloatingPointError, 4: MemoryError}.get(status, ValueError)
+    error = {1: DivergedError, 4: MemoryError}.get(status, ValueError)
     raise error(msg.format(t=solver.t + 1, status=status, sigma=params["sigma"],
                            intercept_scaling=params["intercept_scaling"]))
 

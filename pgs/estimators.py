@@ -268,6 +268,7 @@ class _PGSBase(BaseEstimator):
                 validation_fraction=self.validation_fraction, seed=entropy, T=T,
                 sample_weight=sample_weight, strata=strata,
                 n_jobs=_effective_n_jobs(self.n_jobs), known_classes=known,
+                k_above_rows=partial,
                 **{key: v for key, v in train_kwargs.items() if key != "sigma"})
             train_kwargs["sigma"] = search.sigma
             self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores

@@ -334,7 +334,7 @@ def damaged(data, tmp_path_factory):
 
 
 @pytest.mark.parametrize("args,pattern", [
-    (["train", "{d}/bad.svm"], "bad.svm, line 2: invalid feature value"),
+    (["train", "{d}/bad.svm"], "bad.svm, line 2, column 4: invalid feature value"),
     (["train", "{d}/cut.svm.gz"], "cut.svm.gz"),
     (["info", "{d}/flip.svm.xz"], "flip.svm.xz"),
     (["eval", "{d}/cut.npz", "{train}"], "cut.npz"),

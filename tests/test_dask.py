@@ -255,19 +255,22 @@ def test_estimators_take_dask_arrays(client):
     with client.as_current():
         # One chunk is the in-memory estimator's run, bit for bit (binary and 3 classes).
         for labels in (y, y3):
-            ref = pgs.PGSClassifier(random_state=3, T=2000).fit(X, labels)
-            got = pgs.dask.PGSClassifier(random_state=3, T=2000, merge_every=2000).fit(
+            ref = pgs.PGSClassifier(random_state=3, T=2000, sigma=1e-4).fit(X, labels)
+            got = pgs.dask.PGSClassifier(random_state=3, T=2000, sigma=1e-4,
+                                         merge_every=2000).fit(
                 one, labels)
             np.testing.assert_array_equal(got.coef_, ref.coef_)
             np.testing.assert_array_equal(got.intercept_, ref.intercept_)
-        reg = pgs.dask.PGSRegressor(random_state=0, T=1000, merge_every=1000).fit(
-            one, X @ np.ones(20))
-        np.testing.assert_array_equal(
-            reg.coef_, pgs.PGSRegressor(random_state=0, T=1000).fit(X, X @ np.ones(20)).coef_)
+        reg = pgs.dask.PGSRegressor(random_state=0, T=1000, sigma=1e-4,
+                                    merge_every=1000).fit(one, X @ np.ones(20))
+        np.testing.assert_array_equal(reg.coef_, pgs.PGSRegressor(
+            random_state=0, T=1000, sigma=1e-4).fit(X, X @ np.ones(20)).coef_)
+        with pytest.raises(ValueError, match="sigma='auto' is not supported on dask"):
+            pgs.dask.PGSRegressor(T=10).fit(one, X @ np.ones(20))
         # Three chunks: each problem is pgs.dask.train's on those shards.
         est = clone(pgs.dask.PGSClassifier(loss="logistic", merge_every=100, random_state=1,
                                            sampling="iid", t_offset=0, intercept_scaling=1.0,
-                                           T=900))
+                                           T=900, sigma=1e-4, iterate="last"))
         est.fit(_dask(X, (300, 300, 300)), y)
         model = pgs.dask.train(_dask(X, (300, 300, 300)), y, loss="logistic", seed=1,
                                merge_every=100, iterate="last", T=900)
