@@ -10,12 +10,12 @@ from pgs._io import dump_svmlight, load_svmlight, load_svmlight_files
 from pgs._loss_table import LOSS_NAMES
 from pgs._model import Model
 from pgs._model_io import load_model
-from pgs._train import Progress, train
+from pgs._train import DivergedError, Progress, train
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "LOSS_NAMES", "Model", "Progress", "__version__", "dump_svmlight", "load_model",
+    "DivergedError", "LOSS_NAMES", "Model", "Progress", "__version__", "dump_svmlight", "load_model",
     "load_svmlight", "load_svmlight_files", "train", "train_cadaline", "train_csgd",
 ]
 

@@ -294,8 +294,9 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
         model, and rows that are never drawn are not inspected. A full scan up
         front would cost as much as a pass with ``sampling="cyclic"``. Other
         input is converted and then checked in full.
-    FloatingPointError
-        If the iterate overflows (only possible with huge feature values).
+    DivergedError
+        If the iterate overflows (huge feature values, intercept_scaling or 1/sigma): a
+        `FloatingPointError` and a `ValueError` naming what sets the scale.
     KeyboardInterrupt
         On Ctrl-C, within milliseconds: the kernel runs in chunks (`pgs._chunks`), and
         nothing the caller holds is changed.
