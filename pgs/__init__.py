@@ -15,8 +15,9 @@ from pgs._train import DivergedError, Progress, train
 __version__ = "0.1.0"
 
 __all__ = [
-    "DivergedError", "LOSS_NAMES", "Model", "Progress", "__version__", "dump_svmlight", "load_model",
-    "load_svmlight", "load_svmlight_files", "train", "train_cadaline", "train_csgd",
+    "DivergedError", "LOSS_NAMES", "Model", "Progress", "__version__", "dump_svmlight",
+    "load_model", "load_svmlight", "load_svmlight_files", "train", "train_cadaline",
+    "train_csgd",
 ]
 
 _ESTIMATORS = ("PGSClassifier", "PGSRegressor")

@@ -15,7 +15,7 @@ estimator did:
 
 import numpy as np
 
-from pgs._loss_table import LOSS_SPECS
+from pgs._loss_table import LOSS_SPECS, ovr_probabilities
 from pgs._model import Model
 from pgs._model_base import LinearModel
 
@@ -148,10 +148,4 @@ def _proba(loss, scores):
         raise ValueError(f"probabilities need a probabilistic loss ({names}); the model "
                          f"was trained with loss={loss!r}")
     prob = spec.proba(scores)
-    if prob.ndim == 1:
-        return np.column_stack([1.0 - prob, prob])
-    total = prob.sum(axis=1, keepdims=True)
-    zero = total[:, 0] == 0.0
-    prob[zero] = 1.0
-    total[zero] = prob.shape[1]
-    return prob / total
+    return ovr_probabilities(prob)

@@ -262,3 +262,26 @@ def loss_names(task=None):
     if task is not None and task not in TASKS:
         raise ValueError(f"task must be one of {TASKS} or None, got {task!r}")
     return tuple(spec.name for spec in LOSSES if task is None or spec.task == task)
+
+
+def ovr_probabilities(prob):
+    """Rows of class probabilities from P(+1) of each one-vs-rest problem.
+
+    One problem (two classes): columns ``1 - P, P``. Several: each row normalised to sum
+    to 1; a row where every problem says 0 is uniform.
+
+    Parameters
+    ----------
+    prob : ndarray of shape (n_samples,) or (n_samples, n_problems)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+    """
+    if prob.ndim == 1:
+        return np.column_stack([1.0 - prob, prob])
+    total = prob.sum(axis=1, keepdims=True)
+    zero = total[:, 0] == 0.0
+    prob[zero] = 1.0
+    total[zero] = prob.shape[1]
+    return prob / total

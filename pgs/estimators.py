@@ -30,7 +30,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from pgs import _sigma_auto
 from pgs import _validation as V
 from pgs._data import as_csr_buffers
-from pgs._loss_table import LOSS_SPECS, LOSSES, loss_names
+from pgs._loss_table import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
 from pgs._train import SAMPLING_MODES, _fit_many, _max_row_norm, default_T
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
@@ -717,13 +717,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         scores = self.decision_function(X)
         # The loss's link from margins to P(+1), from pgs/_loss_table.py.
         prob = LOSS_SPECS[self.loss].proba(scores)
-        if prob.ndim == 1:
-            return np.column_stack([1.0 - prob, prob])
-        total = prob.sum(axis=1, keepdims=True)
-        zero = total[:, 0] == 0.0
-        prob[zero] = 1.0
-        total[zero] = prob.shape[1]
-        return prob / total
+        return ovr_probabilities(prob)
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
