@@ -19,7 +19,8 @@ from pgs import _parallel as P
 from pgs import _validation as V
 from pgs._dask_client import get_client
 from pgs._data import as_csr_buffers
-from pgs._train import Progress, _finish, _max_row_norm, _prepare, _raise_status
+from pgs._threads import RoundReports
+from pgs._train import _finish, _max_row_norm, _prepare, _raise_status
 
 
 class _Shard:
@@ -253,13 +254,9 @@ def _rounds(client, shards, homes, state, params, run, merge_every, callback, ev
     """The rounds of `pgs._parallel.run_rounds`, each shard's task on its worker;
     returns (state, stopped by the callback, the samplers if the last round ran)."""
     t_total = run.t_total
-    sigma, p = run.params["sigma"], run.params["p"]
     remote = len(shards) > 1
-    report = dict(next=None, loss=0.0, rows=0)
+    reports = RoundReports(run, state, callback, every, start)
     samplers = None
-    if callback is not None:
-        every = every or min(max((t_total - int(state["kernel"]["t"])) // 100, 1), 10**6)
-        report["next"] = int(state["kernel"]["t"]) + every
     while int(state["kernel"]["t"]) < t_total:
         tasks = P.plan_round(state, t_total, merge_every)
         lam = None
@@ -282,24 +279,6 @@ def _rounds(client, shards, homes, state, params, run, merge_every, callback, ev
         if remote and tasks[0]["last"]:
             samplers = [d.pop("full_sampler") for d in deltas]
         state = P.merge(state, deltas, params)
-        if report["next"] is None:
-            continue
-        report["loss"] += sum(d["loss_sum"] for d in deltas)
-        report["rows"] += sum(d["steps"] for d in deltas) * run.solver.k
-        t = int(state["kernel"]["t"])
-        if t < report["next"] and t < t_total:
-            continue
-        loss_est = report["loss"] / report["rows"] if report["rows"] else float("nan")
-        reg = sigma * _norm_w(state, p) ** 2 / (2.0 * (p - 1.0))
-        report.update(next=t + every, loss=0.0, rows=0)
-        progress = Progress(t=t, T=t_total, seconds=time.perf_counter() - start,
-                            loss_estimate=loss_est, objective_estimate=reg + loss_est)
-        if callback(progress) is False:
-            return state, t < t_total, samplers
+        if not reports.after_round(state, deltas):
+            return state, reports.stopped, samplers
     return state, False, samplers
-
-
-def _norm_w(state, p):
-    from pgs._threads import _norm_w as norm_w
-
-    return norm_w(state, p)

@@ -45,7 +45,7 @@ def thread_map(pool, shards, params, stop):
 def run_threads(run, n_jobs, merge_every, callback, every, start):
     """Run a prepared `pgs._train` run to its end on `n_jobs` threads; True if the
     callback stopped it. The solver of `run` receives the final state."""
-    from pgs._train import Progress, _raise_status
+    from pgs._train import _raise_status
 
     solver, Xb = run.solver, run.Xb
     m = Xb.shape[0]
@@ -58,38 +58,69 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
     params, state = P.setup(run, [hi - lo for lo, hi in bounds],
                             track_loss=callback is not None)
     shards = shards_of(Xb, run.y_kernel, run.weights, bounds)
-    sigma, p, t_total = run.params["sigma"], run.params["p"], run.t_total
+    t_total = run.t_total
     stop = threading.Event()
-    report = dict(next=None, loss=0.0, rows=0, stopped=False)
-    if callback is not None:
-        every = every or min(max((t_total - int(state["kernel"]["t"])) // 100, 1), 10**6)
-        report["next"] = int(state["kernel"]["t"]) + every
-
-    def on_round(st, deltas):
-        report["loss"] += sum(d["loss_sum"] for d in deltas)
-        report["rows"] += sum(d["steps"] for d in deltas) * solver.k
-        t = int(st["kernel"]["t"])
-        if report["next"] is None or (t < report["next"] and t < t_total):
-            return True
-        loss_est = report["loss"] / report["rows"] if report["rows"] else float("nan")
-        reg = sigma * _norm_w(st, p) ** 2 / (2.0 * (p - 1.0))
-        report.update(next=t + every, loss=0.0, rows=0)
-        progress = Progress(t=t, T=t_total, seconds=time.perf_counter() - start,
-                            loss_estimate=loss_est, objective_estimate=reg + loss_est)
-        if callback(progress) is False:
-            report["stopped"] = t < t_total
-            return False
-        return True
+    reports = RoundReports(run, state, callback, every, start)
 
     with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="pgs") as pool:
         try:
             state = P.run_rounds(state, params, thread_map(pool, shards, params, stop),
-                                 t_total, merge_every, on_round=on_round)
+                                 t_total, merge_every, on_round=reports.after_round)
         except P.ShardFailed as exc:
             solver.set_state(P.final_solver_state(state))
             _raise_status(exc.status, solver, Xb, run.params)
     solver.set_state(P.final_solver_state(state))
-    return report["stopped"]
+    return reports.stopped
+
+
+class RoundReports:
+    """The callback's `Progress` reports of a run in rounds, for both engines (threads
+    here, Dask in `pgs._dask_train`): a report at the first merge at or after each
+    `every` iterations, and at the end.
+
+    Parameters
+    ----------
+    run : pgs._train._Run
+        The prepared run (its t_total, k, sigma and p).
+    state : dict
+        The common state before the first round.
+    callback : callable or None
+        Called with a `pgs.Progress`; returning False stops the run.
+    every : int or None
+        Iterations between reports (None: about 100 reports, at most 10**6 apart).
+    start : float
+        ``time.perf_counter()`` at the start of the call.
+    """
+
+    def __init__(self, run, state, callback, every, start):
+        self.callback, self.start, self.stopped = callback, start, False
+        self.t_total, self.k = run.t_total, run.solver.k
+        self.sigma, self.p = run.params["sigma"], run.params["p"]
+        t0 = int(state["kernel"]["t"])
+        self.every = every or min(max((self.t_total - t0) // 100, 1), 10**6)
+        self.next = None if callback is None else t0 + self.every
+        self.loss, self.rows = 0.0, 0
+
+    def after_round(self, state, deltas):
+        """Account for a merged round; False when the callback asks to stop."""
+        if self.next is None:
+            return True
+        self.loss += sum(d["loss_sum"] for d in deltas)
+        self.rows += sum(d["steps"] for d in deltas) * self.k
+        t = int(state["kernel"]["t"])
+        if t < self.next and t < self.t_total:
+            return True
+        from pgs._train import Progress
+
+        loss_est = self.loss / self.rows if self.rows else float("nan")
+        reg = self.sigma * _norm_w(state, self.p) ** 2 / (2.0 * (self.p - 1.0))
+        self.next, self.loss, self.rows = t + self.every, 0.0, 0
+        progress = Progress(t=t, T=self.t_total, seconds=time.perf_counter() - self.start,
+                            loss_estimate=loss_est, objective_estimate=reg + loss_est)
+        if self.callback(progress) is False:
+            self.stopped = t < self.t_total
+            return False
+        return True
 
 
 def _norm_w(state, p):
