@@ -6,6 +6,7 @@ Learning", ICDM 2009.
 
 from pgs import _estimator_model  # noqa: F401  (registers the "ovr" model kind)
 from pgs._csgd_train import train_cadaline, train_csgd
+from pgs._defaults import DEFAULTS, PAPER
 from pgs._io import dump_svmlight, load_svmlight, load_svmlight_files
 from pgs._loss_table import LOSS_NAMES
 from pgs._model import Model
@@ -15,7 +16,8 @@ from pgs._train import DivergedError, Progress, train
 __version__ = "0.1.0"
 
 __all__ = [
-    "DivergedError", "LOSS_NAMES", "Model", "Progress", "__version__", "dump_svmlight",
+    "DEFAULTS", "DivergedError", "LOSS_NAMES", "Model", "PAPER", "Progress", "__version__",
+    "dump_svmlight",
     "load_model", "load_svmlight", "load_svmlight_files", "train", "train_cadaline",
     "train_csgd",
 ]

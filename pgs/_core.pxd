@@ -18,6 +18,11 @@ cdef enum PGSStatus:
     PGS_BAD_SAMPLER = 3  # the sampler lacks a buffer its mode needs
 
 
+cdef enum Schedule:
+    SCHED_PGS = 0
+    SCHED_ASGD = 1
+
+
 cdef struct PGSParams:
     double p                 # norm of the regulariser, in (1, 2]
     double q                 # dual exponent p / (p - 1)
@@ -36,6 +41,12 @@ cdef struct PGSParams:
     long long recompute_every  # coordinate updates between exact recomputations of Q
     double ratio_hi          # p < 2: |lam_j| / S beyond this would overflow u_j: rescale
     double t_offset          # w_t = grad r*(lam / ((t + t_offset) sigma)); 0 is the paper's
+    # The step schedule (a Schedule): SCHED_PGS, the paper's eta_t = 1 / ((t + t_offset)
+    # sigma); SCHED_ASGD, eta_t = eta0 (1 + sigma eta0 t)^(-3/4) (DESIGN.md section 6c)
+    int schedule
+    double eta0
+    int avg_linear           # nonzero: w_t weighs t in the average, else 1
+    double icpt_rate         # > 0: a free (unregularised) bias b, moved by icpt_rate eta_t
 
 
 cdef struct PGSState:
@@ -66,6 +77,11 @@ cdef struct PGSState:
     long long consumed       # rows consumed in all (indexes a fixed sequence)
     long long pos            # next position in the permutation / cyclic order
     double loss_sum          # sum of the sampled losses (when track_loss)
+    double zs                # SCHED_ASGD: the dual point is zs * lam (1 at the start)
+    double b                 # the free bias (0 unless prm.icpt_rate > 0) ...
+    double b_sum             # ... its weighted sum over the averaged iterates ...
+    double b_pick            # ... and its value at t_pick
+    double rho_sum           # the sum of the averaged iterates' weights
     uint64_t rng[4]          # xoshiro256** state before the next unconsumed draw
 
 

@@ -28,7 +28,8 @@ from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, POW_CHUNK, PGS_PREFETCH,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_powers, dual_dot,
     dual_add, dual_maintain, dual_set_scale, dual_project, dual_add_to_average,
-    dual_write_w, dual_average_to, dual_exact_Q, dual_u,
+    dual_write_w, dual_average_to, dual_exact_Q, dual_u, dual_renormalise, dual_rescale,
+    dual_recompute_Q,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
 
@@ -227,7 +228,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     cdef Py_ssize_t k = prm.k
     cdef Py_ssize_t r
     cdef int64_t i, nxt
-    cdef double z, tsig
+    cdef double z, tsig, eta = 0.0, gw = 1.0, gsum, rho
     cdef double g_scale = smp.grad_scale / <double>k
     cdef bint updated
     cdef int status = PGS_OK
@@ -247,8 +248,20 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         if status != PGS_OK:
             break
 
+        # The step: the paper's leaves lam's gradients at weight 1 (gw) and divides lam by
+        # (t + t0) sigma; SCHED_ASGD keeps the dual point as zs lam, zs shrinking by
+        # (1 - sigma eta_t), so a gradient enters lam with weight eta_t / zs (DESIGN.md 6c)
+        if prm.schedule == SCHED_ASGD:
+            eta = prm.eta0 * pow(1.0 + prm.sigma * prm.eta0 * <double>st.t, -0.75)
+            st.zs *= 1.0 - prm.sigma * eta
+            if st.zs < 1e-30:
+                dual_renormalise(&dv, st.zs)
+                st.zs = 1.0
+            gw = eta / st.zs
+
         # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i>, y_i) / k. (The
         #    row AHEAD places on is prefetched meanwhile, in this batch or the next.)
+        gsum = 0.0
         for r in range(k):
             i = st.rows[r]
             nxt = -1
@@ -257,11 +270,13 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                        else _upcoming(&dr, smp, st, n_rows, r + AHEAD - k))
             z = dv.c * dual_dot(&dv, data, indices, indptr[i], indptr[i + 1], prm.icpt,
                                 indptr[nxt] if nxt >= 0 else 0,
-                                indptr[nxt + 1] if nxt >= 0 else 0)
+                                indptr[nxt + 1] if nxt >= 0 else 0) + st.b
             if not isfinite(z):
                 status = PGS_NONFINITE        # nothing of the batch is applied
                 break
             st.coefs[r] = _coef(tag, loss_id, z, i, y, g_scale, smp, prm, st)
+            gsum += st.coefs[r]
+            st.coefs[r] *= gw
         if status != PGS_OK:
             break
 
@@ -278,18 +293,29 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
 
         # 4. w_t = grad r*(lam / ((t + t0) sigma)), projected onto ||w||_p <= B: c only
         st.t += 1
-        tsig = (<double>st.t + prm.t_offset) * prm.sigma
+        if prm.schedule == SCHED_ASGD:
+            tsig = 1.0 / st.zs
+        else:
+            tsig = (<double>st.t + prm.t_offset) * prm.sigma
+            eta = 1.0 / tsig
         dual_set_scale(&dv, tsig)
         dual_project(&dv, prm.B, tsig)
-        if not isfinite(dv.c):
+        if prm.icpt_rate > 0.0:
+            st.b += prm.icpt_rate * eta * gsum       # the free bias: plain SGD
+        if not (isfinite(dv.c) and isfinite(st.b)):
             status = PGS_NONFINITE
             break
 
-        # 5. the iterates kept: the average, and the one drawn ahead (iterate="random")
+        # 5. the iterates kept: the average (weights 1, or t), and the one drawn ahead
+        #    (iterate="random")
         if prm.average:
-            dual_add_to_average(&dv, st.t)
+            rho = <double>st.t if prm.avg_linear else 1.0
+            dual_add_to_average(&dv, st.t, rho)
+            st.rho_sum += rho
+            st.b_sum += rho * st.b
         if st.t == prm.t_pick:
             dual_write_w(&dv, st.w_pick)
+            st.b_pick = st.b
 
     _draws_end(&dr, smp, st)
     _dual_to_state(&dv, st)
@@ -368,6 +394,7 @@ cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
     st.coefs = coefs
     for a in range(4):
         st.rng[a] = rng[a]
+    st.zs = 1.0
 
 
 cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
@@ -481,7 +508,8 @@ cdef class SolverCore:
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
                   bint average, uint64_t[::1] rng_state, int sampling=0,
-                  bint track_loss=False, double t_offset=0.0):
+                  bint track_loss=False, double t_offset=0.0, int schedule=SCHED_PGS,
+                  double eta0=0.0, bint avg_linear=False, double icpt_rate=0.0):
         cdef int a
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
@@ -493,13 +521,20 @@ cdef class SolverCore:
             raise ValueError(f"k must be >= 1, got {k}")
         if not t_offset >= 0.0 or t_offset == INFINITY:
             raise ValueError(f"t_offset must be a finite number >= 0, got {t_offset}")
+        if schedule == SCHED_ASGD and not (eta0 > 0.0 and sigma * eta0 < 1.0):
+            raise ValueError(f"eta0 must be in (0, 1 / sigma), got {eta0}")
         self.loss_id = loss_id
         self.sampling = sampling
         self.n_cols = n_features + 1
         pgs_init(&self.prm, p, sigma, B, icpt, eps, k, t_pick, average, self.n_cols)
         self.prm.track_loss = track_loss
         self.prm.t_offset = t_offset
+        self.prm.schedule = schedule
+        self.prm.eta0 = eta0
+        self.prm.avg_linear = avg_linear
+        self.prm.icpt_rate = icpt_rate
         memset(&self.st, 0, sizeof(PGSState))
+        self.st.zs = 1.0
         memset(&self.smp, 0, sizeof(PGSSampler))
         for a in range(4):
             self.st.rng[a] = rng_state[a]
@@ -561,6 +596,31 @@ cdef class SolverCore:
         return self.prm.k
 
     @property
+    def icpt(self):
+        """The constant column's value (0: none)."""
+        return self.prm.icpt
+
+    @property
+    def schedule(self):
+        """The step schedule's index in ``pgs._defaults.SCHEDULES``."""
+        return self.prm.schedule
+
+    @property
+    def eta0(self):
+        """The "asgd" schedule's first step."""
+        return self.prm.eta0
+
+    @property
+    def avg_linear(self):
+        """True: the average weighs w_t by t."""
+        return bool(self.prm.avg_linear)
+
+    @property
+    def icpt_rate(self):
+        """The free bias's rate (0: no free bias)."""
+        return self.prm.icpt_rate
+
+    @property
     def t_pick(self):
         """The iteration whose iterate is kept in `w_pick` (0: none)."""
         return self.prm.t_pick
@@ -584,6 +644,12 @@ cdef class SolverCore:
     def scale(self):
         """c_t, with w_t = c_t * u."""
         return self.st.c
+
+    @property
+    def bias(self):
+        """The free bias b_t, its weighted sum over the averaged iterates and the sum of
+        their weights, and b at t_pick (all 0 without a free bias)."""
+        return self.st.b, self.st.b_sum, self.st.rho_sum, self.st.b_pick
 
     @property
     def loss_sum(self):
@@ -667,7 +733,7 @@ cdef class SolverCore:
         cdef DualVector dv
         _dual_from_state(&dv, &self.prm, &self.st, self.n_cols)
         with nogil:
-            dual_average_to(&dv, &out[0], self.st.t)
+            dual_average_to(&dv, &out[0], self.st.rho_sum)
 
     def _write_w(self, double[::1] out):
         """out = w_t = c u (any p)."""
@@ -675,6 +741,32 @@ cdef class SolverCore:
         _dual_from_state(&dv, &self.prm, &self.st, self.n_cols)
         with nogil:
             dual_write_w(&dv, &out[0])
+
+    def set_lam(self, const double[::1] lam, long long t):
+        """Set lam and t, and rebuild u, S, Q and the scale c from them (O(n)), as the
+        kernel keeps them: the parallel engines' merged state. The average's C must be 0
+        (its canonical form)."""
+        cdef DualVector dv
+        cdef Py_ssize_t j
+        cdef double tsig
+        if lam.shape[0] != self.n_cols:
+            raise ValueError("lam has the wrong length")
+        self.st.t = t
+        _dual_from_state(&dv, &self.prm, &self.st, self.n_cols)
+        for j in range(self.n_cols):
+            dv.lam[dv.stride * j] = lam[j]
+        with nogil:
+            if dv.kind == P_TWO:
+                dual_recompute_Q(&dv)
+            else:
+                dual_rescale(&dv)
+            if self.prm.schedule == SCHED_ASGD:
+                tsig = 1.0 / self.st.zs
+            else:
+                tsig = (<double>t + self.prm.t_offset) * self.prm.sigma
+            dual_set_scale(&dv, tsig)
+            dual_project(&dv, self.prm.B, tsig)
+        _dual_to_state(&dv, &self.st)
 
     def _run_to(self, long long t_end, data, indices, indptr, y):
         """The compiled loop to iteration t_end (the sampler prepared); a status."""
@@ -685,24 +777,32 @@ cdef class SolverCore:
         st = &self.st
         return dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
                     t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
-                    loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick)
+                    loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick,
+                    zs=st.zs, b=st.b, b_sum=st.b_sum, b_pick=st.b_pick, rho_sum=st.rho_sum)
 
     def _set_scalars(self, dict state):
         """Restore what `_scalars` gave."""
         cdef int a
         self.prm.t_pick = state["t_pick"]
         self._n_rows = -1
-        self.st.Q = state["Q"]
-        self.st.Q_comp = state["Q_comp"]
-        self.st.Q_abs = state["Q_abs"]
+        # (a state of lam alone leaves the dual vector's scalars to `set_lam`)
+        self.st.Q = state.get("Q", 0.0)
+        self.st.Q_comp = state.get("Q_comp", 0.0)
+        self.st.Q_abs = state.get("Q_abs", 0.0)
         self.st.C = state["C"]
-        self.st.c = state["c"]
-        self.st.S = state["S"]
+        self.st.c = state.get("c", 0.0)
+        self.st.S = state.get("S", 1.0)
         self.st.loss_sum = state["loss_sum"]
         self.st.t = state["t"]
-        self.st.n_updates = state["n_updates"]
+        self.st.n_updates = state.get("n_updates", 0)
         self.st.consumed = state["consumed"]
         self.st.pos = state["pos"]
+        # (states saved before the schedules and the free bias)
+        self.st.zs = state.get("zs", 1.0)
+        self.st.b = state.get("b", 0.0)
+        self.st.b_sum = state.get("b_sum", 0.0)
+        self.st.b_pick = state.get("b_pick", 0.0)
+        self.st.rho_sum = state.get("rho_sum", <double>self.st.t)
         for a in range(4):
             self.st.rng[a] = state["rng"][a]
 

@@ -23,9 +23,10 @@
 #     dual_maintain(dv)          Q's drift, cancellation and range (O(n), rarely)
 #     dual_set_scale(dv, tsig)   c from Q, sigma and t: O(1)
 #     dual_project(dv, B, tsig)  ||w||_p <= B by rescaling c: O(1)
-#     dual_add_to_average(dv, t) the average's C += c (and its rare folds)
+#     dual_add_to_average(dv, t, rho)  the average's C += rho c (and its rare folds)
+#     dual_renormalise(dv, f)    lam *= f keeping w (a step schedule's growing weight)
 #     dual_write_w(dv, out)      out = c u
-#     dual_average_to(dv, out, t)  the mean of w_1 .. w_t
+#     dual_average_to(dv, out, n)  the weighted mean of the iterates
 #
 # The variants of p live inside the type, one update each, chosen by a switch per row
 # in dual_add: p = 2 (u is lam), p = 1.5 (u_j = t |t|, t = lam_j / S, computed where it
@@ -517,11 +518,27 @@ cdef inline void dual_project(DualVector* dv, double B, double tsig) noexcept no
 
 # ------------------------------------------------------------------ iterates
 
-cdef inline void dual_add_to_average(DualVector* dv, long long t) noexcept nogil:
-    """The average takes w_t: C += c, after a fold where one is due."""
-    if (t & (t - 1)) == 0 or (dv.C > C_RESTART * dv.c and dv.c > 0.0):
+cdef inline void dual_add_to_average(DualVector* dv, long long t, double rho) noexcept nogil:
+    """The average takes w_t with weight rho: C += rho c, after a fold where one is due."""
+    if (t & (t - 1)) == 0 or (dv.C > C_RESTART * rho * dv.c and dv.c > 0.0):
         dual_fold_average(dv)
-    dv.C += dv.c
+    dv.C += rho * dv.c
+
+
+cdef inline void dual_renormalise(DualVector* dv, double f) noexcept nogil:
+    """lam *= f, w unchanged: the caller divides lam's weight in the dual point by f (a
+    step schedule whose gradient weight grew; O(n), rare). p < 2: u and Q are kept for
+    lam / S, so S *= f leaves them; p = 2: u is lam, so C /= f keeps C u and Q is redone."""
+    cdef Py_ssize_t j
+    for j in range(dv.n):
+        dv.lam[dv.stride * j] *= f
+    if dv.kind != P_TWO:
+        dv.S *= f
+        dv.inv_S = 1.0 / dv.S
+    else:
+        dv.C /= f
+        dv.c /= f
+        dual_recompute_Q(dv)
 
 
 cdef inline void dual_write_w(const DualVector* dv, double* out) noexcept nogil:
@@ -531,11 +548,11 @@ cdef inline void dual_write_w(const DualVector* dv, double* out) noexcept nogil:
         out[j] = dv.c * dual_u(dv, j)
 
 
-cdef inline void dual_average_to(const DualVector* dv, double* out, long long t) noexcept nogil:
-    """out = the mean of w_1 .. w_t: (C u - wsum) / t, or with spans (wsum + u (C -
-    clast)) / t. Element by element, so out may be wsum or clast itself."""
+cdef inline void dual_average_to(const DualVector* dv, double* out, double tt) noexcept nogil:
+    """out = the weighted mean of the iterates, tt their weights' sum: (C u - wsum) / tt,
+    or with spans (wsum + u (C - clast)) / tt. Element by element, so out may be wsum or
+    clast itself."""
     cdef Py_ssize_t j
-    cdef double tt = <double>t
     if dv.clast == NULL:
         for j in range(dv.n):
             out[j] = (dv.C * dual_u(dv, j) - dv.wsum[j]) / tt

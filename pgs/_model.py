@@ -3,6 +3,7 @@
 import numpy as np
 
 from pgs._core import mean_loss
+from pgs._defaults import INTERCEPTS, LEGACY_PARAMS, SCHEDULES
 from pgs._loss_table import LOSS_NAMES
 from pgs._model_base import LinearModel, saved_field
 
@@ -18,8 +19,8 @@ class Model(LinearModel):
     coef : ndarray of shape (n_features,)
         Weights of the returned iterate.
     intercept : float
-        Bias term (0.0 without `fit_intercept`); equals the weight of the implicit
-        constant column times `intercept_scaling`.
+        Bias term (0.0 without `fit_intercept`): the free bias (``intercept="free"``), or
+        the weight of the implicit constant column times `intercept_scaling`.
     iteration : int
         The 1-based index t of the returned iterate (T for "last" and "average").
     T : int
@@ -53,7 +54,11 @@ class Model(LinearModel):
                              f"classes do not go together")
         V.check_p(saved_field(params, "p"))
         V.check_positive("sigma", saved_field(params, "sigma"))
+        for key, value in LEGACY_PARAMS.items():       # (files written before them)
+            params.setdefault(key, value)
         V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
+        V.check_choice("intercept", params["intercept"], INTERCEPTS)
+        V.check_choice("schedule", params["schedule"], SCHEDULES)
         if not isinstance(saved_field(params, "fit_intercept"), bool):
             raise TypeError(f"fit_intercept must be a bool, got {params['fit_intercept']!r}")
         if saved_field(params, "epsilon") is None:     # (train saves the value used)
@@ -61,21 +66,22 @@ class Model(LinearModel):
         V.check_epsilon(loss, params["epsilon"])
 
     def full_weights(self):
-        """The weight vector the solver optimises: coef and the constant column's weight.
+        """The weight vector the solver regularises: coef and the constant column's weight
+        (0 for a free intercept, which is not regularised).
 
         Returns
         -------
         ndarray of shape (n_features + 1,)
         """
-        scaling = self.params["intercept_scaling"]
-        w_icpt = self.intercept / scaling if self.params["fit_intercept"] else 0.0
+        column = self.params["fit_intercept"] and self.params["intercept"] == "column"
+        w_icpt = self.intercept / self.params["intercept_scaling"] if column else 0.0
         return np.append(self.coef, w_icpt)
 
     def objective(self, X, y, sample_weight=None):
         """F(w) = sigma ||w||_p^2 / (2 (p - 1)) + (1/m) sum_i s_i loss_i on (X, y) (DESIGN.md 1).
 
-        The intercept's weight is part of w (it is regularised, as in the paper's
-        section VII).
+        With ``intercept="column"`` the intercept's weight is part of w (regularised, as
+        in the paper's section VII); a free intercept is not regularised.
 
         Parameters
         ----------

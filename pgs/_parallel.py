@@ -33,8 +33,8 @@ t_offset, track_loss=False, extrapolate=True)``
 ``final_solver_state(state)``
     The common state as a ``Solver.set_state`` dict (the model's iterates, keep_state).
 
-A worker of W > 1 rebuilds u, Q, S and c from the lam it is sent (`dual_from_lam`, as
-the merge does), runs its iterations 1 .. steps_w from a fresh average, and sends back
+A worker of W > 1 rebuilds u, Q, S and c from the lam it is sent (`Solver.set_lam`, as
+the merged state is), runs its iterations 1 .. steps_w from a fresh average, and sends back
 dlam, the sum of its iterates and (if it holds the drawn iteration) its snapshot: per
 round, n doubles out and one to two n back per worker. W = 1 is plain PGS bit for bit:
 the single worker continues the common kernel state itself (its average, Q's
@@ -45,11 +45,9 @@ Engines must not reorder: ``map_fn`` returns ``deltas[w]`` for ``tasks[w]``, and
 worker finished first.
 """
 
-import math
 
 import numpy as np
 
-from pgs._core import powers
 from pgs._solver import Solver
 
 #: Status messages of the kernel's codes (as pgs.train words them).
@@ -135,7 +133,8 @@ def shard_steps(total, sizes):
 
 
 def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling,
-                t_offset, track_loss=False, extrapolate=True):
+                t_offset, track_loss=False, extrapolate=True, schedule=0, eta0=0.0,
+                avg_linear=False, icpt_rate=0.0):
     """The solver's constants, shared by all the workers and rounds (a plain dict).
 
     Parameters
@@ -144,12 +143,16 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
         As for `pgs._solver.Solver` (B <= 0: unbounded; `sampling` is the index in
         ``SAMPLING_MODES``).
     extrapolate : bool, default True
-        Each worker of W > 1 counts its own gradients in proportion to the whole
-        round's (it starts from ``rho lam`` at iteration offset ``rho (t + t_offset)``,
-        rho = its share of the round's iterations): its local run is plain PGS on its
-        shard and the merge averages the workers' dual points. False starts every
-        worker from lam and t unscaled: the delayed-gradient form, which diverges once
-        the round grows past about ``sigma t / L`` iterations (docs/parallel.md).
+        The paper's schedule: each worker of W > 1 counts its own gradients in
+        proportion to the whole round's (it starts from ``rho lam`` at iteration offset
+        ``rho (t + t_offset)``, rho = its share of the round's iterations): its local
+        run is plain PGS on its shard and the merge averages the workers' dual points.
+        False starts every worker from lam and t unscaled: the delayed-gradient form,
+        which diverges once the round grows past about ``sigma t / L`` iterations
+        (docs/parallel.md). (The "asgd" schedule's steps do not shrink with t: its
+        workers start from the common dual point, and the merge averages theirs.)
+    schedule, eta0, avg_linear, icpt_rate
+        As for `pgs._solver.Solver` (`schedule` is the index in ``SCHEDULES``).
 
     Returns
     -------
@@ -158,7 +161,18 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
     return dict(n_features=int(n_features), loss_id=int(loss_id), p=float(p),
                 sigma=float(sigma), B=float(B), icpt=float(icpt), eps=float(eps), k=int(k),
                 average=bool(average), sampling=int(sampling), t_offset=float(t_offset),
-                track_loss=bool(track_loss), extrapolate=bool(extrapolate))
+                track_loss=bool(track_loss), extrapolate=bool(extrapolate),
+                schedule=int(schedule), eta0=float(eta0), avg_linear=bool(avg_linear),
+                icpt_rate=float(icpt_rate))
+
+
+def _solver(params, t_pick, rng, t_offset=None):
+    """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe)."""
+    return Solver(params["n_features"], params["loss_id"], params["p"], params["sigma"],
+                  params["B"], params["icpt"], params["eps"], params["k"], t_pick,
+                  params["average"], rng, params["sampling"], params["track_loss"],
+                  params["t_offset"] if t_offset is None else t_offset, params["schedule"],
+                  params["eta0"], params["avg_linear"], params["icpt_rate"])
 
 
 def setup(run, sizes, track_loss=False, extrapolate=True):
@@ -180,12 +194,12 @@ def setup(run, sizes, track_loss=False, extrapolate=True):
         The params and the common state before the first round.
     """
     solver, prm = run.solver, run.params
-    icpt = prm["intercept_scaling"] if prm["fit_intercept"] else 0.0
     params = make_params(run.n_features, solver.loss_id, prm["p"], prm["sigma"],
-                         prm["B"] if prm["B"] is not None else 0.0, icpt,
+                         prm["B"] if prm["B"] is not None else 0.0, solver.icpt,
                          prm["epsilon"] if prm["epsilon"] is not None else 0.0, solver.k,
                          prm["iterate"] == "average", solver.sampling, prm["t_offset"],
-                         track_loss, extrapolate)
+                         track_loss, extrapolate, solver.schedule, solver.eta0,
+                         solver.avg_linear, solver.icpt_rate)
     return params, start_state(solver.get_state(), sizes, prm["seed"], params)
 
 
@@ -244,12 +258,9 @@ def start_state(solver_state, sizes, seed_entropy, params):
 
 def _canonical_average(kernel, params):
     """A kernel state whose average is kept with C = 0 (and clast = 0)."""
-    solver = Solver(params["n_features"], params["loss_id"], params["p"], params["sigma"],
-                    params["B"], params["icpt"], params["eps"], params["k"], 0, True,
-                    np.ones(4, dtype=np.uint64), params["sampling"], False,
-                    params["t_offset"])
+    solver = _solver(params, 0, np.ones(4, dtype=np.uint64))
     solver.set_state(kernel)        # (only to read the sum of its iterates)
-    total = solver.average() * kernel["t"]
+    total = solver.average() * kernel["rho_sum"]
     kernel = dict(kernel, C=0.0)
     if kernel["clast"] is None:
         kernel["wsum"] = -total
@@ -299,7 +310,7 @@ def plan_round(state, t_end, merge_every):
             start = kernel
             local_pick = g_pick                # (as the plain run keeps it)
         else:
-            start = dict(lam=kernel["lam"], t=t0)
+            start = dict(lam=kernel["lam"], t=t0, zs=kernel["zs"], b=kernel["b"])
         tasks.append(dict(worker=w, n_workers=n_workers, steps=int(steps[w]),
                           round_steps=int(total), t_pick=local_pick,
                           sampler=state["workers"][w], kernel=start))
@@ -341,27 +352,25 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     start, smp = task["kernel"], task["sampler"]
     steps = int(task["steps"])
     t_offset, t_first = params["t_offset"], int(start["t"])
-    if not single:
-        # The worker's iterations count 1 .. steps, its iterate is
-        # grad r*((lam0 rho + dlam) / ((s + (t0 + t_offset) rho) sigma)) with rho = 1, or
-        # (extrapolate) its share steps / round_steps of the round: as if the others'
-        # gradients were its own (DESIGN.md 6b, docs/parallel.md).
-        rho = steps / task["round_steps"] if params["extrapolate"] and steps else 1.0
-        lam0 = start["lam"] * rho if rho != 1.0 else start["lam"]
+    rho = steps / task["round_steps"] if steps else 1.0     # the worker's share
+    lam0 = start["lam"]
+    if not single and params["schedule"] == 0 and params["extrapolate"]:
+        # The paper's schedule: the worker's iterations count 1 .. steps, its iterate is
+        # grad r*((lam0 rho + dlam) / ((s + (t0 + t_offset) rho) sigma)): as if the
+        # others' gradients were its own (DESIGN.md 6b, docs/parallel.md).
+        lam0 = lam0 * rho if rho != 1.0 else lam0
         t_offset, t_first = (t_first + t_offset) * rho, 0
-    solver = Solver(params["n_features"], params["loss_id"], params["p"], params["sigma"],
-                    params["B"], params["icpt"], params["eps"], params["k"],
-                    task["t_pick"], params["average"], smp["rng"], params["sampling"],
-                    params["track_loss"], t_offset)
+    elif not single and params["schedule"] == 0:
+        rho = 1.0
+    solver = _solver(params, task["t_pick"], smp["rng"], t_offset)
     if single:
         kernel = dict(start)
     else:
         n_cols = params["n_features"] + 1
-        kernel = dict(lam=lam0, t=0, Q_comp=0.0, Q_abs=0.0, n_updates=0, C=0.0,
+        kernel = dict(lam=lam0, t=t_first, C=0.0, zs=start["zs"], b=start["b"], b_sum=0.0,
+                      b_pick=0.0, rho_sum=0.0, loss_sum=0.0, w_pick=None,
                       wsum=np.zeros(n_cols) if params["average"] else None,
-                      clast=None if solver.clast is None else np.zeros(n_cols),
-                      w_pick=None, loss_sum=0.0,
-                      **dual_from_lam(lam0, 0, params, t_offset=t_offset))
+                      clast=None if solver.clast is None else np.zeros(n_cols))
     kernel.update(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"],
                   consumed=smp["consumed"], t_pick=task["t_pick"])
     solver.set_state(kernel)
@@ -385,9 +394,16 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     if single:
         delta["kernel"] = solver.get_state()
         return delta
-    delta["dlam"] = np.subtract(solver.lam, lam0)
-    delta["avg_sum"] = solver.average() * solver.t if params["average"] else None
-    delta["w_pick"] = solver.w_pick.copy() if task["t_pick"] > 0 else None
+    b, b_sum, rho_sum, b_pick = solver.bias
+    if params["schedule"] == 0:
+        delta["dlam"] = np.subtract(solver.lam, lam0)
+    else:
+        # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
+        zs = solver._scalars()["zs"]
+        delta["dlam"] = np.subtract(solver.lam * (rho * zs / start["zs"]), lam0 * rho)
+    delta.update(db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum, b_pick=b_pick,
+                 avg_sum=solver.average() * rho_sum if params["average"] else None,
+                 w_pick=solver.w_pick.copy() if task["t_pick"] > 0 else None)
     return delta
 
 
@@ -399,80 +415,14 @@ def _sampler_of(solver):
                 consumed=int(scalars["consumed"]))
 
 
-def dual_from_lam(lam, t, params, t_offset=None):
-    """u, S, Q and the scale c of the iterate ``w_t = grad r*(lam / ((t + t0) sigma))``,
-    projected (DESIGN.md 3), recomputed from lam in O(n) as the kernel defines them.
-
-    Parameters
-    ----------
-    lam : ndarray of float64
-        The dual accumulator (length n_features + 1).
-    t : int
-        The iteration count.
-    params : dict
-        `make_params`.
-    t_offset : float, optional
-        The iteration offset, if not ``params["t_offset"]``.
-
-    Returns
-    -------
-    dict
-        ``u`` (None for p = 2, where u is lam, and p = 1.5, where the kernel computes it),
-        ``S`` (the largest |lam_j|, 1 if lam = 0; 1 for p = 2), ``Q``, ``c``.
-    """
-    p, sigma = params["p"], params["sigma"]
-    kind = _p_kind(p)
-    if kind == "two":
-        u, S = None, 1.0
-        Q = float(np.sum(lam * lam))
-    else:
-        q = p / (p - 1.0)
-        S = float(np.max(np.abs(lam))) if lam.shape[0] else 0.0
-        S = S if S > 0.0 else 1.0
-        a = np.abs(lam) * (1.0 / S)
-        if kind == "q3":
-            pw = a * a
-        elif kind == "q225":
-            pw = a * np.sqrt(np.sqrt(a))
-        else:
-            pw = powers(a, q - 1.0)
-        Q = float(np.sum(a * pw))
-        u = None if kind == "q3" else np.copysign(pw, lam)
-    t_offset = params["t_offset"] if t_offset is None else t_offset
-    tsig = (float(t) + t_offset) * sigma
-    c = norm_lam = 0.0
-    if Q > 0.0:
-        if kind == "two":
-            norm_lam, c = math.sqrt(Q), 1.0 / tsig
-        else:
-            norm = 2.0 ** (math.log2(Q) * (1.0 / q))
-            c = (p - 1.0) * S * (norm * norm / Q) / tsig
-            norm_lam = norm * S
-        if params["B"] > 0.0:
-            norm_w = (p - 1.0) * norm_lam / tsig
-            if norm_w > params["B"]:
-                c *= params["B"] / norm_w
-    return dict(u=u, S=S, Q=Q, c=c)
-
-
-def _p_kind(p):
-    """The kernel's specialisation of p (pgs/_dual.pxd, dual_kind)."""
-    if p == 2.0:
-        return "two"
-    if abs(p - 1.5) < 1e-12:
-        return "q3"
-    if abs(p - 1.8) < 1e-12:
-        return "q225"
-    return "general"
-
-
 def merge(state, deltas, params):
     """The common state after a round: the workers' deltas summed in worker order.
 
     ``lam <- lam + sum_w dlam_w`` (each worker's change from the rho_w lam it started
     from: see `run_shard`), ``t <- t + sum_w steps_w``, the sum of the iterates
     plus each worker's, the random iterate's snapshot from the worker that holds it;
-    then u, S, Q and c from the new lam (`dual_from_lam`, once: O(n)). With one worker,
+    u, S, Q and c are rebuilt from the new lam where the state is set (`Solver.set_lam`,
+    O(n)). With one worker,
     its state is adopted as it is (W = 1 is the plain run, bit for bit).
 
     Parameters
@@ -511,10 +461,15 @@ def merge(state, deltas, params):
         steps += d["steps"]
         loss_sum += d["loss_sum"]
     t = int(old["t"]) + steps
-    kernel = dict(old, lam=lam, t=t, Q_comp=0.0, Q_abs=0.0, n_updates=0, C=0.0,
-                  loss_sum=loss_sum, consumed=sum(s["consumed"] for s in workers),
-                  rng=workers[0]["rng"], pos=workers[0]["pos"], perm=workers[0]["perm"])
-    kernel.update(dual_from_lam(lam, t, params), t_pick=state["t_pick"])
+    # lam alone: u, S, Q and c are rebuilt from it where it is set (`Solver.set_state`)
+    kernel = {key: value for key, value in old.items()
+              if key not in ("u", "S", "Q", "Q_comp", "Q_abs", "c", "n_updates")}
+    kernel.update(lam=lam, t=t, C=0.0, loss_sum=loss_sum, t_pick=state["t_pick"],
+                  consumed=sum(s["consumed"] for s in workers), rng=workers[0]["rng"],
+                  pos=workers[0]["pos"], perm=workers[0]["perm"],
+                  b=old["b"] + sum(d["db"] for d in deltas),
+                  b_sum=old["b_sum"] + sum(d["b_sum"] for d in deltas),
+                  rho_sum=old["rho_sum"] + sum(d["rho_sum"] for d in deltas))
     if old["wsum"] is not None:
         total = np.zeros_like(lam)
         for d in deltas:
@@ -523,7 +478,7 @@ def merge(state, deltas, params):
         kernel["wsum"] = old["wsum"] - total if old["clast"] is None else old["wsum"] + total
     for d in deltas:
         if d.get("w_pick") is not None:
-            kernel["w_pick"] = d["w_pick"]
+            kernel.update(w_pick=d["w_pick"], b_pick=d["b_pick"])
     nxt["kernel"] = kernel
     return nxt
 

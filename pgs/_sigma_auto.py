@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from pgs import _validation as V
 from pgs._data import as_csr_buffers, check_targets
 from pgs._model import Model
-from pgs._train import _fit, _fit_many, _max_row_norm, check_sample_weight, default_T
+from pgs._train import _fit, _fit_many, check_sample_weight, default_T
 
 #: Default grid: these factors times ``mean_i ||x_i||^2 / m``. Scaling X by a scales the
 #: grid by a^2 (the decisions do not change) and more rows move it down as 1/m, as the
@@ -212,13 +212,6 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     if val.shape[0] == 0:
         train = val = np.arange(m, dtype=np.int64)
     X_train, X_val = _rows(Xb, train), _rows(Xb, val)
-    if train_kwargs.get("t_offset") == "auto" and train_kwargs.get("max_row_norm") is None:
-        # The grid shares X_train: scan it once for t_offset="auto", not once per run.
-        icpt = V.check_positive("intercept_scaling", train_kwargs.get("intercept_scaling", 1.0)) \
-            if train_kwargs.get("fit_intercept", True) else 0.0
-        p = V.check_p(train_kwargs.get("p", 2.0))
-        train_kwargs["max_row_norm"] = _max_row_norm(as_csr_buffers(X_train), p / (p - 1.0),
-                                                     icpt)
     weights = None if sample_weight is None else sample_weight[train]
     if weights is not None and not np.any(weights > 0):
         weights = None          # (the held-out rows carried all the weight)

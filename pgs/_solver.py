@@ -182,7 +182,9 @@ class Solver(SolverCore):
         return state
 
     def set_state(self, state):
-        """Resume from `get_state()` of a solver built with the same arguments."""
+        """Resume from `get_state()` of a solver built with the same arguments, or from a
+        state that holds lam but not the dual vector's scalars (no "Q": the parallel
+        engines' merged state), whose u, S, Q and c are then rebuilt (`set_lam`)."""
         if state["lam"].shape[0] != self.n_cols:
             raise ValueError("the state belongs to a different number of features")
         if (state["wsum"] is None) != (self.wsum is None):
@@ -191,8 +193,9 @@ class Solver(SolverCore):
             # (one vector for p >= 1.2, spans below: see pgs/_dual.pxd)
             raise ValueError("the state keeps its average in another form than this "
                              "solver (a state of another version of pgs, or another p)")
+        rebuild = "Q" not in state      # lam alone: u, S, Q and c rebuilt from it
         self.lam[:] = state["lam"]
-        if self.u is not None and self.u is not self.lam:
+        if self.u is not None and self.u is not self.lam and not rebuild:
             self.u[:] = state["u"]
         if self.wsum is not None:
             self.wsum[:] = state["wsum"]
@@ -204,6 +207,8 @@ class Solver(SolverCore):
         self._finished = self._consumed = self._handed = False
         self._bind()
         self._set_scalars(state)
+        if rebuild:
+            self.set_lam(state["lam"], state["t"])
 
 
 def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):

@@ -6,8 +6,6 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 
-import numpy as np
-
 from pgs import _parallel as P
 
 #: Seconds between the main thread's checks for Ctrl-C while the workers run.
@@ -96,6 +94,7 @@ class RoundReports:
         self.callback, self.start, self.stopped = callback, start, False
         self.t_total, self.k = run.t_total, run.solver.k
         self.sigma, self.p = run.params["sigma"], run.params["p"]
+        self.solver = run.solver       # (idle during the rounds: it reads ||w||_p)
         t0 = int(state["kernel"]["t"])
         self.every = every or min(max((self.t_total - t0) // 100, 1), 10**6)
         self.next = None if callback is None else t0 + self.every
@@ -113,7 +112,8 @@ class RoundReports:
         from pgs._train import Progress
 
         loss_est = self.loss / self.rows if self.rows else float("nan")
-        reg = self.sigma * _norm_w(state, self.p) ** 2 / (2.0 * (self.p - 1.0))
+        self.solver.set_state(state["kernel"])
+        reg = self.sigma * self.solver.norm_w ** 2 / (2.0 * (self.p - 1.0))
         self.next, self.loss, self.rows = t + self.every, 0.0, 0
         progress = Progress(t=t, T=self.t_total, seconds=time.perf_counter() - self.start,
                             loss_estimate=loss_est, objective_estimate=reg + loss_est)
@@ -121,13 +121,3 @@ class RoundReports:
             self.stopped = t < self.t_total
             return False
         return True
-
-
-def _norm_w(state, p):
-    """||w_t||_p of a common state (O(n): once per callback)."""
-    kernel = state["kernel"]
-    u = kernel["lam"] if kernel["u"] is None else kernel["u"]
-    if p != 2.0 and kernel["u"] is None:           # p = 1.5: u_j = t |t|, t = lam_j / S
-        a = kernel["lam"] / kernel["S"]
-        u = a * np.abs(a)
-    return float(kernel["c"] * np.linalg.norm(u, ord=p))

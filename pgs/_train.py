@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pgs import _defaults as D
 from pgs import _threads
 from pgs import _validation as V
 from pgs._chunks import chunk_steps, run_chunked, run_threads
@@ -26,8 +27,8 @@ _STATUS_MESSAGES = {
 }
 
 #: Arguments a warm start must share with the run it continues.
-_WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "fit_intercept", "intercept_scaling",
-                    "epsilon", "sampling", "t_offset")
+_WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "schedule", "eta0", "fit_intercept",
+                    "intercept", "intercept_scaling", "epsilon", "sampling", "t_offset")
 
 
 class Progress(NamedTuple):
@@ -73,7 +74,15 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
 def _max_row_norm(Xb, q, icpt):
     """max_i ||(x_i, icpt)||_q over CSR buffers, in compiled passes over chunks of rows
     (no copy of X; Ctrl-C between chunks). The max of the chunks' norms is the norm of
-    their max, bit for bit (+ and pow are monotonic); NaN if a value is not finite."""
+    their max, bit for bit (+ and pow are monotonic); NaN if a value is not finite.
+    Cached on `Xb`, as `pgs._defaults.row_stats` (problems sharing X scan it once)."""
+    cache = Xb.__dict__.setdefault("_max_row_norm", {})
+    if (q, icpt) not in cache:
+        cache[q, icpt] = _scan_max_row_norm(Xb, q, icpt)
+    return cache[q, icpt]
+
+
+def _scan_max_row_norm(Xb, q, icpt):
     m = Xb.shape[0]
     rows = chunk_steps(Xb.indptr[-1] / max(1, m))
     best = max_row_norm(Xb.data, Xb.indptr[:min(rows, m) + 1], q, icpt)
@@ -121,11 +130,14 @@ def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sa
     return t0 if math.isfinite(t0) else 0.0
 
 
-def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate="last",
-          fit_intercept=True, intercept_scaling=1.0, seed=None, epsilon=None,
-          sample_weight=None, sampling="iid", callback=None, callback_every=None,
-          keep_state=False, warm_start=None, n_threads=None, t_offset=0,
-          sigma_grid=None, validation_fraction=0.2, n_jobs=1, merge_every=None):
+def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS["sigma"],
+          T=None, k=1, B=None, schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
+          iterate=D.DEFAULTS["iterate"], fit_intercept=True, intercept=D.DEFAULTS["intercept"],
+          intercept_scaling=D.DEFAULTS["intercept_scaling"], seed=None, epsilon=None,
+          sample_weight=None, sampling=D.DEFAULTS["sampling"], callback=None,
+          callback_every=None, keep_state=False, warm_start=None, n_threads=None,
+          t_offset=D.DEFAULTS["t_offset"], sigma_grid=None,
+          validation_fraction=D.DEFAULTS["validation_fraction"], n_jobs=1, merge_every=None):
     r"""Train a linear model with the Primal Gradient Solver.
 
     Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
@@ -312,13 +324,15 @@ def train(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None, iterate
     if _sigma_auto.is_auto(sigma):
         return _sigma_auto.train_auto(
             X, y, sigma_grid=sigma_grid, validation_fraction=validation_fraction, seed=seed,
-            warm_start=warm_start, loss=loss, p=p, T=T, k=k, B=B, iterate=iterate,
-            fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+            warm_start=warm_start, loss=loss, p=p, T=T, k=k, B=B, schedule=schedule,
+            eta0=eta0, iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
+            intercept_scaling=intercept_scaling,
             epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
             callback=callback, callback_every=callback_every, keep_state=keep_state,
             n_threads=n_threads, t_offset=t_offset, n_jobs=n_jobs, merge_every=merge_every)
-    return _fit(X, y, loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
-                fit_intercept=fit_intercept, intercept_scaling=intercept_scaling, seed=seed,
+    return _fit(X, y, loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule,
+                eta0=eta0, iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
+                intercept_scaling=intercept_scaling, seed=seed,
                 epsilon=epsilon, sample_weight=sample_weight, sampling=sampling,
                 callback=callback, callback_every=callback_every, keep_state=keep_state,
                 warm_start=warm_start, n_threads=n_threads, t_offset=t_offset, n_jobs=n_jobs,
@@ -359,9 +373,10 @@ def _check_warm_start(warm_start, params, n_features, iterate):
         raise ValueError(f"warm_start model has {warm_start.n_features} features, "
                          f"X has {n_features}")
     for key in _WARM_START_KEYS:
-        if warm_start.params[key] != params[key]:
+        saved = warm_start.params.get(key, D.LEGACY_PARAMS.get(key))
+        if saved != params[key]:
             raise ValueError(f"warm_start model was trained with {key}="
-                             f"{warm_start.params[key]!r}, this call has {key}={params[key]!r}")
+                             f"{saved!r}, this call has {key}={params[key]!r}")
     if iterate == "average" and state["wsum"] is None:
         raise ValueError("iterate='average' needs a warm_start model trained with "
                          "iterate='average'")
@@ -487,28 +502,34 @@ def _fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     return [_finish(run, False, keep_state) for run in runs]
 
 
-def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
-             iterate="last", fit_intercept=True, intercept_scaling=1.0, seed=None,
-             epsilon=None, sample_weight=None, sampling="iid", track_loss=False,
-             warm_start=None, n_threads=None, t_offset=0, fixed_rows=None, known_classes=None,
-             max_row_norm=None, k_above_rows=False):
+def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, k=1,
+             B=None, schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
+             iterate=D.DEFAULTS["iterate"], fit_intercept=True,
+             intercept=D.DEFAULTS["intercept"],
+             intercept_scaling=D.DEFAULTS["intercept_scaling"], seed=None, epsilon=None,
+             sample_weight=None, sampling=D.DEFAULTS["sampling"], track_loss=False,
+             warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
+             fixed_rows=None, known_classes=None, max_row_norm=None, row_stats=None,
+             k_above_rows=False):
     """Validate one `train` call and build its solver (see `_fit`); `k_above_rows` lets
-    a mini-batch hold more rows than X has (the estimators' partial_fit)."""
+    a mini-batch hold more rows than X has (the estimators' partial_fit); `row_stats`
+    (`pgs._defaults.row_stats`) stands for X's when X is not here (`pgs.dask`)."""
     loss_id = V.check_loss(loss)
     p = V.check_p(p)
     sigma = V.check_positive("sigma", sigma)
     T = V.check_count("T", T, allow_none=True)
     k = V.check_count("k", k)
     B = V.check_B(B)
+    schedule = V.check_choice("schedule", schedule, D.SCHEDULES)
+    eta0 = V.check_auto_or_positive("eta0", eta0)
     iterate = V.check_iterate(iterate)
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise TypeError(f"fit_intercept must be a bool, got {fit_intercept!r}")
-    intercept_scaling = V.check_positive("intercept_scaling", intercept_scaling)
+    intercept = V.check_choice("intercept", intercept, D.INTERCEPTS)
+    intercept_scaling = V.check_auto_or_positive("intercept_scaling", intercept_scaling)
     seed = V.check_seed(seed)
     epsilon = V.check_epsilon(loss, epsilon)
-    if not isinstance(sampling, str) or sampling not in SAMPLING_MODES:
-        raise ValueError(f"sampling must be one of {', '.join(SAMPLING_MODES)}, "
-                         f"got sampling={sampling!r}")
+    sampling = V.check_choice("sampling", sampling, SAMPLING_MODES + ("auto",))
     if n_threads is not None:
         V.check_count("n_threads", n_threads)
         warnings.warn("n_threads has no effect (the mini-batch threads were removed) and "
@@ -538,17 +559,41 @@ def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
         else:
             B = warm_start.params["B"]
 
-    icpt = intercept_scaling if fit_intercept else 0.0
-    if t_offset == "auto":
-        if warm_start is not None:
-            t_offset = warm_start.params.get("t_offset", 0.0)
-        else:
+    # The "auto" rules (pgs/_defaults.py); a warm start keeps its model's values.
+    if warm_start is not None:
+        saved = warm_start.params
+        sampling = saved["sampling"] if sampling == "auto" else sampling
+        intercept_scaling = (saved["intercept_scaling"] if intercept_scaling == "auto"
+                             else intercept_scaling)
+        eta0 = saved.get("eta0") if eta0 == "auto" else eta0
+        t_offset = saved.get("t_offset", 0.0) if t_offset == "auto" else t_offset
+    if row_stats is None:
+        row_stats = D.row_stats(Xb, p / (p - 1.0))
+    if sampling == "auto":
+        sampling = D.auto_sampling(weights)
+    if intercept_scaling == "auto":
+        intercept_scaling = D.auto_intercept_scaling(row_stats)
+    column = fit_intercept and intercept == "column"
+    icpt = intercept_scaling if column else 0.0
+    icpt_rate = D.intercept_rate(row_stats) if fit_intercept and not column else 0.0
+    if schedule == "asgd":
+        t_offset = 0.0          # (the paper schedule's; "asgd" has eta0)
+        if eta0 == "auto":
+            eta0 = D.auto_eta0(loss_spec(loss), epsilon, sigma, row_stats,
+                               icpt * icpt + icpt_rate)
+        elif not sigma * eta0 < 1.0:
+            raise ValueError(f"eta0 must be below 1 / sigma = {1.0 / sigma!r} (the "
+                             f"schedule's first factor 1 - sigma eta0 > 0), got eta0={eta0!r}")
+    else:
+        eta0 = None
+        if t_offset == "auto":
             t_offset = auto_t_offset(Xb, y_kernel, loss=loss, p=p, sigma=sigma, B=B,
                                      icpt=icpt, epsilon=epsilon, weights=weights,
                                      sampling=sampling, max_row_norm=max_row_norm)
-    params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
-                  fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
-                  seed=None, epsilon=epsilon, sampling=sampling, t_offset=t_offset)
+    params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
+                  iterate=iterate, fit_intercept=bool(fit_intercept), intercept=intercept,
+                  intercept_scaling=intercept_scaling, seed=None, epsilon=epsilon,
+                  sampling=sampling, t_offset=t_offset)
     state = _check_warm_start(warm_start, params, n_features, iterate)
     if state is not None and classes is not None and warm_start.classes is not None \
             and not np.array_equal(classes, warm_start.classes):
@@ -572,7 +617,8 @@ def _prepare(X, y, *, loss="hinge", p=2.0, sigma=1e-4, T=None, k=1, B=None,
 
     solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
                     k, max(t_pick, 0), iterate == "average", rng_state,
-                    SAMPLING_MODES.index(sampling), track_loss, t_offset)
+                    SAMPLING_MODES.index(sampling), track_loss, t_offset,
+                    D.SCHEDULES.index(schedule), eta0 or 0.0, schedule == "asgd", icpt_rate)
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:
@@ -601,6 +647,7 @@ def _finish(run, stopped, keep_state):
     # The solver is done: without keep_state the iterate is computed in one of its
     # buffers, with keep_state the model keeps its buffers as the state and the iterate
     # is the one new vector. Either way no copy of the state (the memory budget).
+    bias = solver.bias
     if keep_state:
         solver.finish()
         w = solver.iterate(which)
@@ -609,15 +656,27 @@ def _finish(run, stopped, keep_state):
         w, state = solver.take(which), None
 
     params["T"] = t_done
-    model = Model(coef=w[:n_features],
-                  intercept=(w[n_features] * params["intercept_scaling"]
-                             if params["fit_intercept"] else 0.0),
+    model = Model(coef=w[:n_features], intercept=_intercept(params, w[n_features], bias,
+                                                             which),
                   iteration=iteration, T=t_done, classes=run.classes, params=params)
     if stopped:
         model.params["stopped_early"] = True
     if keep_state:
         model._state = state
     return model
+
+
+def _intercept(params, w_column, bias, which):
+    """The model's bias: the constant column's weight times its value, or the free bias
+    of the iterate `which` (see `SolverCore.bias`)."""
+    if not params["fit_intercept"]:
+        return 0.0
+    if params["intercept"] == "column":
+        return w_column * params["intercept_scaling"]
+    b, b_sum, rho_sum, b_pick = bias
+    if which == "average":
+        return b_sum / rho_sum if rho_sum > 0.0 else 0.0
+    return b_pick if which == "pick" else b
 
 
 class DivergedError(FloatingPointError, ValueError):

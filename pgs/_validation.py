@@ -129,3 +129,19 @@ def check_t_offset(t_offset, *, allow_auto=True):
     if not math.isfinite(t_offset) or t_offset < 0.0:
         raise ValueError(f"t_offset must be a finite number >= 0, got t_offset={t_offset!r}")
     return t_offset
+
+
+def check_choice(name, value, choices):
+    """One of the strings `choices`."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {name}={value!r}")
+    return value
+
+
+def check_auto_or_positive(name, value):
+    """"auto", or a finite number > 0 (as a float)."""
+    if isinstance(value, str):
+        if value == "auto":
+            return value
+        raise ValueError(f"{name} must be 'auto' or a number > 0, got {name}={value!r}")
+    return check_positive(name, value)

@@ -27,11 +27,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from pgs import _defaults as D
 from pgs import _sigma_auto
 from pgs import _validation as V
 from pgs._data import as_csr_buffers
 from pgs._loss_table import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
-from pgs._train import SAMPLING_MODES, _fit_many, _max_row_norm, default_T
+from pgs._train import SAMPLING_MODES, _fit_many, default_T
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
@@ -131,23 +132,6 @@ def _base_entropy(random_state):
     )
 
 
-#: "auto" intercept_scaling as a fraction of the root-mean-square row norm (measured on
-#: L2-normalised sparse text: bench/exp_ovr_gap.py; see PGSClassifier's docstring).
-AUTO_INTERCEPT_FRACTION = 0.3
-
-
-def auto_intercept_scaling(Xb):
-    """``AUTO_INTERCEPT_FRACTION * sqrt(mean_i ||x_i||^2)`` from CSR buffers (1.0 if X is 0).
-
-    Proportional to the data's scale, so that scaling X by a (and sigma by a^2) scales
-    the bias column alike and leaves the decisions unchanged.
-    """
-    data = np.asarray(Xb.data, dtype=np.float64)
-    rms = math.sqrt(float(np.dot(data, data)) / max(Xb.shape[0], 1))
-    # (NaN or infinite entries: 1.0, and the kernel reports the entry when it reads it.)
-    return AUTO_INTERCEPT_FRACTION * rms if 0.0 < rms < math.inf else 1.0
-
-
 # ------------------------------------------------------------------------- base class
 
 
@@ -156,18 +140,20 @@ class _PGSBase(BaseEstimator):
 
     _allowed_losses = ()
 
-    def __init__(self, loss, *, p=2.0, sigma="auto", T=None, k=1, B=None, iterate="average",
-                 fit_intercept=True, intercept_scaling=1.0, epsilon=None, sampling="iid",
-                 t_offset=0, random_state=None, n_jobs=None, warm_start=False,
-                 sigma_grid=None, validation_fraction=0.2):
+    def __init__(self, loss, *, p, sigma, T, k, B, schedule, eta0, iterate, fit_intercept,
+                 intercept, intercept_scaling, epsilon, sampling, t_offset, random_state,
+                 n_jobs, warm_start, sigma_grid, validation_fraction):
         self.loss = loss
         self.p = p
         self.sigma = sigma
         self.T = T
         self.k = k
         self.B = B
+        self.schedule = schedule
+        self.eta0 = eta0
         self.iterate = iterate
         self.fit_intercept = fit_intercept
+        self.intercept = intercept
         self.intercept_scaling = intercept_scaling
         self.epsilon = epsilon
         self.sampling = sampling
@@ -194,15 +180,15 @@ class _PGSBase(BaseEstimator):
         V.check_count("T", self.T, allow_none=True)
         V.check_count("k", self.k)
         V.check_B(self.B)
+        V.check_choice("schedule", self.schedule, D.SCHEDULES)
+        V.check_auto_or_positive("eta0", self.eta0)
         V.check_iterate(self.iterate)
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}")
-        if not (isinstance(self.intercept_scaling, str) and self.intercept_scaling == "auto"):
-            V.check_positive("intercept_scaling", self.intercept_scaling)
+        V.check_choice("intercept", self.intercept, D.INTERCEPTS)
+        V.check_auto_or_positive("intercept_scaling", self.intercept_scaling)
         V.check_epsilon(self.loss, self.epsilon)
-        if not isinstance(self.sampling, str) or self.sampling not in SAMPLING_MODES + ("auto",):
-            raise ValueError(f"sampling must be one of {', '.join(SAMPLING_MODES)}, auto; "
-                             f"got sampling={self.sampling!r}")
+        V.check_choice("sampling", self.sampling, SAMPLING_MODES + ("auto",))
         V.check_t_offset(self.t_offset)
         if not isinstance(self.warm_start, (bool, np.bool_)):
             raise TypeError(f"warm_start must be a bool, got {self.warm_start!r}")
@@ -210,7 +196,8 @@ class _PGSBase(BaseEstimator):
 
     def _train_kwargs(self):
         return dict(loss=self.loss, p=self.p, sigma=self.sigma, k=self.k, B=self.B,
-                    iterate=self.iterate, fit_intercept=bool(self.fit_intercept),
+                    schedule=self.schedule, eta0=self.eta0, iterate=self.iterate,
+                    fit_intercept=bool(self.fit_intercept), intercept=self.intercept,
                     intercept_scaling=self.intercept_scaling, epsilon=self.epsilon,
                     sampling=self.sampling, t_offset=self.t_offset)
 
@@ -233,29 +220,10 @@ class _PGSBase(BaseEstimator):
             warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
                           f"k={self.k}: its one iteration draws {self.k} rows from them "
                           f"(rows repeat)", UserWarning, stacklevel=3)
-        n_problems = len(targets)
         entropy = None if warm_models is not None else _base_entropy(random_state)
         # Structure checked once here; entries by the kernel, as it reads each row.
         X = as_csr_buffers(X, check_entries=False)
         train_kwargs = self._train_kwargs()
-        if isinstance(train_kwargs["intercept_scaling"], str):      # "auto"
-            train_kwargs["intercept_scaling"] = (
-                warm_models[0].params["intercept_scaling"] if warm_models is not None
-                else auto_intercept_scaling(X))
-        if train_kwargs["sampling"] == "auto":
-            # Weighted rows: draws by weight (importance sampling, each gradient scaled by
-            # the mean weight); a permutation would scale each row's gradient by its own
-            # weight, whose spread can be huge. Unweighted: a permutation per pass.
-            train_kwargs["sampling"] = (
-                warm_models[0].params["sampling"] if warm_models is not None
-                else "iid" if sample_weight is not None else "permutation")
-        max_row_norm = None
-        if train_kwargs["t_offset"] == "auto" and warm_models is None and n_problems > 1:
-            # The problems share X: scan it once for t_offset="auto" (O(nnz)), not once
-            # per problem (it would also hold the GIL in every thread).
-            icpt = train_kwargs["intercept_scaling"] if train_kwargs["fit_intercept"] else 0.0
-            max_row_norm = _max_row_norm(X, self.p / (self.p - 1.0), icpt)
-
         known = _PLUS_MINUS if LOSS_SPECS[train_kwargs["loss"]].is_classification else None
         if warm_models is not None:
             train_kwargs["sigma"] = warm_models[0].params["sigma"]
@@ -276,7 +244,7 @@ class _PGSBase(BaseEstimator):
             self.sigma_grid_ = self.sigma_scores_ = None
         return _fit_many(X, targets, n_jobs=_effective_n_jobs(self.n_jobs), T=T,
                          seed=entropy, warm_starts=warm_models, sample_weight=sample_weight,
-                         keep_state=True, known_classes=known, max_row_norm=max_row_norm,
+                         keep_state=True, known_classes=known,
                          k_above_rows=partial, **train_kwargs)
 
     def _set_fitted(self, models):
@@ -477,17 +445,21 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     _allowed_losses = CLASSIFIER_LOSSES
 
-    def __init__(self, loss="hinge", *, p=2.0, sigma="auto", T=None, k=1, B=None,
-                 iterate="average", fit_intercept=True, intercept_scaling="auto", epsilon=None,
-                 sampling="auto", t_offset="auto", random_state=None, n_jobs=None,
-                 class_weight=None, warm_start=False, sigma_grid=None,
-                 validation_fraction=0.2):
-        super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
-                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         epsilon=epsilon, sampling=sampling, t_offset=t_offset,
-                         random_state=random_state,
-                         n_jobs=n_jobs,
-                         warm_start=warm_start, sigma_grid=sigma_grid,
+    def __init__(self, loss=D.DEFAULTS["loss"], *, p=D.DEFAULTS["p"], sigma=D.DEFAULTS["sigma"],
+                 T=D.DEFAULTS["T"], k=D.DEFAULTS["k"], B=D.DEFAULTS["B"],
+                 schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
+                 iterate=D.DEFAULTS["iterate"], fit_intercept=D.DEFAULTS["fit_intercept"],
+                 intercept=D.DEFAULTS["intercept"],
+                 intercept_scaling=D.DEFAULTS["intercept_scaling"],
+                 epsilon=D.DEFAULTS["epsilon"], sampling=D.DEFAULTS["sampling"],
+                 t_offset=D.DEFAULTS["t_offset"], random_state=None, n_jobs=None,
+                 class_weight=None, warm_start=False, sigma_grid=D.DEFAULTS["sigma_grid"],
+                 validation_fraction=D.DEFAULTS["validation_fraction"]):
+        super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
+                         iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
+                         intercept_scaling=intercept_scaling, epsilon=epsilon,
+                         sampling=sampling, t_offset=t_offset, random_state=random_state,
+                         n_jobs=n_jobs, warm_start=warm_start, sigma_grid=sigma_grid,
                          validation_fraction=validation_fraction)
         self.class_weight = class_weight
 
@@ -785,16 +757,21 @@ class PGSRegressor(RegressorMixin, _PGSBase):
 
     _allowed_losses = REGRESSOR_LOSSES
 
-    def __init__(self, loss="squared", *, p=2.0, sigma="auto", T=None, k=1, B=None,
-                 iterate="average", fit_intercept=True, intercept_scaling="auto",
-                 epsilon=None, sampling="auto", t_offset="auto", random_state=None, n_jobs=None,
-                 warm_start=False, sigma_grid=None, validation_fraction=0.2):
-        super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, iterate=iterate,
-                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                         epsilon=epsilon, sampling=sampling, t_offset=t_offset,
-                         random_state=random_state,
-                         n_jobs=n_jobs,
-                         warm_start=warm_start, sigma_grid=sigma_grid,
+    def __init__(self, loss="squared", *, p=D.DEFAULTS["p"], sigma=D.DEFAULTS["sigma"],
+                 T=D.DEFAULTS["T"], k=D.DEFAULTS["k"], B=D.DEFAULTS["B"],
+                 schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
+                 iterate=D.DEFAULTS["iterate"], fit_intercept=D.DEFAULTS["fit_intercept"],
+                 intercept=D.DEFAULTS["intercept"],
+                 intercept_scaling=D.DEFAULTS["intercept_scaling"],
+                 epsilon=D.DEFAULTS["epsilon"], sampling=D.DEFAULTS["sampling"],
+                 t_offset=D.DEFAULTS["t_offset"], random_state=None, n_jobs=None,
+                 warm_start=False, sigma_grid=D.DEFAULTS["sigma_grid"],
+                 validation_fraction=D.DEFAULTS["validation_fraction"]):
+        super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
+                         iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
+                         intercept_scaling=intercept_scaling, epsilon=epsilon,
+                         sampling=sampling, t_offset=t_offset, random_state=random_state,
+                         n_jobs=n_jobs, warm_start=warm_start, sigma_grid=sigma_grid,
                          validation_fraction=validation_fraction)
 
     def fit(self, X, y, sample_weight=None):

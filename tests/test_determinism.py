@@ -1,6 +1,7 @@
 """Seeds: bit-identical reruns, distinct streams, recorded entropy; and the drift of Q."""
 
 import numpy as np
+import paper
 import pytest
 import scipy.sparse as sp
 
@@ -31,15 +32,15 @@ def test_same_seed_is_bit_identical(iterate, p, k):
     X, y = _data()
     for X_in in (X, sp.csr_matrix(X)):
         kw = dict(loss="logistic", p=p, k=k, T=1500, iterate=iterate, seed=1234)
-        _same(pgs.train(X_in, y, **kw), pgs.train(X_in, y, **kw))
+        _same(paper.train(X_in, y, **kw), paper.train(X_in, y, **kw))
     # dense and CSR input are the same computation
-    _same(pgs.train(X, y, **kw), pgs.train(sp.csr_matrix(X), y, **kw))
+    _same(paper.train(X, y, **kw), paper.train(sp.csr_matrix(X), y, **kw))
 
 
 @pytest.mark.parametrize("iterate", ITERATES)
 def test_different_seeds_differ(iterate):
     X, y = _data()
-    models = [pgs.train(X, y, T=1500, k=2, iterate=iterate, seed=s) for s in range(4)]
+    models = [paper.train(X, y, T=1500, k=2, iterate=iterate, seed=s) for s in range(4)]
     for i in range(4):
         for j in range(i + 1, 4):
             assert not np.array_equal(models[i].coef, models[j].coef)
@@ -50,13 +51,13 @@ def test_different_seeds_differ(iterate):
 @pytest.mark.parametrize("iterate", ITERATES)
 def test_seed_none_records_reproducible_entropy(iterate):
     X, y = _data()
-    a = pgs.train(X, y, T=1000, iterate=iterate, seed=None)
-    b = pgs.train(X, y, T=1000, iterate=iterate, seed=None)
+    a = paper.train(X, y, T=1000, iterate=iterate, seed=None)
+    b = paper.train(X, y, T=1000, iterate=iterate, seed=None)
     entropy = a.params["seed"]
     assert isinstance(entropy, int) and entropy >= 0
     assert entropy != b.params["seed"]
     assert not np.array_equal(a.coef, b.coef)
-    _same(a, pgs.train(X, y, T=1000, iterate=iterate, seed=entropy))
+    _same(a, paper.train(X, y, T=1000, iterate=iterate, seed=entropy))
 
 
 @pytest.mark.parametrize("p, k", [(2.0, 1), (1.5, 3), (1.25, 2)])
@@ -65,8 +66,8 @@ def test_random_iterate_is_the_last_iterate_of_the_truncated_run(p, k):
     same seed draws the same rows, so its last iterate is bit-identical."""
     X, y = _data()
     for seed in range(5):
-        rnd = pgs.train(X, y, loss="logistic", p=p, k=k, T=3000, iterate="random", seed=seed)
-        last = pgs.train(X, y, loss="logistic", p=p, k=k, T=rnd.iteration, iterate="last",
+        rnd = paper.train(X, y, loss="logistic", p=p, k=k, T=3000, iterate="random", seed=seed)
+        last = paper.train(X, y, loss="logistic", p=p, k=k, T=rnd.iteration, iterate="last",
                          seed=seed)
         np.testing.assert_array_equal(rnd.coef, last.coef)
         assert rnd.intercept == last.intercept
@@ -74,7 +75,7 @@ def test_random_iterate_is_the_last_iterate_of_the_truncated_run(p, k):
 
 def test_integer_seed_is_recorded_as_given():
     X, y = _data()
-    assert pgs.train(X, y, T=10, seed=7).params["seed"] == 7
+    assert paper.train(X, y, T=10, seed=7).params["seed"] == 7
 
 
 # ------------------------------------------------------------------------ Q drift

@@ -15,8 +15,9 @@ from sklearn.datasets import load_digits  # noqa: E402
 
 import pgs  # noqa: E402
 from pgs._data import as_csr_buffers  # noqa: E402
+from pgs._defaults import auto_intercept_scaling, row_stats  # noqa: E402
 from pgs._train import auto_t_offset  # noqa: E402
-from pgs.estimators import PGSClassifier, auto_intercept_scaling  # noqa: E402
+from pgs.estimators import PGSClassifier  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,7 @@ def test_auto_intercept_scaling_is_a_fraction_of_the_rms_row_norm(digits):
     for model in clf._models:
         assert model.params["intercept_scaling"] == clf.intercept_scaling_
         assert model.params["sampling"] == "permutation"
-    assert auto_intercept_scaling(as_csr_buffers(np.zeros((3, 2)))) == 1.0
+    assert auto_intercept_scaling(row_stats(as_csr_buffers(np.zeros((3, 2))))) == 0.3
     fixed = PGSClassifier(T=200, random_state=0, intercept_scaling=2.0).fit(X, y)
     assert fixed.intercept_scaling_ == 2.0
 

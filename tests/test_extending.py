@@ -18,12 +18,12 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import paper
 import pytest
 import scipy.sparse as sp
 
 import pgs
 from pgs._core import py_dloss, py_loss
-from pgs._train import _fit
 
 PXD_FILES = ("_core.pxd", "_losses.pxd", "_random.pxd")
 
@@ -178,7 +178,7 @@ def test_downstream_kernel_matches_python(downstream, loss, p, B, fit_intercept)
         else X @ np.arange(6.0) + rng.standard_normal(25)
     T, k = 80, 3
     rows = rng.integers(0, 25, T * k)
-    model = _fit(X, y, loss=loss, p=p, sigma=0.1, T=T, k=k, B=B, iterate="last",
+    model = paper.fit(X, y, loss=loss, p=p, sigma=0.1, T=T, k=k, B=B, iterate="last",
                  fit_intercept=fit_intercept, fixed_rows=rows, seed=0)
     B_used = model.params["B"] if model.params["B"] is not None else 0.0
     status, w, Q, exact_Q, t = downstream.run_last(

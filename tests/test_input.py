@@ -4,11 +4,11 @@ import os
 from pathlib import Path
 
 import numpy as np
+import paper
 import pytest
 import scipy.sparse as sp
 from tracing import traced_peak
 
-import pgs
 from pgs._data import as_csr_buffers
 
 ITERATES = ("random", "last", "average")
@@ -40,19 +40,19 @@ def test_csr_input_is_not_copied(dtype, index_dtype):
     assert b.data is A.data and b.indices is A.indices and b.indptr is A.indptr
     assert not b.copied
 
-    peak, model = traced_peak(lambda: pgs.train(A, y, T=2000, seed=0, iterate="average"))
+    peak, model = traced_peak(lambda: paper.train(A, y, T=2000, seed=0, iterate="average"))
     assert peak < A.data.nbytes / 8, (peak, A.data.nbytes)
 
     # Control: a COO matrix must be converted, and tracemalloc sees that copy.
     coo = A.tocoo()
     peak_coo, model_coo = traced_peak(
-        lambda: pgs.train(coo, y, T=2000, seed=0, iterate="average"))
+        lambda: paper.train(coo, y, T=2000, seed=0, iterate="average"))
     assert peak_coo > A.data.nbytes
     np.testing.assert_array_equal(model.coef, model_coo.coef)
 
     for arr in (A.data, A.indices, A.indptr):
         arr.flags.writeable = False
-    model_ro = pgs.train(A, y, T=2000, seed=0, iterate="average")
+    model_ro = paper.train(A, y, T=2000, seed=0, iterate="average")
     np.testing.assert_array_equal(model.coef, model_ro.coef)
     assert model.intercept == model_ro.intercept
 
@@ -94,7 +94,7 @@ def test_non_canonical_csr_gives_the_same_model(p, loss, k):
     np.testing.assert_allclose(B.toarray(), A.toarray(), rtol=0, atol=0)
     for iterate in ITERATES:
         kw = dict(loss=loss, p=p, sigma=0.01, T=3000, k=k, seed=5, iterate=iterate)
-        ma, mb = pgs.train(A, y, **kw), pgs.train(B, y, **kw)
+        ma, mb = paper.train(A, y, **kw), paper.train(B, y, **kw)
         assert ma.iteration == mb.iteration
         w_a, w_b = ma.full_weights(), mb.full_weights()
         assert np.max(np.abs(w_a - w_b)) <= 1e-12 * np.max(np.abs(w_a))
@@ -133,7 +133,7 @@ def test_callers_arrays_are_never_modified(fmt, loss):
         bufs = [X.data, X.indices, X.indptr]
     before = _snapshot(*bufs, y)
     for iterate in ITERATES:
-        model = pgs.train(X, y, loss=loss, p=1.5, T=500, k=2, seed=0, iterate=iterate)
+        model = paper.train(X, y, loss=loss, p=1.5, T=500, k=2, seed=0, iterate=iterate)
         model.objective(X, y)
         model.predict(X)
     for a, b in zip(before, [*bufs, y], strict=True):
@@ -160,8 +160,8 @@ def test_two_labels_map_to_plus_minus_one(values, negative):
     positive = values[values != negative][0]
     labels = np.where(y_pm > 0, positive, negative).astype(values.dtype)
     for loss in ("hinge", "logistic"):
-        m_lab = pgs.train(A, labels, loss=loss, T=400, seed=9)
-        m_pm = pgs.train(A, y_pm, loss=loss, T=400, seed=9)
+        m_lab = paper.train(A, labels, loss=loss, T=400, seed=9)
+        m_pm = paper.train(A, y_pm, loss=loss, T=400, seed=9)
         np.testing.assert_array_equal(m_lab.coef, m_pm.coef)
         assert m_lab.intercept == m_pm.intercept
         assert list(m_lab.classes) == [negative, positive]
@@ -187,12 +187,12 @@ def test_mushrooms_labels_1_2():
     from sklearn.datasets import load_svmlight_file
     X, y = load_svmlight_file(str(path))
     assert X.shape == (8124, 112) and set(np.unique(y)) == {1.0, 2.0}
-    model = pgs.train(X, y, loss="hinge", sigma=1e-4, seed=0)
+    model = paper.train(X, y, loss="hinge", sigma=1e-4, seed=0)
     assert list(model.classes) == [1.0, 2.0]
     pred = model.predict(X)
     assert set(np.unique(pred)) == {1.0, 2.0}
     assert np.mean(pred == y) > 0.99                      # the set is linearly separable
-    twin = pgs.train(X, np.where(y == 2.0, 1.0, -1.0), loss="hinge", sigma=1e-4, seed=0)
+    twin = paper.train(X, np.where(y == 2.0, 1.0, -1.0), loss="hinge", sigma=1e-4, seed=0)
     np.testing.assert_array_equal(model.coef, twin.coef)
 
 
@@ -248,8 +248,8 @@ def test_targets_are_read_in_place_only_when_they_already_are_the_kernels():
         check_targets(half, 200, classification=True)
     X = sp.random(200, 5, density=0.5, random_state=2, format="csr")
     before = y.copy()
-    pgs.train(X, y, T=300, seed=0)
-    pgs.train(X, y, loss="squared", T=300, seed=0)
+    paper.train(X, y, T=300, seed=0)
+    paper.train(X, y, loss="squared", T=300, seed=0)
     np.testing.assert_array_equal(y, before)
 
 
@@ -261,13 +261,13 @@ def test_malformed_csr_buffers_and_nan_labels_are_named():
     flat = X.copy()
     flat.data = flat.data.reshape(-1, 1)
     with pytest.raises(ValueError, match=r"X\.data must be 1-D"):
-        pgs.train(flat, y, T=5)
+        paper.train(flat, y, T=5)
     shifted = X.copy()
     shifted.indptr = shifted.indptr + 3          # (scipy checks only on construction)
     shifted.data = np.concatenate([np.zeros(3), X.data])
     shifted.indices = np.concatenate([np.zeros(3, X.indices.dtype), X.indices])
     with pytest.raises(ValueError, match=r"indptr must start at 0, got indptr\[0\]=3"):
-        pgs.train(shifted, y, T=5)
+        paper.train(shifted, y, T=5)
     labels = np.array(["a", np.nan] * 10, dtype=object)
     with pytest.raises(ValueError, match="NaN labels"):
-        pgs.train(X, labels, T=5)
+        paper.train(X, labels, T=5)

@@ -1,12 +1,13 @@
 """The compiled kernel against the NumPy transcription of Figure 1 (tests/reference.py).
 
-Both run on the SAME sampled rows (`_fit(..., fixed_rows=...)`), so the only difference is
+Both run on the SAME sampled rows (`paper.fit(..., fixed_rows=...)`), so the only difference is
 floating-point rounding: the kernel keeps w_t = c_t * u (DESIGN.md section 3) while the
 reference materialises w_t = grad r*(lambda / (t sigma)) at every step. Agreement to 1e-10
 relative (in the max norm) for every loss, p, k, B, intercept, input format and iterate.
 """
 
 import numpy as np
+import paper
 import pytest
 import scipy.sparse as sp
 from reference import pegasos_reference, pgs_reference
@@ -14,7 +15,6 @@ from reference import pegasos_reference, pgs_reference
 import pgs
 import pgs._solver
 from pgs._data import as_csr_buffers
-from pgs._train import _fit
 from pgs._validation import REGRESSION_LOSSES, UNBOUNDED_GRADIENT_LOSSES
 
 M, N, T, SIGMA = 30, 9, 120, 0.05
@@ -54,7 +54,7 @@ def _check_against_reference(X_in, X_ref, y, *, loss, p, k, B, fit_intercept, rt
     rows = np.random.default_rng(1).integers(0, X_ref.shape[0], T * k)
     common = dict(loss=loss, p=p, sigma=SIGMA, T=T, k=k, B=B, fit_intercept=fit_intercept,
                   seed=3, fixed_rows=rows)
-    last = _fit(X_in, y, iterate="last", **common)
+    last = paper.fit(X_in, y, iterate="last", **common)
     B_used = last.params["B"]
     if B is None and loss in UNBOUNDED_GRADIENT_LOSSES:
         # B=None means "auto" for losses with unbounded gradients: the reference needs it too.
@@ -75,11 +75,11 @@ def _check_against_reference(X_in, X_ref, y, *, loss, p, k, B, fit_intercept, rt
     assert last.iteration == T
     assert _rel(last.full_weights(), its[-1]) < rtol
 
-    avg = _fit(X_in, y, iterate="average", **common)
+    avg = paper.fit(X_in, y, iterate="average", **common)
     assert avg.iteration == T
     assert _rel(avg.full_weights(), its.mean(axis=0)) < rtol
 
-    rnd = _fit(X_in, y, iterate="random", **common)
+    rnd = paper.fit(X_in, y, iterate="random", **common)
     assert 1 <= rnd.iteration <= T
     assert _rel(rnd.full_weights(), its[rnd.iteration - 1]) < rtol
     return its
@@ -153,9 +153,9 @@ def test_p2_k1_reproduces_pegasos(sparse):
     peg = np.array(pegasos_reference(X, y, sigma=SIGMA, T=T_, rows=rows))
     common = dict(loss="hinge", p=2.0, sigma=SIGMA, T=T_, k=1, B=None, fit_intercept=False,
                   fixed_rows=rows, seed=0)
-    last = _fit(X_in, y, iterate="last", **common)
+    last = paper.fit(X_in, y, iterate="last", **common)
     assert _rel(last.coef, peg[-1]) < 1e-12
-    rnd = _fit(X_in, y, iterate="random", **common)
+    rnd = paper.fit(X_in, y, iterate="random", **common)
     assert _rel(rnd.coef, peg[rnd.iteration - 1]) < 1e-12
     # and the Figure 1 transcription agrees with Pegasos too (the two references are consistent)
     fig1 = pgs_reference(X, y, loss="hinge", p=2.0, sigma=SIGMA, T=T_, k=1, rows=rows)
@@ -286,7 +286,7 @@ def test_p_close_to_one_long_run():
     y = np.where(X @ rng.standard_normal(20) > 0, 1.0, -1.0)
     T_ = 10000
     rows = np.random.default_rng(1).integers(0, X.shape[0], T_)
-    model = _fit(X, y, loss="logistic", p=1.01, sigma=1e-2, T=T_, seed=0, iterate="last",
+    model = paper.fit(X, y, loss="logistic", p=1.01, sigma=1e-2, T=T_, seed=0, iterate="last",
                  fixed_rows=rows)
     its = pgs_reference(X, y, loss="logistic", p=1.01, sigma=1e-2, T=T_, k=1, rows=rows,
                         icpt=1.0)
@@ -306,8 +306,8 @@ def test_rescaled_features_give_rescaled_weights(p, a):
     X, y, _ = _problem()
     for iterate in ("last", "average", "random"):
         kw = dict(loss="hinge", p=p, T=300, k=3, seed=4, iterate=iterate)
-        base = pgs.train(X, y, sigma=SIGMA, **kw)
-        scaled = pgs.train(X * a, y, sigma=SIGMA * a * a, intercept_scaling=a, **kw)
+        base = paper.train(X, y, sigma=SIGMA, **kw)
+        scaled = paper.train(X * a, y, sigma=SIGMA * a * a, intercept_scaling=a, **kw)
         assert scaled.iteration == base.iteration
         # pow is not exactly homogeneous: a relative error d in lam is (q-1) d in u
         rtol = 5e-13 * p / (p - 1)
@@ -329,7 +329,7 @@ def test_large_batches_match_reference(loss, p, k):
     T_ = 40
     rows = rng.integers(0, 60, T_ * k)
     for iterate in ("last", "average"):
-        model = _fit(sp.csr_matrix(X), y, loss=loss, p=p, sigma=0.1, T=T_, k=k,
+        model = paper.fit(sp.csr_matrix(X), y, loss=loss, p=p, sigma=0.1, T=T_, k=k,
                      iterate=iterate, fixed_rows=rows)
         ref = pgs_reference(X, y, loss=loss, p=p, sigma=0.1, T=T_, k=k, rows=rows,
                             B=model.params["B"], icpt=1.0)
@@ -350,7 +350,7 @@ def test_wide_large_batches_match_reference(p, dtype):
     y = np.where(X @ rng.standard_normal(n) > 0, 1.0, -1.0)
     rows = rng.integers(0, m, T_ * k)
     A = sp.csr_matrix(X.astype(dtype))
-    model = _fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
+    model = paper.fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
                  fixed_rows=rows)
     ref = pgs_reference(X, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, rows=rows,
                         B=model.params["B"], icpt=1.0)

@@ -1,6 +1,7 @@
 """Memory: what `train` allocates on top of X, and the iterate taken in place (Solver.take)."""
 
 import numpy as np
+import paper
 import pytest
 import scipy.sparse as sp
 from tracing import traced_peak
@@ -33,8 +34,8 @@ def test_train_holds_at_most_four_vectors(p, k, iterate):
     buffer of two vectors; p < 1.2 with the average keeps two more, its spans.)"""
     X, y = _wide()
     vector = 8 * (N_WIDE + 1)
-    pgs.train(X, y, T=2, k=k, p=p, iterate=iterate)      # first-call costs
-    peak, model = traced_peak(lambda: pgs.train(X, y, loss="logistic", T=40, k=k, p=p,
+    paper.train(X, y, T=2, k=k, p=p, iterate=iterate)      # first-call costs
+    peak, model = traced_peak(lambda: paper.train(X, y, loss="logistic", T=40, k=k, p=p,
                                                  iterate=iterate, seed=3))
     assert np.all(np.isfinite(model.coef)) and np.any(model.coef != 0.0)
     assert peak <= 4 * vector + 2**20, (peak / vector, "vectors")
@@ -123,9 +124,9 @@ def test_keep_state_model_is_unaffected_by_take():
     """keep_state copies the state before the iterate is taken from it: a warm start
     from it continues the run bit for bit."""
     X, y = _wide(m=200, nnz=20)
-    one = pgs.train(X, y, T=60, p=1.8, iterate="average", seed=2)
-    part = pgs.train(X, y, T=25, p=1.8, iterate="average", seed=2, keep_state=True)
-    two = pgs.train(X, y, T=35, p=1.8, iterate="average", seed=2, warm_start=part)
+    one = paper.train(X, y, T=60, p=1.8, iterate="average", seed=2)
+    part = paper.train(X, y, T=25, p=1.8, iterate="average", seed=2, keep_state=True)
+    two = paper.train(X, y, T=35, p=1.8, iterate="average", seed=2, warm_start=part)
     np.testing.assert_array_equal(one.coef, two.coef)
     assert one.intercept == two.intercept
 

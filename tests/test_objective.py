@@ -15,10 +15,9 @@ The objective is written independently here and checked against `Model.objective
 """
 
 import numpy as np
+import paper
 import pytest
 import scipy.optimize as so
-
-import pgs
 
 M, N, SIGMA = 200, 8, 0.01
 SEEDS = range(8)
@@ -120,7 +119,7 @@ def test_gap_shrinks_like_one_over_T(data, loss, p):
     for T in (2000, 20000, 200000):
         gaps = []
         for seed in SEEDS:
-            model = pgs.train(X, y, loss=loss, p=p, sigma=SIGMA, T=T, iterate="average",
+            model = paper.train(X, y, loss=loss, p=p, sigma=SIGMA, T=T, iterate="average",
                               seed=seed)
             f = objective(model.full_weights(), Xa, y, loss, p, SIGMA)
             assert model.objective(X, y) == pytest.approx(f, rel=1e-12)
@@ -144,7 +143,7 @@ def test_every_iterate_choice_converges(data, loss, p):
     Xa = _augment(X)
     f_star, _ = certified_optimum(Xa, y, loss, p, SIGMA)
     for iterate, summary, seeds in (("last", np.mean, 3), ("random", np.median, 5)):
-        gaps = [pgs.train(X, y, loss=loss, p=p, sigma=SIGMA, T=100000, iterate=iterate,
+        gaps = [paper.train(X, y, loss=loss, p=p, sigma=SIGMA, T=100000, iterate=iterate,
                           seed=s).objective(X, y) - f_star for s in range(seeds)]
         assert summary(gaps) < 1e-2 * f_star, (iterate, gaps)
 
@@ -154,7 +153,7 @@ def test_auto_radius_contains_the_optimum(data, loss, p):
     """B="auto" = sqrt(2 (p-1) F(0) / sigma) >= ||w*||_p, so projecting loses nothing."""
     X, _, y = data
     Xa = _augment(X)
-    model = pgs.train(X, y, loss=loss, p=p, sigma=SIGMA, T=10, seed=0)
+    model = paper.train(X, y, loss=loss, p=p, sigma=SIGMA, T=10, seed=0)
     res = so.minimize(objective, np.zeros(N + 1), args=(Xa, y, loss, p, SIGMA),
                       jac=_objective_grad, method="L-BFGS-B", options=dict(gtol=1e-12))
     f0 = np.mean(y ** 2)
@@ -167,7 +166,7 @@ def test_auto_radius_contains_the_optimum(data, loss, p):
 def test_model_objective_matches_independent_formula(data, loss, fit_intercept):
     X, y_cls, y_reg = data
     y = y_cls if loss in ("hinge", "logistic") else y_reg
-    model = pgs.train(X, y, loss=loss, p=1.5, sigma=SIGMA, T=500, seed=1,
+    model = paper.train(X, y, loss=loss, p=1.5, sigma=SIGMA, T=500, seed=1,
                       fit_intercept=fit_intercept, intercept_scaling=2.0)
     w = model.full_weights()
     if fit_intercept:

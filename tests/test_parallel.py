@@ -6,6 +6,7 @@ import threading
 import time
 
 import numpy as np
+import paper
 import pytest
 import scipy.sparse as sp
 from reference import pgs_rounds_reference
@@ -62,15 +63,15 @@ def test_rounds_match_numpy_reference(p, loss, W, tau):
     kw = dict(loss=loss, p=p, sigma=0.05, T=101, B=3.0, t_offset=2.5)
     ref_w, ref_its = pgs_rounds_reference(X, y, bounds=P.partition_rows(60, W), tau=tau,
                                           icpt=1.0, **kw)
-    last = pgs.train(X, y, iterate="last", n_jobs=W, merge_every=tau, sampling="cyclic",
+    last = paper.train(X, y, iterate="last", n_jobs=W, merge_every=tau, sampling="cyclic",
                      seed=0, **kw)
     np.testing.assert_allclose(np.r_[last.coef, last.intercept], ref_w, rtol=1e-9,
                                atol=1e-12)
-    avg = pgs.train(X, y, iterate="average", n_jobs=W, merge_every=tau, sampling="cyclic",
+    avg = paper.train(X, y, iterate="average", n_jobs=W, merge_every=tau, sampling="cyclic",
                     seed=0, **kw)
     np.testing.assert_allclose(np.r_[avg.coef, avg.intercept], np.mean(ref_its, axis=0),
                                rtol=1e-9, atol=1e-12)
-    rnd = pgs.train(X, y, iterate="random", n_jobs=W, merge_every=tau, sampling="cyclic",
+    rnd = paper.train(X, y, iterate="random", n_jobs=W, merge_every=tau, sampling="cyclic",
                     seed=3, **kw)
     np.testing.assert_allclose(np.r_[rnd.coef, rnd.intercept], ref_its[rnd.iteration - 1],
                                rtol=1e-9, atol=1e-12)
@@ -97,8 +98,8 @@ def test_one_worker_is_the_plain_run(iterate, p):
     X, y = _sparse(m=500)
     kw = dict(loss="logistic", p=p, sigma=1e-3, T=2000, iterate=iterate, seed=5,
               sampling="permutation")
-    plain = pgs.train(X, y, **kw)
-    np.testing.assert_array_equal(pgs.train(X, y, n_jobs=1, merge_every=7, **kw).coef,
+    plain = paper.train(X, y, **kw)
+    np.testing.assert_array_equal(paper.train(X, y, n_jobs=1, merge_every=7, **kw).coef,
                                   plain.coef)
     rounds = _rounds(X, y, [(0, 500)], 300, **kw)
     np.testing.assert_array_equal(rounds.coef, plain.coef)
@@ -114,8 +115,8 @@ def test_threads_are_deterministic_whatever_the_schedule(sampling, iterate):
     X, y = _sparse()
     kw = dict(loss="hinge", p=1.8, sigma=1e-3, T=5000, iterate=iterate, seed=2,
               sampling=sampling)
-    one = pgs.train(X, y, n_jobs=3, merge_every=300, **kw)
-    two = pgs.train(X, y, n_jobs=3, merge_every=300, **kw)
+    one = paper.train(X, y, n_jobs=3, merge_every=300, **kw)
+    two = paper.train(X, y, n_jobs=3, merge_every=300, **kw)
     rev = _rounds(X, y, P.partition_rows(3000, 3), 300, map_order=lambda t: t[::-1], **kw)
     for other in (two, rev):
         np.testing.assert_array_equal(other.coef, one.coef)
@@ -128,7 +129,7 @@ def test_deltas_are_merged_in_worker_order_not_completion_order():
     threads engine)."""
     X, y = _sparse()
     kw = dict(loss="logistic", p=2.0, sigma=1e-3, T=3000, iterate="last", seed=4)
-    ref = pgs.train(X, y, n_jobs=2, merge_every=250, **kw)
+    ref = paper.train(X, y, n_jobs=2, merge_every=250, **kw)
     bounds = P.partition_rows(3000, 2)
     run = _prepare(X, y, **kw)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds])
@@ -161,8 +162,8 @@ def test_more_workers_still_fit():
     W = 1's on an easy problem."""
     X, y = _sparse(m=4000)
     kw = dict(loss="logistic", p=2.0, sigma=1e-2, T=40000, iterate="average", seed=0)
-    one = pgs.train(X, y, **kw).objective(X, y)
-    four = pgs.train(X, y, n_jobs=4, **kw).objective(X, y)
+    one = paper.train(X, y, **kw).objective(X, y)
+    four = paper.train(X, y, n_jobs=4, **kw).objective(X, y)
     assert abs(four - one) < 0.01 * one
 
 
@@ -230,7 +231,7 @@ def test_start_state_keeps_a_warm_average():
     X, y = _sparse(m=400)
     for p in (2.0, 1.8, 1.1):
         kw = dict(loss="hinge", p=p, sigma=1e-2, iterate="average", seed=1)
-        warm = pgs.train(X, y, T=333, keep_state=True, **kw)
+        warm = paper.train(X, y, T=333, keep_state=True, **kw)
         run = _prepare(X, y, T=10, warm_start=warm, **kw)
         before = run.solver.average()
         params, state = P.setup(run, [200, 200])
@@ -242,12 +243,12 @@ def test_start_state_keeps_a_warm_average():
 def test_warm_start_and_keep_state_with_threads():
     X, y = _sparse()
     kw = dict(loss="logistic", p=1.8, sigma=1e-3, iterate="average", seed=3, n_jobs=2)
-    first = pgs.train(X, y, T=1500, keep_state=True, **kw)
-    more = pgs.train(X, y, T=1500, warm_start=first, **kw)
+    first = paper.train(X, y, T=1500, keep_state=True, **kw)
+    more = paper.train(X, y, T=1500, warm_start=first, **kw)
     assert more.T == 3000
-    again = pgs.train(X, y, T=1500, warm_start=first, **kw)
+    again = paper.train(X, y, T=1500, warm_start=first, **kw)
     np.testing.assert_array_equal(more.coef, again.coef)
-    assert abs(more.objective(X, y) - pgs.train(X, y, T=3000, **kw).objective(X, y)) < 0.02
+    assert abs(more.objective(X, y) - paper.train(X, y, T=3000, **kw).objective(X, y)) < 0.02
 
 
 def test_callback_with_threads_reports_and_stops():
@@ -258,7 +259,7 @@ def test_callback_with_threads_reports_and_stops():
         seen.append(progress)
         return len(seen) < 3
 
-    model = pgs.train(X, y, T=9000, n_jobs=2, merge_every=500, callback=callback,
+    model = paper.train(X, y, T=9000, n_jobs=2, merge_every=500, callback=callback,
                       callback_every=1000, iterate="last", seed=0)
     assert len(seen) == 3
     assert [s.t for s in seen] == [1000, 2000, 3000]
@@ -271,7 +272,7 @@ def test_a_bad_entry_in_a_shard_is_named():
     X = X.copy()
     X.data[X.indptr[2500] + 1] = np.nan
     with pytest.raises(ValueError, match="non-finite"):
-        pgs.train(X, y, T=100000, n_jobs=2, sampling="cyclic", seed=0)
+        paper.train(X, y, T=100000, n_jobs=2, sampling="cyclic", seed=0)
 
 
 # -------------------------------------------------------------------- arguments
@@ -287,14 +288,13 @@ def test_bad_n_jobs_and_merge_every(bad, error):
     X, y = _data()
     name = "n_jobs" if "merge_every" not in bad else "merge_every"
     with pytest.raises(error, match=name):
-        pgs.train(X, y, T=10, **bad)
+        paper.train(X, y, T=10, **bad)
 
 
 def test_fixed_rows_are_refused_with_threads():
-    from pgs._train import _fit
     X, y = _data()
     with pytest.raises(ValueError, match="fixed_rows"):
-        _fit(X, y, T=10, n_jobs=2, fixed_rows=np.zeros(10, dtype=np.int64))
+        paper.fit(X, y, T=10, n_jobs=2, fixed_rows=np.zeros(10, dtype=np.int64))
 
 
 def test_binary_estimator_splits_rows_between_threads():
@@ -307,7 +307,7 @@ def test_binary_estimator_splits_rows_between_threads():
     b = pgs.PGSClassifier(n_jobs=2, random_state=0, sampling="iid", t_offset=0,
                           intercept_scaling=1.0, T=4000).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
-    ref = pgs.train(X, y, n_jobs=2, T=4000, seed=0, sampling="iid", iterate=a.iterate,
+    ref = paper.train(X, y, n_jobs=2, T=4000, seed=0, sampling="iid", iterate=a.iterate,
                     loss=a.loss, p=a.p, sigma=a.sigma, k=a.k)
     np.testing.assert_array_equal(a.coef_.ravel(), ref.coef)
 
@@ -327,7 +327,7 @@ def test_ctrl_c_stops_the_threads(tmp_path):
         "y = np.where(np.arange(2000) % 2 == 0, -1.0, 1.0)\n"
         "print('ready', flush=True)\n"
         "try:\n"
-        "    pgs.train(X, y, T=10**12, iterate='last', n_jobs=2)\n"
+        "    paper.train(X, y, T=10**12, iterate='last', n_jobs=2)\n"
         "except KeyboardInterrupt:\n"
         "    print(time.perf_counter(), flush=True)\n"
         "    sys.exit(42)\n")

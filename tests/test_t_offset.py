@@ -9,13 +9,13 @@ continuation, for its validation, and for the objective gap its guarantee states
 import math
 
 import numpy as np
+import paper
 import pytest
 import scipy.optimize as so
 import scipy.sparse as sp
 from reference import loss_value, pgs_reference, sgd_offset_reference
 
 import pgs
-from pgs._train import _fit
 
 M, N, T, SIGMA = 30, 9, 120, 0.05
 RTOL = 1e-10
@@ -45,15 +45,15 @@ def test_kernel_matches_reference_with_offset(loss, p, k, B, t_offset):
     rows = np.random.default_rng(1).integers(0, M, T * k)
     common = dict(loss=loss, p=p, sigma=SIGMA, T=T, k=k, B=B, seed=3, fixed_rows=rows,
                   t_offset=t_offset, intercept_scaling=0.7)
-    last = _fit(sp.csr_matrix(X), y, iterate="last", **common)
+    last = paper.fit(sp.csr_matrix(X), y, iterate="last", **common)
     its = np.array(pgs_reference(X, y, loss=loss, p=p, sigma=SIGMA, T=T, k=k, rows=rows,
                                  B=last.params["B"], icpt=0.7, eps=last.params["epsilon"],
                                  t_offset=t_offset))
     assert last.params["t_offset"] == t_offset
     assert _rel(last.full_weights(), its[-1]) < RTOL
-    avg = _fit(sp.csr_matrix(X), y, iterate="average", **common)
+    avg = paper.fit(sp.csr_matrix(X), y, iterate="average", **common)
     assert _rel(avg.full_weights(), its.mean(axis=0)) < RTOL
-    rnd = _fit(sp.csr_matrix(X), y, iterate="random", **common)
+    rnd = paper.fit(sp.csr_matrix(X), y, iterate="random", **common)
     assert _rel(rnd.full_weights(), its[rnd.iteration - 1]) < RTOL
 
 
@@ -66,15 +66,15 @@ def test_p2_k1_is_sgd_with_offset_step(loss, t_offset):
     sgd = sgd_offset_reference(X, y, loss=loss, sigma=SIGMA, T=T, rows=rows,
                                t_offset=t_offset, icpt=1.0, eps=1.0)
     for t in (1, 2, 17, T):
-        model = _fit(X, y, loss=loss, sigma=SIGMA, T=t, seed=0, iterate="last",
+        model = paper.fit(X, y, loss=loss, sigma=SIGMA, T=t, seed=0, iterate="last",
                      fixed_rows=rows, t_offset=t_offset)
         assert _rel(model.full_weights(), sgd[t - 1]) < 1e-11
 
 
 def test_zero_offset_is_the_paper_bit_for_bit():
     X, y, _ = _problem()
-    a = pgs.train(X, y, T=500, seed=5, iterate="average")
-    b = pgs.train(X, y, T=500, seed=5, iterate="average", t_offset=0)
+    a = paper.train(X, y, T=500, seed=5, iterate="average")
+    b = paper.train(X, y, T=500, seed=5, iterate="average", t_offset=0)
     assert np.array_equal(a.full_weights(), b.full_weights())
     assert b.params["t_offset"] == 0.0
 
@@ -83,8 +83,8 @@ def test_offset_shrinks_the_early_iterates():
     """The first iterate is -lambda_1 / ((1 + t0) sigma): (1 + t0) times smaller."""
     X, y, _ = _problem()
     rows = np.zeros(1, dtype=np.int64)
-    w0 = _fit(X, y, sigma=SIGMA, T=1, iterate="last", fixed_rows=rows).full_weights()
-    w9 = _fit(X, y, sigma=SIGMA, T=1, iterate="last", fixed_rows=rows,
+    w0 = paper.fit(X, y, sigma=SIGMA, T=1, iterate="last", fixed_rows=rows).full_weights()
+    w9 = paper.fit(X, y, sigma=SIGMA, T=1, iterate="last", fixed_rows=rows,
               t_offset=9).full_weights()
     np.testing.assert_allclose(w9 * 10.0, w0, rtol=1e-14)
 
@@ -93,13 +93,13 @@ def test_offset_shrinks_the_early_iterates():
 def test_warm_start_continues_with_the_same_offset(iterate):
     X, y, _ = _problem()
     kw = dict(loss="logistic", seed=2, iterate=iterate, t_offset=40.0)
-    once = pgs.train(X, y, T=300, **kw)
-    first = pgs.train(X, y, T=120, keep_state=True, **kw)
+    once = paper.train(X, y, T=300, **kw)
+    first = paper.train(X, y, T=120, keep_state=True, **kw)
     kw.pop("seed")
-    both = pgs.train(X, y, T=180, warm_start=first, **kw)
+    both = paper.train(X, y, T=180, warm_start=first, **kw)
     assert np.array_equal(both.full_weights(), once.full_weights())
     with pytest.raises(ValueError, match="t_offset"):
-        pgs.train(X, y, T=10, loss="logistic", iterate=iterate, warm_start=first,
+        paper.train(X, y, T=10, loss="logistic", iterate=iterate, warm_start=first,
                   t_offset=41.0)
 
 
@@ -109,7 +109,7 @@ def test_warm_start_continues_with_the_same_offset(iterate):
 def test_t_offset_validation(bad, error):
     X, y, _ = _problem()
     with pytest.raises(error, match="t_offset"):
-        pgs.train(X, y, T=5, t_offset=bad)
+        paper.train(X, y, T=5, t_offset=bad)
     with pytest.raises(error, match="t_offset"):
         pgs.PGSClassifier(T=5, t_offset=bad).fit(X, y)
 
@@ -138,7 +138,7 @@ def test_average_iterate_gap_within_the_stated_bound():
     for t0 in (0.0, 100.0, 5000.0):
         gaps = []
         for seed in range(3):
-            model = pgs.train(X, y, loss="logistic", sigma=sigma, T=T_, seed=seed,
+            model = paper.train(X, y, loss="logistic", sigma=sigma, T=T_, seed=seed,
                               iterate="average", t_offset=t0)
             gaps.append(_logistic_objective(Xa, y, model.full_weights(), sigma) - f_star)
         bound = (t0 * math.log(2.0) + G2 * (1.0 + math.log(T_)) / (2.0 * sigma)) / T_
@@ -157,7 +157,7 @@ def test_hinge_bias_lives_on_a_grid_of_s2_over_sigma_t(s, t_offset):
     X, y, _ = _problem(3)
     ns = []
     for T_ in range(990, 1000):
-        model = pgs.train(X, y, sigma=SIGMA, T=T_, seed=1, iterate="last",
+        model = paper.train(X, y, sigma=SIGMA, T=T_, seed=1, iterate="last",
                           intercept_scaling=s, t_offset=t_offset)
         ns.append(model.intercept * SIGMA * (T_ + t_offset) / s**2)
     assert np.all(np.abs(np.array(ns) - np.round(ns)) < 1e-9)

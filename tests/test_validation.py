@@ -3,10 +3,9 @@
 import re
 
 import numpy as np
+import paper
 import pytest
 import scipy.sparse as sp
-
-import pgs
 
 
 def _data(m=12, n=4):
@@ -23,7 +22,7 @@ def _raises(exc, pattern, **kwargs):
     kwargs.setdefault("T", 5)
     kwargs.setdefault("seed", 0)
     with pytest.raises(exc, match=pattern) as info:
-        pgs.train(X, y, **kwargs)
+        paper.train(X, y, **kwargs)
     return info
 
 
@@ -132,10 +131,10 @@ def test_bad_row_stops_before_it_changes_the_state(bad, k):
     s_clean.run(20 // k, clean.data, clean.indices, clean.indptr, y)
     assert np.array_equal(s_bad.lam, s_clean.lam)
     with pytest.raises(ValueError, match=message):
-        pgs.train(A, y, T=40 // k, k=k, sampling="cyclic", seed=0)
+        paper.train(A, y, T=40 // k, k=k, sampling="cyclic", seed=0)
     # rows never read are not inspected: the same model as on the clean matrix
-    unread = pgs.train(A, y, T=20 // k, k=k, sampling="cyclic", seed=0, iterate="last")
-    ref = pgs.train(clean, y, T=20 // k, k=k, sampling="cyclic", seed=0, iterate="last")
+    unread = paper.train(A, y, T=20 // k, k=k, sampling="cyclic", seed=0, iterate="last")
+    ref = paper.train(clean, y, T=20 // k, k=k, sampling="cyclic", seed=0, iterate="last")
     assert np.array_equal(unread.coef, ref.coef)
 
 
@@ -172,7 +171,7 @@ def test_classes():
     _raises(TypeError, r"y must be numeric for a regression loss", y=np.array(["a"] * 12),
             loss="squared")
     # A single target value is fine for regression.
-    pgs.train(X, np.ones(12), loss="squared", T=5, seed=0)
+    paper.train(X, np.ones(12), loss="squared", T=5, seed=0)
 
 
 def _csr():
@@ -193,40 +192,39 @@ def test_malformed_csr_never_crashes(index_dtype):
     A, y = fresh()
     A.indices[0] = 4                                     # == n_features
     with pytest.raises(ValueError, match=r"column index 4 is outside \[0, 4\)"):
-        pgs.train(A, y, T=5, seed=0, sampling="cyclic")
+        paper.train(A, y, T=5, seed=0, sampling="cyclic")
     A, y = fresh()
     A.indices[-1] = -1                                   # read last: iid over many draws
     with pytest.raises(ValueError, match=r"column index -1 is outside \[0, 4\)"):
-        pgs.train(A, y, T=500, seed=0)
+        paper.train(A, y, T=500, seed=0)
     A, y = fresh()
     A.indices[-1] = 2**31 - 1 if index_dtype == np.int32 else 2**62
     with pytest.raises(ValueError, match=r"column index \d+ is outside \[0, 4\)"):
-        pgs.train(A, y, T=A.shape[0], k=A.shape[0], seed=0, sampling="cyclic")
+        paper.train(A, y, T=A.shape[0], k=A.shape[0], seed=0, sampling="cyclic")
     A, y = fresh()
     A.indptr[3], A.indptr[4] = A.indptr[4] + 1, A.indptr[3]     # decreasing
     with pytest.raises(ValueError, match=r"indptr is not a valid CSR index pointer"):
-        pgs.train(A, y, T=5, seed=0)
+        paper.train(A, y, T=5, seed=0)
     A, y = fresh()
     A.indptr[-1] = A.data.shape[0] + 10                  # points past the buffers
     with pytest.raises(ValueError, match=r"indptr is not a valid CSR index pointer"):
-        pgs.train(A, y, T=5, seed=0)
+        paper.train(A, y, T=5, seed=0)
     A, y = fresh()
     A.indptr[0] = -5
     with pytest.raises(ValueError, match=r"indptr is not a valid CSR index pointer"):
-        pgs.train(A, y, T=5, seed=0)
+        paper.train(A, y, T=5, seed=0)
     A, y = fresh()
     A.indptr = A.indptr[:-1]                             # one row short
     with pytest.raises(ValueError, match=r"X.indptr has length 12, expected 13"):
-        pgs.train(A, y, T=5, seed=0)
+        paper.train(A, y, T=5, seed=0)
 
 
 def test_bad_fixed_rows_is_an_error_not_a_crash():
-    from pgs._train import _fit
     X, y = _data()
     with pytest.raises(ValueError, match="fixed_rows holds a row index outside"):
-        _fit(X, y, T=3, k=2, fixed_rows=np.array([0, 1, 2, 12, 0, 0]))
+        paper.fit(X, y, T=3, k=2, fixed_rows=np.array([0, 1, 2, 12, 0, 0]))
     with pytest.raises(ValueError, match="fixed_rows is shorter than t_end \\* k"):
-        _fit(X, y, T=3, k=2, fixed_rows=np.array([0, 1, 2]))
+        paper.fit(X, y, T=3, k=2, fixed_rows=np.array([0, 1, 2]))
 
 
 def test_iterate_overflow_is_reported():
@@ -234,7 +232,7 @@ def test_iterate_overflow_is_reported():
     kernel's status becomes a clear FloatingPointError, not garbage."""
     X, y = _data()
     with pytest.raises(FloatingPointError, match="became infinite or NaN"):
-        pgs.train(X * 1e300, y, loss="hinge", sigma=1e-300, T=50, seed=0)
+        paper.train(X * 1e300, y, loss="hinge", sigma=1e-300, T=50, seed=0)
 
 
 @pytest.mark.parametrize("k", [16, 20])
@@ -271,4 +269,4 @@ def test_huge_T_is_refused_by_name(T):
     X = sp.random(20, 5, density=0.5, random_state=0, format="csr")
     y = np.where(np.arange(20) % 2 == 0, -1.0, 1.0)
     with pytest.raises(ValueError, match=r"T must be at most 2\*\*62"):
-        pgs.train(X, y, T=T)
+        paper.train(X, y, T=T)

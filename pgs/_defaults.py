@@ -1,0 +1,139 @@
+"""The default policy: every training default and every "auto" rule, in one place.
+
+`pgs.train`, the scikit-learn estimators and the command line read their defaults from
+`DEFAULTS` (the estimators' signatures and the CLI's help are built from it: tests check
+that they agree), and `pgs.train` resolves every "auto" value with the functions below,
+so ``pgs.train(X, y, seed=s)`` and ``PGSClassifier(random_state=s).fit(X, y)`` give the
+same model for the same binary data.
+
+The defaults are the fastest accurate set-up measured in bench/ (bench/results/passes.md,
+defaults.md): the averaged-SGD schedule with eta0 from the data, the iterates averaged
+with weights proportional to t, a free intercept, a permutation per pass and sigma chosen
+on held-out rows. The PGS paper's set-up (Zhu et al. 2009, Figure 1 and section VII) is
+the preset `PAPER`: ``pgs.train(X, y, sigma=1e-4, **pgs.PAPER)``.
+"""
+
+import math
+from types import MappingProxyType
+
+import numpy as np
+
+#: Step schedules (DESIGN.md 6c): "pgs", the paper's eta_t = 1 / (sigma (t + t0)), with
+#: the uniform average; "asgd", eta_t = eta0 (1 + sigma eta0 t)^(-3/4) (Xu 2011, Bottou's
+#: svmasgd), with the average weighted by t (Lacoste-Julien, Schmidt & Bach 2012).
+SCHEDULES = ("pgs", "asgd")
+
+#: How the bias is fitted: "free", unregularised, by plain SGD steps of `intercept_rate`
+#: times the schedule's eta_t (as scikit-learn's SGD and svmasgd); "column", a constant
+#: column of value intercept_scaling, regularised like the weights (the paper's VII).
+INTERCEPTS = ("free", "column")
+
+#: The training defaults of `pgs.train`, `PGSClassifier` and `PGSRegressor` (the
+#: regressor's loss is "squared") and the CLI.
+DEFAULTS = MappingProxyType(dict(
+    loss="hinge", p=2.0, sigma="auto", T=None, k=1, B=None, schedule="asgd", eta0="auto",
+    iterate="average", fit_intercept=True, intercept="free", intercept_scaling="auto",
+    epsilon=None, sampling="auto", t_offset="auto", sigma_grid=None,
+    validation_fraction=0.2,
+))
+
+#: The PGS paper's set-up (Figure 1: i.i.d. rows, steps 1 / (sigma t), a random iterate;
+#: section VII: a regularised constant column of value 1), as arguments of `pgs.train`.
+PAPER = MappingProxyType(dict(
+    schedule="pgs", sampling="iid", iterate="random", t_offset=0, intercept="column",
+    intercept_scaling=1.0,
+))
+
+#: What a model saved before the schedules and the free intercept was trained with.
+LEGACY_PARAMS = MappingProxyType(dict(schedule="pgs", eta0=None, intercept="column"))
+
+#: "auto" intercept_scaling as a fraction of the root-mean-square row norm (measured on
+#: L2-normalised sparse text: bench/exp_ovr_gap.py).
+AUTO_INTERCEPT_FRACTION = 0.3
+
+#: The free bias moves by this times eta_t on sparse X (scikit-learn's SGD and svmasgd:
+#: a bias step as large as the weights' would make it the noisiest coordinate, as every
+#: row carries it) and by eta_t on dense X.
+SPARSE_INTERCEPT_RATE = 0.01
+
+
+def auto_sampling(sample_weight):
+    """"auto" sampling: "iid" with weights, else "permutation".
+
+    Weighted rows are drawn by weight (importance sampling, each gradient scaled by the
+    mean weight); a permutation would scale each row's gradient by its own weight,
+    whose spread can be huge. Unweighted rows: a fresh permutation every pass.
+    """
+    return "iid" if sample_weight is not None else "permutation"
+
+
+#: Non-zeros per chunk of the row scans (bounded temporaries on any X).
+_SCAN_NNZ = 2**20
+
+
+def row_stats(Xb, q=2.0):
+    """Sums over the rows of CSR buffers that the "auto" rules read, computed once per X.
+
+    Returns ``{"rows", "nnz", "n_features", "sq", "sq_q"}``: the counts, and the sums
+    over rows of ``||x_i||_2^2`` and ``||x_i||_q^2`` (O(nnz), in chunks of rows). Sums, so
+    that the partitions of a distributed X add up (`pgs.dask`). Cached on `Xb`: the
+    one-vs-rest problems and the sigma grid share their X's scan.
+    """
+    cache = Xb.__dict__.setdefault("_row_stats", {})
+    if q in cache:
+        return cache[q]
+    m, n_features = Xb.shape
+    indptr = np.asarray(Xb.indptr, dtype=np.int64)
+    sq = sq_q = 0.0
+    rows_per_chunk = max(1, int(_SCAN_NNZ * m / max(indptr[-1] - indptr[0], 1)))
+    for lo in range(0, m, rows_per_chunk):
+        hi = min(m, lo + rows_per_chunk)
+        seg = np.abs(np.asarray(Xb.data[indptr[lo]:indptr[hi]], dtype=np.float64))
+        sq += float(np.dot(seg, seg))
+        if q != 2.0:
+            row = np.repeat(np.arange(hi - lo), np.diff(indptr[lo:hi + 1]))
+            sq_q += float(np.sum(np.bincount(row, seg ** q, hi - lo) ** (2.0 / q)))
+    cache[q] = dict(rows=m, nnz=int(indptr[-1] - indptr[0]), n_features=n_features, sq=sq,
+                    sq_q=sq if q == 2.0 else sq_q)
+    return cache[q]
+
+
+def _mean(total, rows):
+    """total / rows, or 1.0 where that is 0 or not finite (X is 0, or holds NaN: the
+    kernel reports the entry when it reads it)."""
+    mean = total / max(rows, 1)
+    return mean if 0.0 < mean < math.inf else 1.0
+
+
+def auto_intercept_scaling(stats):
+    """``AUTO_INTERCEPT_FRACTION * sqrt(mean_i ||x_i||^2)`` (`row_stats`): the constant
+    column's value, in proportion to the rows' scale (scaling X by a, and sigma by a^2,
+    leaves the decisions unchanged)."""
+    return AUTO_INTERCEPT_FRACTION * math.sqrt(_mean(stats["sq"], stats["rows"]))
+
+
+def intercept_rate(stats):
+    """The free bias's rate: `SPARSE_INTERCEPT_RATE` for sparse X, 1 for dense (X holds
+    at least half its entries)."""
+    dense = stats["nnz"] >= 0.5 * stats["rows"] * stats["n_features"]
+    return 1.0 if dense else SPARSE_INTERCEPT_RATE
+
+
+def auto_eta0(spec, epsilon, sigma, stats, extra):
+    r"""The "auto" eta0 of the "asgd" schedule: ``1 / (L R^2)``, at most ``1 / (2 sigma)``.
+
+    L is the Lipschitz constant of the loss's derivative (1 for the losses with a kink,
+    as for a unit-width smoothing of it) and R^2 the mean squared dual norm of a row,
+    (`row_stats`), plus `extra` (the constant column's square or the free bias's rate):
+    the step at
+    which a smooth loss's SGD is stable, which averaged SGD keeps for its first
+    :math:`1 / (\sigma \eta_0)` iterations (Bach & Moulines 2013 take
+    :math:`1 / (4 R^2)` for least squares; measured on the hard RCV1-like set, logistic
+    and hinge: bench/results/passes.md). The cap keeps :math:`1 - \sigma\eta_t > 0`.
+    """
+    lip = spec.dloss_lipschitz
+    if callable(lip):
+        lip = lip(epsilon)
+    if lip is None or not lip > 0.0:
+        lip = 1.0
+    return min(1.0 / (lip * (_mean(stats["sq_q"], stats["rows"]) + extra)), 0.5 / sigma)
