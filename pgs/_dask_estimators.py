@@ -3,7 +3,6 @@
 
 import contextlib
 import inspect
-import math
 
 import dask.array as da
 import numpy as np
@@ -13,18 +12,6 @@ from pgs import estimators as E
 from pgs._dask_client import get_client
 from pgs._dask_train import _partition, _train
 from pgs._loss_table import LOSS_SPECS
-
-
-def _sum_squares(X):
-    """sum of squared entries of a chunk (for intercept_scaling="auto")."""
-    data = X.data if sp.issparse(X) else np.asarray(X)
-    data = np.asarray(data, dtype=np.float64).ravel()
-    return float(np.dot(data, data))
-
-
-def _max_row_norm(X, q, icpt):
-    from pgs._dask_train import _row_norm
-    return _row_norm(X, q, icpt)
 
 
 class _DaskFit:
@@ -66,32 +53,11 @@ class _DaskFit:
         kw = self._train_kwargs()
         if warm_models is not None:
             kw["sigma"] = warm_models[0].params["sigma"]
-        elif kw["sigma"] == "auto":
-            # (the held-out grid runs in memory only: pgs._sigma_auto)
-            raise ValueError("sigma='auto' is not supported on dask arrays yet: pass a "
-                             "number, e.g. the sigma_ of an in-memory fit on a sample")
-        if isinstance(kw["intercept_scaling"], str):      # "auto", as the parent computes it
-            if warm_models is not None:
-                kw["intercept_scaling"] = warm_models[0].params["intercept_scaling"]
-            else:
-                sums = client.gather(client.compute(_delayed_map(_sum_squares, Xd)))
-                rms = math.sqrt(sum(sums) / max(Xd.shape[0], 1))
-                kw["intercept_scaling"] = (E.AUTO_INTERCEPT_FRACTION * rms
-                                           if 0.0 < rms < math.inf else 1.0)
-        if kw["sampling"] == "auto":
-            kw["sampling"] = (warm_models[0].params["sampling"] if warm_models is not None
-                              else "iid" if sample_weight is not None else "permutation")
-        max_row_norm = None
-        if kw["t_offset"] == "auto" and warm_models is None and len(targets) > 1:
-            icpt = kw["intercept_scaling"] if kw["fit_intercept"] else 0.0
-            max_row_norm = max(client.gather(client.compute(
-                _delayed_map(_max_row_norm, Xd, self.p / (self.p - 1.0), icpt))))
         known = E._PLUS_MINUS if LOSS_SPECS[kw["loss"]].is_classification else None
         warm_models = warm_models or [None] * len(targets)
         return [_train(Xd, target, client=client, merge_every=self.merge_every, T=T,
                        seed=entropy, warm_start=warm, sample_weight=sample_weight,
-                       keep_state=True, known_classes=known, max_row_norm=max_row_norm,
-                       **kw)
+                       keep_state=True, known_classes=known, **kw)
                 for target, warm in zip(targets, warm_models, strict=True)]
 
 

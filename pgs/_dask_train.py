@@ -19,6 +19,7 @@ from pgs import _parallel as P
 from pgs import _validation as V
 from pgs._dask_client import get_client
 from pgs._data import as_csr_buffers
+from pgs._defaults import DEFAULTS, auto_intercept_scaling, row_sq_norms, row_stats
 from pgs._threads import RoundReports
 from pgs._train import _finish, _max_row_norm, _prepare, _raise_status
 
@@ -49,6 +50,12 @@ def _make_shard(X, y, weights, sampler, index, first_row):
 def _row_norm(X, q, icpt):
     """max_i ||(x_i, icpt)||_q over a chunk (for t_offset="auto")."""
     return _max_row_norm(as_csr_buffers(X, check_entries=False), q, icpt)
+
+
+def _row_sq_norms(X, q):
+    """A chunk's `pgs._defaults.row_sq_norms` and its number of stored entries."""
+    Xb = as_csr_buffers(X, check_entries=False)
+    return (*row_sq_norms(Xb, q), Xb.nnz)
 
 
 def _run_round(shard, task, lam, params):
@@ -177,6 +184,12 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     """`train`, with `pgs._train._prepare`'s `known_classes` and `max_row_norm` (the
     estimators' one-vs-rest problems)."""
     start = time.perf_counter()
+    sigma = kwargs.get("sigma", DEFAULTS["sigma"])
+    if isinstance(sigma, str) and sigma == "auto":
+        # (the held-out grid runs in memory only: pgs._sigma_auto)
+        raise ValueError("pgs.dask.train needs a number for sigma: sigma='auto' is not "
+                         "supported on dask arrays (pass e.g. the sigma_ of an in-memory "
+                         "fit on a sample)")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
@@ -194,19 +207,29 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
 
     # The run's constants and the solver state, as pgs.train makes them: _prepare gets
     # an X with the right shape and no entries (the rows are on the workers).
-    if max_row_norm is None and kwargs.get("t_offset") == "auto" \
-            and kwargs.get("warm_start") is None:
-        p = V.check_p(kwargs.get("p", 2.0))
-        icpt = kwargs.get("intercept_scaling", 1.0) if kwargs.get("fit_intercept", True) \
-            else 0.0
-        icpt = V.check_positive("intercept_scaling", icpt) if icpt else 0.0
+    # The "auto" rules' sums over X's rows (pgs/_defaults.py), added up over the chunks.
+    p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
+    norms = client.gather([client.submit(_row_sq_norms, f, p / (p - 1.0), workers=[h])
+                           for f, h in zip(parts, homes, strict=True)])
+    shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
+                                np.zeros(m + 1, np.int32)), shape=(m, n_features))
+    stats = dict(row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
+                           norms=[np.concatenate([n[i] for n in norms]) for i in (0, 1)]),
+                 nnz=sum(nnz for _, _, nnz in norms))
+    if max_row_norm is None and kwargs.get("warm_start") is None \
+            and kwargs.get("t_offset", DEFAULTS["t_offset"]) == "auto" \
+            and kwargs.get("schedule", DEFAULTS["schedule"]) == "pgs":
+        icpt = kwargs.get("intercept_scaling", DEFAULTS["intercept_scaling"])
+        icpt = auto_intercept_scaling(stats) if icpt == "auto" else icpt
+        column = kwargs.get("intercept", DEFAULTS["intercept"]) == "column"
+        icpt = V.check_positive("intercept_scaling", icpt) \
+            if column and kwargs.get("fit_intercept", True) else 0.0
         norms = client.gather([client.submit(_row_norm, f, p / (p - 1.0), icpt, workers=[h])
                                for f, h in zip(parts, homes, strict=True)])
         max_row_norm = max(norms)
-    shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
-                                np.zeros(m + 1, np.int32)), shape=(m, n_features))
     run = _prepare(shape_only, y, sample_weight=sample_weight,
-                   track_loss=callback is not None, max_row_norm=max_row_norm, **kwargs)
+                   track_loss=callback is not None, max_row_norm=max_row_norm,
+                   row_stats=stats, **kwargs)
     if merge_every is None:
         merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
     params, state = P.setup(run, sizes, track_loss=callback is not None)
@@ -265,7 +288,8 @@ def _rounds(client, shards, homes, state, params, run, merge_every, callback, ev
             # it (a scatter would wait for a round trip).
             lam = client.submit(_identity, tasks[0]["kernel"]["lam"], pure=False)
             last = int(state["kernel"]["t"]) + tasks[0]["round_steps"] >= t_total
-            tasks = [dict(t, sampler=None, kernel=dict(t=t["kernel"]["t"]), last=last)
+            tasks = [dict(t, sampler=None, last=last,
+                          kernel={k: v for k, v in t["kernel"].items() if k != "lam"})
                      for t in tasks]
         futures = [client.submit(_run_round, s, task, lam, params, workers=[h],
                                  allow_other_workers=False, pure=False)

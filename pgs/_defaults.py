@@ -71,30 +71,36 @@ def auto_sampling(sample_weight):
 _SCAN_NNZ = 2**20
 
 
-def row_stats(Xb, q=2.0):
-    """Sums over the rows of CSR buffers that the "auto" rules read, computed once per X.
-
-    Returns ``{"rows", "nnz", "n_features", "sq", "sq_q"}``: the counts, and the sums
-    over rows of ``||x_i||_2^2`` and ``||x_i||_q^2`` (O(nnz), in chunks of rows). Sums, so
-    that the partitions of a distributed X add up (`pgs.dask`). Cached on `Xb`: the
-    one-vs-rest problems and the sigma grid share their X's scan.
-    """
-    cache = Xb.__dict__.setdefault("_row_stats", {})
-    if q in cache:
-        return cache[q]
-    m, n_features = Xb.shape
+def row_sq_norms(Xb, q=2.0):
+    """Each row's ``||x_i||_2^2`` and ``||x_i||_q^2`` (two arrays; O(nnz), in chunks of
+    rows, each row's entries added in order, so a row gives the same bits in any chunk)."""
+    m = Xb.shape[0]
     indptr = np.asarray(Xb.indptr, dtype=np.int64)
-    sq = sq_q = 0.0
+    sq, sq_q = np.zeros(m), np.zeros(m)
     rows_per_chunk = max(1, int(_SCAN_NNZ * m / max(indptr[-1] - indptr[0], 1)))
     for lo in range(0, m, rows_per_chunk):
         hi = min(m, lo + rows_per_chunk)
         seg = np.abs(np.asarray(Xb.data[indptr[lo]:indptr[hi]], dtype=np.float64))
-        sq += float(np.dot(seg, seg))
+        row = np.repeat(np.arange(hi - lo), np.diff(indptr[lo:hi + 1]))
+        sq[lo:hi] = np.bincount(row, seg * seg, hi - lo)
         if q != 2.0:
-            row = np.repeat(np.arange(hi - lo), np.diff(indptr[lo:hi + 1]))
-            sq_q += float(np.sum(np.bincount(row, seg ** q, hi - lo) ** (2.0 / q)))
-    cache[q] = dict(rows=m, nnz=int(indptr[-1] - indptr[0]), n_features=n_features, sq=sq,
-                    sq_q=sq if q == 2.0 else sq_q)
+            sq_q[lo:hi] = np.bincount(row, seg ** q, hi - lo) ** (2.0 / q)
+    return sq, (sq if q == 2.0 else sq_q)
+
+
+def row_stats(Xb, q=2.0, norms=None):
+    """What the "auto" rules read of X, computed once per X.
+
+    Returns ``{"rows", "nnz", "n_features", "sq", "sq_q"}``: the counts, and the sums over
+    rows of ``||x_i||_2^2`` and ``||x_i||_q^2``, rounded once (math.fsum), so that they do
+    not depend on how X is split (`pgs.dask` passes its chunks' `row_sq_norms` as
+    `norms`). Cached on `Xb`: the one-vs-rest problems and the sigma grid share a scan.
+    """
+    cache = Xb.__dict__.setdefault("_row_stats", {})
+    if q not in cache:
+        sq, sq_q = row_sq_norms(Xb, q) if norms is None else norms
+        cache[q] = dict(rows=Xb.shape[0], nnz=int(Xb.indptr[-1] - Xb.indptr[0]),
+                        n_features=Xb.shape[1], sq=math.fsum(sq), sq_q=math.fsum(sq_q))
     return cache[q]
 
 

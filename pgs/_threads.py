@@ -6,6 +6,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 
+import numpy as np
+
 from pgs import _parallel as P
 
 #: Seconds between the main thread's checks for Ctrl-C while the workers run.
@@ -94,7 +96,7 @@ class RoundReports:
         self.callback, self.start, self.stopped = callback, start, False
         self.t_total, self.k = run.t_total, run.solver.k
         self.sigma, self.p = run.params["sigma"], run.params["p"]
-        self.solver = run.solver       # (idle during the rounds: it reads ||w||_p)
+        self.params = run.params
         t0 = int(state["kernel"]["t"])
         self.every = every or min(max((self.t_total - t0) // 100, 1), 10**6)
         self.next = None if callback is None else t0 + self.every
@@ -112,8 +114,7 @@ class RoundReports:
         from pgs._train import Progress
 
         loss_est = self.loss / self.rows if self.rows else float("nan")
-        self.solver.set_state(state["kernel"])
-        reg = self.sigma * self.solver.norm_w ** 2 / (2.0 * (self.p - 1.0))
+        reg = self.sigma * _norm_w(state["kernel"], self.params) ** 2 / (2.0 * (self.p - 1.0))
         self.next, self.loss, self.rows = t + self.every, 0.0, 0
         progress = Progress(t=t, T=self.t_total, seconds=time.perf_counter() - self.start,
                             loss_estimate=loss_est, objective_estimate=reg + loss_est)
@@ -121,3 +122,15 @@ class RoundReports:
             self.stopped = t < self.t_total
             return False
         return True
+
+
+def _norm_w(kernel, params):
+    """||w_t||_p of a merged state: (p - 1) ||z||_q for the dual point z (DESIGN.md 2),
+    at most B (O(n): once per callback)."""
+    p, lam = params["p"], kernel["lam"]
+    if params["schedule"] == "asgd":
+        z_scale = kernel["zs"]
+    else:
+        z_scale = 1.0 / ((kernel["t"] + params["t_offset"]) * params["sigma"])
+    norm = (p - 1.0) * z_scale * float(np.linalg.norm(lam, ord=p / (p - 1.0)))
+    return min(norm, params["B"]) if params["B"] else norm

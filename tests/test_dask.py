@@ -5,7 +5,6 @@ import gzip
 import shutil
 
 import numpy as np
-import paper
 import pytest
 import scipy.sparse as sp
 
@@ -119,7 +118,7 @@ def _problem(m=1200, n=30, seed=0):
 
 
 def _chunks(m, W):
-    """The row chunks of paper.train(n_jobs=W)'s shards."""
+    """The row chunks of pgs.train(n_jobs=W)'s shards."""
     from pgs._parallel import partition_rows
     return tuple(hi - lo for lo, hi in partition_rows(m, W))
 
@@ -148,7 +147,7 @@ def _same_state(a, b):
 def test_one_shard_is_plain_pgs_train(client, iterate):
     X, y = _problem()
     kw = dict(loss="logistic", sigma=1e-3, T=2000, seed=4, iterate=iterate, merge_every=300)
-    ref = paper.train(X, y, **{k: v for k, v in kw.items() if k != "merge_every"})
+    ref = pgs.train(X, y, **{k: v for k, v in kw.items() if k != "merge_every"})
     _same_model(pgs.dask.train(_dask(X, (1200,)), y, client=client, **kw), ref)
 
 
@@ -164,12 +163,12 @@ def test_dask_equals_threads_bit_for_bit(client, kw):
     if kw.pop("weights", False):
         kw["sample_weight"] = np.random.default_rng(1).random(X.shape[0]) * 2
     kw = dict(dict(loss="logistic", sigma=1e-3, T=3000, seed=7, merge_every=111), **kw)
-    ref = paper.train(X, y, n_jobs=3, keep_state=True, **kw)
+    ref = pgs.train(X, y, n_jobs=3, keep_state=True, **kw)
     got = pgs.dask.train(_dask(X, _chunks(1200, 3)), y, client=client, keep_state=True, **kw)
     _same_model(got, ref)
     _same_state(got._state, ref._state)
     # Continued by a warm start, on other chunks re-cut by n_jobs: still the same.
-    ref2 = paper.train(X, y, n_jobs=3, warm_start=ref, **kw)
+    ref2 = pgs.train(X, y, n_jobs=3, warm_start=ref, **kw)
     got2 = pgs.dask.train(_dask(X, (500, 500, 200)), y, n_jobs=3, client=client,
                           warm_start=got, **kw)
     _same_model(got2, ref2)
@@ -180,7 +179,7 @@ def test_dense_chunks_dask_targets_and_callback(client):
     X, y = _problem()
     seen, seen_ref = [], []
     kw = dict(sigma=1e-3, T=2500, seed=2, merge_every=200, callback_every=600)
-    ref = paper.train(X, y, n_jobs=4, callback=seen_ref.append, **kw)
+    ref = pgs.train(X, y, n_jobs=4, callback=seen_ref.append, **kw)
     got = pgs.dask.train(da.from_array(X.toarray(), chunks=(_chunks(1200, 4), 30)),
                          da.from_array(y, chunks=300), client=client,
                          callback=seen.append, **kw)
@@ -207,7 +206,7 @@ def test_read_svmlight_then_train(tmp_path, client):
     kw = dict(loss="logistic", sigma=1e-3, T=2000, seed=1, merge_every=100)
     X_ref, y_ref = pgs.load_svmlight(path, n_features=25)
     _same_model(pgs.dask.train(Xd, yd, n_jobs=2, client=client, **kw),
-                paper.train(X_ref, y_ref, n_jobs=2, **kw))
+                pgs.train(X_ref, y_ref, n_jobs=2, **kw))
 
 
 def test_bad_chunk_is_a_value_error_and_the_cluster_goes_on(client):
@@ -216,15 +215,17 @@ def test_bad_chunk_is_a_value_error_and_the_cluster_goes_on(client):
     bad.data[bad.indptr[1000]] = np.nan          # row 1000: in the third of three shards
     with pytest.raises(ValueError, match=r"partition 2 \(rows 800\.\.1199\).*non-finite"):
         pgs.dask.train(_dask(bad, (400, 400, 400)), y, client=client, T=1500, seed=0,
-                       sampling="cyclic")
+                       sampling="cyclic", sigma=1e-3)
     with pytest.raises(ValueError, match="n_jobs=2000 exceeds the number of samples"):
-        pgs.dask.train(_dask(X, (600, 600)), y, n_jobs=2000, client=client)
+        pgs.dask.train(_dask(X, (600, 600)), y, n_jobs=2000, client=client, sigma=1e-3)
     with pytest.raises(TypeError, match="X must be a dask array"):
-        pgs.dask.train(X, y, client=client)
+        pgs.dask.train(X, y, client=client, sigma=1e-3)
+    with pytest.raises(ValueError, match="sigma='auto' is not supported on dask arrays"):
+        pgs.dask.train(_dask(X, (600, 600)), y, client=client)
     # Nothing is left running: the next call works.
     got = pgs.dask.train(_dask(X, (400, 400, 400)), y, client=client, T=500, seed=0,
-                         merge_every=100)
-    _same_model(got, paper.train(X, y, n_jobs=3, T=500, seed=0, merge_every=100))
+                         merge_every=100, sigma=1e-3)
+    _same_model(got, pgs.train(X, y, n_jobs=3, T=500, seed=0, merge_every=100, sigma=1e-3))
 
 
 def test_worker_processes():
@@ -234,7 +235,7 @@ def test_worker_processes():
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as c:
         got = pgs.dask.train(_dask(X, _chunks(600, 2)), y, client=c, **kw)
-    _same_model(got, paper.train(X, y, n_jobs=2, **kw))
+    _same_model(got, pgs.train(X, y, n_jobs=2, **kw))
 
 
 def test_missing_dask_says_how_to_install(monkeypatch):
@@ -274,7 +275,8 @@ def test_estimators_take_dask_arrays(client):
                                            T=900, sigma=1e-4, iterate="last"))
         est.fit(_dask(X, (300, 300, 300)), y)
         model = pgs.dask.train(_dask(X, (300, 300, 300)), y, loss="logistic", seed=1,
-                               merge_every=100, iterate="last", T=900)
+                               merge_every=100, iterate="last", T=900, sigma=1e-4,
+                               sampling="iid", t_offset=0, intercept_scaling=1.0)
         np.testing.assert_array_equal(est.coef_[0], model.coef)
         assert est.get_params()["merge_every"] == 100
 

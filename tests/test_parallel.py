@@ -13,7 +13,7 @@ from reference import pgs_rounds_reference
 
 import pgs
 from pgs import _parallel as P
-from pgs._train import _finish, _prepare
+from pgs._train import _finish
 
 
 def _data(m=60, n=8, seed=0):
@@ -33,7 +33,7 @@ def _sparse(m=3000, n=60, seed=1):
 def _rounds(X, y, bounds, merge_every, map_order=None, **kw):
     """pgs.train's arithmetic through the primitive, with shards `bounds` and the tasks
     of each round run in `map_order` (a function of the round's tasks)."""
-    run = _prepare(X, y, **kw)
+    run = paper.prepare(X, y, **kw)
     Xb = run.Xb
     params, state = P.setup(run, [hi - lo for lo, hi in bounds])
 
@@ -131,7 +131,7 @@ def test_deltas_are_merged_in_worker_order_not_completion_order():
     kw = dict(loss="logistic", p=2.0, sigma=1e-3, T=3000, iterate="last", seed=4)
     ref = paper.train(X, y, n_jobs=2, merge_every=250, **kw)
     bounds = P.partition_rows(3000, 2)
-    run = _prepare(X, y, **kw)
+    run = paper.prepare(X, y, **kw)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds])
     Xb = run.Xb
 
@@ -196,7 +196,7 @@ def test_merge_is_the_sum_of_the_deltas():
     the new lam (the kernel's own definition: w = c u = grad r*(lam / (t sigma)))."""
     X, y = _sparse(m=600)
     kw = dict(loss="hinge", p=1.8, sigma=1e-2, T=900, iterate="average", seed=1)
-    run = _prepare(X, y, **kw)
+    run = paper.prepare(X, y, **kw)
     bounds = P.partition_rows(600, 3)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds])
     Xb = run.Xb
@@ -210,12 +210,18 @@ def test_merge_is_the_sum_of_the_deltas():
                                rtol=0, atol=0)
     assert k1["t"] == k0["t"] + 300
     np.testing.assert_array_equal(k1["wsum"], -sum(d["avg_sum"] for d in deltas))
+    # the merged state holds lam: setting it rebuilds u, S, Q and c (Solver.set_lam)
+    assert "Q" not in k1 and "u" not in k1
     q = 1.8 / 0.8
     lam = k1["lam"]
-    np.testing.assert_allclose(k1["Q"], np.sum((np.abs(lam) / k1["S"]) ** q), rtol=1e-13)
+    solver = run.solver
+    solver.set_state(k1)
+    np.testing.assert_allclose(solver.Q, np.sum((np.abs(lam) / solver.lam_scale) ** q),
+                               rtol=1e-13)
     w_ref = (0.8 * np.sum(np.abs(lam) ** q) ** ((2 - q) / q) * np.sign(lam)
              * np.abs(lam) ** (q - 1) / (300 * 1e-2))
-    np.testing.assert_allclose(k1["c"] * k1["u"], w_ref, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(solver.scale * solver.u, w_ref, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(solver.last(), w_ref, rtol=1e-12, atol=1e-15)
     assert [s["rng"].tolist() for s in nxt["workers"]] == \
         [d["sampler"]["rng"].tolist() for d in deltas]
     # the input state is left as it was
@@ -232,7 +238,7 @@ def test_start_state_keeps_a_warm_average():
     for p in (2.0, 1.8, 1.1):
         kw = dict(loss="hinge", p=p, sigma=1e-2, iterate="average", seed=1)
         warm = paper.train(X, y, T=333, keep_state=True, **kw)
-        run = _prepare(X, y, T=10, warm_start=warm, **kw)
+        run = paper.prepare(X, y, T=10, warm_start=warm, **kw)
         before = run.solver.average()
         params, state = P.setup(run, [200, 200])
         assert state["kernel"]["C"] == 0.0
@@ -307,8 +313,9 @@ def test_binary_estimator_splits_rows_between_threads():
     b = pgs.PGSClassifier(n_jobs=2, random_state=0, sampling="iid", t_offset=0,
                           intercept_scaling=1.0, T=4000).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
-    ref = paper.train(X, y, n_jobs=2, T=4000, seed=0, sampling="iid", iterate=a.iterate,
-                    loss=a.loss, p=a.p, sigma=a.sigma, k=a.k)
+    # (the estimators and pgs.train share their defaults)
+    ref = pgs.train(X, y, n_jobs=2, T=4000, seed=0, sampling="iid", t_offset=0,
+                    intercept_scaling=1.0)
     np.testing.assert_array_equal(a.coef_.ravel(), ref.coef)
 
 
@@ -327,7 +334,7 @@ def test_ctrl_c_stops_the_threads(tmp_path):
         "y = np.where(np.arange(2000) % 2 == 0, -1.0, 1.0)\n"
         "print('ready', flush=True)\n"
         "try:\n"
-        "    paper.train(X, y, T=10**12, iterate='last', n_jobs=2)\n"
+        "    pgs.train(X, y, sigma=1e-4, T=10**12, iterate='last', n_jobs=2)\n"
         "except KeyboardInterrupt:\n"
         "    print(time.perf_counter(), flush=True)\n"
         "    sys.exit(42)\n")
