@@ -432,8 +432,6 @@ def dual_from_lam(lam, t, params, t_offset=None):
         a = np.abs(lam) * (1.0 / S)
         if kind == "q3":
             pw = a * a
-        elif kind == "q225":
-            pw = a * np.sqrt(np.sqrt(a))
         else:
             pw = powers(a, q - 1.0)
         Q = float(np.sum(a * pw))
@@ -461,8 +459,6 @@ def _p_kind(p):
         return "two"
     if abs(p - 1.5) < 1e-12:
         return "q3"
-    if abs(p - 1.8) < 1e-12:
-        return "q225"
     return "general"
 
 
