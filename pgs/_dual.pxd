@@ -31,8 +31,8 @@
 # The variants of p live inside the type, one update each, chosen by a switch per row
 # in dual_add: p = 2 (u is lam), p = 1.5 (u_j = t |t|, t = lam_j / S, computed where it
 # is read: one array, as p = 2's) and every other p, whose row is staged by chunks and
-# its powers taken in a tight loop (two square roots for p = 1.8, the vector power of
-# pgs/_powers.h for the rest, four at a time with AVX2: bench/results/variants.md).
+# its powers taken in a tight loop (the vector power of pgs/_powers.h, four at a time
+# with AVX2: bench/results/variants.md).
 #
 # Rows are CSR slices (data + lo .. data + hi) with an implicit constant column: the
 # last coordinate, n - 1, has the value `icpt` in every row (0: no intercept).
@@ -60,8 +60,7 @@ ctypedef fused index_t:
 cdef enum PKind:
     P_TWO = 0       # p = 2: u is lam itself
     P_Q3 = 1        # p = 1.5 (q = 3): a * a, computed from lam where read (u NULL)
-    P_Q225 = 2      # p = 1.8 (q = 2.25): a * sqrt(sqrt(a))
-    P_GENERAL = 3   # any other p in (1, 2): the vector power, by chunks of a row
+    P_GENERAL = 2   # any other p in (1, 2): the vector power, by chunks of a row
 
 cdef enum:
     POW_CHUNK = 128     # entries of a row staged per call of dual_powers (p < 2 but 1.5)
@@ -111,13 +110,11 @@ cdef struct DualVector:
 
 
 cdef inline int dual_kind(double p) noexcept nogil:
-    """The PKind of p (p = 1.5 and 1.8 to 1e-12)."""
+    """The PKind of p (p = 1.5 to 1e-12)."""
     if p == 2.0:
         return P_TWO
     if fabs(p - 1.5) < 1e-12:
         return P_Q3
-    if fabs(p - 1.8) < 1e-12:
-        return P_Q225
     return P_GENERAL
 
 
@@ -131,9 +128,6 @@ cdef inline void dual_powers(int kind, double qm1, const double* a, double* out,
     elif kind == P_Q3:
         for i in range(n):
             out[i] = a[i] * a[i]
-    elif kind == P_Q225:
-        for i in range(n):
-            out[i] = a[i] * sqrt(sqrt(a[i]))
     else:
         pgs_pow_n(a, out, n, qm1)
 
@@ -189,7 +183,8 @@ cdef inline double _dot(const DualVector* dv, const floating_t* data, const inde
                 or <size_t>indices[jj + 2] >= n_feat or <size_t>indices[jj + 3] >= n_feat):
             return NAN
         # one line of the next row per four entries: spread out, the prefetches do
-        # not fill the core's few line-fill buffers at once (a burst stalls the loop)
+        # not fill the core's few line-fill buffers at once (a burst stalls the loop).
+        # (With _core.pyx's ring: 28-44% less time where X outgrows the caches.)
         if pa < pa_end:
             PGS_PREFETCH(pa)
             pa += 64

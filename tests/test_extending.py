@@ -1,10 +1,11 @@
 """Downstream Cython code can cimport pgs's C-level API (as scipy/special/tests/test_extending).
 
 A tiny extension is written and compiled in a temporary directory with Cython's cythonize and
-setuptools. It cimports the inline loss layer (`pgs._losses`), the PRNG (`pgs._random`) and the
-kernel's public entry points (`pgs._core`: pgs_init, pgs_run_f64_i64, pgs_exact_Q) and drives
-the solver over CSR buffers and state arrays it allocates itself; the results are compared with
-the Python layer.
+setuptools. It cimports the inline loss layer (`pgs._losses`), the PRNG (`pgs._random`), the
+kernel's public entry points (`pgs._core`: pgs_init, pgs_run_f64_i64, pgs_exact_Q) and the dual
+vector (`pgs._dual`, which includes the installed C header `_powers.h`), and drives the solver
+over CSR buffers and state arrays it allocates itself; the results are compared with the Python
+layer.
 """
 
 import importlib.util
@@ -25,11 +26,11 @@ import scipy.sparse as sp
 import pgs
 from pgs._core import py_dloss, py_loss
 
-PXD_FILES = ("_core.pxd", "_losses.pxd", "_random.pxd")
+PXD_FILES = ("_core.pxd", "_dual.pxd", "_losses.pxd", "_random.pxd", "_powers.h")
 
 PYX = '''
 # cython: language_level=3, boundscheck=False, wraparound=False
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free
 
 cimport pgs._losses as L
@@ -37,6 +38,7 @@ from pgs._core cimport (
     PGSParams, PGSState, pgs_init, pgs_state_init, pgs_exact_Q, pgs_run_f64_i64,
 )
 from pgs._random cimport xoshiro_bounded
+cimport pgs._dual as D
 
 
 def loss_and_dloss(int loss_id, double z, double y, double eps):
@@ -52,6 +54,37 @@ def bounded_draws(uint64_t n, int count):
     cdef uint64_t s[4]
     s[0] = 1; s[1] = 2; s[2] = 3; s[3] = 4
     return [xoshiro_bounded(s, n) for _ in range(count)]
+
+
+def dual_kinds():
+    return [D.dual_kind(p) for p in (2.0, 1.5, 1.7)], [D.P_TWO, D.P_Q3, D.P_GENERAL]
+
+
+def dual_powers(double[::1] a, double e):
+    out = [0.0] * a.shape[0]
+    cdef double r[1]
+    cdef Py_ssize_t i
+    D.pgs_powers_init()
+    for i in range(a.shape[0]):
+        D.dual_powers(D.P_GENERAL, e, &a[i], r, 1)
+        out[i] = r[0]
+    return out
+
+
+def dual_p2_add_dot(double[::1] lam, const double[::1] data, const int32_t[::1] indices,
+                    double g):
+    """p = 2, no average: lam += g x for the row (data, indices), then <x, u>."""
+    cdef D.DualVector dv
+    dv.lam = dv.u = &lam[0]
+    dv.stride = 1
+    dv.wsum = dv.clast = NULL
+    dv.n = lam.shape[0]
+    dv.kind = D.P_TWO
+    dv.S = dv.inv_S = 1.0
+    dv.Q = dv.Q_comp = dv.Q_abs = 0.0
+    dv.n_updates = 0
+    D.dual_add(&dv, &data[0], &indices[0], 0, data.shape[0], g, 0.0)
+    return D.dual_dot(&dv, &data[0], &indices[0], 0, data.shape[0], 0.0, 0, 0), dv.Q
 
 
 def run_last(int loss_id, const double[::1] data, const int64_t[::1] indices,
@@ -157,6 +190,19 @@ def test_downstream_losses(downstream):
     assert h == 1.25 and dh == 1.0
     assert lg == py_loss(pgs.LOSS_NAMES.index("logistic"), 0.25, -1.0, 0.0)
     assert dlg == py_dloss(pgs.LOSS_NAMES.index("logistic"), 0.25, -1.0, 0.0)
+
+
+def test_downstream_dual_vector(downstream):
+    from pgs._core import powers
+    kinds, expected = downstream.dual_kinds()
+    assert kinds == expected
+    a = np.array([0.0, 1e-300, 3e-9, 0.25, 1.0, 7.5, 1e12])
+    assert downstream.dual_powers(a, 1.25) == list(powers(a, 1.25))
+    lam = np.zeros(5)
+    x, cols = np.array([0.5, -2.0]), np.array([1, 3], dtype=np.int32)
+    dot, Q = downstream.dual_p2_add_dot(lam, x, cols, 3.0)
+    np.testing.assert_array_equal(lam, [0.0, 1.5, 0.0, -6.0, 0.0])
+    assert dot == 3.0 * (0.25 + 4.0) and Q == 1.5 ** 2 + 6.0 ** 2
 
 
 def test_downstream_prng(downstream):

@@ -7,7 +7,7 @@ import pytest
 
 from pgs._core import powers
 
-# q - 1 = 1 / (p - 1) for p = 1.25, 1.5, 1.7, 1.8 (roots), 1.9, 1.99, and two others
+# q - 1 = 1 / (p - 1) for p = 1.25, 1.5, 1.7, 1.8, 1.9, 1.99, and two others
 EXPONENTS = (4.0, 2.0, 1.0 / 0.7, 1.25, 1.0 / 0.9, 1.0 / 0.99, 0.3, 7.5)
 
 
