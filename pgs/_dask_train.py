@@ -47,6 +47,12 @@ class _Shard:
         self.Xb, self.y, self.weights = Xb, y, weights
         self.index, self.first_row = index, first_row
 
+    def __sizeof__(self):
+        # (what dask.sizeof reports to the scheduler, which then runs a round's task
+        # where its shard is rather than where the small lam is)
+        arrays = (self.Xb.data, self.Xb.indices, self.Xb.indptr, self.y, self.weights)
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays if a is not None)
+
 
 def _make_shard(X, y, weights, index, first_row):
     """A `_Shard` from a chunk of X (CSR read in place; NumPy converted and checked).
@@ -354,10 +360,13 @@ def _rounds(client, shards, parts, homes, sizes, state, params, run, merge_every
             # lam leaves the client once, in a task of its own that the workers fetch it
             # from (and that the scheduler can run again if its worker is lost).
             lam = client.submit(_identity, tasks[0]["kernel"]["lam"], pure=False)
-            tasks = [dict(t, kernel=dict(t=t["kernel"]["t"])) for t in tasks]
+            tasks = [dict(t, kernel={k: v for k, v in t["kernel"].items() if k != "lam"})
+                     for t in tasks]
 
         def submit(w, tasks=tasks, lam=lam):
-            return client.submit(_run_round, shards[w], tasks[w], lam, params, pure=False)
+            # (where its shard was last: another worker if that one is gone)
+            return client.submit(_run_round, shards[w], tasks[w], lam, params, pure=False,
+                                 workers=[homes[w]], allow_other_workers=True)
 
         futures = [submit(w) for w in range(len(shards))]
         try:
