@@ -204,3 +204,27 @@ def test_no_workers_is_a_timeout_not_a_hang(client):
     assert time.monotonic() - start < 30
     with pytest.raises(ValueError, match="timeout must be a number of seconds > 0"):
         pgs.dask.train(_dask(X), y, client=client, timeout=0)
+
+
+def test_lost_file_is_an_os_error_naming_the_partition(client, tmp_path):
+    """X read from a file that is gone when a worker's blocks must be read again."""
+    X, y = _problem(seed=5)
+    path = tmp_path / "train.svm"
+    pgs.dump_svmlight(X, y, path)
+    Xd, yd = pgs.dask.read_svmlight(path, blocksize=20000, n_features=X.shape[1],
+                                    client=client)
+    assert Xd.numblocks[0] >= 2
+    pids = _pids(client)
+    killed = []
+
+    def kill(progress):
+        if not killed:
+            path.unlink()
+            os.kill(pids[sorted(pids)[1]], signal.SIGKILL)
+            killed.append(sorted(pids)[1])
+
+    with pytest.raises(OSError, match=r"X's partition \d+ \(rows \d+\.\.\d+\), last on "
+                                      r"worker tcp://.*could not be rebuilt.*train\.svm"):
+        pgs.dask.train(Xd, yd, client=client, n_jobs=2, T=20 * M, merge_every=100,
+                       callback=kill, callback_every=200, timeout=120, **KW)
+    assert killed
