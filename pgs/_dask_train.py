@@ -268,7 +268,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         lo, hi = int(bounds[w]), int(bounds[w + 1])
         weights = None if run.weights is None else run.weights[lo:hi]
         shards.append(client.submit(_make_shard, part, run.y_kernel[lo:hi], weights, w, lo,
-                                    pure=False))
+                                    pure=False, workers=[homes[w]], allow_other_workers=True))
     try:
         state, stopped = _rounds(client, shards, parts, homes, sizes, state, params, run,
                                  merge_every, callback, callback_every, start, timeout)
@@ -322,8 +322,9 @@ def _gather(client, futures, sizes, homes, parts, shards, timeout, what, resubmi
                 gone, names = _lost(client, shards, homes, sizes)
             if gone:
                 raise RuntimeError(
-                    f"pgs.dask.train: {names} was lost with its worker and cannot be "
-                    f"rebuilt: no graph made it (scattered data?). Make X from a graph "
+                    f"pgs.dask.train: {names} "
+                    f"{'was lost with its worker' if len(gone) == 1 else 'were lost'} and "
+                    f"cannot be rebuilt: no graph made it (scattered data?). Make X from a graph "
                     f"(dask.array.from_array, pgs.dask.read_svmlight) to survive the loss "
                     f"of a worker") from None
             if resubmit is None or retries >= RETRIES:
