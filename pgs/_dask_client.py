@@ -97,3 +97,9 @@ def wait_all(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
     for f in futures:
         if f.status == "error":
             f.result()
+
+
+def gather(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
+    """`client.gather(futures)` once they are done, waiting `timeout` seconds at most."""
+    wait_all(client, futures, timeout, what)
+    return client.gather(futures)

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from pgs import estimators as E
-from pgs._dask_client import get_client
+from pgs._dask_client import gather, get_client
 from pgs._dask_train import _partition, _train
 from pgs._loss_table import LOSS_SPECS
 
@@ -49,9 +49,11 @@ class _DaskFit:
 
     def _fit_dask(self, X, y, sample_weight):
         client = get_client()
-        y = client.compute(y).result() if isinstance(y, da.Array) else y
+        y = gather(client, [client.compute(y)], what="y")[0] \
+            if isinstance(y, da.Array) else y
         if isinstance(sample_weight, da.Array):
-            sample_weight = client.compute(sample_weight).result()
+            sample_weight = gather(client, [client.compute(sample_weight)],
+                                   what="sample_weight")[0]
         with self._dask_input(X) as stand_in:
             return super().fit(stand_in, y, sample_weight)
 
@@ -74,7 +76,8 @@ class _DaskFit:
             if warm_models is not None:
                 kw["intercept_scaling"] = warm_models[0].params["intercept_scaling"]
             else:
-                sums = client.gather(client.compute(_delayed_map(_sum_squares, Xd)))
+                sums = gather(client, client.compute(_delayed_map(_sum_squares, Xd)),
+                              what="X's sums of squares")
                 rms = math.sqrt(sum(sums) / max(Xd.shape[0], 1))
                 kw["intercept_scaling"] = (E.AUTO_INTERCEPT_FRACTION * rms
                                            if 0.0 < rms < math.inf else 1.0)
@@ -84,8 +87,9 @@ class _DaskFit:
         max_row_norm = None
         if kw["t_offset"] == "auto" and warm_models is None and len(targets) > 1:
             icpt = kw["intercept_scaling"] if kw["fit_intercept"] else 0.0
-            max_row_norm = max(client.gather(client.compute(
-                _delayed_map(_max_row_norm, Xd, self.p / (self.p - 1.0), icpt))))
+            max_row_norm = max(gather(client, client.compute(
+                _delayed_map(_max_row_norm, Xd, self.p / (self.p - 1.0), icpt)),
+                what="X's row norms"))
         known = E._PLUS_MINUS if LOSS_SPECS[kw["loss"]].is_classification else None
         warm_models = warm_models or [None] * len(targets)
         return [_train(Xd, target, client=client, merge_every=self.merge_every, T=T,

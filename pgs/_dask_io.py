@@ -16,7 +16,7 @@ from dask.utils import parse_bytes
 from fsspec.core import get_fs_token_paths
 
 from pgs import _io
-from pgs._dask_client import get_client, wait_all
+from pgs._dask_client import gather, get_client, wait_all
 
 #: Suffixes of compressed files: they cannot be split, so each is one block.
 COMPRESSED = (".gz", ".bz2", ".xz")
@@ -186,7 +186,7 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
     files = _expand(paths)
     per_file = [_blocks(f, int(blocksize), dt.type, lowest, highest) for f in files]
     parsed = client.compute([b for blocks in per_file for b in blocks])
-    meta = client.gather(client.map(_meta, parsed))
+    meta = gather(client, client.map(_meta, parsed), what="the files' blocks")
 
     # The indexing decision and the width, over all files (as load_svmlight_files).
     file_meta, i = [], 0
@@ -217,7 +217,7 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
     xs = client.map(_finish_block, [parsed[j] for j in keep], shift=int(one_based),
                     n_features=n_features)
     ys = client.map(operator.itemgetter(1), [parsed[j] for j in keep])
-    wait_all(client, xs + ys)
+    wait_all(client, xs + ys, what="the files' blocks")
     del parsed
     x_meta = sp.csr_matrix((0, n_features), dtype=dt)
     X = da.concatenate([da.from_delayed(f, shape=(r, n_features), dtype=dt, meta=x_meta)
