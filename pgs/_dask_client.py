@@ -67,11 +67,39 @@ def close_local_cluster():
             cluster.close()
 
 
-def wait_all(client, futures):
-    """Wait for `futures` on `client` (any client, not only the default one); the first
-    failed one re-raises its task's exception here."""
-    with client.as_current():
-        distributed.wait(futures)
+#: Seconds any one wait of pgs.dask may last by default (a round of training, with the
+#: shards a lost worker held rebuilt; the parse of a file's blocks): past it, TimeoutError.
+DEFAULT_TIMEOUT = 600.0
+
+
+def check_timeout(timeout):
+    """`timeout` as a float > 0 (seconds), or None for `DEFAULT_TIMEOUT`."""
+    if timeout is None:
+        return DEFAULT_TIMEOUT
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+            or not timeout > 0 or timeout != timeout:
+        raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+    return float(timeout)
+
+
+def wait_all(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
+    """Wait for `futures` on `client` (any client, not only the default one), at most
+    `timeout` seconds (TimeoutError naming `what` past it); the first failed one
+    re-raises its task's exception here."""
+    try:
+        with client.as_current():
+            distributed.wait(futures, timeout=timeout)
+    except TimeoutError:
+        left = sum(not f.done() for f in futures)
+        raise TimeoutError(f"pgs.dask: {what} did not finish within timeout={timeout:g} s "
+                           f"({left} of {len(futures)} tasks still waiting; are there "
+                           f"workers? raise timeout= for longer tasks)") from None
     for f in futures:
         if f.status == "error":
             f.result()
+
+
+def gather(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
+    """`client.gather(futures)` once they are done, waiting `timeout` seconds at most."""
+    wait_all(client, futures, timeout, what)
+    return client.gather(futures)

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from pgs import estimators as E
-from pgs._dask_client import get_client
+from pgs._dask_client import gather, get_client
 from pgs._dask_train import _partition, _train
 from pgs._loss_table import LOSS_SPECS
 
@@ -36,9 +36,11 @@ class _DaskFit:
 
     def _fit_dask(self, X, y, sample_weight):
         client = get_client()
-        y = client.compute(y).result() if isinstance(y, da.Array) else y
+        y = gather(client, [client.compute(y)], what="y")[0] \
+            if isinstance(y, da.Array) else y
         if isinstance(sample_weight, da.Array):
-            sample_weight = client.compute(sample_weight).result()
+            sample_weight = gather(client, [client.compute(sample_weight)],
+                                   what="sample_weight")[0]
         with self._dask_input(X) as stand_in:
             return super().fit(stand_in, y, sample_weight)
 

@@ -1,8 +1,11 @@
 """`pgs.dask.read_svmlight`: svmlight files parsed on the workers, block by block, into
 row-chunked dask arrays (scipy.sparse CSR chunks of X, NumPy chunks of y)."""
 
+import errno
 import io
 import operator
+import os
+from glob import has_magic
 
 import dask
 import dask.array as da
@@ -12,32 +15,45 @@ from dask.bytes import read_bytes
 from dask.utils import parse_bytes
 from fsspec.core import get_fs_token_paths
 
-from pgs._dask_client import get_client, wait_all
-from pgs._io import load_svmlight
+from pgs import _io
+from pgs._dask_client import gather, get_client, wait_all
 
 #: Suffixes of compressed files: they cannot be split, so each is one block.
 COMPRESSED = (".gz", ".bz2", ".xz")
 
 
-def _parse(source, where, dtype):
-    """Parse one block with pgs's parser, indices as written (zero-based, unshifted).
+def _parse(source, where, dtype, min_index, max_index):
+    """Parse one block with pgs's parser (`pgs._io`), indices as written (unshifted).
 
-    Returns (X, y, nnz, min_index, max_index); X has max_index + 1 columns.
+    Returns (X, y, nnz, min_index, max_index, at_limit); X has max_index + 1 columns;
+    at_limit is the message for an index of MAX_FEATURES, too large if the data turns out
+    zero-based (None if there is none), as `pgs.load_svmlight_files` decides it.
     """
     if isinstance(source, bytes):
         source = io.BytesIO(source)
+
+    def located(exc):      # the parser's message, with the block for the file's name
+        msg = str(exc)
+        for name in ("<file object>", getattr(source, "path", None), source):
+            if isinstance(name, str) and msg.startswith(name + ", "):
+                return f"{where}, {msg[len(name) + 2:]}"
+        return msg
+
     try:
         if hasattr(source, "open") and not isinstance(source, str):   # (an fsspec file)
             with source as f:
-                X, y = load_svmlight(f, zero_based=True, dtype=dtype, n_threads=1)
+                p = _io._parse_file(f, dtype=dtype, multilabel=False, require_qid=False,
+                                    min_index=min_index, max_index=max_index, n_threads=1)
         else:
-            X, y = load_svmlight(source, zero_based=True, dtype=dtype, n_threads=1)
+            p = _io._parse_file(source, dtype=dtype, multilabel=False, require_qid=False,
+                                min_index=min_index, max_index=max_index, n_threads=1)
     except ValueError as exc:
-        msg = str(exc).removeprefix("<file object>, ")
-        raise ValueError(f"{where}: {msg}") from None
-    if X.nnz == 0:
-        return X, y, 0, 0, -1
-    return X, y, X.nnz, int(X.indices.min()), int(X.indices.max())
+        raise ValueError(located(exc)) from None
+    at_limit = None if p.at_limit is None else located(p.at_limit)
+    X = _io._to_csr(p, p.max_index + 1 if p.nnz else 0)
+    if p.nnz == 0:
+        return X, p.y, 0, 0, -1, at_limit
+    return X, p.y, p.nnz, int(p.min_index), int(p.max_index), at_limit
 
 
 def _finish_block(parsed, shift, n_features):
@@ -53,7 +69,7 @@ def _finish_block(parsed, shift, n_features):
 
 
 def _meta(parsed):
-    """The small facts of a parsed block: (rows, nnz, min_index, max_index)."""
+    """The small facts of a parsed block: (rows, nnz, min_index, max_index, at_limit)."""
     return (parsed[0].shape[0],) + tuple(parsed[2:])
 
 
@@ -70,14 +86,17 @@ def _expand(paths):
         raise TypeError(f"paths must be a path, a glob pattern or a list of them, "
                         f"got {type(paths).__name__}")
     paths = str(paths)
-    _, _, found = get_fs_token_paths(paths, mode="rb")
+    fs, _, found = get_fs_token_paths(paths, mode="rb")
+    if not has_magic(paths) and not (found and fs.exists(found[0])):
+        # (as pgs.load_svmlight says it)
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), paths)
     if not found:
         raise FileNotFoundError(f"no file matches {paths!r}")
     prefix = paths.split("://", 1)[0] + "://" if "://" in paths else ""
     return [p if "://" in p or not prefix else prefix + p for p in found]
 
 
-def _blocks(path, blocksize, dtype):
+def _blocks(path, blocksize, dtype, min_index, max_index):
     """Delayed parses of one file: each `blocksize` bytes split at line ends, or the whole
     file when it is compressed (decompressed as it is read on the worker)."""
     if path.endswith(COMPRESSED):
@@ -87,12 +106,13 @@ def _blocks(path, blocksize, dtype):
         else:
             source = path       # (pgs decompresses it as it parses)
         # (not pure: the key would name the path only, not the file's contents)
-        return [dask.delayed(_parse, pure=False)(source, path, dtype)]
+        return [dask.delayed(_parse, pure=False)(source, path, dtype, min_index, max_index)]
     blocks = read_bytes(path, delimiter=b"\n", blocksize=blocksize, sample=False)[1][0]
     n = len(blocks)
+    # (one block: the file's own name and line numbers, as pgs.load_svmlight gives them)
     return [dask.delayed(_parse, pure=True)(
-                raw, f"{path} (block {i + 1} of {n}; line numbers count from the block's "
-                f"first line)", dtype)
+                raw, path if n == 1 else f"{path} (block {i + 1} of {n}; line numbers "
+                f"count from the block's first line)", dtype, min_index, max_index)
             for i, raw in enumerate(blocks)]
 
 
@@ -114,7 +134,8 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
         sorted order. Any file system fsspec knows (``s3://...``) as long as the
         workers can read it: a local path must exist on every worker.
     n_features : int, optional
-        Number of columns; by default the largest feature index found plus one.
+        Number of columns; by default the largest feature index found plus one. At
+        most 2**31 - 1, as for `pgs.load_svmlight`.
     dtype : {numpy.float64, numpy.float32}
         dtype of X's values.
     zero_based : bool or "auto", default "auto"
@@ -137,25 +158,21 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
 
     Raises
     ------
-    ValueError
-        For a malformed line (naming the file, the block and the line within it), or
-        an `n_features` smaller than the data needs.
+    ValueError, TypeError
+        As `pgs.load_svmlight` raises them, with its messages (the same checks: dtype,
+        n_features up to 2**31 - 1, zero_based; a feature index beyond the limit); a
+        malformed line names the file, and the block and the line within it when the
+        file is cut in several blocks; an `n_features` smaller than the data needs.
     FileNotFoundError
-        When no file matches.
+        For a missing file (as `pgs.load_svmlight`), or a pattern no file matches.
 
     See Also
     --------
     pgs.load_svmlight : the same files read into memory in one process; the chunks of X
         stacked equal its X.
     """
-    dt = np.dtype(dtype)
-    if dt not in (np.float64, np.float32):
-        raise ValueError(f"dtype must be float64 or float32, got {dtype!r}")
-    if zero_based not in (True, False, "auto"):
-        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
-    if n_features is not None and (isinstance(n_features, bool) or not isinstance(
-            n_features, (int, np.integer)) or n_features < 1):
-        raise ValueError(f"n_features must be None or an int >= 1, got {n_features!r}")
+    # (the checks, limits and messages of pgs.load_svmlight)
+    dt, lowest, highest = _io.check_format_args(n_features, dtype, zero_based)
     try:
         blocksize = parse_bytes(blocksize) if isinstance(blocksize, str) else blocksize
     except ValueError:
@@ -167,9 +184,9 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
     client = get_client(client)
 
     files = _expand(paths)
-    per_file = [_blocks(f, int(blocksize), dt.type) for f in files]
+    per_file = [_blocks(f, int(blocksize), dt.type, lowest, highest) for f in files]
     parsed = client.compute([b for blocks in per_file for b in blocks])
-    meta = client.gather(client.map(_meta, parsed))
+    meta = gather(client, client.map(_meta, parsed), what="the files' blocks")
 
     # The indexing decision and the width, over all files (as load_svmlight_files).
     file_meta, i = [], 0
@@ -183,8 +200,10 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
         one_based = all(n > 0 and lo > 0 for n, lo in zip(nnz, min_index, strict=True))
     else:
         one_based = zero_based is False
-    if one_based and any(lo == 0 for n, lo in zip(nnz, min_index, strict=True) if n):
-        raise ValueError("zero_based=False, but the data holds feature index 0")
+    if not one_based:
+        for m in meta:
+            if m[4] is not None:         # index MAX_FEATURES, zero-based: too large
+                raise ValueError(m[4])
     needed = max(max_index - int(one_based), 0) + 1
     if n_features is None:
         n_features = needed
@@ -198,7 +217,7 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
     xs = client.map(_finish_block, [parsed[j] for j in keep], shift=int(one_based),
                     n_features=n_features)
     ys = client.map(operator.itemgetter(1), [parsed[j] for j in keep])
-    wait_all(client, xs + ys)
+    wait_all(client, xs + ys, what="the files' blocks")
     del parsed
     x_meta = sp.csr_matrix((0, n_features), dtype=dt)
     X = da.concatenate([da.from_delayed(f, shape=(r, n_features), dtype=dt, meta=x_meta)

@@ -1,50 +1,75 @@
 """`pgs.dask.train`: parallel PGS by merging dual states (`pgs._parallel`), one shard per
-row-chunk of a dask array, each kept on the worker that holds it.
+row-chunk of a dask array.
 
-A round: the common lam goes to every worker once (a broadcast scatter); each shard's
-task runs `pgs._parallel.run_shard` where the shard lies and returns its delta; the
-client merges the deltas in shard order with `pgs._parallel.merge`, the same code as the
-threads engine (`pgs.train(n_jobs=W)`), so that both give the same bits. A shard's
-sampler state (PRNG, position, permutation) stays on its worker between rounds.
+A round: the common lam goes to the workers once (one small task that holds it); each
+shard's task runs `pgs._parallel.run_shard` from the round's starting state (lam, t and
+the shard's sampler state: its PRNG, position and permutation) and returns its delta with
+the sampler state after the round; the client merges the deltas in shard order with
+`pgs._parallel.merge`, the same code as the threads engine (`pgs.train(n_jobs=W)`), so
+that both give the same bits.
+
+Faults. A round's task is a pure function of the round's starting state and its shard,
+and nothing is kept on a worker that the client does not hold a future of: the shards are
+built by tasks from X's chunks, whose futures the client keeps for the whole fit. So when
+a worker is lost the scheduler rebuilds what it held from the graph that made it (X's
+chunk, then the shard) wherever it can, runs the round's tasks again, and the model has
+the same bits as without the fault. Data that no graph made (scattered) cannot be rebuilt:
+the fit then raises RuntimeError naming the partition and the worker that held it (an
+OSError for a file that cannot be read again). Every wait has a deadline (`timeout`).
 """
 
 import time
 import types
+from concurrent.futures import CancelledError
 
 import dask.array as da
+import distributed
 import numpy as np
 import scipy.sparse as sp
+from distributed.scheduler import KilledWorker
 
 from pgs import _parallel as P
 from pgs import _validation as V
-from pgs._dask_client import get_client
+from pgs._dask_client import DEFAULT_TIMEOUT, check_timeout, get_client, wait_all
 from pgs._data import as_csr_buffers
 from pgs._defaults import DEFAULTS, auto_intercept_scaling, row_sq_norms, row_stats
 from pgs._threads import RoundReports
 from pgs._train import _finish, _max_row_norm, _prepare, _raise_status
 
+#: Times a round's task whose result was cancelled (not for lost data) is submitted again.
+RETRIES = 3
+
 
 class _Shard:
-    """A shard on its worker: the CSR buffers of its rows, its targets and weights, and
-    its sampler state between rounds (updated in place by each round's task, which is
-    pinned to this worker)."""
+    """A shard as its task builds it from a chunk of X: the CSR buffers of its rows, its
+    targets and weights (never changed: a round's task reads it only)."""
 
-    def __init__(self, Xb, y, weights, sampler, index, first_row):
-        self.Xb, self.y, self.weights, self.sampler = Xb, y, weights, sampler
+    def __init__(self, Xb, y, weights, index, first_row):
+        self.Xb, self.y, self.weights = Xb, y, weights
         self.index, self.first_row = index, first_row
 
+    def __sizeof__(self):
+        # (what dask.sizeof reports to the scheduler, which then runs a round's task
+        # where its shard is rather than where the small lam is)
+        arrays = (self.Xb.data, self.Xb.indices, self.Xb.indptr, self.y, self.weights)
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays if a is not None)
 
-def _make_shard(X, y, weights, sampler, index, first_row):
+
+def _make_shard(X, y, weights, index, first_row):
     """A `_Shard` from a chunk of X (CSR read in place; NumPy converted and checked).
 
     As in `pgs.train`, the entries of a CSR chunk are checked by the kernel as it reads
     each row (a scan up front would cost as much as a cyclic pass over the shard)."""
     try:
-        Xb = as_csr_buffers(X, name=f"X's partition {index} (rows {first_row}.."
-                                   f"{first_row + X.shape[0] - 1})", check_entries=False)
+        Xb = as_csr_buffers(X, name=_name(index, first_row, X.shape[0]),
+                            check_entries=False)
     except ValueError as exc:
         raise ValueError(str(exc)) from None
-    return _Shard(Xb, y, weights, sampler, index, first_row)
+    return _Shard(Xb, y, weights, index, first_row)
+
+
+def _name(index, first_row, rows):
+    return f"X's partition {index} (rows {first_row}..{first_row + rows - 1})"
 
 
 def _row_norm(X, q, icpt):
@@ -59,12 +84,12 @@ def _row_sq_norms(X, q):
 
 
 def _run_round(shard, task, lam, params):
-    """One shard's part of a round, on its worker: `run_shard` from the common `lam`
-    (None with one shard, whose task carries the whole state) and the shard's sampler;
-    the delta without the sampler's arrays (they stay here)."""
-    remote = lam is not None
-    if remote:
-        task = dict(task, sampler=shard.sampler, kernel=dict(task["kernel"], lam=lam))
+    """One shard's part of a round: `run_shard` from the round's starting state (the
+    common `lam`, a future's result, is None with one shard, whose task carries the whole
+    state). Pure: run again on the same arguments (after a fault) it gives the same bits.
+    The delta says where it ran (``"where"``: the worker's address)."""
+    if lam is not None:
+        task = dict(task, kernel=dict(task["kernel"], lam=lam))
     Xb = shard.Xb
     delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, shard.y,
                         shard.weights)
@@ -73,15 +98,12 @@ def _run_round(shard, task, lam, params):
             _raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
                           dict(sigma=params["sigma"], intercept_scaling=params["icpt"]))
         except (ValueError, FloatingPointError) as exc:
-            raise type(exc)(f"X's partition {shard.index} (rows {shard.first_row}.."
-                            f"{shard.first_row + Xb.shape[0] - 1}): "
+            raise type(exc)(f"{_name(shard.index, shard.first_row, Xb.shape[0])}: "
                             f"{str(exc).removeprefix('X: ')}") from None
-    if remote:
-        shard.sampler = delta["sampler"]
-        if task["last"]:          # (the client's final state keeps the samplers)
-            delta["full_sampler"] = delta["sampler"]
-        delta["sampler"] = dict(rng=None, pos=0, perm=None,
-                                consumed=delta["sampler"]["consumed"])
+    try:
+        delta["where"] = distributed.get_worker().address
+    except ValueError:           # (not in a worker: a test calling it directly)
+        delta["where"] = None
     return delta
 
 
@@ -89,11 +111,7 @@ def _identity(x):
     return x
 
 
-def _sampler(shard):
-    return shard.sampler
-
-
-def _partition(X, y, n_jobs, client):
+def _partition(X, y, n_jobs, client, timeout=DEFAULT_TIMEOUT):
     """X with one column chunk and the row chunks that are the shards (`n_jobs` near-equal
     contiguous ones as `pgs.train(n_jobs=...)` makes, if given), and y as an array."""
     if not isinstance(X, da.Array):
@@ -116,15 +134,26 @@ def _partition(X, y, n_jobs, client):
         if X.chunks[0] != sizes:
             X = X.rechunk({0: sizes})
     if isinstance(y, da.Array):
-        y = client.compute(y).result()
+        y = _fetch(client, y, timeout, "y")
     return X, y
 
 
+def _fetch(client, array, timeout, what):
+    """A dask array computed to the client, within `timeout` seconds."""
+    future = client.compute(array)
+    try:
+        return future.result(timeout=timeout)
+    except TimeoutError:
+        future.cancel()
+        raise TimeoutError(f"pgs.dask.train: {what} was not computed within "
+                           f"timeout={timeout:g} s (raise timeout= for longer tasks)") from None
+
+
 def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=None,
-          callback=None, callback_every=None, keep_state=False, **kwargs):
+          callback=None, callback_every=None, keep_state=False, timeout=None, **kwargs):
     """Train a PGS model on a Dask cluster: parallel PGS by merging dual states.
 
-    Each shard of rows (a row-chunk of X) stays on the worker that holds it. A round
+    Each shard of rows (a row-chunk of X) is built and kept on a worker. A round
     sends the common state (the dual accumulator lam, n_features + 1 doubles) to every
     worker once; each shard runs its share of ``W * merge_every`` PGS iterations from it
     with its own random stream, where it lies, and sends back its change of lam (and
@@ -156,6 +185,9 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         As for `pgs.train` (gathered to the client once, then sent to the shards).
     callback, callback_every, keep_state
         As for `pgs.train` (the callback is called on the client between rounds).
+    timeout : float, optional
+        Seconds any one wait may last: a round (with the shards of a lost worker rebuilt),
+        the targets' computation. Default ``pgs._dask_client.DEFAULT_TIMEOUT`` (600).
     **kwargs
         Every other argument of `pgs.train` (loss, p, sigma, T, k, B, iterate, seed,
         t_offset, warm_start, ...), with the same meaning and defaults.
@@ -169,48 +201,64 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     ValueError, TypeError
         For invalid arguments or data, as `pgs.train`; a bad entry of X (NaN, an
         index out of range) names its partition and row. The cluster is left usable.
+    RuntimeError, OSError
+        When a worker is lost with a partition of X that cannot be rebuilt: data that
+        no graph made (``client.scatter``) is a RuntimeError, a file that cannot be read
+        again an OSError; both name the partition and the worker. A lost worker whose
+        partitions the scheduler can rebuild from their graph (X from files, from
+        `dask.array.from_array`, ...) costs the round again, and the model is the same.
+    TimeoutError
+        When a wait passes `timeout` (no workers left, a task that never finishes).
+    KeyboardInterrupt
+        Ctrl-C: the fit's tasks are cancelled on the cluster first.
     """
     for name in ("n_threads", "fixed_rows", "known_classes", "max_row_norm"):
         if name in kwargs:
             raise TypeError(f"pgs.dask.train() got an unexpected keyword argument {name!r}")
     return _train(X, y, client=client, n_jobs=n_jobs, merge_every=merge_every,
                   sample_weight=sample_weight, callback=callback,
-                  callback_every=callback_every, keep_state=keep_state, **kwargs)
+                  callback_every=callback_every, keep_state=keep_state, timeout=timeout,
+                  **kwargs)
 
 
 def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=None,
            callback=None, callback_every=None, keep_state=False, max_row_norm=None,
-           **kwargs):
+           timeout=None, **kwargs):
     """`train`, with `pgs._train._prepare`'s `known_classes` and `max_row_norm` (the
     estimators' one-vs-rest problems)."""
     start = time.perf_counter()
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r}")
+    callback_every = V.check_count("callback_every", callback_every, allow_none=True)
+    merge_every = V.check_count("merge_every", merge_every, allow_none=True)
+    timeout = check_timeout(timeout)
     sigma = kwargs.get("sigma", DEFAULTS["sigma"])
     if isinstance(sigma, str) and sigma == "auto":
         # (the held-out grid runs in memory only: pgs._sigma_auto)
         raise ValueError("pgs.dask.train needs a number for sigma: sigma='auto' is not "
                          "supported on dask arrays (pass e.g. the sigma_ of an in-memory "
                          "fit on a sample)")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable, got {callback!r}")
-    callback_every = V.check_count("callback_every", callback_every, allow_none=True)
-    merge_every = V.check_count("merge_every", merge_every, allow_none=True)
     client = get_client(client)
-    X, y = _partition(X, y, n_jobs, client)
+    X, y = _partition(X, y, n_jobs, client, timeout)
     if isinstance(sample_weight, da.Array):
-        sample_weight = client.compute(sample_weight).result()
+        sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
     m, n_features = X.shape
     sizes = [int(c) for c in X.chunks[0]]
 
+    # X's chunks, as futures the client keeps for the whole fit: the scheduler can
+    # rebuild a lost one from the graph that made it (none is pinned to a worker).
     X = client.persist(X)
     parts = client.compute(list(X.to_delayed().ravel()))
+    del X
+    wait_all(client, parts, timeout, "X's partitions")
     homes = _homes(client, parts)
 
     # The run's constants and the solver state, as pgs.train makes them: _prepare gets
     # an X with the right shape and no entries (the rows are on the workers).
     # The "auto" rules' sums over X's rows (pgs/_defaults.py), added up over the chunks.
     p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
-    norms = client.gather([client.submit(_row_sq_norms, f, p / (p - 1.0), workers=[h])
-                           for f, h in zip(parts, homes, strict=True)])
+    norms = [client.submit(_row_sq_norms, f, p / (p - 1.0), pure=False) for f in parts]
+    norms = _gather(client, norms, sizes, homes, parts, norms, timeout, "the rows' norms")
     shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
                                 np.zeros(m + 1, np.int32)), shape=(m, n_features))
     stats = dict(row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
@@ -224,85 +272,137 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         column = kwargs.get("intercept", DEFAULTS["intercept"]) == "column"
         icpt = V.check_positive("intercept_scaling", icpt) \
             if column and kwargs.get("fit_intercept", True) else 0.0
-        norms = client.gather([client.submit(_row_norm, f, p / (p - 1.0), icpt, workers=[h])
-                               for f, h in zip(parts, homes, strict=True)])
-        max_row_norm = max(norms)
+        norms = [client.submit(_row_norm, f, p / (p - 1.0), icpt, pure=False)
+                 for f in parts]
+        max_row_norm = max(_gather(client, norms, sizes, homes, parts, norms, timeout,
+                                   "the rows' norms"))
     run = _prepare(shape_only, y, sample_weight=sample_weight,
                    track_loss=callback is not None, max_row_norm=max_row_norm,
                    row_stats=stats, **kwargs)
     if merge_every is None:
         merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
     params, state = P.setup(run, sizes, track_loss=callback is not None)
-    remote = len(sizes) > 1
 
-    # Each shard is built where its chunk lies; its targets (and weights) go with the
-    # task (O(rows) once), its sampler state stays there between rounds.
+    # Each shard is built by a task from its chunk (where the chunk lies, as the
+    # scheduler prefers); its targets (and weights) go with the task (O(rows) once).
     bounds = np.cumsum([0] + sizes)
     shards = []
-    for w, (part, home) in enumerate(zip(parts, homes, strict=True)):
+    for w, part in enumerate(parts):
         lo, hi = int(bounds[w]), int(bounds[w + 1])
         weights = None if run.weights is None else run.weights[lo:hi]
-        sampler = state["workers"][w] if remote else None
-        shards.append(client.submit(_make_shard, part, run.y_kernel[lo:hi], weights,
-                                    sampler, w, lo, workers=[home],
-                                    allow_other_workers=False, pure=False))
-    del parts, X
-    state, stopped, samplers = _rounds(client, shards, homes, state, params, run,
-                                       merge_every, callback, callback_every, start)
-    if remote:
-        # The samplers in the common state, as the threads engine's merge keeps them
-        # (the last round brings them back; a run stopped earlier fetches them).
-        if samplers is None:
-            samplers = client.gather([client.submit(_sampler, s, workers=[h], pure=False)
-                                      for s, h in zip(shards, homes, strict=True)])
-        state["workers"] = samplers
-        state["kernel"] = dict(state["kernel"], rng=samplers[0]["rng"],
-                               pos=samplers[0]["pos"], perm=samplers[0]["perm"])
-    del shards
+        shards.append(client.submit(_make_shard, part, run.y_kernel[lo:hi], weights, w, lo,
+                                    pure=False, workers=[homes[w]], allow_other_workers=True))
+    try:
+        state, stopped = _rounds(client, shards, parts, homes, sizes, state, params, run,
+                                 merge_every, callback, callback_every, start, timeout)
+    except BaseException:
+        client.cancel(shards)        # (the fit's own tasks: X's chunks may be the user's)
+        raise
+    finally:
+        del shards, parts
     run.solver.set_state(P.final_solver_state(state))
     return _finish(run, stopped, keep_state)
 
 
 def _homes(client, futures):
-    """The address of a worker holding each future's result (waiting for them)."""
-    from pgs._dask_client import wait_all
-
-    wait_all(client, futures)
+    """The address of a worker holding each future's result (for the error messages)."""
     who = client.who_has(futures)
-    return [sorted(who[f.key])[0] for f in futures]
+    return [min(who.get(f.key, ()), default="(none)") for f in futures]
 
 
-def _rounds(client, shards, homes, state, params, run, merge_every, callback, every,
-            start):
-    """The rounds of `pgs._parallel.run_rounds`, each shard's task on its worker;
-    returns (state, stopped by the callback, the samplers if the last round ran)."""
+def _lost(client, futures, homes, sizes):
+    """The message for the partitions among `futures` whose data is gone for good."""
+    bounds = np.cumsum([0] + list(sizes))
+    gone = [w for w, f in enumerate(futures) if f.cancelled()]
+    names = ", ".join(f"{_name(w, int(bounds[w]), sizes[w])} on worker {homes[w]}"
+                      for w in gone)
+    return gone, names
+
+
+def _gather(client, futures, sizes, homes, parts, shards, timeout, what, resubmit=None):
+    """The results of `futures` (one per partition, in order), each wait `timeout`
+    seconds at most. A future cancelled because its partition's data is gone for good
+    (scattered data on a lost worker) is a RuntimeError naming the partition and the
+    worker; one cancelled otherwise is submitted again (`resubmit(w)`, at most
+    `RETRIES` times); a file that cannot be read again is an OSError naming them."""
+    bounds = np.cumsum([0] + list(sizes))
+    futures = list(futures)
+    results = [None] * len(futures)
+    retries = 0
+    w = 0
+    while w < len(futures):
+        f = futures[w]
+        try:
+            results[w] = f.result(timeout=timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"pgs.dask.train: {what} of {_name(w, int(bounds[w]), sizes[w])} did not "
+                f"finish within timeout={timeout:g} s (last on worker {homes[w]}; are there "
+                f"workers left? raise timeout= for longer rounds)") from None
+        except CancelledError:
+            gone, names = _lost(client, parts, homes, sizes)
+            if not gone:
+                gone, names = _lost(client, shards, homes, sizes)
+            if gone:
+                raise RuntimeError(
+                    f"pgs.dask.train: {names} "
+                    f"{'was lost with its worker' if len(gone) == 1 else 'were lost'} and "
+                    f"cannot be rebuilt: no graph made it (scattered data?). Make X from a graph "
+                    f"(dask.array.from_array, pgs.dask.read_svmlight) to survive the loss "
+                    f"of a worker") from None
+            if resubmit is None or retries >= RETRIES:
+                raise RuntimeError(f"pgs.dask.train: {what} of "
+                                   f"{_name(w, int(bounds[w]), sizes[w])} was cancelled "
+                                   f"(last on worker {homes[w]})") from None
+            retries += 1
+            futures[w] = resubmit(w)
+            continue
+        except KilledWorker as exc:
+            raise RuntimeError(f"pgs.dask.train: {what} of "
+                               f"{_name(w, int(bounds[w]), sizes[w])} was running on "
+                               f"workers that died, the last {homes[w]}: {exc}") from None
+        except OSError as exc:
+            if f.status != "error":      # (not the task's own error: the connection's)
+                raise
+            raise type(exc)(f"{_name(w, int(bounds[w]), sizes[w])}, last on worker "
+                            f"{homes[w]}, could not be rebuilt: {exc}") from exc
+        w += 1
+    return results
+
+
+def _rounds(client, shards, parts, homes, sizes, state, params, run, merge_every,
+            callback, every, start, timeout):
+    """The rounds of `pgs._parallel.run_rounds`, each shard's task where the scheduler
+    puts it (near its shard); returns (state, stopped by the callback)."""
     t_total = run.t_total
     remote = len(shards) > 1
     reports = RoundReports(run, state, callback, every, start)
-    samplers = None
     while int(state["kernel"]["t"]) < t_total:
         tasks = P.plan_round(state, t_total, merge_every)
         lam = None
         if remote:
-            # lam leaves the client once; the workers fetch it from the one that holds
-            # it (a scatter would wait for a round trip).
+            # lam leaves the client once, in a task of its own that the workers fetch it
+            # from (and that the scheduler can run again if its worker is lost).
             lam = client.submit(_identity, tasks[0]["kernel"]["lam"], pure=False)
-            last = int(state["kernel"]["t"]) + tasks[0]["round_steps"] >= t_total
-            tasks = [dict(t, sampler=None, last=last,
-                          kernel={k: v for k, v in t["kernel"].items() if k != "lam"})
+            tasks = [dict(t, kernel={k: v for k, v in t["kernel"].items() if k != "lam"})
                      for t in tasks]
-        futures = [client.submit(_run_round, s, task, lam, params, workers=[h],
-                                 allow_other_workers=False, pure=False)
-                   for s, task, h in zip(shards, tasks, homes, strict=True)]
+
+        def submit(w, tasks=tasks, lam=lam):
+            # (where its shard was last: another worker if that one is gone)
+            return client.submit(_run_round, shards[w], tasks[w], lam, params, pure=False,
+                                 workers=[homes[w]], allow_other_workers=True)
+
+        futures = [submit(w) for w in range(len(shards))]
         try:
-            deltas = client.gather(futures)
+            deltas = _gather(client, futures, sizes, homes, parts, shards, timeout,
+                             f"round {state['round'] + 1}", resubmit=submit)
         except BaseException:
-            client.cancel(futures)
+            client.cancel(futures + ([lam] if lam is not None else []))
             raise
         del futures, lam
-        if remote and tasks[0]["last"]:
-            samplers = [d.pop("full_sampler") for d in deltas]
+        for w, d in enumerate(deltas):
+            homes[w] = d.pop("where") or homes[w]
         state = P.merge(state, deltas, params)
         if not reports.after_round(state, deltas):
-            return state, reports.stopped, samplers
-    return state, False, samplers
+            return state, reports.stopped
+    return state, False

@@ -447,7 +447,12 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
         src.close()
 
 
-def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
+def check_format_args(n_features, dtype, zero_based):
+    """The checks every svmlight reader of pgs makes (`load_svmlight_files` and
+    `pgs.dask.read_svmlight`: one set of types, limits and messages).
+
+    Returns (dtype, min_index, max_index): the feature indices a line may hold as written.
+    """
     if n_features is not None:
         if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
             raise TypeError(f"n_features must be None or an int, got {n_features!r}")
@@ -462,6 +467,13 @@ def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
         raise TypeError(f"dtype must be float32 or float64, got {dtype!r}")
     if zero_based not in (True, False, "auto") or isinstance(zero_based, np.ndarray):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    min_index = 1 if zero_based is False else 0
+    max_index = MAX_FEATURES - 1 if zero_based is True else MAX_FEATURES
+    return dt, min_index, max_index
+
+
+def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
+    dt = check_format_args(n_features, dtype, zero_based)[0]
     for name, v in (("query_id", query_id), ("multilabel", multilabel)):
         if not isinstance(v, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {v!r}")

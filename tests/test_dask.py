@@ -108,6 +108,48 @@ def test_read_svmlight_arguments(tmp_path, client):
         pgs.dask.read_svmlight(path, blocksize=0, client=client)
 
 
+def _outcome(read, path, kw):
+    try:
+        X, y = read(path, **kw)
+    except Exception as exc:  # noqa: BLE001
+        return type(exc), str(exc)
+    return X.shape, None
+
+
+@pytest.mark.parametrize("lines, kw", [
+    (None, dict(dtype=np.int32)),
+    (None, dict(dtype="no such dtype")),
+    (None, dict(dtype=np.float16)),
+    (None, dict(n_features=0)),
+    (None, dict(n_features=2**31)),
+    (None, dict(n_features=2.5)),
+    (None, dict(n_features=True)),
+    (None, dict(n_features=5)),
+    (None, dict(zero_based="yes")),
+    (None, dict(zero_based=None)),
+    ("missing", {}),
+    (b"1 1:1 2147483648:2\n", {}),                         # over the limit, one-based
+    (b"1 1:1 2147483647:2\n", dict(zero_based=True)),      # over the limit, zero-based
+    (b"1 0:1\n-1 2147483647:2\n", {}),                    # "auto" decides zero-based
+    (b"1 0:1 3:2\n", dict(zero_based=False)),
+    (b"1 3:2\n-1 4:x\n", {}),
+    (b"1 1:1 2147483647:2\n", {}),                         # the largest one-based: fine
+])
+def test_read_svmlight_checks_as_load_svmlight(tmp_path, client, lines, kw):
+    """One front end: pgs.dask.read_svmlight raises what pgs.load_svmlight raises on the
+    same file and arguments, with the same message (a one-block file's lines are the
+    file's), and reads the same shape where it reads."""
+    path = tmp_path / "f.svm"
+    if lines is None:
+        pgs.dump_svmlight(*_rows(m=20), path, zero_based=False)
+    elif lines != "missing":
+        path.write_bytes(lines)
+    path = str(path)
+    ref = _outcome(pgs.load_svmlight, path, kw)
+    got = _outcome(lambda p, **k: pgs.dask.read_svmlight(p, client=client, **k), path, kw)
+    assert got == ref
+
+
 # ---------------------------------------------------------------- training
 
 def _problem(m=1200, n=30, seed=0):

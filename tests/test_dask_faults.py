@@ -1,0 +1,234 @@
+"""pgs.dask.train when workers are lost: a worker process killed mid-round or between
+rounds, or dropped by the scheduler, costs the round again and the model keeps its bits;
+scattered data lost with its worker is a RuntimeError naming the partition and the worker,
+and the client goes on; Ctrl-C cancels the fit's tasks. Each test runs its own
+LocalCluster of 2 single-threaded worker processes (with nannies, which restart a killed
+worker)."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+import pgs  # noqa: E402
+import pgs.dask  # noqa: E402
+from pgs._parallel import partition_rows  # noqa: E402
+
+M = 3000
+KW = dict(loss="logistic", sigma=1e-3, seed=5, iterate="average", sampling="permutation")
+
+
+@pytest.fixture
+def client():
+    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=60)
+        yield c
+
+
+def _problem(m=M, n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, n, density=0.25, format="csr", random_state=rng)
+    y = np.where(X @ rng.standard_normal(n) + 0.1 * rng.standard_normal(m) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _dask(X, W=2):
+    chunks = tuple(hi - lo for lo, hi in partition_rows(X.shape[0], W))
+    return da.from_array(X, chunks=(chunks, X.shape[1]), asarray=False)
+
+
+def _same_bits(a, b):
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert a.intercept == b.intercept and a.iteration == b.iteration
+
+
+def _pids(client):
+    return client.run(os.getpid)            # {address: pid}
+
+
+class _KillOnRound(distributed.WorkerPlugin):
+    """Kill this worker's process (SIGKILL) as it starts its `at`-th round task: mid-round.
+    Only once in the cluster (the first worker there claims `marker`; the nanny's new
+    process gets the plugin again and must not kill itself)."""
+
+    def __init__(self, marker, at):
+        self.marker, self.at, self.seen = str(marker), at, 0
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing" or "_run_round" not in str(key):
+            return
+        self.seen += 1
+        if self.seen == self.at:
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.parametrize("at", [3, 9])      # 10% and 30% into 8 passes (30 rounds)
+def test_worker_killed_mid_round_gives_the_same_bits(client, tmp_path, at):
+    X, y = _problem()
+    kw = dict(KW, T=8 * M)
+    ref = pgs.train(X, y, n_jobs=2, **kw)
+    before = set(_pids(client).values())
+    client.register_plugin(_KillOnRound(tmp_path / "killed", at), name="kill")
+    got = pgs.dask.train(_dask(X), y, client=client, timeout=120, **kw)
+    assert (tmp_path / "killed").exists()                  # a worker was killed
+    _same_bits(got, ref)
+    client.wait_for_workers(2, timeout=60)
+    assert set(_pids(client).values()) != before           # (the nanny restarted it)
+
+
+def test_worker_killed_between_rounds_gives_the_same_bits(client):
+    """Killed by SIGKILL from the callback, at 80% of a 4-pass fit (the issue's case)."""
+    X, y = _problem(seed=1)
+    kw = dict(KW, T=4 * M, sampling="iid", iterate="last", merge_every=150)
+    ref = pgs.train(X, y, n_jobs=2, **kw)
+    pids = list(_pids(client).values())
+    killed = []
+
+    def kill(progress):
+        if not killed and progress.t >= 0.8 * kw["T"]:
+            os.kill(pids[1], signal.SIGKILL)
+            killed.append(progress.t)
+
+    got = pgs.dask.train(_dask(X), y, client=client, timeout=120, callback=kill,
+                         callback_every=300, **kw)
+    assert killed
+    _same_bits(got, ref)
+
+
+def test_worker_dropped_by_the_scheduler_gives_the_same_bits(client):
+    """The scheduler drops a worker (as when its connection is lost: what it held is
+    gone) while a round runs, and another is retired gracefully later on."""
+    X, y = _problem(seed=2)
+    kw = dict(KW, T=6 * M, merge_every=100)
+    ref = pgs.train(X, y, n_jobs=2, **kw)
+    done = []
+
+    async def drop(dask_scheduler, address):
+        await dask_scheduler.remove_worker(address, stimulus_id="pgs-test-drop",
+                                           close=True)
+
+    def drop_one(progress):
+        if not done and progress.t >= 0.3 * kw["T"]:
+            address = sorted(client.scheduler_info()["workers"])[0]
+            thread = threading.Thread(target=client.run_on_scheduler, args=(drop,),
+                                      kwargs=dict(address=address))
+            thread.start()                      # (while the next round runs)
+            done.append(thread)
+        elif len(done) == 1 and progress.t >= 0.6 * kw["T"]:
+            workers = sorted(client.scheduler_info()["workers"])
+            if len(workers) == 2:
+                done.append(threading.Thread(target=client.retire_workers,
+                                             args=(workers[:1],)))
+                done[-1].start()
+
+    got = pgs.dask.train(_dask(X), y, client=client, timeout=120, callback=drop_one,
+                         callback_every=200, **kw)
+    for thread in done:
+        thread.join(60)
+    assert done
+    _same_bits(got, ref)
+
+
+def test_lost_scattered_data_is_a_runtime_error_and_the_client_goes_on(client):
+    X, y = _problem(seed=3)
+    half = M // 2
+    workers = sorted(client.scheduler_info()["workers"])
+    futures = [client.scatter(X[:half], workers=workers[:1]),
+               client.scatter(X[half:], workers=workers[1:])]
+    meta = sp.csr_matrix((0, X.shape[1]))
+    Xd = da.concatenate([da.from_delayed(f, shape=(half, X.shape[1]), dtype=X.dtype,
+                                         meta=meta) for f in futures])
+    pids = _pids(client)
+    killed = []
+
+    def kill(progress):          # (both: else a copy of a chunk may live on the other)
+        if not killed:
+            for pid in pids.values():
+                os.kill(pid, signal.SIGKILL)
+            killed.append(time.monotonic())
+
+    with pytest.raises(RuntimeError, match=rf"partition 1 \(rows {half}\.\.{M - 1}\) on "
+                                           rf"worker tcp://.*cannot be rebuilt") as info:
+        pgs.dask.train(Xd, y, client=client, T=20 * M, merge_every=100, callback=kill,
+                       callback_every=200, timeout=120, **KW)
+    assert any(w in str(info.value) for w in workers)
+    assert time.monotonic() - killed[0] < 60
+    # The client goes on: the next fit (with a graph) runs and is the threads engine's.
+    client.wait_for_workers(2, timeout=60)
+    kw = dict(KW, T=2 * M)
+    _same_bits(pgs.dask.train(_dask(X), y, client=client, timeout=120, **kw),
+               pgs.train(X, y, n_jobs=2, **kw))
+
+
+def test_ctrl_c_cancels_the_fits_tasks(client):
+    X, y = _problem(seed=4)
+    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            pgs.dask.train(_dask(X), y, client=client, T=10**9, merge_every=500,
+                           timeout=120, **KW)
+    finally:
+        timer.cancel()
+
+    def ours(dask_scheduler):
+        return [str(k) for k in dask_scheduler.tasks
+                if any(f in str(k) for f in ("_run_round", "_make_shard", "_identity"))]
+
+    deadline = time.monotonic() + 30
+    while client.run_on_scheduler(ours) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert client.run_on_scheduler(ours) == []
+
+
+def test_no_workers_is_a_timeout_not_a_hang(client):
+    X, y = _problem(m=400)
+    client.cluster.scale(0)
+    deadline = time.monotonic() + 30
+    while client.scheduler_info()["workers"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"timeout=3 s"):
+        pgs.dask.train(_dask(X), y, client=client, T=4000, timeout=3, **KW)
+    assert time.monotonic() - start < 30
+    with pytest.raises(ValueError, match="timeout must be a number of seconds > 0"):
+        pgs.dask.train(_dask(X), y, client=client, timeout=0)
+
+
+def test_lost_file_is_an_os_error_naming_the_partition(client, tmp_path):
+    """X read from a file that is gone when the workers are lost (both: else a block may
+    survive on the other one, and the fit goes on with the same bits)."""
+    X, y = _problem(seed=5)
+    path = tmp_path / "train.svm"
+    pgs.dump_svmlight(X, y, path)
+    Xd, yd = pgs.dask.read_svmlight(path, blocksize=20000, n_features=X.shape[1],
+                                    client=client)
+    assert Xd.numblocks[0] >= 2
+    pids = _pids(client)
+    killed = []
+
+    def kill(progress):
+        if not killed:
+            path.unlink()
+            for pid in pids.values():
+                os.kill(pid, signal.SIGKILL)
+            killed.append(time.monotonic())
+
+    with pytest.raises(OSError, match=r"X's partition \d+ \(rows \d+\.\.\d+\), last on "
+                                      r"worker tcp://.*could not be rebuilt.*train\.svm"):
+        pgs.dask.train(Xd, yd, client=client, T=6 * M, merge_every=100, callback=kill,
+                       callback_every=200, timeout=120, **KW)
+    assert time.monotonic() - killed[0] < 60
