@@ -163,6 +163,7 @@ def test_iid_weighted_rows_are_drawn_in_proportion_to_weight():
 def test_estimators_default_sampling_is_the_reshuffled_permutation():
     """The estimators' unweighted default (sampling="auto") is a permutation per pass,
     and the rows such a run draws are a fresh permutation every pass."""
+    pytest.importorskip("sklearn")
     from pgs import PGSClassifier
     X, y = _data(16)
     clf = PGSClassifier(sigma=0.1, T=64, random_state=0).fit(X, y)
@@ -424,6 +425,7 @@ def test_sigma_auto_ties_go_to_the_largest_sigma_end_to_end():
                           seed=1, T=200)
         np.testing.assert_array_equal(model.sigma_scores, np.ones(4))
         assert model.params["sigma"] == 1.0
+    pytest.importorskip("sklearn")
     clf = pgs.PGSClassifier(sigma_grid=grid, fit_intercept=False, random_state=2,
                             T=200).fit(X, y)
     np.testing.assert_array_equal(clf.sigma_scores_, np.ones(4))
