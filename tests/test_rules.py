@@ -11,6 +11,7 @@ probability 1e-6 (chosen once; a wrong rule exceeds it by orders of magnitude).
 import math
 
 import numpy as np
+import paper
 import pytest
 import scipy.sparse as sp
 from reference import loss_value
@@ -19,7 +20,6 @@ from scipy.stats import chi2
 import pgs
 from pgs import _sigma_auto as SA
 from pgs._data import as_csr_buffers
-from pgs._train import _prepare
 
 #: A correct sampler's chi-square statistic exceeds chi2.ppf(1 - ALPHA, df) with
 #: probability ALPHA (the seeds are fixed: these tests are deterministic).
@@ -56,7 +56,7 @@ def _draws(m, *, sampling, k, n_iter, seed, sample_weight=None, loss="hinge"):
     at a time (a chunked run draws an unsplit run's rows) and its batch read from the
     solver's `rows` buffer after each. Returns an (n_iter, k) array."""
     X, y = _data(m)
-    run = _prepare(X, y, loss=loss, sampling=sampling, k=k, T=n_iter, seed=seed,
+    run = paper.prepare(X, y, loss=loss, sampling=sampling, k=k, T=n_iter, seed=seed,
                    sample_weight=sample_weight, sigma=0.1)
     solver, Xb = run.solver, run.Xb
     out = np.empty((n_iter, k), dtype=np.int64)
@@ -85,7 +85,7 @@ def test_permutation_every_pass_is_a_fresh_permutation(weighted):
     assert not np.array_equal(rows[0], np.arange(m))    # the first pass is shuffled too
     # the same run's perm attribute is the last pass
     X, y = _data(m)
-    run = _prepare(X, y, sampling="permutation", k=1, T=m * passes, seed=4,
+    run = paper.prepare(X, y, sampling="permutation", k=1, T=m * passes, seed=4,
                    sample_weight=w, sigma=0.1)
     run.solver.run(m * passes, run.Xb.data, run.Xb.indices, run.Xb.indptr, run.y_kernel,
                    None, run.weights)
@@ -181,7 +181,7 @@ def test_random_iterate_is_uniform_on_1_to_T():
     (chi-square), never outside it, and T itself is drawn."""
     X, y = _data(7)
     T, n_seeds = 5, 3000
-    its = np.array([pgs.train(X, y, T=T, iterate="random", seed=s, sigma=0.1).iteration
+    its = np.array([paper.train(X, y, T=T, iterate="random", seed=s, sigma=0.1).iteration
                     for s in range(n_seeds)])
     assert its.min() >= 1 and its.max() <= T
     counts = np.bincount(its, minlength=T + 1)
@@ -196,8 +196,8 @@ def test_random_iterate_with_warm_start_is_uniform_on_1_to_the_total():
     T1, T2, n_seeds = 3, 4, 2000
     its = []
     for s in range(n_seeds):
-        first = pgs.train(X, y, T=T1, iterate="random", seed=s, sigma=0.1, keep_state=True)
-        more = pgs.train(X, y, T=T2, iterate="random", seed=s + 10**6, sigma=0.1,
+        first = paper.train(X, y, T=T1, iterate="random", seed=s, sigma=0.1, keep_state=True)
+        more = paper.train(X, y, T=T2, iterate="random", seed=s + 10**6, sigma=0.1,
                          warm_start=first)
         assert more.T == T1 + T2
         assert 1 <= more.iteration <= T1 + T2
@@ -218,14 +218,14 @@ def test_random_iterate_is_the_iterate_at_the_drawn_t(p, sampling):
     seen = set()
     for seed in range(12):
         kw = dict(p=p, sigma=0.05, seed=seed, sampling=sampling, loss="logistic")
-        rnd = pgs.train(X, y, T=6, iterate="random", **kw)
+        rnd = paper.train(X, y, T=6, iterate="random", **kw)
         t = rnd.iteration
         seen.add(t)
-        last = pgs.train(X, y, T=t, iterate="last", **kw)
+        last = paper.train(X, y, T=t, iterate="last", **kw)
         np.testing.assert_allclose(rnd.coef, last.coef, rtol=1e-13, atol=0)
         assert rnd.intercept == pytest.approx(last.intercept, rel=1e-13, abs=0)
         if t < 6:   # and not the last iterate (the iterates differ)
-            full = pgs.train(X, y, T=6, iterate="last", **kw)
+            full = paper.train(X, y, T=6, iterate="last", **kw)
             assert not np.allclose(rnd.coef, full.coef)
     assert 6 in seen and len(seen) >= 4
 
@@ -277,7 +277,7 @@ def _expected_t_offset(X, y, *, loss, p, sigma, icpt, eps=0.0, weights=None,
 
 
 def _auto(X, y, **kw):
-    return pgs.train(X, y, T=1, t_offset="auto", seed=0, **kw).params["t_offset"]
+    return paper.train(X, y, T=1, t_offset="auto", seed=0, **kw).params["t_offset"]
 
 
 def _t0_data(m=40, d=5, seed=0):
@@ -421,7 +421,7 @@ def test_sigma_auto_ties_go_to_the_largest_sigma_end_to_end():
     X, y = _separable()
     grid = [1e-3, 1e-2, 1e-1, 1.0]
     for given in (grid, grid[::-1], [1e-1, 1e-3, 1.0, 1e-2]):
-        model = pgs.train(X, y, sigma="auto", sigma_grid=given, fit_intercept=False,
+        model = paper.train(X, y, sigma="auto", sigma_grid=given, fit_intercept=False,
                           seed=1, T=200)
         np.testing.assert_array_equal(model.sigma_scores, np.ones(4))
         assert model.params["sigma"] == 1.0
