@@ -261,9 +261,8 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     norms = _gather(client, norms, sizes, homes, parts, norms, timeout, "the rows' norms")
     shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
                                 np.zeros(m + 1, np.int32)), shape=(m, n_features))
-    stats = dict(row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
-                           norms=[np.concatenate([n[i] for n in norms]) for i in (0, 1)]),
-                 nnz=sum(nnz for _, _, nnz in norms))
+    stats = row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
+                      norms=[np.concatenate([n[i] for n in norms]) for i in (0, 1)])
     if max_row_norm is None and kwargs.get("warm_start") is None \
             and kwargs.get("t_offset", DEFAULTS["t_offset"]) == "auto" \
             and kwargs.get("schedule", DEFAULTS["schedule"]) == "pgs":
@@ -278,7 +277,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
                                    "the rows' norms"))
     run = _prepare(shape_only, y, sample_weight=sample_weight,
                    track_loss=callback is not None, max_row_norm=max_row_norm,
-                   row_stats=stats, **kwargs)
+                   row_stats=stats, nnz=sum(n[2] for n in norms), **kwargs)
     if merge_every is None:
         merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
     params, state = P.setup(run, sizes, track_loss=callback is not None)

@@ -51,9 +51,10 @@ LEGACY_PARAMS = MappingProxyType(dict(schedule="pgs", eta0=None, intercept="colu
 #: L2-normalised sparse text: bench/exp_ovr_gap.py).
 AUTO_INTERCEPT_FRACTION = 0.3
 
-#: The free bias moves by this times eta_t on sparse X (scikit-learn's SGD and svmasgd:
-#: a bias step as large as the weights' would make it the noisiest coordinate, as every
-#: row carries it) and by eta_t on dense X.
+#: The free bias moves as a free column of value s would, s^2 = this times the mean
+#: squared row norm on sparse X (scikit-learn's SGD and svmasgd use 0.01 eta_t: a bias
+#: step as large as the weights' would make it the noisiest coordinate, as every row
+#: carries it), and the mean squared row norm itself on dense X.
 SPARSE_INTERCEPT_RATE = 0.01
 
 
@@ -68,39 +69,42 @@ def auto_sampling(sample_weight):
 
 
 #: Non-zeros per chunk of the row scans (bounded temporaries on any X).
-_SCAN_NNZ = 2**20
+_SCAN_NNZ = 2**16
 
 
 def row_sq_norms(Xb, q=2.0):
     """Each row's ``||x_i||_2^2`` and ``||x_i||_q^2`` (two arrays; O(nnz), in chunks of
-    rows, each row's entries added in order, so a row gives the same bits in any chunk)."""
+    rows; a row's sum depends on its entries alone, so it has the same bits in any
+    chunk)."""
     m = Xb.shape[0]
     indptr = np.asarray(Xb.indptr, dtype=np.int64)
     sq, sq_q = np.zeros(m), np.zeros(m)
     rows_per_chunk = max(1, int(_SCAN_NNZ * m / max(indptr[-1] - indptr[0], 1)))
     for lo in range(0, m, rows_per_chunk):
         hi = min(m, lo + rows_per_chunk)
+        full = np.flatnonzero(indptr[lo + 1:hi + 1] > indptr[lo:hi])   # (reduceat: rows
+        if full.shape[0] == 0:                                        # with entries)
+            continue
         seg = np.abs(np.asarray(Xb.data[indptr[lo]:indptr[hi]], dtype=np.float64))
-        row = np.repeat(np.arange(hi - lo), np.diff(indptr[lo:hi + 1]))
-        sq[lo:hi] = np.bincount(row, seg * seg, hi - lo)
+        starts = indptr[lo + full] - indptr[lo]
+        sq[lo + full] = np.add.reduceat(seg * seg, starts)
         if q != 2.0:
-            sq_q[lo:hi] = np.bincount(row, seg ** q, hi - lo) ** (2.0 / q)
+            sq_q[lo + full] = np.add.reduceat(seg ** q, starts) ** (2.0 / q)
     return sq, (sq if q == 2.0 else sq_q)
 
 
 def row_stats(Xb, q=2.0, norms=None):
     """What the "auto" rules read of X, computed once per X.
 
-    Returns ``{"rows", "nnz", "n_features", "sq", "sq_q"}``: the counts, and the sums over
-    rows of ``||x_i||_2^2`` and ``||x_i||_q^2``, rounded once (math.fsum), so that they do
-    not depend on how X is split (`pgs.dask` passes its chunks' `row_sq_norms` as
-    `norms`). Cached on `Xb`: the one-vs-rest problems and the sigma grid share a scan.
+    Returns ``{"rows", "sq", "sq_q"}``: the number of rows, and the sums over rows of
+    ``||x_i||_2^2`` and ``||x_i||_q^2``, rounded once (math.fsum), so that they do not
+    depend on how X is split (`pgs.dask` passes its chunks' `row_sq_norms` as `norms`).
+    Cached on `Xb`: the one-vs-rest problems and the sigma grid share a scan.
     """
     cache = Xb.__dict__.setdefault("_row_stats", {})
     if q not in cache:
         sq, sq_q = row_sq_norms(Xb, q) if norms is None else norms
-        cache[q] = dict(rows=Xb.shape[0], nnz=int(Xb.indptr[-1] - Xb.indptr[0]),
-                        n_features=Xb.shape[1], sq=math.fsum(sq), sq_q=math.fsum(sq_q))
+        cache[q] = dict(rows=Xb.shape[0], sq=math.fsum(sq), sq_q=math.fsum(sq_q))
     return cache[q]
 
 
@@ -118,11 +122,12 @@ def auto_intercept_scaling(stats):
     return AUTO_INTERCEPT_FRACTION * math.sqrt(_mean(stats["sq"], stats["rows"]))
 
 
-def intercept_rate(stats):
-    """The free bias's rate: `SPARSE_INTERCEPT_RATE` for sparse X, 1 for dense (X holds
-    at least half its entries)."""
-    dense = stats["nnz"] >= 0.5 * stats["rows"] * stats["n_features"]
-    return 1.0 if dense else SPARSE_INTERCEPT_RATE
+def intercept_rate(stats, nnz, shape):
+    """The free bias's step, a factor of the schedule's eta_t: `SPARSE_INTERCEPT_RATE`
+    (sparse X) or 1 (dense: X holds at least half its entries) times the mean squared row
+    norm, so that scaling X by a (and sigma by a^2) leaves the decisions unchanged."""
+    rate = 1.0 if nnz >= 0.5 * shape[0] * shape[1] else SPARSE_INTERCEPT_RATE
+    return rate * _mean(stats["sq"], stats["rows"])
 
 
 def auto_eta0(spec, epsilon, sigma, stats, extra):

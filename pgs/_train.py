@@ -510,10 +510,10 @@ def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None,
              sample_weight=None, sampling=D.DEFAULTS["sampling"], track_loss=False,
              warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
              fixed_rows=None, known_classes=None, max_row_norm=None, row_stats=None,
-             k_above_rows=False):
+             nnz=None, k_above_rows=False):
     """Validate one `train` call and build its solver (see `_fit`); `k_above_rows` lets
     a mini-batch hold more rows than X has (the estimators' partial_fit); `row_stats`
-    (`pgs._defaults.row_stats`) stands for X's when X is not here (`pgs.dask`)."""
+    (`pgs._defaults.row_stats`) and `nnz` stand for X's when X is not here (`pgs.dask`)."""
     loss_id = V.check_loss(loss)
     p = V.check_p(p)
     sigma = V.check_positive("sigma", sigma)
@@ -539,6 +539,7 @@ def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None,
     # Entries are checked by the kernel as it reads each row (see _margin).
     Xb = as_csr_buffers(X, check_entries=False)
     m, n_features = Xb.shape
+    nnz = Xb.nnz if nnz is None else nnz
     classification = loss in V.CLASSIFICATION_LOSSES
     if known_classes is None:
         known_classes = getattr(warm_start, "classes", None)
@@ -567,19 +568,21 @@ def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None,
                              else intercept_scaling)
         eta0 = saved.get("eta0") if eta0 == "auto" else eta0
         t_offset = saved.get("t_offset", 0.0) if t_offset == "auto" else t_offset
-    if row_stats is None:
-        row_stats = D.row_stats(Xb, p / (p - 1.0))
+    def stats():            # (an O(nnz) scan: only for the rules that read it)
+        return D.row_stats(Xb, p / (p - 1.0)) if row_stats is None else row_stats
+
     if sampling == "auto":
         sampling = D.auto_sampling(weights)
     if intercept_scaling == "auto":
-        intercept_scaling = D.auto_intercept_scaling(row_stats)
+        intercept_scaling = D.auto_intercept_scaling(stats())
     column = fit_intercept and intercept == "column"
     icpt = intercept_scaling if column else 0.0
-    icpt_rate = D.intercept_rate(row_stats) if fit_intercept and not column else 0.0
+    icpt_rate = D.intercept_rate(stats(), nnz, Xb.shape) if fit_intercept and not column \
+        else 0.0
     if schedule == "asgd":
         t_offset = 0.0          # (the paper schedule's; "asgd" has eta0)
         if eta0 == "auto":
-            eta0 = D.auto_eta0(loss_spec(loss), epsilon, sigma, row_stats,
+            eta0 = D.auto_eta0(loss_spec(loss), epsilon, sigma, stats(),
                                icpt * icpt + icpt_rate)
         elif not sigma * eta0 < 1.0:
             raise ValueError(f"eta0 must be below 1 / sigma = {1.0 / sigma!r} (the "

@@ -50,7 +50,7 @@ def test_auto_t_offset_formula_and_cap(digits):
                            epsilon=0.0, weights=None, sampling="iid")
         assert t0 == pytest.approx(min(G2 / (2 * sigma), X.shape[0]), rel=1e-12)
         model = pgs.train(X, yb, sigma=sigma, T=50, seed=0, intercept_scaling=0.5,
-                          t_offset="auto")
+                          t_offset="auto", schedule="pgs", intercept="column")
         assert model.params["t_offset"] == pytest.approx(t0, rel=1e-15)
     # modified Huber's derivative is bounded by 4; F(0) = 1 for both.
     t_mh = auto_t_offset(Xb, yb, loss="modified_huber", p=2.0, sigma=10.0, B=None, icpt=0.5,
