@@ -84,7 +84,7 @@ SETS = {s.key: s for s in (
     PassSet("rcv1-hard-200k", lambda q: _hard_quick() if q else data.rcv1_hard(200_000),
             (1e-7, 3e-7, 1e-6, 3e-6), 32, True),
     PassSet("rcv1-hard-781k", lambda q: _hard_quick() if q else data.rcv1_hard(),
-            (1e-7, 3e-7, 1e-6, 3e-6), 32, True),
+            (1e-7, 3e-7, 1e-6), 32, True),
     PassSet("dense-hard", lambda q: data.dense_hard(20_000, 5_000) if q else data.dense_hard(),
             (1e-9, 1e-8, 1e-7, 1e-6, 1e-5), 32, True),
     PassSet("a9a", lambda q: data.a9a(), (1e-7, 1e-6, 1e-5, 1e-4), 16, False),
@@ -94,7 +94,8 @@ SETS = {s.key: s for s in (
     PassSet("mushrooms", lambda q: data.mushrooms(), (1e-6, 1e-5, 1e-4, 1e-3), 16, False),
 )}
 DEFAULT_SETS = ("rcv1-hard-200k", "dense-hard", "a9a", "rcv1-sample", "mnist-parity",
-                "mushrooms")
+                "mushrooms", "rcv1-hard-781k")
+QUICK_SETS = DEFAULT_SETS[:-1]  # the 781k set's quick stand-in is the 200k one's
 
 
 @dataclass
@@ -205,7 +206,8 @@ def _run_set(spec, cfg, rounds):
             tuning[method.name][v] = c
             all_curves.append(c)
             acc = np.asarray(c[1])
-            print(f"    {method.name} {method.knob}={'' if v is None else _g(v)}: best "
+            what = "" if v is None else f" {method.knob}={_g(v)}"
+            print(f"    {method.name}{what}: best "
                   f"{100 * np.nanmax(acc) if np.isfinite(acc).any() else np.nan:.2f}% "
                   f"({c[0][-1]:.1f} s)", flush=True)
 
@@ -243,9 +245,8 @@ def _label(method, value, msn):
     return method.name
 
 
-def _stats(res):
-    """Per method: passes and seconds to the target (per round), own-best passes."""
-    target = res["best"] - TOLERANCE
+def _stats(res, target):
+    """Per method: passes and seconds to `target` (per round), own-best passes."""
     passes = res["passes"]
     out = {}
     for method in res["methods"]:
@@ -282,28 +283,43 @@ def _set_section(res):
     """The set's heading and body: set-up, tuning, the table, the verdict, the plot."""
     split, passes, best = res["split"], res["passes"], res["best"]
     target = best - TOLERANCE
-    stats = _stats(res)
+    stats = _stats(res, target)
     bsk = _best_sklearn(res, stats)
+    # No sklearn configuration reaches the target: the ratios are taken at the best
+    # accuracy any sklearn configuration reached, minus 0.2 points.
+    sk_best = _best([c for m in res["methods"] if m.family == "sklearn"
+                     for c in res["results"][m.name]])
+    fallback = bsk is None and np.isfinite(sk_best)
+    if fallback:
+        rtarget = sk_best - TOLERANCE
+        rstats = _stats(res, rtarget)
+        rbsk = _best_sklearn(res, rstats)
+    else:
+        rtarget, rstats, rbsk = target, stats, bsk
     shown = [p for p in TABLE_PASSES if p <= passes[-1]]
     if passes[-1] not in shown:
         shown.append(passes[-1])
     rows = []
     for method in res["methods"]:
-        cs, s = res["results"][method.name], stats[method.name]
+        cs, s, rs = res["results"][method.name], stats[method.name], rstats[method.name]
         accs = np.array([c[1] for c in cs], dtype=np.float64)
         cells = [f"{100 * np.nanmedian(accs[:, p - 1]):.2f}" if np.isfinite(
             accs[:, p - 1]).any() else "n/a" for p in shown]
-        if bsk is None:
+        extra = [fmt(rs["passes"], 3), fmt(rs["seconds"], 3)] if fallback else []
+        if rbsk is None:
             ratios = ["n/a", "n/a"]
         else:
-            b = stats[bsk.name]
-            ratios = [fmt(_ratio(s["passes"], b["passes"]), 3),
-                      fmt(_ratio(s["seconds"], b["seconds"]), 3)]
+            b = rstats[rbsk.name]
+            ratios = [fmt(_ratio(rs["passes"], b["passes"]), 3),
+                      fmt(_ratio(rs["seconds"], b["seconds"]), 3)]
         rows.append([_label(method, res["chosen"][method.name], res["msn"]), *cells,
-                     fmt(s["passes"], 3), fmt(s["seconds"], 3), *ratios])
+                     fmt(s["passes"], 3), fmt(s["seconds"], 3), *extra, *ratios])
+    at = f" (at {100 * rtarget:.2f}%)" if fallback else ""
     header = ["method", *[f"after {p}" for p in shown], f"passes to {100 * target:.2f}%",
-              f"seconds to {100 * target:.2f}%", "passes / best sklearn",
-              "time / best sklearn"]
+              f"seconds to {100 * target:.2f}%"]
+    if fallback:
+        header += [f"passes to {100 * rtarget:.2f}%", f"seconds to {100 * rtarget:.2f}%"]
+    header += [f"passes / best sklearn{at}", f"time / best sklearn{at}"]
     m, n = split.X_train.shape
     asgd = stats["sklearn ASGD optimal"]
     own = np.nanmedian(asgd["own"])
@@ -314,6 +330,12 @@ def _set_section(res):
         verdict = ""
     if bsk is None:
         peer = "No sklearn configuration came within 0.2 points of the best."
+        if rbsk is not None:
+            peer += (f" The best any reached is {100 * sk_best:.2f}%; ratios are taken at "
+                     f"{100 * rtarget:.2f}% against the sklearn configuration that gets there "
+                     f"in the fewest passes: {_label(rbsk, res['chosen'][rbsk.name], res['msn'])}"
+                     f", {fmt(rstats[rbsk.name]['passes'], 3)} pass(es), "
+                     f"{fmt(rstats[rbsk.name]['seconds'], 3)} s.")
     else:
         bp = np.nanmedian(stats[bsk.name]["passes"])
         peer = (f"Best sklearn configuration: {_label(bsk, res['chosen'][bsk.name], res['msn'])}"
@@ -333,6 +355,10 @@ def _set_section(res):
             b = f"{100 * np.nanmax(acc):.2f}%" if np.isfinite(acc).any() else "failed"
             items.append(f"{_g(v)}: {b}, " + (f"{p:g} passes" if np.isfinite(p) else "never"))
         tuning.append(f"- {method.name}, {method.knob}: " + "; ".join(items))
+    n_test = split.X_test.shape[0]
+    if n_test < 2_000:
+        peer += (f" With {n_test} test rows one row is {100 / n_test:.2g} points: these "
+                 f"passes are noisy.")
     plot = _plot(res, target)
     intro = (f"{split.name}: {m:,} training rows × {n:,} features ({split.X_train.nnz / m:.0f} "
              f"non-zeros a row, mean ‖x‖² = {res['msn']:.3g}), {split.X_test.shape[0]:,} test "
@@ -347,15 +373,24 @@ def _set_section(res):
                         f"![{split.name}]({plot.name})"])
     summary = [split.name, f"{m:,} × {n:,}", f"{100 * best:.2f}",
                f"{own:g}" + (" (qualifies)" if own >= 5 else ""),
-               "n/a" if bsk is None else
+               "none reaches the target" + (
+                   f" (best {100 * sk_best:.2f}%; to {100 * rtarget:.2f}%: "
+                   f"{_label(rbsk, res['chosen'][rbsk.name], res['msn'])}: "
+                   f"{fmt(rstats[rbsk.name]['passes'], 3)} passes, "
+                   f"{fmt(rstats[rbsk.name]['seconds'], 3)} s)" if rbsk is not None else "")
+               if bsk is None else
                f"{_label(bsk, res['chosen'][bsk.name], res['msn'])}: "
                f"{fmt(stats[bsk.name]['passes'], 3)} passes, "
                f"{fmt(stats[bsk.name]['seconds'], 3)} s"]
     for method in res["methods"]:
         if method.family == "pgs" and method.knob:
             s = stats[method.name]
-            summary.append(f"{fmt(s['passes'], 3)} passes, {fmt(s['seconds'], 3)} s"
-                           f" ({method.knob}={_g(res['chosen'][method.name])})")
+            cell = f"{fmt(s['passes'], 3)} passes, {fmt(s['seconds'], 3)} s"
+            if fallback:
+                rs = rstats[method.name]
+                cell += (f"; to {100 * rtarget:.2f}%: {fmt(rs['passes'], 3)} passes, "
+                         f"{fmt(rs['seconds'], 3)} s")
+            summary.append(cell + f" ({method.knob}={_g(res['chosen'][method.name])})")
     return split.name, body, summary
 
 
@@ -391,7 +426,7 @@ def _plot(res, target):
 def run(cfg, sets=None, rounds=ROUNDS):
     """Run the experiment on `sets` (keys of SETS; default DEFAULT_SETS), write
     results/passes.md (passes_KEYS.md for other sets; _quick with cfg.quick) after each set."""
-    keys = list(sets or DEFAULT_SETS)
+    keys = list(sets or (QUICK_SETS if cfg.quick else DEFAULT_SETS))
     name = "passes" if sets is None else "passes_" + "_".join(keys)
     intro = (
         "Test accuracy after each pass and the passes and training time to come within 0.2 "
