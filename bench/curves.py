@@ -1,5 +1,7 @@
 """Test-accuracy-versus-training-time curves for every solver (evaluation is never timed)."""
 
+import time
+
 import numpy as np
 
 from bench import peers
@@ -36,6 +38,37 @@ def pgs_curve(X, y, X_test, y_test, T_list, **kwargs):
     accs = [accuracy(y_test, model.decision_function(X_test))
             for _, model in pgs_path(X, y, T_list, **kwargs)]
     times = [peers.run_pgs(X, y, T=int(T), **kwargs)[0] for T in T_list]
+    return times, accs
+
+
+def pgs_passes_curve(X, y, X_test, y_test, passes, seed, **params):
+    """pgs.train after each of `passes` (increasing, may be fractions of m / k), along
+    one run continued by warm starts (`pgs_path`); (cumulative s, accs)."""
+    T_list = [max(1, int(f * X.shape[0] / params.get("k", 1))) for f in passes]
+    times, accs = [], []
+    for seconds, model in pgs_path(X, y, T_list, seed=seed, **params):
+        times.append(seconds)
+        accs.append(float(np.mean(model.predict(X_test) == y_test)))
+    return times, accs
+
+
+def estimator_curve(X, y, X_test, y_test, passes, seed, **params):
+    """PGSClassifier(**params) after each of `passes` (increasing, may be fractions),
+    continued by warm starts (fit time only); (cumulative s, accs)."""
+    from pgs import PGSClassifier
+
+    est = PGSClassifier(random_state=seed, warm_start=True, **params)
+    m, k = X.shape[0], est.k
+    times, accs, total, done = [], [], 0.0, 0
+    for f in passes:
+        T = max(1, int(f * m / k))
+        est.set_params(T=T - done)
+        t0 = time.perf_counter()
+        est.fit(X, y)
+        total += time.perf_counter() - t0
+        done = T
+        times.append(total)
+        accs.append(float(np.mean(est.predict(X_test) == y_test)))
     return times, accs
 
 

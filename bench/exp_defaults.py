@@ -23,8 +23,6 @@ seconds, in the same round). The last table runs `pgs.train` with all its defaul
 `iterate` over 40 seeds: test accuracy and training objective of each iterate choice.
 """
 
-import gzip
-import struct
 import time
 import warnings
 
@@ -32,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.common import markdown_table, write_report
-from bench.data import a9a, mushrooms, rcv1_like, rcv1_sample, shared_data_dir, toy_gaussians
+from bench.data import a9a, mnist, mushrooms, rcv1_like, rcv1_sample, toy_gaussians
 
 #: pgs columns: (label, estimator arguments or a function of m giving them); the first
 #: is the estimator's defaults, each other one changes one default (or restores the former
@@ -56,23 +54,6 @@ SLOW_FIT_SECONDS = 20.0
 
 
 # ------------------------------------------------------------------------ data sets
-
-
-def _mnist():
-    d = shared_data_dir() / "mnist"
-
-    def images(name):
-        with gzip.open(d / name) as f:
-            _, n, r, c = struct.unpack(">IIII", f.read(16))
-            return np.frombuffer(f.read(), dtype=np.uint8).reshape(n, r * c) / 255.0
-
-    def labels(name):
-        with gzip.open(d / name) as f:
-            f.read(8)
-            return np.frombuffer(f.read(), dtype=np.uint8).astype(np.int64)
-
-    return (images("train-images-idx3-ubyte.gz"), labels("train-labels-idx1-ubyte.gz"),
-            images("t10k-images-idx3-ubyte.gz"), labels("t10k-labels-idx1-ubyte.gz"))
 
 
 def _split(X, y, test_fraction=0.25, seed=0):
@@ -114,7 +95,7 @@ def classification_sets(quick):
     for f in (a9a, mushrooms, rcv1_sample):
         s = f()
         sets.append((s.name, s.X_train, s.y_train, s.X_test, s.y_test, True))
-    Xm, ym, Xmt, ymt = _mnist()
+    Xm, ym, Xmt, ymt = mnist()
     if quick:
         Xm, ym = Xm[:10_000], ym[:10_000]
     sets.append(("MNIST (10 classes)", Xm, ym, Xmt, ymt, True))

@@ -31,25 +31,6 @@ TUNED = dict(loss="logistic", p=2.0, k=1, sigma=5e-7, iterate="average", t_offse
 ROUNDS = 2
 
 
-def _estimator_curve(X, y, X_test, y_test, passes, seed, **params):
-    """PGSClassifier(**params), continued by warm starts; (cumulative s, accs)."""
-    from pgs import PGSClassifier
-
-    est = PGSClassifier(random_state=seed, warm_start=True, **params)
-    m, k = X.shape[0], est.k
-    times, accs, total, done = [], [], 0.0, 0
-    for f in passes:
-        T = max(1, int(f * m / k))
-        est.set_params(T=T - done)
-        t0 = time.perf_counter()
-        est.fit(X, y)
-        total += time.perf_counter() - t0
-        done = T
-        times.append(total)
-        accs.append(float(np.mean(est.predict(X_test) == y_test)))
-    return times, accs
-
-
 def _sgd_curve(X, y, X_test, y_test, passes, seed, **params):
     """SGDClassifier(average=True, **params), one partial_fit per pass; (cumulative s, accs)."""
     from sklearn.linear_model import SGDClassifier
@@ -93,22 +74,12 @@ def _methods(variants=False):
     ]
 
 
-def _pgs_curve(X, y, X_test, y_test, passes, seed, **params):
-    """pgs.train along one run continued by warm starts; (cumulative s, accs)."""
-    T_list = [max(1, int(f * X.shape[0] / params.get("k", 1))) for f in passes]
-    times, accs = [], []
-    for seconds, model in curves.pgs_path(X, y, T_list, seed=seed, **params):
-        times.append(seconds)
-        accs.append(float(np.mean(model.predict(X_test) == y_test)))
-    return times, accs
-
-
 def _curve(kind, params, split, passes, seed):
     args = (split.X_train, split.y_train, split.X_test, split.y_test)
     if kind == "estimator":
-        return _estimator_curve(*args, passes, seed, **params)
+        return curves.estimator_curve(*args, passes, seed, **params)
     if kind == "pgs":
-        return _pgs_curve(*args, passes, seed, **params)
+        return curves.pgs_passes_curve(*args, passes, seed, **params)
     return _sgd_curve(*args, passes, seed, **params)
 
 

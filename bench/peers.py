@@ -61,14 +61,15 @@ def run_sgd(X, y, *, loss, sigma, passes=1, shuffle=True, seed=0):
         return time.perf_counter() - t0, clf
 
 
-def sgd_curve(X, y, X_test, y_test, *, loss, sigma, passes, shuffle=True, seed=0):
+def sgd_curve(X, y, X_test, y_test, *, loss, sigma, passes, shuffle=True, seed=0, **params):
     """Test accuracy after each pass of SGDClassifier.partial_fit; evaluation is not timed.
 
+    `params` go to SGDClassifier as they are (e.g. average, learning_rate, eta0).
     Returns (cumulative seconds, accuracies) per pass.
     """
     from sklearn.linear_model import SGDClassifier
     clf = SGDClassifier(loss=_SKLEARN_LOSS[loss], penalty="l2", alpha=sigma, shuffle=shuffle,
-                        random_state=seed, fit_intercept=True)
+                        random_state=seed, fit_intercept=True, **params)
     classes = np.unique(y)
     times, accs, total = [], [], 0.0
     for _ in range(passes):

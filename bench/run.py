@@ -38,6 +38,7 @@ EXPERIMENTS = {
     "variants": "bench.exp_variants",
     "time_to_accuracy": "bench.exp_time_to_accuracy",
     "time_to_accuracy_hard": "bench.exp_time_to_accuracy_hard",
+    "passes": "bench.exp_passes",
     "inverse_time": "bench.exp_inverse_time",
     "table2": "bench.exp_table2",
     "memory": "bench.exp_memory",
