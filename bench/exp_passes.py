@@ -47,12 +47,12 @@ from bench.exp_time_to_accuracy import TOLERANCE  # noqa: E402
 #: pgs.train configurations (sigma is tuned on the set's alpha grid). `needs` names a
 #: pgs.train argument the build must have, else the row is skipped.
 PGS_CONFIGS = [
-    dict(name="pgs tuned (t_offset=auto)", needs=None,
-         params=dict(loss="logistic", iterate="average", t_offset="auto",
-                     sampling="permutation", intercept_scaling=0.3)),
+    dict(name="pgs schedule=pgs (t_offset=auto)", needs=None,
+         params=dict(loss="logistic", schedule="pgs", iterate="average", t_offset="auto",
+                     sampling="permutation", intercept="column", intercept_scaling=0.3)),
     dict(name="pgs schedule=asgd", needs="schedule",
          params=dict(loss="logistic", schedule="asgd", eta0="auto", iterate="average",
-                     sampling="permutation")),
+                     sampling="permutation", intercept="free")),
 ]
 #: The constant step's grid, in units of 1 / mean ||x_i||^2 (rows of unit norm: eta0 itself).
 ETA0_FACTORS = (0.25, 1.0, 4.0, 16.0)

@@ -132,6 +132,7 @@ def _jobs(text):
 #: estimators never disagree.
 _OPTION_PARAMS = {
     "loss": "loss", "p": "p", "sigma": "sigma", "T": "T", "k": "k", "B": "B",
+    "schedule": "schedule", "eta0": "eta0", "intercept": "intercept",
     "iterate": "iterate", "seed": "random_state", "epsilon": "epsilon",
     "intercept_scaling": "intercept_scaling", "sampling": "sampling",
     "t_offset": "t_offset", "class_weight": "class_weight", "jobs": "n_jobs",
@@ -218,6 +219,7 @@ def _default_text(name):
 
 
 def _build_parser():
+    from pgs._defaults import INTERCEPTS, SCHEDULES
     from pgs._loss_table import LOSS_NAMES, LOSSES, loss_names
     from pgs._train import SAMPLING_MODES
     from pgs._validation import ITERATES
@@ -254,6 +256,12 @@ def _build_parser():
     tr.add_argument("--k", type=_positive_int, help="mini-batch size (<<k>>)")
     tr.add_argument("--B", type=_positive_or_auto,
                     help="radius of ||w||_p <= B, or 'auto' (<<B>>)")
+    tr.add_argument("--schedule", choices=SCHEDULES,
+                    help="step schedule: averaged SGD's or the paper's (<<schedule>>)")
+    tr.add_argument("--eta0", type=_positive_or_auto,
+                    help="first step of the asgd schedule, or 'auto' (<<eta0>>)")
+    tr.add_argument("--intercept", choices=INTERCEPTS,
+                    help="a free bias, or a regularised constant column (<<intercept>>)")
     tr.add_argument("--iterate", choices=ITERATES,
                     help="the iterate returned (<<iterate>>)")
     tr.add_argument("--sampling", choices=SAMPLING_MODES + ("auto",),

@@ -78,9 +78,8 @@ def _row_norm(X, q, icpt):
 
 
 def _row_sq_norms(X, q):
-    """A chunk's `pgs._defaults.row_sq_norms` and its number of stored entries."""
-    Xb = as_csr_buffers(X, check_entries=False)
-    return (*row_sq_norms(Xb, q), Xb.nnz)
+    """A chunk's `pgs._defaults.row_sq_norms`."""
+    return row_sq_norms(as_csr_buffers(X, check_entries=False), q)
 
 
 def _run_round(shard, task, lam, params):
@@ -277,7 +276,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
                                    "the rows' norms"))
     run = _prepare(shape_only, y, sample_weight=sample_weight,
                    track_loss=callback is not None, max_row_norm=max_row_norm,
-                   row_stats=stats, nnz=sum(n[2] for n in norms), **kwargs)
+                   row_stats=stats, **kwargs)
     if merge_every is None:
         merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
     params, state = P.setup(run, sizes, track_loss=callback is not None)

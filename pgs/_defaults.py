@@ -52,10 +52,15 @@ LEGACY_PARAMS = MappingProxyType(dict(schedule="pgs", eta0=None, intercept="colu
 AUTO_INTERCEPT_FRACTION = 0.3
 
 #: The free bias moves as a free column of value s would, s^2 = this times the mean
-#: squared row norm on sparse X (scikit-learn's SGD and svmasgd use 0.01 eta_t: a bias
-#: step as large as the weights' would make it the noisiest coordinate, as every row
-#: carries it), and the mean squared row norm itself on dense X.
-SPARSE_INTERCEPT_RATE = 0.01
+#: squared row norm: a bias step as large as the weights' makes it the noisiest
+#: coordinate, as every row carries it (scikit-learn's SGD and svmasgd take 0.01 eta_t on
+#: sparse data; measured on the dense hard set too: 0.01 gave 1-2 points more accuracy
+#: in the first passes than 1, bench/results/passes.md).
+INTERCEPT_RATE = 0.01
+
+#: The "auto" eta0 is this over the smoothness bound L R^2 (measured: 2 beat 1 and 4 over
+#: the hard sets, logistic and hinge; bench/results/passes.md).
+ETA0_FACTOR = 2.0
 
 
 def auto_sampling(sample_weight):
@@ -122,29 +127,29 @@ def auto_intercept_scaling(stats):
     return AUTO_INTERCEPT_FRACTION * math.sqrt(_mean(stats["sq"], stats["rows"]))
 
 
-def intercept_rate(stats, nnz, shape):
-    """The free bias's step, a factor of the schedule's eta_t: `SPARSE_INTERCEPT_RATE`
-    (sparse X) or 1 (dense: X holds at least half its entries) times the mean squared row
-    norm, so that scaling X by a (and sigma by a^2) leaves the decisions unchanged."""
-    rate = 1.0 if nnz >= 0.5 * shape[0] * shape[1] else SPARSE_INTERCEPT_RATE
-    return rate * _mean(stats["sq"], stats["rows"])
+def intercept_rate(stats):
+    """The free bias's step, a factor of the schedule's eta_t: `INTERCEPT_RATE` times the
+    mean squared row norm, so that scaling X by a (and sigma by a^2) leaves the decisions
+    unchanged."""
+    return INTERCEPT_RATE * _mean(stats["sq"], stats["rows"])
 
 
 def auto_eta0(spec, epsilon, sigma, stats, extra):
-    r"""The "auto" eta0 of the "asgd" schedule: ``1 / (L R^2)``, at most ``1 / (2 sigma)``.
+    r"""The "auto" eta0 of the "asgd" schedule: ``ETA0_FACTOR / (L R^2)``, below ``1 /
+    (2 sigma)``.
 
     L is the Lipschitz constant of the loss's derivative (1 for the losses with a kink,
-    as for a unit-width smoothing of it) and R^2 the mean squared dual norm of a row,
-    (`row_stats`), plus `extra` (the constant column's square or the free bias's rate):
-    the step at
-    which a smooth loss's SGD is stable, which averaged SGD keeps for its first
-    :math:`1 / (\sigma \eta_0)` iterations (Bach & Moulines 2013 take
-    :math:`1 / (4 R^2)` for least squares; measured on the hard RCV1-like set, logistic
-    and hinge: bench/results/passes.md). The cap keeps :math:`1 - \sigma\eta_t > 0`.
+    as for a unit-width smoothing of it) and R^2 the mean squared dual norm of a row
+    (`row_stats`) plus `extra` (the constant column's square, or the free bias's rate).
+    ``1 / (L R^2)`` is the step at which a smooth loss's SGD is stable, and averaged SGD
+    keeps its step for about :math:`1 / (\sigma \eta_0)` iterations; averaging
+    tolerates a larger one (Bach & Moulines 2013). The cap keeps :math:`1 - \sigma
+    \eta_t > 0`.
     """
     lip = spec.dloss_lipschitz
     if callable(lip):
         lip = lip(epsilon)
     if lip is None or not lip > 0.0:
         lip = 1.0
-    return min(1.0 / (lip * (_mean(stats["sq_q"], stats["rows"]) + extra)), 0.5 / sigma)
+    r2 = _mean(stats["sq_q"], stats["rows"]) + extra
+    return min(ETA0_FACTOR / (lip * r2), 0.5 / sigma)

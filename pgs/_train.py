@@ -140,11 +140,18 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
           validation_fraction=D.DEFAULTS["validation_fraction"], n_jobs=1, merge_every=None):
     r"""Train a linear model with the Primal Gradient Solver.
 
-    Minimises :math:`F(w) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
-    \ell(\langle w, x_i\rangle, y_i)` (weights :math:`s_i = 1` by default) by
-    stochastic dual averaging with the mirror map of the :math:`\ell_p`
-    regulariser (Zhu et al. 2009, Figure 1). Each iteration costs O(non-zeros of
-    the batch), for every p.
+    Minimises :math:`F(w, b) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
+    \ell(\langle w, x_i\rangle + b, y_i)` (weights :math:`s_i = 1` by default; the bias
+    b is free, or with ``intercept="column"`` the weight of a constant column, inside w
+    and its norm) by stochastic mirror descent on the dual of the :math:`\ell_p`
+    regulariser (Zhu et al. 2009, Figure 1; DESIGN.md 6c). Each iteration costs
+    O(non-zeros of the batch), for every p.
+
+    The defaults (`pgs.DEFAULTS`, shared with `PGSClassifier` and `PGSRegressor`) are the
+    fastest accurate set-up measured in bench/: the averaged-SGD schedule, the average
+    weighted by t, a free bias, a permutation per pass and sigma chosen on held-out
+    rows. The paper's set-up is the preset `pgs.PAPER`:
+    ``pgs.train(X, y, sigma=1e-4, **pgs.PAPER)``.
 
     Parameters
     ----------
@@ -159,20 +166,18 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         "modified_huber". Regression: "squared", "huber", "epsilon_insensitive",
         "absolute".
     p : float in (1, 2], default 2.0
-        Norm of the regulariser. p = 2 is Pegasos; p = 1.5 and p = 1.8 have
-        pow-free fast paths.
-    sigma : float > 0 or "auto", default 1e-4
+        Norm of the regulariser. p = 2 is Pegasos; p = 1.5 has a pow-free fast path.
+    sigma : float > 0 or "auto", default "auto"
         Regularisation strength (Pegasos' lambda). "auto" holds out
         `validation_fraction` of the rows (stratified for classification), trains every
         value of `sigma_grid` on the rest in lock-step (each row fetched once for all),
         takes the one with the best held-out accuracy (R^2 for regression; ties: the
         largest sigma), and returns the plain fit at that sigma on all the rows
         (``model.params["sigma"]``; the grid and its scores are ``model.sigma_grid`` and
-        ``model.sigma_scores``). The grid runs take 2/10 of the final fit's passes
-        (on bench/exp_defaults.py's classification sets as good picks as full runs'):
-        2.2-3.3x one fit's time (RCV1-like set), deterministic for a seed; they hold
-        ``len(sigma_grid)`` solvers' state at once, and `callback` sees the final fit
-        only. A warm start keeps its model's sigma.
+        ``model.sigma_scores``). The grid runs take `GRID_T_FRACTION` of the final
+        fit's passes (pgs/_sigma_auto.py; measured in bench/results/defaults.md),
+        deterministic for a seed; they hold ``len(sigma_grid)`` solvers' state at once,
+        and `callback` sees the final fit only. A warm start keeps its model's sigma.
     T : int >= 1, optional
         Number of iterations; default ``ceil(10 m / k)`` (ten passes' worth of
         samples). With `warm_start`, the number of further iterations.
@@ -186,29 +191,50 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         gradient is unbounded ("squared", "squared_hinge", "modified_huber") None
         means "auto", which the convergence theory requires and which keeps the
         iterates finite.
-    iterate : {"last", "average", "random"}, default "last"
-        Which iterate to return: the last one; the average of w_1..w_T; or the
+    schedule : {"asgd", "pgs"}, default "asgd"
+        The step size :math:`\eta_t` of the mirror descent :math:`z_t = (1 - \sigma
+        \eta_t) z_{t-1} - \eta_t g_t`, :math:`w_t = \nabla r^*(z_t)` (DESIGN.md 6c).
+        "pgs" is the paper's, :math:`\eta_t = 1 / (\sigma (t + t_0))` (Figure 1: the
+        dual average of the subgradients), whose first passes at small sigma are spent
+        getting out of its start. "asgd" is averaged SGD's, :math:`\eta_t = \eta_0 (1 +
+        \sigma \eta_0 t)^{-3/4}` (Xu 2011; Bottou's svmasgd): a nearly constant step
+        for the first :math:`1/(\sigma \eta_0)` iterations, whose noise the average
+        removes. On the hard RCV1-like and dense sets it needs a third to a half of
+        the passes of scikit-learn's averaged SGD (bench/results/passes.md).
+    eta0 : float > 0 or "auto", default "auto"
+        The "asgd" schedule's first step (below 1 / sigma). "auto" is
+        ``2 / (L R^2)``: L the Lipschitz constant of the loss's derivative (1 for
+        the losses with a kink), R^2 the mean squared dual norm of the rows, the bias
+        included (`pgs._defaults.auto_eta0`; O(nnz) once). Ignored by "pgs".
+    iterate : {"average", "last", "random"}, default "average"
+        Which iterate to return: the average of the iterates, weighted by t under
+        "asgd" (Lacoste-Julien, Schmidt & Bach 2012: it forgets the start, as the
+        uniform average does not) and uniform under "pgs"; the last one; or the
         paper's, drawn uniformly from 1..T by the seed. The paper's guarantee holds in
         expectation over that draw, which is a lottery for one model (a9a, 40 seeds:
         test accuracy 72.1-84.6%, objective up to 4.5x the median's). The last iterate
         keeps a guarantee without it: for p = 2, k = 1 (SGD with steps
         :math:`1/(\sigma t)`) :math:`E F(w_T) - F^* = O(\log T / (\sigma T))` (Shamir &
-        Zhang, ICML 2013). Measured with the other defaults (bench/results/defaults.md)
-        it has the lowest median and 90th-percentile objective of the three on a9a,
-        mushrooms and the RCV1 sample; the average suffers from the first iterates'
-        steps :math:`1/(\sigma t)` at ``t_offset=0`` (with ``t_offset="auto"``, as in
-        the estimators, it is the more accurate).
+        Zhang, ICML 2013).
     fit_intercept : bool, default True
-        Append a constant column of value `intercept_scaling`, regularised like
-        the rest (paper section VII; as LIBLINEAR). X is not copied for this.
-    intercept_scaling : float > 0, default 1.0
-        Value s of the constant column. The bias b = s w_b is penalised by
-        :math:`\sigma b^2 / (2 s^2)` and moves by :math:`s^2 |\ell'| / (\sigma (t + t_0))`
-        per sampled row, while the convergence bound grows with
+        Fit a bias b (`intercept`).
+    intercept : {"free", "column"}, default "free"
+        "free": b is not regularised and moves by plain SGD steps,
+        :math:`b \leftarrow b - 0.01 \bar R^2 \eta_t \ell'` (:math:`\bar R^2` the mean
+        squared row norm: as a free column of value :math:`0.1 \bar R` would; scikit-
+        learn's SGD and svmasgd take 0.01 eta_t on sparse data). "column": the paper's
+        section VII (and LIBLINEAR's): a constant column of value `intercept_scaling`,
+        regularised like the rest, :math:`b = s w_b`. X is not copied for either.
+    intercept_scaling : float > 0 or "auto", default "auto"
+        Value s of the constant column (``intercept="column"``). "auto" is 0.3 times
+        the root-mean-square row norm. The bias is penalised by
+        :math:`\sigma b^2 / (2 s^2)` and moves by :math:`s^2 |\ell'| \eta_t` per
+        sampled row, while the convergence bound grows with
         :math:`G^2 = \max_i \|x_i\|^2 + s^2`. So s much larger than the rows' norm
-        makes the bias far noisier than the optimum's scale (hinge: b lies on a grid of
-        step :math:`s^2 / (\sigma (t + t_0))`, 5 at s = 10, sigma = 1e-4, t = 2e5) and
-        the model can collapse until T is well beyond :math:`s^2 / (\sigma |b^*|)`.
+        makes the bias far noisier than the optimum's scale (hinge under "pgs": b lies
+        on a grid of step :math:`s^2 / (\sigma (t + t_0))`, 5 at s = 10, sigma = 1e-4,
+        t = 2e5) and the model can collapse until T is well beyond
+        :math:`s^2 / (\sigma |b^*|)`.
     seed : None or int >= 0, default None
         Seeds row sampling and the random iterate. The same seed gives a
         bit-identical model. None draws fresh entropy, recorded in
@@ -222,12 +248,14 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         table, built once) and the gradient is scaled by the mean weight, so an
         iteration stays O(k d); with the other modes each row's gradient is
         scaled by its weight.
-    sampling : {"iid", "permutation", "cyclic"}, default "iid"
+    sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
         How rows are drawn: i.i.d. uniformly with replacement (the paper's, what
         its guarantees assume); a fresh random order every pass (without
         replacement: usually as good in practice, and faster); or the rows in
         the given order (fastest, for data that is already shuffled; the i.i.d.
-        analysis does not cover it, and sorted data makes it fail).
+        analysis does not cover it, and sorted data makes it fail). "auto" is
+        "permutation", or "iid" with weights (a permutation would scale each row's
+        gradient by its own weight, whose spread can be huge).
     callback : callable, optional
         Called as ``callback(progress)`` with a `Progress` every `callback_every`
         iterations (the kernel runs in chunks between calls and resumes exactly:
@@ -243,8 +271,8 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         `warm_start`.
     warm_start : Model, optional
         A model trained with ``keep_state=True`` on data with the same number of
-        features and the same loss, p, sigma, k, B, fit_intercept,
-        intercept_scaling, epsilon and sampling: runs `T` more iterations,
+        features and the same loss, p, sigma, k, B, schedule, eta0, fit_intercept,
+        intercept, intercept_scaling, epsilon and sampling: runs `T` more iterations,
         continuing its dual accumulator and its PRNG stream. For iterate "last"
         and "average", T1 iterations then T2 more equal T1 + T2 at once, bit for
         bit. For "random", the returned iterate is uniform over all iterations
@@ -253,10 +281,11 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         Deprecated, no effect: the mini-batch threads were removed (on two cores they
         never beat one thread, as every batch's update shares cache lines between
         them). Passing it warns; it will be removed.
-    t_offset : float >= 0 or "auto", default 0
-        Iteration offset t0: the iterate is :math:`w_t = \nabla r^*(\lambda_t /
-        ((t + t_0)\sigma))`, i.e. the first steps are :math:`1/(\sigma(t + t_0))`
-        instead of Pegasos' :math:`1/(\sigma t)`, which at small sigma throw the
+    t_offset : float >= 0 or "auto", default "auto"
+        The "pgs" schedule's iteration offset t0 (ignored by "asgd"): the iterate is
+        :math:`w_t = \nabla r^*(\lambda_t / ((t + t_0)\sigma))`, i.e. the first steps are
+        :math:`1/(\sigma(t + t_0))` instead of Pegasos' :math:`1/(\sigma t)`, which at
+        small sigma throw the
         first iterates far outside the ball that holds the optimum. This is dual
         averaging with the extra proximal term :math:`t_0 \sigma r(w)` (Xiao 2010;
         for p = 2 and k = 1 it is SGD with step :math:`1/(\sigma(t + t_0))`, scikit-
@@ -510,10 +539,10 @@ def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None,
              sample_weight=None, sampling=D.DEFAULTS["sampling"], track_loss=False,
              warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
              fixed_rows=None, known_classes=None, max_row_norm=None, row_stats=None,
-             nnz=None, k_above_rows=False):
+             k_above_rows=False):
     """Validate one `train` call and build its solver (see `_fit`); `k_above_rows` lets
     a mini-batch hold more rows than X has (the estimators' partial_fit); `row_stats`
-    (`pgs._defaults.row_stats`) and `nnz` stand for X's when X is not here (`pgs.dask`)."""
+    (`pgs._defaults.row_stats`) stands for X's when X is not here (`pgs.dask`)."""
     loss_id = V.check_loss(loss)
     p = V.check_p(p)
     sigma = V.check_positive("sigma", sigma)
@@ -539,7 +568,6 @@ def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None,
     # Entries are checked by the kernel as it reads each row (see _margin).
     Xb = as_csr_buffers(X, check_entries=False)
     m, n_features = Xb.shape
-    nnz = Xb.nnz if nnz is None else nnz
     classification = loss in V.CLASSIFICATION_LOSSES
     if known_classes is None:
         known_classes = getattr(warm_start, "classes", None)
@@ -577,8 +605,7 @@ def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None,
         intercept_scaling = D.auto_intercept_scaling(stats())
     column = fit_intercept and intercept == "column"
     icpt = intercept_scaling if column else 0.0
-    icpt_rate = D.intercept_rate(stats(), nnz, Xb.shape) if fit_intercept and not column \
-        else 0.0
+    icpt_rate = D.intercept_rate(stats()) if fit_intercept and not column else 0.0
     if schedule == "asgd":
         t_offset = 0.0          # (the paper schedule's; "asgd" has eta0)
         if eta0 == "auto":

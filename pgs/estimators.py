@@ -301,16 +301,13 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     sigma : float > 0 or "auto", default "auto"
         Regularisation strength (scikit-learn's ``alpha`` of SGDClassifier). "auto"
         holds out `validation_fraction` of the rows (stratified by class), trains every
-        value of `sigma_grid` on the rest for 2 of the 10 passes, all in lock-step (each
-        row fetched from memory once for every value and class), and refits the value
-        with the best held-out accuracy (ties: the largest) on all the rows: the model
-        is exactly the fit at ``sigma=sigma_``. One sigma is shared by all the
+        value of `sigma_grid` on the rest, all in lock-step (each row fetched from memory
+        once for every value and class), and refits the value with the best held-out
+        accuracy (ties: the largest) on all the rows: the model is exactly the fit at
+        ``sigma=sigma_`` (see :func:`pgs.train`). One sigma is shared by all the
         one-vs-rest problems and scored on their joint (argmax) prediction, since their
-        margins are compared with each other. No fixed sigma is right for every data
-        set (bench/results/defaults.md: the best one spans 0.01-10 times
-        ``mean ||x||^2 / m``); "auto" took 2.2-3.3 times one fit on the RCV1-like
-        set. `partial_fit`'s first call chooses it on its batch; warm starts and later
-        calls keep `sigma_`.
+        margins are compared with each other. `partial_fit`'s first call chooses it on
+        its batch; warm starts and later calls keep `sigma_`.
     T : int >= 1 or None, default None
         Iterations per binary problem and per `fit`; None means ``ceil(10 m / k)``,
         ten passes over the data. Ignored by `partial_fit`.
@@ -320,46 +317,23 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         from it, so its rows repeat, and warns.
     B : None, "auto" or float > 0, default None
         Radius of the domain :math:`\|w\|_p \le B`; see :func:`pgs.train`.
+    schedule : {"asgd", "pgs"}, default "asgd"
+    eta0 : float > 0 or "auto", default "auto"
     iterate : {"average", "last", "random"}, default "average"
-        Which iterate each problem returns: the average of w_1..w_T (its guarantee
-        holds for the returned model, not only in expectation over a draw), the last
-        one, or the paper's draw from 1..T (which may pick an early, poor iterate).
-        With ``t_offset="auto"`` the first iterates are not thrown far out, and in
-        bench/results/defaults.md the average beat the last iterate on 6 of the 8
-        classification sets (by 0.76 points on MNIST, 0.5 on the sparse 8-class set)
-        and lost 0.08 (mushrooms) and 0.4 (the 500 test rows of the RCV1 sample).
-        "last" and "average" make warm starts exact continuations (see Notes).
     fit_intercept : bool, default True
-        Learn a bias as the weight of a constant column of value `intercept_scaling`,
-        regularised like the other weights.
+    intercept : {"free", "column"}, default "free"
     intercept_scaling : float > 0 or "auto", default "auto"
-        Value s of that constant column. "auto" is 0.3 times the root-mean-square row
-        norm of the training X (0.3 for L2-normalised rows; the value used is
-        `intercept_scaling_`). The bias b = s w_b is penalised by
-        :math:`\sigma b^2 / (2 s^2)` and moves by :math:`s^2 / (\sigma (t + t_0))` per
-        sampled gradient, while the convergence bound grows with
-        :math:`G^2 = \max_i \|x_i\|^2 + s^2`. The default (`pgs.train` uses 1, as
-        LIBLINEAR) trades a slightly larger bias penalty for a much less noisy bias;
-        measured on L2-normalised sparse rows it cuts the 5-pass objective gap 2-4x
-        (bench/exp_ovr_gap.py), and relative to the row norm it makes the fit invariant to
-        the scale of X. Large values (e.g. 10 on unit-norm rows) make the bias
-        jump by :math:`s^2/(\sigma t)`, far more than the optimum's scale, and the
-        model collapses within a few passes; that is the algorithm, not a bug.
+    sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
+    t_offset : float >= 0 or "auto", default "auto"
+        As for :func:`pgs.train`, with the same defaults (`pgs.DEFAULTS`): the
+        averaged-SGD step schedule with eta0 from the rows' norms, the iterates
+        averaged with weights proportional to t, a free bias, a fresh permutation of
+        the rows every pass ("iid", rows drawn with probability proportional to weight,
+        when sample or class weights are given). A warm start or `partial_fit` keeps
+        the resolved values of the first fit. "last" and "average" make warm starts
+        exact continuations (see Notes).
     epsilon : float or None, default None
         Shape parameter of "smooth_hinge" (default 1.0).
-    sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
-        How rows are drawn (see :func:`pgs.train`): with replacement (the paper, and
-        `pgs.train`'s default), a fresh random permutation per pass (as SGDClassifier's
-        ``shuffle=True``; measured to halve the objective gap after a few passes), or in
-        order. "auto" is "permutation" without weights and "iid" (rows drawn with
-        probability proportional to weight) when sample or class weights are given,
-        since a permutation scales each row's gradient by its own weight; a warm start
-        or `partial_fit` keeps the mode of the first fit.
-    t_offset : float >= 0 or "auto", default "auto"
-        Iteration offset t0 of the steps :math:`1/(\sigma(t + t_0))` (`pgs.train`'s
-        default is 0, the paper's). "auto" minimises the convergence bound stated in
-        :func:`pgs.train`; it keeps the first iterates inside the region of the optimum
-        instead of Pegasos' huge first steps :math:`1/(\sigma t)`.
     random_state : None, int >= 0 or numpy RandomState, default None
         Seeds row sampling. Every binary problem is seeded with ``random_state``
         itself: problem ``c`` equals ``pgs.train(X, y == classes_[c], seed=random_state)``
@@ -721,21 +695,14 @@ class PGSRegressor(RegressorMixin, _PGSBase):
     loss : {"squared", "huber", "epsilon_insensitive", "absolute"}, default "squared"
         "squared" is :math:`(z - y)^2` (no 1/2). Its gradient is unbounded, so the
         domain radius defaults to the automatic B (see :func:`pgs.train`).
-    p, sigma, T, k, B, fit_intercept, random_state, sigma_grid, validation_fraction
-        As in `PGSClassifier`; "auto" sigma picks the best held-out R^2.
-    intercept_scaling : float > 0 or "auto", default "auto"
-    sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
-    t_offset : float >= 0 or "auto", default "auto"
-        As in `PGSClassifier`: the same defaults. In bench/results/defaults.md, on the
-        generated regression sets, `pgs.train`'s t_offset=0 lost 0.003-0.11 of test
-        R^2, "iid" up to 0.01 and intercept_scaling=1 up to 0.002, and the former
-        defaults (these with sigma=1e-4, iterate="last") diverged on non-centred
-        dense features (R^2 < -1000).
+    p, sigma, T, k, B, schedule, eta0, iterate, random_state, sigma_grid
+        As in `PGSClassifier`, with the same defaults (`pgs.DEFAULTS`); "auto" sigma
+        picks the best held-out R^2.
+    fit_intercept, intercept, intercept_scaling, sampling, t_offset, validation_fraction
+        As in `PGSClassifier`.
     n_jobs, warm_start
         As in `PGSClassifier`; `n_jobs` threads split the rows and merge their dual
         states (one problem: ``pgs.train(..., n_jobs=n_jobs)``).
-    iterate : {"average", "last", "random"}, default "average"
-        As in `PGSClassifier`.
     epsilon : float or None, default None
         Shape parameter of "huber" (default 1.0) and "epsilon_insensitive" (0.1).
 
