@@ -40,7 +40,8 @@ class SigmaSearch(NamedTuple):
     Attributes
     ----------
     sigma : float
-        The chosen value: the largest of the grid values with the best score.
+        The chosen value: the largest of the grid values whose score is within one
+        standard error of the best (`choose`).
     grid : ndarray of float64
         The grid, ascending.
     scores : ndarray of float64
@@ -149,6 +150,32 @@ def _rows(Xb, rows):
     return X[rows]
 
 
+def accuracy_standard_error(accuracy, n_eff):
+    """The standard error of an accuracy measured on `n_eff` (effective) rows."""
+    return math.sqrt(max(accuracy * (1.0 - accuracy), 0.0) / max(n_eff, 1.0))
+
+
+def r2_standard_error(r2, n_eff):
+    """The standard error of an R^2 measured on `n_eff` (effective) rows: (1 - R^2)
+    sqrt(2 / n), as the mean of n squared Gaussian residuals has relative error
+    sqrt(2 / n)."""
+    return max(1.0 - r2, 0.0) * math.sqrt(2.0 / max(n_eff, 1.0))
+
+
+def choose(grid, scores, standard_error):
+    """The grid value chosen from its validation scores: the largest sigma whose score is
+    within `standard_error` of the best (the one-standard-error rule, Breiman et al.
+    1984: the short grid runs cannot tell apart the small sigmas, which overfit later;
+    exact ties are the special case). NaN scores never win; all NaN: the largest sigma."""
+    finite = np.isfinite(scores)
+    if not np.any(finite):
+        return float(grid[-1])
+    best = float(np.max(scores[finite]))
+    tolerance = standard_error if math.isfinite(standard_error) else 0.0
+    ok = np.flatnonzero(finite & (scores >= best - tolerance))
+    return float(grid[ok[-1]])
+
+
 def weighted_accuracy(y_true, y_pred, sample_weight=None):
     """(Weighted) share of exact matches."""
     return float(np.average(y_true == y_pred, weights=sample_weight))
@@ -178,7 +205,9 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     score : callable
         ``score(models, X_val, val_rows)`` -> float, higher is better: `models` are one
         grid value's trained problems (in the order of `targets`), `X_val` the validation
-        rows (CSR) and `val_rows` their indices in X.
+        rows (CSR) and `val_rows` their indices in X. Its attribute
+        ``score.standard_error(score, n_eff)`` gives the tolerance of `choose`
+        (`accuracy_standard_error`, `r2_standard_error`).
     grid : ndarray of float64 or None
         Ascending sigma values; None for `default_sigma_grid` of X.
     validation_fraction : float in (0, 1)
@@ -225,9 +254,13 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
                        **train_kwargs)
     scores = np.array([score(models[g * n:(g + 1) * n], X_val, val)
                        for g in range(grid.shape[0])], dtype=np.float64)
-    best = np.flatnonzero(scores == np.nanmax(scores)) if np.any(np.isfinite(scores)) \
-        else np.arange(grid.shape[0])
-    return SigmaSearch(float(grid[best[-1]]), grid, scores)
+    w_val = validation_weights(sample_weight, val)
+    # (Kish's effective size, with the weights scaled to a maximum of 1: no overflow)
+    w_val = None if w_val is None else w_val / np.max(w_val)
+    n_eff = float(val.shape[0]) if w_val is None else \
+        float(np.sum(w_val)) ** 2 / float(np.sum(w_val * w_val))
+    best = float(np.nanmax(scores)) if np.any(np.isfinite(scores)) else math.nan
+    return SigmaSearch(choose(grid, scores, score.standard_error(best, n_eff)), grid, scores)
 
 
 def validation_weights(sample_weight, rows):
@@ -254,6 +287,7 @@ def classifier_score(y_index, weights, *, threshold=0.0):
         Z = Z + np.array([model.intercept for model in models])
         pred = (Z[:, 0] > threshold).astype(np.intp) if len(models) == 1 else Z.argmax(axis=1)
         return weighted_accuracy(y_index[rows], pred, validation_weights(weights, rows))
+    score.standard_error = accuracy_standard_error
     return score
 
 
@@ -262,6 +296,7 @@ def regressor_score(y, weights):
     def score(models, X_val, rows):
         return weighted_r2(y[rows], models[0].decision_function(X_val),
                            validation_weights(weights, rows))
+    score.standard_error = r2_standard_error
     return score
 
 
@@ -298,6 +333,8 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwa
         if classification:
             return weighted_accuracy(y_kernel[rows], np.where(z > 0, 1.0, -1.0), w)
         return weighted_r2(y_kernel[rows], z, w)
+
+    score.standard_error = accuracy_standard_error if classification else r2_standard_error
 
     search_kwargs = {key: value for key, value in kwargs.items()
                      if key not in ("T", "sample_weight", "callback", "callback_every",

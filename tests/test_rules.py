@@ -432,13 +432,20 @@ def test_sigma_auto_ties_go_to_the_largest_sigma_end_to_end():
     assert clf.sigma_ == 1.0
 
 
-def _crafted_search(scores_by_sigma, grid):
-    """`search_sigma` with a score function returning crafted scores per sigma."""
+def _crafted_search(scores_by_sigma, grid, se=0.0, seen=None):
+    """`search_sigma` with a score function returning crafted scores per sigma, and a
+    standard error `se` (the arguments it is called with go to `seen`)."""
     X, y = _separable(30)
 
     def score(models, X_val, rows):
         return scores_by_sigma[models[0].params["sigma"]]
 
+    def standard_error(best, n_eff):
+        if seen is not None:
+            seen.append((best, n_eff))
+        return se
+
+    score.standard_error = standard_error
     return SA.search_sigma(as_csr_buffers(X), [y], score, grid=np.asarray(grid),
                            validation_fraction=0.2, seed=0, T=30, loss="hinge",
                            fit_intercept=False)
@@ -456,8 +463,35 @@ def _crafted_search(scores_by_sigma, grid):
     ([-np.inf, -np.inf, -np.inf, -2.0, -2.0], 4),  # R^2 can be -inf
 ])
 def test_sigma_auto_tie_rule_on_crafted_scores(scores, chosen):
-    """The choice: the largest grid value among those with the best score."""
+    """With a standard error of 0: the largest grid value among those with the best score."""
     grid = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
-    result = _crafted_search(dict(zip(grid, scores, strict=True)), grid)
+    seen = []
+    result = _crafted_search(dict(zip(grid, scores, strict=True)), grid, seen=seen)
     np.testing.assert_array_equal(result.scores, scores)
     assert result.sigma == grid[chosen]
+    # the standard error is asked at the best finite score, for the 6 held-out rows of 30
+    best = max((v for v in scores if np.isfinite(v)), default=np.nan)
+    assert len(seen) == 1 and seen[0][1] == 6.0
+    assert seen[0][0] == best or (np.isnan(best) and np.isnan(seen[0][0]))
+
+
+@pytest.mark.parametrize("scores, se, chosen", [
+    ([0.80, 0.85, 0.84, 0.83, 0.50], 0.02, 3),   # within one SE of the best: the largest
+    ([0.80, 0.85, 0.84, 0.82, 0.50], 0.02, 2),   # 0.82 is just outside
+    ([0.80, 0.85, 0.84, 0.83, 0.50], 0.0, 1),    # no tolerance: the argmax
+    ([0.85, 0.10, 0.84, 0.20, 0.30], 0.02, 2),   # the band need not be contiguous
+    ([0.80, np.nan, 0.84, np.nan, 0.50], 0.05, 2),  # NaN never chosen
+])
+def test_sigma_auto_one_standard_error_rule(scores, se, chosen):
+    """The choice: the largest sigma whose score is within one standard error of the best."""
+    grid = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
+    result = _crafted_search(dict(zip(grid, scores, strict=True)), grid, se=se)
+    assert result.sigma == grid[chosen]
+
+
+def test_sigma_auto_standard_errors_closed_form():
+    """The binomial standard error of an accuracy; (1 - R^2) sqrt(2 / n) for R^2."""
+    assert SA.accuracy_standard_error(0.8, 400) == pytest.approx(0.02, rel=1e-15)
+    assert SA.accuracy_standard_error(1.0, 400) == 0.0
+    assert SA.r2_standard_error(0.5, 200) == pytest.approx(0.05, rel=1e-15)
+    assert SA.r2_standard_error(1.0, 200) == 0.0

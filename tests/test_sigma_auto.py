@@ -142,9 +142,11 @@ def test_classifier_shares_one_sigma_scored_on_the_multiclass_prediction():
     assert clf.sigma == "auto"
     assert {model.params["sigma"] for model in clf._models} == {clf.sigma_}
     scores = clf.sigma_scores_
-    assert clf.sigma_ == clf.sigma_grid_[np.flatnonzero(scores == scores.max())[-1]]
-    # Each score: a plain multiclass fit on the training split, scored on the rest.
+    # Each score: a plain multiclass fit on the training split, scored on the rest; the
+    # choice: the largest sigma within one standard error of the best accuracy.
     train, val = SA.validation_split(X.shape[0], 0.2, 3, y)
+    assert clf.sigma_ == SA.choose(clf.sigma_grid_, scores, SA.accuracy_standard_error(
+        scores.max(), val.shape[0]))
     for s, score in zip(clf.sigma_grid_, scores, strict=True):
         ref = PGSClassifier(sigma=s, random_state=3, intercept_scaling=clf.intercept_scaling_,
                             T=_grid_T(1500, train.shape[0], X.shape[0])).fit(X[train], y[train])
@@ -157,18 +159,20 @@ def test_classifier_shares_one_sigma_scored_on_the_multiclass_prediction():
     np.testing.assert_array_equal(clf.coef_, again.coef_)
 
 
-def test_regressor_sigma_auto_is_the_argmax_of_r2_and_a_plain_fit():
+def test_regressor_sigma_auto_is_chosen_by_r2_and_a_plain_fit():
     from pgs import PGSRegressor
     rng = np.random.default_rng(4)
     X = rng.normal(size=(300, 6)) + 2.0
     y = X @ rng.normal(size=6) + 0.3 * rng.normal(size=300)
     reg = PGSRegressor(random_state=0).fit(X, y)
     scores = reg.sigma_scores_
-    assert reg.sigma_ == reg.sigma_grid_[np.flatnonzero(scores == scores.max())[-1]]
     train, val = SA.validation_split(300, 0.2, 0)
+    assert reg.sigma_ == SA.choose(reg.sigma_grid_, scores, SA.r2_standard_error(
+        scores.max(), val.shape[0]))
     ref = PGSRegressor(sigma=reg.sigma_, random_state=0, intercept_scaling=reg.intercept_scaling_,
                        T=_grid_T(3000, train.shape[0], 300)).fit(X[train], y[train])
-    assert scores.max() == pytest.approx(ref.score(X[val], y[val]), rel=1e-12)
+    chosen = np.flatnonzero(reg.sigma_grid_ == reg.sigma_)[0]
+    assert scores[chosen] == pytest.approx(ref.score(X[val], y[val]), rel=1e-12)
     plain = PGSRegressor(sigma=reg.sigma_, random_state=0).fit(X, y)
     np.testing.assert_array_equal(reg.coef_, plain.coef_)
     assert reg.intercept_ == plain.intercept_
