@@ -216,3 +216,110 @@ def pgs_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, B=None, icpt=0
         lam = lam + change
         t += total
     return iterate(lam / ((t + t_offset) * sigma)), iterates
+
+
+def asgd_step(eta0, sigma):
+    """Averaged SGD's step eta_t = eta0 (1 + sigma eta0 t)^(-3/4), t = 0, 1, ... before
+    iteration t + 1 (the kernel's "asgd" schedule; Xu 2011, Bottou's svmasgd)."""
+    return lambda t: eta0 * (1.0 + sigma * eta0 * t) ** -0.75
+
+
+def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, icpt=0.0,
+                             eps=0.0, bias_rate=0.0, weights=None):
+    """Stochastic mirror descent on the dual point z with a step function (DESIGN.md 6c).
+
+    Per iteration t = 1..T with eta = step(t - 1): the batch's subgradient g at (w, b),
+    ``z <- (1 - sigma eta) z - eta g``, ``w = grad r*(z)`` (then rescaled into
+    ``||w||_p <= B``; z itself is not), and a free bias ``b <- b - bias_rate eta g_b``.
+    `weights` scale each row's gradient (the cyclic and permutation samplers'). Returns
+    the list of (w_t, b_t). With ``step(t) = 1 / (sigma (t + 1 + t0))`` it is
+    `pgs_reference`.
+    """
+    X = np.asarray(X, dtype=float)
+    m, n = X.shape
+    Xa = np.hstack([X, np.full((m, 1), icpt)])
+    z = np.zeros(n + 1)
+    w = np.zeros(n + 1)
+    b = 0.0
+    iterates = []
+    for t in range(1, T + 1):
+        eta = step(t - 1)
+        g = np.zeros(n + 1)
+        g_b = 0.0
+        for i in rows[(t - 1) * k: t * k]:
+            d = dloss(loss, Xa[i] @ w + b, y[i], eps) * (1.0 if weights is None else weights[i])
+            g += d * Xa[i] / k
+            g_b += d / k
+        z = (1.0 - sigma * eta) * z - eta * g
+        w = grad_r_star(z, p)
+        if B is not None:
+            norm_w = np.sum(np.abs(w) ** p) ** (1 / p)
+            if norm_w > B:
+                w = w * (B / norm_w)
+        b = b - bias_rate * eta * g_b
+        iterates.append((w.copy(), b))
+    return iterates
+
+
+def weighted_average(iterates, weight=lambda t: t):
+    """sum_t weight(t) (w_t, b_t) / sum_t weight(t) over iterates numbered from 1."""
+    ws = np.array([weight(t) for t in range(1, len(iterates) + 1)], dtype=float)
+    w = sum(c * it[0] for c, it in zip(ws, iterates, strict=True)) / ws.sum()
+    b = sum(c * it[1] for c, it in zip(ws, iterates, strict=True)) / ws.sum()
+    return w, b
+
+
+def asgd_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, eta0, B=None,
+                          bias_rate=0.0, eps=0.0):
+    """Parallel PGS under the "asgd" schedule (docs/parallel.md), rows taken cyclically
+    within each shard, k = 1, a free bias.
+
+    Rounds as in `pgs_rounds_reference`; worker v starts from the common dual point z and
+    bias b at the common t, runs its steps with eta_{t + s - 1} (`asgd_step`) on its shard,
+    and the merge takes the workers' points weighted by their shares rho_v (model
+    averaging). Returns (the merged (w, b), the local iterates in order with their
+    averaging weight t + s: [(w, b, weight), ...]).
+    """
+    X = np.asarray(X, dtype=float)
+    m, n = X.shape
+    Xa = np.hstack([X, np.zeros((m, 1))])
+    step = asgd_step(eta0, sigma)
+    W = len(bounds)
+    sizes = [hi - lo for lo, hi in bounds]
+    pos = [0] * W
+    z, b, t = np.zeros(n + 1), 0.0, 0
+
+    def iterate(zv):
+        w = grad_r_star(zv, p)
+        if B is not None:
+            norm_w = np.sum(np.abs(w) ** p) ** (1 / p)
+            if norm_w > B:
+                w = w * (B / norm_w)
+        return w
+
+    iterates = []
+    while t < T:
+        total = min(W * tau, T - t)
+        steps = [total * s // m for s in sizes]
+        rests = sorted(range(W), key=lambda v: (-(total * sizes[v] % m), v))
+        for v in rests[:total - sum(steps)]:
+            steps[v] += 1
+        z_new, b_new = np.zeros(n + 1), 0.0
+        for v, (lo, _hi) in enumerate(bounds):
+            rho = steps[v] / total
+            zv, bv = z.copy(), b
+            w = iterate(zv)
+            for s in range(1, steps[v] + 1):
+                i = lo + pos[v] % sizes[v]
+                pos[v] += 1
+                eta = step(t + s - 1)
+                d = dloss(loss, Xa[i] @ w + bv, y[i], eps)
+                zv = (1.0 - sigma * eta) * zv - eta * d * Xa[i]
+                bv = bv - bias_rate * eta * d
+                w = iterate(zv)
+                iterates.append((w.copy(), bv, t + s))
+            z_new += rho * zv
+            b_new += rho * bv
+        z, b = z_new, b_new
+        t += total
+    return (iterate(z), b), iterates
