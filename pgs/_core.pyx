@@ -9,7 +9,7 @@ The loop is compiled once per loss (a fused tag type, pgs/_losses.pxd), data dty
 and index dtype; the variants of p live inside the dual vector's `dual_add`.
 """
 
-from libc.math cimport pow, fabs, isfinite, INFINITY
+from libc.math cimport pow, isfinite, INFINITY
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
@@ -25,11 +25,10 @@ from pgs._losses cimport (
     Huber, EpsilonInsensitive, Absolute,
 )
 from pgs._dual cimport (
-    DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, POW_CHUNK, PGS_PREFETCH,
-    pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_powers, dual_dot,
-    dual_add, dual_maintain, dual_set_scale, dual_project, dual_add_to_average,
-    dual_write_w, dual_average_to, dual_exact_Q, dual_u, dual_renormalise, dual_rescale,
-    dual_recompute_Q,
+    DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, PGS_PREFETCH, pgs_powers_init,
+    pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
+    dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
+    dual_exact_Q, dual_u, dual_renormalise, dual_rescale, dual_recompute_Q,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
 
@@ -251,18 +250,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         if status != PGS_OK:
             break
 
-        # The step: the paper's leaves lam's gradients at weight 1 (gw) and divides lam by
-        # (t + t0) sigma; SCHED_ASGD keeps the dual point as zs lam, zs shrinking by
-        # (1 - sigma eta_t), so a gradient enters lam with weight eta_t / zs (DESIGN.md 6c)
-        if prm.schedule == SCHED_ASGD:
-            eta = prm.eta0 * pow(1.0 + prm.sigma * prm.eta0 * <double>st.t, -0.75)
-            st.zs *= 1.0 - prm.sigma * eta
-            if st.zs < 1e-30:
-                dual_renormalise(&dv, st.zs)
-                st.zs = 1.0
-            gw = eta / st.zs
-
-        # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i>, y_i) / k. (The
+        # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i> + b, y_i) / k. (The
         #    row AHEAD places on is prefetched meanwhile, in this batch or the next.)
         gsum = 0.0
         for r in range(k):
@@ -279,22 +267,30 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                 break
             st.coefs[r] = _coef(tag, loss_id, z, i, y, g_scale, smp, prm, st)
             gsum += st.coefs[r]
-            st.coefs[r] *= gw
         if status != PGS_OK:
             break
 
-        # 3. lam <- lam - lambda_t, one row after another
+        # 3. lam <- lam - gw lambda_t, one row after another. The paper's step keeps gw = 1
+        #    (lam / ((t + t0) sigma) is its dual point); SCHED_ASGD's dual point is zs lam,
+        #    zs shrinking by 1 - sigma eta_t, so gw = eta_t / zs (DESIGN.md 6c)
+        if prm.schedule == SCHED_ASGD:
+            eta = prm.eta0 * pow(1.0 + prm.sigma * prm.eta0 * <double>st.t, -0.75)
+            st.zs *= 1.0 - prm.sigma * eta
+            if st.zs < 1e-30:
+                dual_renormalise(&dv, st.zs)
+                st.zs = 1.0
+            gw = eta / st.zs
         updated = False
         for r in range(k):
             if st.coefs[r] != 0.0:
                 i = st.rows[r]
-                dual_add(&dv, data, indices, indptr[i], indptr[i + 1], st.coefs[r],
+                dual_add(&dv, data, indices, indptr[i], indptr[i + 1], st.coefs[r] * gw,
                          prm.icpt)
                 updated = True
         if updated:
             dual_maintain(&dv)
 
-        # 4. w_t = grad r*(lam / ((t + t0) sigma)), projected onto ||w||_p <= B: c only
+        # 4. w_t = grad r*(dual point), projected onto ||w||_p <= B: c only; the free bias
         st.t += 1
         if prm.schedule == SCHED_ASGD:
             tsig = 1.0 / st.zs
@@ -304,15 +300,15 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         dual_set_scale(&dv, tsig)
         dual_project(&dv, prm.B, tsig)
         if prm.icpt_rate > 0.0:
-            st.b += prm.icpt_rate * eta * gsum       # the free bias: plain SGD
+            st.b += prm.icpt_rate * eta * gsum          # (plain SGD)
         if not (isfinite(dv.c) and isfinite(st.b)):
             status = PGS_NONFINITE
             break
 
-        # 5. the iterates kept: the average (weights 1, or t), and the one drawn ahead
-        #    (iterate="random")
+        # 5. the iterates kept: the average (weights 1, or t under SCHED_ASGD: it forgets
+        #    the start), and the one drawn ahead (iterate="random")
         if prm.average:
-            rho = <double>st.t if prm.avg_linear else 1.0
+            rho = <double>st.t if prm.schedule == SCHED_ASGD else 1.0
             dual_add_to_average(&dv, st.t, rho)
             st.rho_sum += rho
             st.b_sum += rho * st.b
@@ -512,7 +508,7 @@ cdef class SolverCore:
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
                   bint average, uint64_t[::1] rng_state, int sampling=0,
                   bint track_loss=False, double t_offset=0.0, int schedule=SCHED_PGS,
-                  double eta0=0.0, bint avg_linear=False, double icpt_rate=0.0):
+                  double eta0=0.0, double icpt_rate=0.0):
         cdef int a
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
@@ -534,7 +530,6 @@ cdef class SolverCore:
         self.prm.t_offset = t_offset
         self.prm.schedule = schedule
         self.prm.eta0 = eta0
-        self.prm.avg_linear = avg_linear
         self.prm.icpt_rate = icpt_rate
         memset(&self.st, 0, sizeof(PGSState))
         self.st.zs = 1.0
@@ -599,36 +594,6 @@ cdef class SolverCore:
         return self.prm.k
 
     @property
-    def icpt(self):
-        """The constant column's value (0: none)."""
-        return self.prm.icpt
-
-    @property
-    def schedule(self):
-        """The step schedule's index in ``pgs._defaults.SCHEDULES``."""
-        return self.prm.schedule
-
-    @property
-    def eta0(self):
-        """The "asgd" schedule's first step."""
-        return self.prm.eta0
-
-    @property
-    def avg_linear(self):
-        """True: the average weighs w_t by t."""
-        return bool(self.prm.avg_linear)
-
-    @property
-    def icpt_rate(self):
-        """The free bias's rate (0: no free bias)."""
-        return self.prm.icpt_rate
-
-    @property
-    def t_pick(self):
-        """The iteration whose iterate is kept in `w_pick` (0: none)."""
-        return self.prm.t_pick
-
-    @property
     def Q(self):
         """The maintained sum_j (|lam_j| / S)^q (S = `lam_scale`, 1 for p = 2)."""
         return self.st.Q + self.st.Q_comp
@@ -639,20 +604,9 @@ cdef class SolverCore:
         return self.st.S if self.prm.p_kind != P_TWO and self.st.S > 0.0 else 1.0
 
     @property
-    def q(self):
-        """The dual exponent used by the kernel."""
-        return self.prm.q
-
-    @property
     def scale(self):
         """c_t, with w_t = c_t * u."""
         return self.st.c
-
-    @property
-    def bias(self):
-        """The free bias b_t, its weighted sum over the averaged iterates and the sum of
-        their weights, and b at t_pick (all 0 without a free bias)."""
-        return self.st.b, self.st.b_sum, self.st.rho_sum, self.st.b_pick
 
     @property
     def loss_sum(self):
@@ -746,9 +700,8 @@ cdef class SolverCore:
             dual_write_w(&dv, &out[0])
 
     def set_lam(self, const double[::1] lam, long long t):
-        """Set lam and t, and rebuild u, S, Q and the scale c from them (O(n)), as the
-        kernel keeps them: the parallel engines' merged state. The average's C must be 0
-        (its canonical form)."""
+        """Set lam and t, and rebuild u, S, Q and c from them (O(n)): the parallel engines'
+        merged state (its average's C is 0)."""
         cdef DualVector dv
         cdef Py_ssize_t j
         cdef double tsig
@@ -775,6 +728,11 @@ cdef class SolverCore:
         """The compiled loop to iteration t_end (the sampler prepared); a status."""
         return _lockstep([self], [y], data, indices, indptr, t_end, max(t_end, 1))[1]
 
+    def _params(self):
+        """Constants of the run (a dict; t_pick: the iteration whose iterate is kept)."""
+        return dict(icpt=self.prm.icpt, schedule=self.prm.schedule, eta0=self.prm.eta0,
+                    icpt_rate=self.prm.icpt_rate, q=self.prm.q, t_pick=self.prm.t_pick)
+
     def _scalars(self):
         """The state's scalars, as a dict (see `pgs._solver.Solver.get_state`)."""
         st = &self.st
@@ -788,7 +746,7 @@ cdef class SolverCore:
         cdef int a
         self.prm.t_pick = state["t_pick"]
         self._n_rows = -1
-        # (a state of lam alone leaves the dual vector's scalars to `set_lam`)
+        # (.get: a state of lam alone, whose scalars set_lam rebuilds, or an older one)
         self.st.Q = state.get("Q", 0.0)
         self.st.Q_comp = state.get("Q_comp", 0.0)
         self.st.Q_abs = state.get("Q_abs", 0.0)
@@ -800,7 +758,6 @@ cdef class SolverCore:
         self.st.n_updates = state.get("n_updates", 0)
         self.st.consumed = state["consumed"]
         self.st.pos = state["pos"]
-        # (states saved before the schedules and the free bias)
         self.st.zs = state.get("zs", 1.0)
         self.st.b = state.get("b", 0.0)
         self.st.b_sum = state.get("b_sum", 0.0)
@@ -863,40 +820,6 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
 
 # ------------------------------------------------------------- checks and helpers
 
-def max_row_norm(const floating_t[::1] data, const index_t[::1] indptr, double q,
-                 double icpt=0.0):
-    """max_i ||(x_i, icpt)||_q over CSR buffers (the index pointer must be valid).
-
-    One pass, no allocation; |x|^(q-1) taken as the kernel takes its powers. NaN if a
-    value is not finite.
-    """
-    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
-    cdef Py_ssize_t i, lo, hi, n, t
-    cdef double best = 0.0, s
-    cdef double tail = pow(fabs(icpt), q)
-    cdef double a[POW_CHUNK]
-    cdef double pw[POW_CHUNK]
-    cdef int kind = dual_kind(q / (q - 1.0))
-    with nogil:
-        for i in range(n_rows):
-            s = 0.0
-            lo = indptr[i]
-            hi = indptr[i + 1]
-            while lo < hi:
-                n = hi - lo if hi - lo < POW_CHUNK else POW_CHUNK
-                for t in range(n):
-                    a[t] = fabs(data[lo + t])
-                dual_powers(kind, q - 1.0, a, pw, n)
-                for t in range(n):
-                    s += a[t] * pw[t]
-                lo += n
-            if not s <= best:         # also takes NaN, which then stays
-                best = s
-                if best != best:
-                    break
-    return pow(best + tail, 1.0 / q)
-
-
 def powers(const double[::1] a, double q_minus_1):
     """a^q_minus_1 elementwise (a >= 0, contiguous float64), as the kernel takes general
     p's powers: four at a time where ``SIMD_POWERS`` is true (tests and benches)."""
@@ -906,50 +829,6 @@ def powers(const double[::1] a, double q_minus_1):
         with nogil:
             pgs_pow_n(&a[0], &o[0], a.shape[0], q_minus_1)
     return out
-
-
-def check_csr(const floating_t[::1] data, const index_t[::1] indices,
-              const index_t[::1] indptr, Py_ssize_t n_features, bint entries=True):
-    """Validate raw CSR buffers without copying them.
-
-    Returns ``None`` when they are consistent, else a message: the index
-    pointer must be non-decreasing within the buffers, column indices in
-    ``[0, n_features)`` and every stored value finite. With ``entries=False``
-    only the index pointer is checked (O(n_rows)); the kernel checks the
-    entries of each row it reads.
-    """
-    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
-    cdef Py_ssize_t i, jj
-    cdef Py_ssize_t bad = -1
-    cdef int kind = 0
-    if n_rows < 0:
-        return "indptr is empty"
-    with nogil:
-        if indptr[0] < 0:
-            kind = 1
-        # (branch-free, so that the compiler vectorises it: it runs on every train call)
-        for i in range(n_rows):
-            kind |= indptr[i + 1] < indptr[i]
-        if kind == 0 and (indptr[n_rows] > data.shape[0]
-                          or indptr[n_rows] > indices.shape[0]):
-            kind = 1
-        if kind == 0 and entries:
-            for jj in range(indptr[0], indptr[n_rows]):
-                if indices[jj] < 0 or indices[jj] >= n_features:
-                    kind = 2
-                    bad = jj
-                    break
-                if not isfinite(data[jj]):
-                    kind = 3
-                    bad = jj
-                    break
-    if kind == 1:
-        return "indptr is not a valid CSR index pointer for its data and indices"
-    if kind == 2:
-        return f"column index {indices[bad]} is outside [0, {n_features})"
-    if kind == 3:
-        return f"X contains a non-finite value ({data[bad]})"
-    return None
 
 
 def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,
@@ -973,11 +852,6 @@ def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,
     return s / n
 
 
-def py_loss(int loss_id, double z, double y, double eps):
-    """The compiled loss value (a test hook)."""
-    return L.loss_value(loss_id, z, y, eps)
-
-
-def py_dloss(int loss_id, double z, double y, double eps):
-    """The compiled loss derivative (a test hook)."""
-    return L.loss_deriv(loss_id, z, y, eps)
+def py_loss(int loss_id, double z, double y, double eps, bint deriv=False):
+    """The compiled loss value, or with `deriv` its derivative (a test hook)."""
+    return L.loss_deriv(loss_id, z, y, eps) if deriv else L.loss_value(loss_id, z, y, eps)

@@ -32,9 +32,9 @@ from pgs import _parallel as P
 from pgs import _validation as V
 from pgs._dask_client import DEFAULT_TIMEOUT, check_timeout, get_client, wait_all
 from pgs._data import as_csr_buffers
-from pgs._defaults import DEFAULTS, auto_intercept_scaling, row_sq_norms, row_stats
+from pgs._defaults import DEFAULTS, row_sq_norms, row_stats
 from pgs._threads import RoundReports
-from pgs._train import _finish, _max_row_norm, _prepare, _raise_status
+from pgs._train import _finish, _prepare, _raise_status
 
 #: Times a round's task whose result was cancelled (not for lost data) is submitted again.
 RETRIES = 3
@@ -70,11 +70,6 @@ def _make_shard(X, y, weights, index, first_row):
 
 def _name(index, first_row, rows):
     return f"X's partition {index} (rows {first_row}..{first_row + rows - 1})"
-
-
-def _row_norm(X, q, icpt):
-    """max_i ||(x_i, icpt)||_q over a chunk (for t_offset="auto")."""
-    return _max_row_norm(as_csr_buffers(X, check_entries=False), q, icpt)
 
 
 def _row_sq_norms(X, q):
@@ -211,7 +206,7 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     KeyboardInterrupt
         Ctrl-C: the fit's tasks are cancelled on the cluster first.
     """
-    for name in ("n_threads", "fixed_rows", "known_classes", "max_row_norm"):
+    for name in ("n_threads", "fixed_rows", "known_classes", "row_stats"):
         if name in kwargs:
             raise TypeError(f"pgs.dask.train() got an unexpected keyword argument {name!r}")
     return _train(X, y, client=client, n_jobs=n_jobs, merge_every=merge_every,
@@ -221,10 +216,10 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
 
 
 def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=None,
-           callback=None, callback_every=None, keep_state=False, max_row_norm=None,
+           callback=None, callback_every=None, keep_state=False,
            timeout=None, **kwargs):
-    """`train`, with `pgs._train._prepare`'s `known_classes` and `max_row_norm` (the
-    estimators' one-vs-rest problems)."""
+    """`train`, with `pgs._train._prepare`'s `known_classes` (the estimators' one-vs-rest
+    problems)."""
     start = time.perf_counter()
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
@@ -262,21 +257,8 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
                                 np.zeros(m + 1, np.int32)), shape=(m, n_features))
     stats = row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
                       norms=[np.concatenate([n[i] for n in norms]) for i in (0, 1)])
-    if max_row_norm is None and kwargs.get("warm_start") is None \
-            and kwargs.get("t_offset", DEFAULTS["t_offset"]) == "auto" \
-            and kwargs.get("schedule", DEFAULTS["schedule"]) == "pgs":
-        icpt = kwargs.get("intercept_scaling", DEFAULTS["intercept_scaling"])
-        icpt = auto_intercept_scaling(stats) if icpt == "auto" else icpt
-        column = kwargs.get("intercept", DEFAULTS["intercept"]) == "column"
-        icpt = V.check_positive("intercept_scaling", icpt) \
-            if column and kwargs.get("fit_intercept", True) else 0.0
-        norms = [client.submit(_row_norm, f, p / (p - 1.0), icpt, pure=False)
-                 for f in parts]
-        max_row_norm = max(_gather(client, norms, sizes, homes, parts, norms, timeout,
-                                   "the rows' norms"))
     run = _prepare(shape_only, y, sample_weight=sample_weight,
-                   track_loss=callback is not None, max_row_norm=max_row_norm,
-                   row_stats=stats, **kwargs)
+                   track_loss=callback is not None, row_stats=stats, **kwargs)
     if merge_every is None:
         merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
     params, state = P.setup(run, sizes, track_loss=callback is not None)

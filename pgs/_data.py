@@ -3,8 +3,6 @@
 import numpy as np
 import scipy.sparse as sp
 
-from pgs._core import check_csr
-
 _FLOATS = (np.float32, np.float64)
 _INDEX = (np.int32, np.int64)
 
@@ -38,6 +36,37 @@ class CSRBuffers:
     @property
     def nnz(self):
         return int(self.indptr[-1] - self.indptr[0])
+
+
+#: Entries per chunk of `check_csr`'s scan (bounded temporaries on any X).
+_CHECK_CHUNK = 2**20
+
+
+def check_csr(data, indices, indptr, n_features, entries=True):
+    """Validate raw CSR buffers without copying them.
+
+    Returns ``None`` when they are consistent, else a message: the index pointer must be
+    non-decreasing within the buffers, column indices in ``[0, n_features)`` and every
+    stored value finite (the first bad entry is named). With ``entries=False`` only the
+    index pointer is checked (O(n_rows)); the kernel checks the entries of each row it
+    reads.
+    """
+    if indptr.shape[0] < 1:
+        return "indptr is empty"
+    if (indptr[0] < 0 or indptr[-1] > data.shape[0] or indptr[-1] > indices.shape[0]
+            or np.any(indptr[1:] < indptr[:-1])):
+        return "indptr is not a valid CSR index pointer for its data and indices"
+    for lo in range(int(indptr[0]), int(indptr[-1]), _CHECK_CHUNK) if entries else ():
+        hi = min(lo + _CHECK_CHUNK, int(indptr[-1]))
+        cols, values = indices[lo:hi], data[lo:hi]
+        bad_col = (cols < 0) | (cols >= n_features)
+        bad = bad_col | ~np.isfinite(values)
+        if np.any(bad):
+            j = int(np.argmax(bad))
+            if bad_col[j]:
+                return f"column index {cols[j]} is outside [0, {n_features})"
+            return f"X contains a non-finite value ({values[j]})"
+    return None
 
 
 def _contiguous(a):

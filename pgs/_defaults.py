@@ -101,15 +101,17 @@ def row_sq_norms(Xb, q=2.0):
 def row_stats(Xb, q=2.0, norms=None):
     """What the "auto" rules read of X, computed once per X.
 
-    Returns ``{"rows", "sq", "sq_q"}``: the number of rows, and the sums over rows of
-    ``||x_i||_2^2`` and ``||x_i||_q^2``, rounded once (math.fsum), so that they do not
-    depend on how X is split (`pgs.dask` passes its chunks' `row_sq_norms` as `norms`).
-    Cached on `Xb`: the one-vs-rest problems and the sigma grid share a scan.
+    Returns ``{"rows", "sq", "sq_q", "max_q"}``: the number of rows, the sums over rows
+    of ``||x_i||_2^2`` and ``||x_i||_q^2``, rounded once (math.fsum), so that they do not
+    depend on how X is split (`pgs.dask` passes its chunks' `row_sq_norms` as `norms`),
+    and ``max_i ||x_i||_q`` (NaN if X holds a NaN). The one scan of X before training:
+    cached on `Xb`, so the one-vs-rest problems and the sigma grid share it.
     """
     cache = Xb.__dict__.setdefault("_row_stats", {})
     if q not in cache:
         sq, sq_q = row_sq_norms(Xb, q) if norms is None else norms
-        cache[q] = dict(rows=Xb.shape[0], sq=math.fsum(sq), sq_q=math.fsum(sq_q))
+        cache[q] = dict(rows=Xb.shape[0], sq=math.fsum(sq), sq_q=math.fsum(sq_q),
+                        max_q=math.sqrt(float(np.max(sq_q))) if sq_q.shape[0] else 0.0)
     return cache[q]
 
 

@@ -521,9 +521,8 @@ cdef inline void dual_add_to_average(DualVector* dv, long long t, double rho) no
 
 
 cdef inline void dual_renormalise(DualVector* dv, double f) noexcept nogil:
-    """lam *= f, w unchanged: the caller divides lam's weight in the dual point by f (a
-    step schedule whose gradient weight grew; O(n), rare). p < 2: u and Q are kept for
-    lam / S, so S *= f leaves them; p = 2: u is lam, so C /= f keeps C u and Q is redone."""
+    """lam *= f, w unchanged (the dual point's scale / f; O(n), rare). p < 2: S *= f
+    leaves u and Q (kept for lam / S); p = 2 (u is lam): C, c /= f, Q redone."""
     cdef Py_ssize_t j
     for j in range(dv.n):
         dv.lam[dv.stride * j] *= f

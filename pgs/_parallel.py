@@ -134,7 +134,7 @@ def shard_steps(total, sizes):
 
 def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling,
                 t_offset, track_loss=False, extrapolate=True, schedule=0, eta0=0.0,
-                avg_linear=False, icpt_rate=0.0):
+                icpt_rate=0.0):
     """The solver's constants, shared by all the workers and rounds (a plain dict).
 
     Parameters
@@ -151,7 +151,7 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
         which diverges once the round grows past about ``sigma t / L`` iterations
         (docs/parallel.md). (The "asgd" schedule's steps do not shrink with t: its
         workers start from the common dual point, and the merge averages theirs.)
-    schedule, eta0, avg_linear, icpt_rate
+    schedule, eta0, icpt_rate
         As for `pgs._solver.Solver` (`schedule` is the index in ``SCHEDULES``).
 
     Returns
@@ -162,8 +162,7 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
                 sigma=float(sigma), B=float(B), icpt=float(icpt), eps=float(eps), k=int(k),
                 average=bool(average), sampling=int(sampling), t_offset=float(t_offset),
                 track_loss=bool(track_loss), extrapolate=bool(extrapolate),
-                schedule=int(schedule), eta0=float(eta0), avg_linear=bool(avg_linear),
-                icpt_rate=float(icpt_rate))
+                schedule=int(schedule), eta0=float(eta0), icpt_rate=float(icpt_rate))
 
 
 def _solver(params, t_pick, rng, t_offset=None):
@@ -172,7 +171,7 @@ def _solver(params, t_pick, rng, t_offset=None):
                   params["B"], params["icpt"], params["eps"], params["k"], t_pick,
                   params["average"], rng, params["sampling"], params["track_loss"],
                   params["t_offset"] if t_offset is None else t_offset, params["schedule"],
-                  params["eta0"], params["avg_linear"], params["icpt_rate"])
+                  params["eta0"], params["icpt_rate"])
 
 
 def setup(run, sizes, track_loss=False, extrapolate=True):
@@ -193,13 +192,13 @@ def setup(run, sizes, track_loss=False, extrapolate=True):
     (dict, dict)
         The params and the common state before the first round.
     """
-    solver, prm = run.solver, run.params
+    solver, prm, own = run.solver, run.params, run.solver._params()
     params = make_params(run.n_features, solver.loss_id, prm["p"], prm["sigma"],
-                         prm["B"] if prm["B"] is not None else 0.0, solver.icpt,
+                         prm["B"] if prm["B"] is not None else 0.0, own["icpt"],
                          prm["epsilon"] if prm["epsilon"] is not None else 0.0, solver.k,
                          prm["iterate"] == "average", solver.sampling, prm["t_offset"],
-                         track_loss, extrapolate, solver.schedule, solver.eta0,
-                         solver.avg_linear, solver.icpt_rate)
+                         track_loss, extrapolate, own["schedule"], own["eta0"],
+                         own["icpt_rate"])
     return params, start_state(solver.get_state(), sizes, prm["seed"], params)
 
 
@@ -394,13 +393,13 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     if single:
         delta["kernel"] = solver.get_state()
         return delta
-    b, b_sum, rho_sum, b_pick = solver.bias
+    scalars = solver._scalars()
+    b, b_sum, rho_sum, b_pick = (scalars[key] for key in ("b", "b_sum", "rho_sum", "b_pick"))
     if params["schedule"] == 0:
         delta["dlam"] = np.subtract(solver.lam, lam0)
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
-        zs = solver._scalars()["zs"]
-        delta["dlam"] = np.subtract(solver.lam * (rho * zs / start["zs"]), lam0 * rho)
+        delta["dlam"] = np.subtract(solver.lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
     delta.update(db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum, b_pick=b_pick,
                  avg_sum=solver.average() * rho_sum if params["average"] else None,
                  w_pick=solver.w_pick.copy() if task["t_pick"] > 0 else None)

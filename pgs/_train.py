@@ -10,8 +10,8 @@ import numpy as np
 from pgs import _defaults as D
 from pgs import _threads
 from pgs import _validation as V
-from pgs._chunks import chunk_steps, run_chunked, run_threads
-from pgs._core import SAMPLING_MODES, max_row_norm, mean_loss
+from pgs._chunks import run_chunked, run_threads
+from pgs._core import SAMPLING_MODES, mean_loss
 from pgs._data import as_csr_buffers, check_targets, entry_problem
 from pgs._loss_table import loss_spec
 from pgs._model import Model
@@ -71,32 +71,7 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
     return math.sqrt(2.0 * (p - 1.0) * f0 / sigma)
 
 
-def _max_row_norm(Xb, q, icpt):
-    """max_i ||(x_i, icpt)||_q over CSR buffers, in compiled passes over chunks of rows
-    (no copy of X; Ctrl-C between chunks). The max of the chunks' norms is the norm of
-    their max, bit for bit (+ and pow are monotonic); NaN if a value is not finite.
-    Cached on `Xb`, as `pgs._defaults.row_stats` (problems sharing X scan it once)."""
-    cache = Xb.__dict__.setdefault("_max_row_norm", {})
-    if (q, icpt) not in cache:
-        cache[q, icpt] = _scan_max_row_norm(Xb, q, icpt)
-    return cache[q, icpt]
-
-
-def _scan_max_row_norm(Xb, q, icpt):
-    m = Xb.shape[0]
-    rows = chunk_steps(Xb.indptr[-1] / max(1, m))
-    best = max_row_norm(Xb.data, Xb.indptr[:min(rows, m) + 1], q, icpt)
-    for lo in range(rows, m, rows):
-        if best != best:
-            break
-        norm = max_row_norm(Xb.data, Xb.indptr[lo:lo + rows + 1], q, icpt)
-        if not norm <= best:          # (also takes NaN, which then stays)
-            best = norm
-    return best
-
-
-def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling,
-                  max_row_norm=None):
+def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling):
     r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``.
 
     ``G^2 / (2 sigma F(0))`` minimises the bound ``t0 F(0) + G^2 ln((T + t0) / t0) /
@@ -106,7 +81,7 @@ def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sa
     (pgs/_loss_table.py; for an unbounded derivative, on the domain of radius B) times the
     sampler's weight factor. The cap m (the number of rows) keeps the extra regulariser
     :math:`t_0 \sigma r(w)` below one pass's worth of data. 0 when w = 0 is optimal.
-    `max_row_norm` may pass max_i ||(x_i, icpt)||_q when already known (O(nnz) to compute).
+    `stats` is X's `pgs._defaults.row_stats` (its ``max_q``).
     """
     q = p / (p - 1.0)
     m = y_kernel.shape[0]
@@ -114,7 +89,7 @@ def auto_t_offset(Xb, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sa
     f0 = mean_loss(np.zeros_like(y_kernel), y_kernel, spec.id, epsilon, weights)
     if not f0 > 0.0:
         return 0.0
-    gx = _max_row_norm(Xb, q, icpt) if max_row_norm is None else max_row_norm
+    gx = (stats["max_q"] ** q + abs(icpt) ** q) ** (1.0 / q)    # max_i ||(x_i, icpt)||_q
     lip = spec.max_dloss(epsilon)
     if lip is None:
         # An unbounded derivative is bounded on the domain, where |z| <= B gx.
@@ -438,9 +413,6 @@ def _fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1
 
     `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
     only one of them, as a batch of a stream can; a warm start implies its model's.
-
-    `max_row_norm` (the estimators' one-vs-rest problems share X) saves t_offset="auto"
-    its O(nnz) scan: max_i ||(x_i, intercept_scaling)||_q.
     """
     start = time.perf_counter()
     if callback is not None and not callable(callback):
@@ -538,8 +510,7 @@ def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None,
              intercept_scaling=D.DEFAULTS["intercept_scaling"], seed=None, epsilon=None,
              sample_weight=None, sampling=D.DEFAULTS["sampling"], track_loss=False,
              warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
-             fixed_rows=None, known_classes=None, max_row_norm=None, row_stats=None,
-             k_above_rows=False):
+             fixed_rows=None, known_classes=None, row_stats=None, k_above_rows=False):
     """Validate one `train` call and build its solver (see `_fit`); `k_above_rows` lets
     a mini-batch hold more rows than X has (the estimators' partial_fit); `row_stats`
     (`pgs._defaults.row_stats`) stands for X's when X is not here (`pgs.dask`)."""
@@ -617,9 +588,9 @@ def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None,
     else:
         eta0 = None
         if t_offset == "auto":
-            t_offset = auto_t_offset(Xb, y_kernel, loss=loss, p=p, sigma=sigma, B=B,
+            t_offset = auto_t_offset(stats(), y_kernel, loss=loss, p=p, sigma=sigma, B=B,
                                      icpt=icpt, epsilon=epsilon, weights=weights,
-                                     sampling=sampling, max_row_norm=max_row_norm)
+                                     sampling=sampling)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
                   iterate=iterate, fit_intercept=bool(fit_intercept), intercept=intercept,
                   intercept_scaling=intercept_scaling, seed=None, epsilon=epsilon,
@@ -648,7 +619,7 @@ def _prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None,
     solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
                     k, max(t_pick, 0), iterate == "average", rng_state,
                     SAMPLING_MODES.index(sampling), track_loss, t_offset,
-                    D.SCHEDULES.index(schedule), eta0 or 0.0, schedule == "asgd", icpt_rate)
+                    D.SCHEDULES.index(schedule), eta0 or 0.0, icpt_rate)
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:
@@ -677,7 +648,7 @@ def _finish(run, stopped, keep_state):
     # The solver is done: without keep_state the iterate is computed in one of its
     # buffers, with keep_state the model keeps its buffers as the state and the iterate
     # is the one new vector. Either way no copy of the state (the memory budget).
-    bias = solver.bias
+    bias = solver._scalars()
     if keep_state:
         solver.finish()
         w = solver.iterate(which)
@@ -698,15 +669,14 @@ def _finish(run, stopped, keep_state):
 
 def _intercept(params, w_column, bias, which):
     """The model's bias: the constant column's weight times its value, or the free bias
-    of the iterate `which` (see `SolverCore.bias`)."""
+    of the iterate `which` (`bias`: the solver's scalars b, b_sum, rho_sum and b_pick)."""
     if not params["fit_intercept"]:
         return 0.0
     if params["intercept"] == "column":
         return w_column * params["intercept_scaling"]
-    b, b_sum, rho_sum, b_pick = bias
     if which == "average":
-        return b_sum / rho_sum if rho_sum > 0.0 else 0.0
-    return b_pick if which == "pick" else b
+        return bias["b_sum"] / bias["rho_sum"] if bias["rho_sum"] > 0.0 else 0.0
+    return bias["b_pick"] if which == "pick" else bias["b"]
 
 
 class DivergedError(FloatingPointError, ValueError):

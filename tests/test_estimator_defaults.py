@@ -46,18 +46,20 @@ def test_auto_t_offset_formula_and_cap(digits):
     Xb = as_csr_buffers(X)
     G2 = np.max(np.sum(X**2, axis=1)) + 0.5**2
     for sigma in (1e-1, 1e-4):
-        t0 = auto_t_offset(Xb, yb, loss="hinge", p=2.0, sigma=sigma, B=None, icpt=0.5,
+        t0 = auto_t_offset(row_stats(Xb), yb, loss="hinge", p=2.0, sigma=sigma, B=None, icpt=0.5,
                            epsilon=0.0, weights=None, sampling="iid")
         assert t0 == pytest.approx(min(G2 / (2 * sigma), X.shape[0]), rel=1e-12)
         model = pgs.train(X, yb, sigma=sigma, T=50, seed=0, intercept_scaling=0.5,
                           t_offset="auto", schedule="pgs", intercept="column")
         assert model.params["t_offset"] == pytest.approx(t0, rel=1e-15)
     # modified Huber's derivative is bounded by 4; F(0) = 1 for both.
-    t_mh = auto_t_offset(Xb, yb, loss="modified_huber", p=2.0, sigma=10.0, B=None, icpt=0.5,
+    t_mh = auto_t_offset(row_stats(Xb), yb, loss="modified_huber", p=2.0, sigma=10.0,
+                         B=None, icpt=0.5,
                          epsilon=0.0, weights=None, sampling="iid")
     assert t_mh == pytest.approx(16 * G2 / 20.0, rel=1e-12)
     # y all +1 and a loss that is 0 at w = 0 would give F(0) = 0: no offset.
-    assert auto_t_offset(Xb, np.ones(len(y)), loss="epsilon_insensitive", p=2.0, sigma=1.0,
+    assert auto_t_offset(row_stats(Xb), np.ones(len(y)), loss="epsilon_insensitive", p=2.0,
+                         sigma=1.0,
                          B=None, icpt=0.0, epsilon=2.0, weights=None, sampling="iid") == 0.0
 
 

@@ -155,20 +155,24 @@ def test_run_threads_returns_results_in_order():
     assert _chunks.run_threads(lambda g, stop: g * g, 4) == [0, 1, 4, 9]
 
 
-@pytest.mark.parametrize("chunk_work", [1, 7, 100, 2**62])
-def test_max_row_norm_in_chunks_equals_one_pass(monkeypatch, chunk_work):
-    """t_offset="auto"'s O(nnz) scan runs in chunks of rows too: same bits, NaN kept."""
-    from pgs._core import max_row_norm
+@pytest.mark.parametrize("chunk", [1, 7, 100, 2**62])
+def test_row_scan_in_chunks_equals_one_pass(monkeypatch, chunk):
+    """The "auto" rules' O(nnz) scan of X runs in chunks of rows: same bits, NaN kept."""
+    from pgs import _defaults
     from pgs._data import as_csr_buffers
-    from pgs._train import _max_row_norm
 
-    monkeypatch.setattr(_chunks, "CHUNK_WORK", chunk_work)
     rng = np.random.default_rng(0)
     for m in (1, 7, 1001):
         X = sp.random(m, 50, density=0.3, format="csr", random_state=m)
         X.data = 10 * rng.standard_normal(X.nnz)
         Xb = as_csr_buffers(X)
         for q in (2.0, 1.7 / 0.7, 3.0):
-            assert _max_row_norm(Xb, q, 0.5) == max_row_norm(Xb.data, Xb.indptr, q, 0.5)
+            whole = _defaults.row_sq_norms(Xb, q)
+            monkeypatch.setattr(_defaults, "_SCAN_NNZ", chunk)
+            parts = _defaults.row_sq_norms(Xb, q)
+            monkeypatch.undo()
+            for a, b in zip(whole, parts, strict=True):
+                np.testing.assert_array_equal(a, b)
         X.data[X.nnz // 2] = np.nan
-        assert np.isnan(_max_row_norm(as_csr_buffers(X, check_entries=False), 2.0, 0.5))
+        stats = _defaults.row_stats(as_csr_buffers(X, check_entries=False), 2.0)
+        assert np.isnan(stats["max_q"]) and np.isnan(stats["sq"])

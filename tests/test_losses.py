@@ -1,4 +1,4 @@
-"""The compiled losses (`pgs._core.py_loss`, `py_dloss`, `mean_loss`) against Python.
+"""The compiled losses (`pgs._core.py_loss`, its derivative, `mean_loss`) against Python.
 
 Three independent checks per loss: a table of hand-computed values, the vectorised
 formulas of tests/reference.py, and central finite differences of the compiled value
@@ -16,7 +16,7 @@ from reference import loss_value as ref_loss
 import pgs
 import pgs._core
 import pgs._loss_table
-from pgs._core import mean_loss, py_dloss, py_loss
+from pgs._core import mean_loss, py_loss
 from pgs._loss_table import LOSSES as LOSS_TABLE
 from pgs._validation import (
     CLASSIFICATION_LOSSES,
@@ -29,6 +29,10 @@ from pgs._validation import (
 
 LOSSES = pgs.LOSS_NAMES
 ID = {name: i for i, name in enumerate(LOSSES)}
+
+
+def py_dloss(loss_id, z, y, eps):
+    return py_loss(loss_id, z, y, eps, deriv=True)
 
 
 def _eps_values(loss):

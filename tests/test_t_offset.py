@@ -166,10 +166,12 @@ def test_hinge_bias_lives_on_a_grid_of_s2_over_sigma_t(s, t_offset):
 
 @pytest.mark.parametrize("q", [2.0, 2.25, 3.0, 2.5, 11.0])
 @pytest.mark.parametrize("dtype, index_dtype", [(np.float64, np.int32), (np.float32, np.int64)])
-def test_max_row_norm_matches_numpy(q, dtype, index_dtype):
-    """t_offset="auto"'s G: max_i ||(x_i, s)||_q in one compiled pass, against NumPy on
-    the same buffers (empty rows included); a non-finite value gives NaN."""
-    from pgs._core import max_row_norm
+def test_row_stats_match_numpy(q, dtype, index_dtype):
+    """The one scan of X (pgs._defaults.row_stats): the sums of ||x_i||_2^2 and
+    ||x_i||_q^2 and max_i ||x_i||_q, against NumPy on the same buffers (empty rows
+    included); a non-finite value gives NaN. t_offset="auto"'s G adds the column s."""
+    from pgs._data import CSRBuffers
+    from pgs._defaults import row_stats
     rng = np.random.default_rng(3)
     A = sp.random(400, 60, density=0.1, random_state=4, format="csr", dtype=np.float64)
     A.data = rng.standard_normal(A.nnz)
@@ -178,11 +180,14 @@ def test_max_row_norm_matches_numpy(q, dtype, index_dtype):
     assert np.sum(np.diff(A.indptr) == 0) >= 8
     data = A.data.astype(dtype)
     indptr = A.indptr.astype(index_dtype)
-    powers = np.abs(data.astype(np.float64)) ** q
-    rows = np.add.reduceat(np.r_[powers, 0.0], A.indptr[:-1])[:A.shape[0]]
-    rows[np.diff(A.indptr) == 0] = 0.0
-    expected = (rows.max() + 0.3 ** q) ** (1.0 / q)
-    assert math.isclose(max_row_norm(data, indptr, q, 0.3), expected, rel_tol=1e-12)
+    indices = A.indices.astype(index_dtype)
+    dense = np.abs(A.toarray().astype(dtype).astype(np.float64))
+    norms_q = np.sum(dense ** q, axis=1) ** (1.0 / q)
+    stats = row_stats(CSRBuffers(data, indices, indptr, A.shape, False), q)
+    assert math.isclose(stats["max_q"], norms_q.max(), rel_tol=1e-12)
+    assert math.isclose(stats["sq_q"], np.sum(norms_q ** 2), rel_tol=1e-12)
+    assert math.isclose(stats["sq"], np.sum(dense ** 2), rel_tol=1e-12)
+    assert stats["rows"] == 400
     bad = data.copy()
     bad[7] = np.nan
-    assert math.isnan(max_row_norm(bad, indptr, q))
+    assert math.isnan(row_stats(CSRBuffers(bad, indices, indptr, A.shape, False), q)["max_q"])
