@@ -352,13 +352,13 @@ def _gather(client, futures, sizes, homes, parts, shards, timeout, what, resubmi
 
 def _rounds(client, shards, parts, homes, sizes, state, params, run, merge_every,
             callback, every, start, timeout):
-    """The rounds of `pgs._parallel.run_rounds`, each shard's task where the scheduler
-    puts it (near its shard); returns (state, stopped by the callback)."""
-    t_total = run.t_total
+    """`pgs._parallel.run_rounds` (the threads engine's loop), each shard's task run where
+    the scheduler puts it (near its shard); returns (state, stopped by the callback)."""
     remote = len(shards) > 1
     reports = RoundReports(run, state, callback, every, start)
-    while int(state["kernel"]["t"]) < t_total:
-        tasks = P.plan_round(state, t_total, merge_every)
+    rounds = [state["round"]]
+
+    def map_fn(tasks):
         lam = None
         if remote:
             # lam leaves the client once, in a task of its own that the workers fetch it
@@ -367,22 +367,23 @@ def _rounds(client, shards, parts, homes, sizes, state, params, run, merge_every
             tasks = [dict(t, kernel={k: v for k, v in t["kernel"].items() if k != "lam"})
                      for t in tasks]
 
-        def submit(w, tasks=tasks, lam=lam):
+        def submit(w):
             # (where its shard was last: another worker if that one is gone)
             return client.submit(_run_round, shards[w], tasks[w], lam, params, pure=False,
                                  workers=[homes[w]], allow_other_workers=True)
 
+        rounds[0] += 1
         futures = [submit(w) for w in range(len(shards))]
         try:
             deltas = _gather(client, futures, sizes, homes, parts, shards, timeout,
-                             f"round {state['round'] + 1}", resubmit=submit)
+                             f"round {rounds[0]}", resubmit=submit)
         except BaseException:
             client.cancel(futures + ([lam] if lam is not None else []))
             raise
-        del futures, lam
         for w, d in enumerate(deltas):
             homes[w] = d.pop("where") or homes[w]
-        state = P.merge(state, deltas, params)
-        if not reports.after_round(state, deltas):
-            return state, reports.stopped
-    return state, False
+        return deltas
+
+    state = P.run_rounds(state, params, map_fn, run.t_total, merge_every,
+                         on_round=reports.after_round)
+    return state, reports.stopped
