@@ -53,19 +53,14 @@ def run_chunked(advance, t, t_end, work_per_step, stop=None):
         advance(t)
 
 
-def run_threads(work, n):
-    """``work(g, stop)`` for g in range(n) on n threads; their results, in order.
-
-    The main thread waits in slices of `WAIT_SLICE` seconds, so that Ctrl-C reaches it
-    at once (a plain wait on a lock may not wake up for a signal). When it is
-    interrupted, or a worker raises, `stop` is set, the other workers leave at their
-    next chunk boundary (`run_chunked`) and the exception propagates once they have.
-    """
-    stop = threading.Event()
-    pool = ThreadPoolExecutor(max_workers=n)
+def wait_all(futures, stop):
+    """The results of `futures`, in order, the calling (main) thread waiting in slices of
+    `WAIT_SLICE` seconds, so that Ctrl-C reaches it at once (a plain wait on a lock may
+    not wake up for a signal). When it is interrupted, or a future raises, `stop` is
+    set, the others leave at their next chunk boundary (`run_chunked`), and the
+    exception propagates once they have: every long call waits this one way."""
+    pending = set(futures)
     try:
-        futures = [pool.submit(work, g, stop) for g in range(n)]
-        pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=WAIT_SLICE, return_when=FIRST_EXCEPTION)
             for future in done:
@@ -73,6 +68,13 @@ def run_threads(work, n):
         return [future.result() for future in futures]
     except BaseException:
         stop.set()
+        wait(futures)
         raise
-    finally:
-        pool.shutdown(wait=True)
+
+
+def run_threads(work, n):
+    """``work(g, stop)`` for g in range(n) on n threads; their results, in order
+    (`wait_all`)."""
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        return wait_all([pool.submit(work, g, stop) for g in range(n)], stop)

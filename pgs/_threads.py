@@ -4,14 +4,12 @@ GIL); the main thread merges. Results depend on (seed, W, merge_every) only."""
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from pgs import _parallel as P
-
-#: Seconds between the main thread's checks for Ctrl-C while the workers run.
-POLL_SECONDS = 0.05
+from pgs._chunks import wait_all
 
 
 def shards_of(Xb, y, weights, bounds):
@@ -22,23 +20,12 @@ def shards_of(Xb, y, weights, bounds):
 
 
 def thread_map(pool, shards, params, stop):
-    """A `map_fn` for `pgs._parallel.run_rounds`: the round's tasks on `pool`.
-
-    The main thread waits with a timeout, so Ctrl-C reaches it promptly; it then sets
-    `stop` (the workers return within one chunk, some milliseconds), waits for them
-    and re-raises.
-    """
+    """A `map_fn` for `pgs._parallel.run_rounds`: the round's tasks on `pool`, waited for
+    as every long call is (`pgs._chunks.wait_all`: Ctrl-C sets `stop`, the workers
+    return within one chunk, some milliseconds)."""
     def map_fn(tasks):
-        futures = [pool.submit(P.run_shard, task, params, *shards[task["worker"]],
-                               stop=stop) for task in tasks]
-        try:
-            while wait(futures, timeout=POLL_SECONDS).not_done:
-                pass
-        except BaseException:
-            stop.set()
-            wait(futures)
-            raise
-        return [f.result() for f in futures]
+        return wait_all([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
+                                     stop=stop) for task in tasks], stop)
     return map_fn
 
 
