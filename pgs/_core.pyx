@@ -9,7 +9,7 @@ The loop is compiled once per loss (a fused tag type, pgs/_losses.pxd), data dty
 and index dtype; the variants of p live inside the dual vector's `dual_add`.
 """
 
-from libc.math cimport pow, isfinite, INFINITY
+from libc.math cimport pow, sqrt, isfinite, INFINITY
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
@@ -230,7 +230,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     cdef Py_ssize_t k = prm.k
     cdef Py_ssize_t r
     cdef int64_t i, nxt
-    cdef double z, tsig, eta = 0.0, gw = 1.0, gsum, rho
+    cdef double z, tsig, eta = 0.0, gw = 1.0, gsum, rho, root
     cdef double g_scale = smp.grad_scale / <double>k
     cdef bint updated
     cdef int status = PGS_OK
@@ -270,11 +270,11 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         if status != PGS_OK:
             break
 
-        # 3. lam <- lam - gw lambda_t, one row after another. The paper's step keeps gw = 1
-        #    (lam / ((t + t0) sigma) is its dual point); SCHED_ASGD's dual point is zs lam,
-        #    zs shrinking by 1 - sigma eta_t, so gw = eta_t / zs (DESIGN.md 6c)
+        # 3. lam <- lam - gw lambda_t, row by row: gw = 1 for the paper's step (dual point
+        #    lam / ((t + t0) sigma)); SCHED_ASGD's is zs lam, so gw = eta_t / zs (DESIGN 6c)
         if prm.schedule == SCHED_ASGD:
-            eta = prm.eta0 * pow(1.0 + prm.sigma * prm.eta0 * <double>st.t, -0.75)
+            root = sqrt(1.0 + prm.sigma * prm.eta0 * <double>st.t)  # (x^-3/4 without pow)
+            eta = prm.eta0 / (root * sqrt(root))
             st.zs *= 1.0 - prm.sigma * eta
             if st.zs < 1e-30:
                 dual_renormalise(&dv, st.zs)
