@@ -242,3 +242,18 @@ def test_scaling_x_scales_eta0_and_keeps_the_decisions():
     assert b.params["eta0"] == pytest.approx(a.params["eta0"] / 16.0, rel=1e-12)
     np.testing.assert_allclose(b.decision_function(4.0 * X), a.decision_function(X),
                                rtol=1e-8, atol=1e-10)
+
+
+def test_objective_leaves_a_free_bias_out_of_the_regulariser():
+    """F(w, b) = sigma ||w||_p^2 / (2 (p - 1)) + mean loss(<w, x> + b): with a free bias b
+    is not in the norm; with the column, b / s is."""
+    X, y = _data(m=200, n=10)
+    for intercept in ("free", "column"):
+        model = _fit(X, y, loss="logistic", p=1.5, sigma=0.01, T=400, seed=0,
+                     intercept=intercept, intercept_scaling=0.5)
+        z = X @ model.coef + model.intercept
+        w = model.coef if intercept == "free" else np.r_[model.coef, model.intercept / 0.5]
+        reg = 0.01 * np.sum(np.abs(w) ** 1.5) ** (2 / 1.5) / (2 * 0.5)
+        expected = reg + np.mean(np.log1p(np.exp(-y * z)))
+        assert model.intercept != 0.0
+        assert model.objective(X, y) == pytest.approx(expected, rel=1e-12)
