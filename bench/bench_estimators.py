@@ -22,6 +22,7 @@ import math
 import os
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -29,7 +30,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.linear_model import SGDClassifier
 
-import pgs
+if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
+import pgs  # noqa: E402
+from bench.peers import PAPER_RUN  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -96,11 +100,14 @@ def timed_fit(est, X, y, Xte, yte):
     return wall, cpu, est.score(Xte, yte)
 
 
-#: PGSClassifier configurations compared with SGDClassifier: the estimator's defaults, the
-#: same returning the average iterate, and `pgs.train`'s defaults (the paper's i.i.d. rows
-#: and Pegasos' steps 1/(sigma t), an intercept column of value 1 as LIBLINEAR's).
-PGS_CONFIGS = {"defaults": {}, "average": {"iterate": "average"},
-               "paper": {"sampling": "iid", "intercept_scaling": 1.0, "t_offset": 0}}
+#: PGSClassifier configurations compared with SGDClassifier: the estimator's defaults; the
+#: paper's schedule (steps 1/(sigma (t + t0))) and intercept column with its other
+#: defaults and the average iterate (its defaults before #24); and the paper's set-up as
+#: `pgs.train` ran it by default before #24 (`bench.peers.PAPER_RUN`: i.i.d. rows, Pegasos'
+#: steps 1/(sigma t), an intercept column of value 1 as LIBLINEAR's, the last iterate).
+PGS_CONFIGS = {"defaults": {},
+               "pgs-schedule": {"schedule": "pgs", "intercept": "column", "iterate": "average"},
+               "paper": dict(PAPER_RUN)}
 
 
 def run(cfg):

@@ -59,7 +59,8 @@ def _first_reaching(points, targets):
 
 def _pgs_points(split, sigma, targets, T_grid, seed):
     """(T, validation acc, test acc) along one pgs path, until both reach every target."""
-    kwargs = dict(loss="logistic", p=2.0, k=1, sigma=sigma, iterate="average", seed=seed)
+    kwargs = peers.paper_run(loss="logistic", p=2.0, k=1, sigma=sigma, iterate="average",
+                             seed=seed)
     points = []
     for T, (_, model) in zip(T_grid, curves.pgs_path(split.X_train, split.y_train, T_grid,
                                                      **kwargs), strict=False):
@@ -72,8 +73,8 @@ def _pgs_points(split, sigma, targets, T_grid, seed):
 
 def _pgs_seconds(split, sigma, T, seed):
     """One fresh pgs.train call of T iterations, timed (its fixed cost included)."""
-    return peers.run_pgs(split.X_train, split.y_train, T=int(T), loss="logistic", p=2.0, k=1,
-                         sigma=sigma, iterate="average", seed=seed)[0]
+    return peers.run_pgs(split.X_train, split.y_train, T=int(T), **peers.paper_run(
+        loss="logistic", p=2.0, k=1, sigma=sigma, iterate="average", seed=seed))[0]
 
 
 def _lbfgs_points(split, sigma, targets, maxiter):
@@ -219,7 +220,7 @@ def _plot_rcv1(sizes, results, targets, cfg):
     for ax, solver in zip(axes, ("pgs", "L-BFGS", "LIBLINEAR"), strict=True):
         for i, target in enumerate(targets):
             med = [np.nanmedian(np.array(results[m][solver])[:, i])
-                   if results[m][solver] else np.nan for m in sizes]
+                   if results[m].get(solver) else np.nan for m in sizes]   # (no LIBLINEAR)
             ax.plot(np.array(sizes) / 1e5, med, marker="o", ms=3, label=f"Acc>{100 * target:.2f}%")
         ax.set_title(f"{solver} (l2-logistic)")
         ax.set_xlabel("training samples (x 100000)")
@@ -234,9 +235,9 @@ def _plot_rcv1(sizes, results, targets, cfg):
 
 def _toy_iterations(toy, m, sigma, seed, T_grid):
     X, y = toy.X[:m], toy.y[:m]
-    for T, (_, model) in zip(T_grid, curves.pgs_path(
-            X, y, T_grid, loss="logistic", p=2.0, k=1, sigma=sigma, iterate="average",
-            fit_intercept=False, seed=seed), strict=False):
+    for T, (_, model) in zip(T_grid, curves.pgs_path(X, y, T_grid, **peers.paper_run(
+            loss="logistic", p=2.0, k=1, sigma=sigma, iterate="average", fit_intercept=False,
+            seed=seed)), strict=False):
         w = model.coef
         norm = np.linalg.norm(w)
         if norm > 0 and np.linalg.norm(w / norm - toy.w_star) <= TOY_ERROR:
@@ -296,7 +297,9 @@ def run(cfg):
              f"{SIGMA_GRID}) minus {TARGET_OFFSETS} points. For each m, target and solver, "
              f"sigma is the grid value with which that solver reaches the target soonest on "
              f"the validation split (pgs: seed 0), as in the papers; each cell gives the "
-             f"test-set seconds at that sigma. pgs: l2-logistic, k=1, iterate='average', "
+             f"test-set seconds at that sigma. pgs: the paper's set-up (pgs.PAPER: steps "
+             f"1/(sigma t), i.i.d. rows, an intercept column of 1), l2-logistic, k=1, "
+             f"iterate='average', "
              f"checked at a geometric grid of T (factor 1.5) along one path (warm starts, "
              f"evaluation untimed); the first grid T reaching the target is then timed as one "
              f"fresh pgs.train call. L-BFGS: one run, accuracy checked after every iteration "
@@ -309,9 +312,9 @@ def run(cfg):
              f"(b) Toy sets: w* is the unit Bayes-optimal separator Sigma^-1 mu (the population "
              f"optimum, which the batch optimum approaches as m grows); sigma(m) from "
              f"{TOY_SIGMA_GRID} is the largest value whose batch optimum (L-BFGS) on the m "
-             f"rows is within {TOY_ERROR / 2} of w* (else the closest); pgs l2-logistic, k=1, "
-             f"no intercept, iterate='average', first T on a geometric grid (factor 1.5, up to "
-             f"2,000,000) whose unit iterate is within {TOY_ERROR} of w*.")
+             f"rows is within {TOY_ERROR / 2} of w* (else the closest); pgs (pgs.PAPER) "
+             f"l2-logistic, k=1, no intercept, iterate='average', first T on a geometric grid "
+             f"(factor 1.5, up to 2,000,000) whose unit iterate is within {TOY_ERROR} of w*.")
     return write_report("inverse_time", "Inverse time dependency",
                         [("RCV1-like: seconds to a fixed test accuracy vs m", rcv1_table),
                          ("", f"![rcv1]({figure_path('inverse_time_rcv1', cfg).name})"),

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import fmt, markdown_table, write_report
+from bench.peers import PAPER_RUN, PAPER_SIGMA
 
 # Shared by both children: measure(fn) runs fn and returns (peak RSS growth, tracemalloc
 # peak, clear_refs worked). Before it, freed memory goes back to the OS (malloc_trim) so
@@ -27,6 +28,9 @@ import ctypes, gc, json, sys, tracemalloc
 sys.path.append({root!r})  # after site-packages: the installed pgs
 import numpy as np
 import pgs
+
+PAPER = {paper!r}   # bench.peers.PAPER_RUN: the pgs.train runs measured
+SIGMA = {sigma!r}   # bench.peers.PAPER_SIGMA: where no sigma is given
 
 def status():
     d = {{}}
@@ -69,13 +73,13 @@ split = rcv1_like({m}, dtype=dtype)
 X, y = split.X_train, split.y_train
 del split
 matrix = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-pgs.train(X[:1000], y[:1000], loss="logistic", T=10, seed=0)  # import/first-call costs
-results = []
+pgs.train(X[:1000], y[:1000], **dict(PAPER, loss="logistic", sigma=SIGMA, T=10, seed=0))
+results = []   # (above: import/first-call costs)
 for p, k, iterate in {configs!r}:
     for _ in range({repeats}):
         growth, traced, clear_refs_ok = measure(
-            lambda: pgs.train(X, y, loss="logistic", p=p, k=k, sigma=1e-5,
-                              T=X.shape[0] // k, iterate=iterate, seed=1))
+            lambda: pgs.train(X, y, **dict(PAPER, loss="logistic", p=p, k=k, sigma=1e-5,
+                                           T=X.shape[0] // k, iterate=iterate, seed=1)))
         results.append(dict(p=p, k=k, iterate=iterate, matrix=matrix, n_features=X.shape[1],
                             peak_growth=growth, traced_peak=traced,
                             clear_refs_ok=clear_refs_ok))
@@ -102,13 +106,14 @@ X = sp.csr_matrix((rng.random(m * nnz), rng.integers(0, n, m * nnz).astype(np.in
                    np.arange(0, m * nnz + 1, nnz, dtype=np.int32)), shape=(m, n))
 X.sum_duplicates()
 y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
-pgs.train(X[:100], y[:100], T=5)
+pgs.train(X[:100], y[:100], **dict(PAPER, sigma=SIGMA, T=5))
 results = []
 for what in {configs!r}:
     if what[0] == "train":
         _, p, k, iterate, keep = what
-        fit = lambda: pgs.train(X, y, loss="logistic", p=p, k=k, T=m // k, iterate=iterate,
-                                keep_state=keep, seed=1)
+        fit = lambda: pgs.train(X, y, **dict(PAPER, loss="logistic", p=p, k=k, sigma=SIGMA,
+                                             T=m // k, iterate=iterate, keep_state=keep,
+                                             seed=1))
     else:
         fit = lambda: PGSClassifier(p=what[1], random_state=1).fit(X, y)
     for _ in range({repeats}):
@@ -129,7 +134,8 @@ def _in_subprocess(child):
     """Run `_MEASURE` + child in a fresh interpreter; its JSON list of results."""
     root = str(Path(__file__).resolve().parents[1])
     # cwd: not the repository root, whose pgs/ source would shadow the installed pgs.
-    out = subprocess.run([sys.executable, "-c", _MEASURE.format(root=root) + child],
+    measure = _MEASURE.format(root=root, paper=dict(PAPER_RUN), sigma=PAPER_SIGMA)
+    out = subprocess.run([sys.executable, "-c", measure + child],
                          capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -159,7 +165,9 @@ def _wide_section(cfg):
                             "within 4 vectors + 20 MB"], rows)
     intro = (f"Random sparse X, m = {m:,} rows of 50 non-zeros over n = {n:,} features "
              f"(one float64 vector of n_features: {vector / 2**20:.1f} MiB, the budget "
-             f"{budget / 2**20:.0f} MiB); one pass of logistic pgs. tracemalloc counts "
+             f"{budget / 2**20:.0f} MiB); one pass of logistic pgs (the paper's set-up, "
+             f"pgs.PAPER, sigma = {PAPER_SIGMA:g}; the estimators with their defaults). "
+             "tracemalloc counts "
              "numpy's allocations whether or not their pages are touched; the RSS only "
              f"the pages touched. {cfg.repeats} runs per row, one subprocess.")
     note = ("keep_state=True returns the solver's state with the model; for p < 1.2 "
@@ -191,7 +199,8 @@ def run(cfg):
                             "peak RSS growth MiB",
                             "tracemalloc peak MiB", "peak growth / size of X"], rows)
     intro = (f"RCV1-like, m = {m:,}, {n_features:,} features; one pass (T = m / k) of "
-             f"logistic pgs. For scale: one float64 vector of "
+             f"logistic pgs (the paper's set-up, pgs.PAPER, sigma = 1e-5). For scale: one "
+             f"float64 vector of "
              f"n_features is {8 * n_features / 2**20:.2f} MiB, the labels are "
              f"{8 * m / 2**20:.1f} MiB. {cfg.repeats} runs per row, one subprocess per dtype; "
              f"clear_refs {'worked' if runs[0]['clear_refs_ok'] else 'was NOT available'}.")

@@ -43,11 +43,14 @@ import pgs  # noqa: E402
 from bench.bench_estimators import make_rcv1_like  # noqa: E402
 from bench.common import write_report  # noqa: E402
 from bench.data import cache_dir  # noqa: E402
+from bench.peers import PAPER_RUN  # noqa: E402
 
-#: PGSClassifier keyword sets of bench/run.py's run: the defaults, the average iterate and
-#: pgs.train's defaults (the paper's i.i.d. rows, an intercept column of 1, steps 1/(sigma t)).
-RUN_VARIANTS = ("{}", "{'iterate': 'average'}",
-                "{'sampling': 'iid', 'intercept_scaling': 1.0, 't_offset': 0}")
+#: PGSClassifier keyword sets of bench/run.py's run: the defaults; the paper's schedule and
+#: intercept column with the other defaults and the average iterate (the defaults before
+#: #24); the paper's set-up as pgs.train ran it by default before #24 (`PAPER_RUN`: i.i.d.
+#: rows, an intercept column of 1, steps 1/(sigma t), the last iterate).
+RUN_VARIANTS = ("{}", "{'schedule': 'pgs', 'intercept': 'column', 'iterate': 'average'}",
+                repr(dict(PAPER_RUN)))
 
 
 def losses(z, y, loss):
@@ -107,7 +110,10 @@ def run(cfg):
              "exact minimiser of sigma/2 (||w||^2 + [b/s]^2) + mean loss for every class, "
              "with the bias regularised as PGS does (a column of value s = 1) or not (as "
              "scikit-learn). *Gap*: F(w) - F* of a 5-epoch fit, mean / max over the classes. "
-             "`pgs {}` is PGSClassifier's defaults; the last PGS row pgs.train's defaults.")
+             "`pgs {}` is PGSClassifier's defaults; the next row the paper's schedule and "
+             "intercept column with its other defaults (its defaults before #24); the last "
+             "the paper's set-up as pgs.train ran it by default before #24 (pgs.PAPER with "
+             "the last iterate).")
     return write_report("ovr_gap", "One-vs-rest: objective gaps after 5 epochs", sections,
                         cfg, intro)
 

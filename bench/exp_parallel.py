@@ -29,6 +29,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 import pgs  # noqa: E402
+from bench import peers  # noqa: E402
 from bench.common import Config, accuracy, fmt, markdown_table, write_report  # noqa: E402
 from bench.data import rcv1_like  # noqa: E402
 
@@ -38,7 +39,8 @@ CONFIGS = [("hinge", 2.0, 3e-5), ("logistic", 2.0, 3e-5), ("hinge", 1.8, 3e-6),
 
 
 def _train(X, y, T, n_jobs, loss, p, sigma):
-    kw = dict(loss=loss, p=p, sigma=sigma, k=1, iterate="average", t_offset="auto", seed=0)
+    kw = peers.paper_run(loss=loss, p=p, sigma=sigma, k=1, iterate="average", t_offset="auto",
+                         seed=0)
     t0, c0 = time.perf_counter(), time.process_time()
     model = pgs.train(X, y, T=T, n_jobs=n_jobs, **kw)
     _train.cpu = time.process_time() - c0        # (all threads' CPU time)
@@ -109,7 +111,8 @@ def run(cfg):
                         obj_rows)),
     ]
     intro = (f"pgs.train(n_jobs=2) against n_jobs=1 on {m:,} rows of the RCV1-like set "
-             "(k = 1, iterate='average', t_offset='auto', sampling='iid', the default "
+             "(the paper's schedule and intercept column of 1, k = 1, iterate='average', "
+             "t_offset='auto', sampling='iid', the default "
              "merge_every: a round is a quarter of a pass). Figures are medians "
              f"[min–max] over {repeats} repeat(s) ({max(1, repeats - 1)} for the accuracy "
              "curves); ratios are taken within a repeat. "

@@ -33,6 +33,7 @@ from bench.common import (  # noqa: E402
     write_report,
 )
 from bench.data import rcv1_like  # noqa: E402
+from bench.peers import paper_run  # noqa: E402
 from pgs import _parallel as P  # noqa: E402
 from pgs._train import _finish, _prepare  # noqa: E402
 
@@ -76,7 +77,8 @@ def simulate(X, y, W, round_iters, *, extrapolate=True, **kwargs):
 
 
 def _configs(cfg):
-    base = dict(T=None, k=1, iterate="average", t_offset="auto", sampling="iid")
+    # The paper's set-up (steps 1/(sigma (t + t0)), i.i.d. rows, an intercept column of 1)
+    base = paper_run(T=None, k=1, iterate="average", t_offset="auto", sampling="iid")
     configs = [("hinge p=2 sigma=1e-5", dict(base, loss="hinge", p=2.0, sigma=1e-5)),
                ("logistic p=2 sigma=1e-5", dict(base, loss="logistic", p=2.0, sigma=1e-5))]
     if not cfg.quick:

@@ -27,9 +27,11 @@ CONFIGS = (
 
 
 def _train(split, loss, p, k, passes, iterate, sigma, seed):
+    """The paper's set-up (`peers.PAPER_RUN`) with the configuration's iterate."""
     m = split.X_train.shape[0]
-    return peers.run_pgs(split.X_train, split.y_train, loss=loss, p=p, k=k, sigma=sigma,
-                         T=max(1, passes * m // k), iterate=iterate, seed=seed)
+    return peers.run_pgs(split.X_train, split.y_train, **peers.paper_run(
+        loss=loss, p=p, k=k, sigma=sigma, T=max(1, passes * m // k), iterate=iterate,
+        seed=seed))
 
 
 def _optimum_accuracy(split, prob, loss, p, sigma, maxiter):
@@ -76,7 +78,8 @@ def run(cfg):
                             "paper (sigma, accuracy, time on CCAT)"], rows)
     m = split.X_train.shape[0]
     intro = (f"Data: RCV1-like, m = {m:,}. Every pgs run processes the passes shown "
-             f"(T = passes * m / k) and returns the iterate shown, fit_intercept=True; sigma is "
+             f"(T = passes * m / k) of the paper's set-up (pgs.PAPER: steps 1/(sigma t), i.i.d. "
+             f"rows, an intercept column of 1) and returns the iterate shown; sigma is "
              f"chosen from the grid shown by validation accuracy (seed 0), then {n_seeds} "
              f"seeds are run. The batch optimum is of the same objective at the same sigma. "
              f"The paper's column is the real CCAT on a 2.4 GHz Opteron, for orientation only "

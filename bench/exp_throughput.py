@@ -19,9 +19,9 @@ def _contenders(loss):
     out = []
     for mode in peers.pgs_sampling_modes():
         label = f"pgs {loss}" + (f" sampling={mode}" if mode else " (iid)")
-        out.append((label, lambda X, y, mode=mode: peers.run_pgs(
-            X, y, loss=loss, p=2.0, k=1, sigma=SIGMA[loss], T=X.shape[0], iterate="last",
-            seed=1, sampling=mode)[0]))
+        out.append((label, lambda X, y, mode=mode: peers.run_pgs(X, y, **peers.paper_run(
+            loss=loss, p=2.0, k=1, sigma=SIGMA[loss], T=X.shape[0], iterate="last",
+            seed=1, sampling=mode or "iid"))[0]))
     for shuffle in (True, False):
         out.append((f"sklearn SGDClassifier {loss} shuffle={shuffle}",
                     lambda X, y, shuffle=shuffle: peers.run_sgd(
@@ -39,17 +39,19 @@ def run(cfg):
     w = np.ones(X.shape[1])
     v = np.ones(m)
     floor = [("pgs.train fixed cost (T = 1: validation, setup)", lambda X, y: peers.run_pgs(
-                 X, y, loss="hinge", sigma=1e-5, T=1, iterate="last", seed=1)[0]),
+                 X, y, **peers.paper_run(loss="hinge", sigma=1e-5, T=1, iterate="last",
+                                         seed=1))[0]),
              ("floor: X @ w", lambda X, y: timed(X.dot, w)[0]),
              # epsilon-insensitive with a huge epsilon has loss' = 0 everywhere: the pass
              # draws, prefetches and reads every row and takes its margin, but never
              # updates. It is the cost of reading the rows in that order.
              ("floor: pgs iid, margins only (no updates)", lambda X, y: peers.run_pgs(
-                 X, y, loss="epsilon_insensitive", epsilon=1e9, sigma=1e-5, T=X.shape[0],
-                 iterate="last", seed=1)[0]),
+                 X, y, **peers.paper_run(loss="epsilon_insensitive", epsilon=1e9, sigma=1e-5,
+                                         T=X.shape[0], iterate="last", seed=1))[0]),
              ("floor: pgs cyclic, margins only (no updates)", lambda X, y: peers.run_pgs(
-                 X, y, loss="epsilon_insensitive", epsilon=1e9, sigma=1e-5, T=X.shape[0],
-                 iterate="last", seed=1, sampling="cyclic")[0]),
+                 X, y, **peers.paper_run(loss="epsilon_insensitive", epsilon=1e9, sigma=1e-5,
+                                         T=X.shape[0], iterate="last", seed=1,
+                                         sampling="cyclic"))[0]),
              ("floor: X.T @ v", lambda X, y: timed(X.T.dot, v)[0])]
     contenders = _contenders("hinge") + _contenders("logistic") + floor
     seconds = {name: [] for name, _ in contenders}
@@ -71,7 +73,9 @@ def run(cfg):
                             "time / SGD shuffled, same round"], rows)
     intro = (f"Data: RCV1-like, m = {m:,} rows, {X.shape[1]:,} features, {nnz:,} non-zeros "
              f"({nnz / m:.1f} per row), float64 CSR. One pass = T = m iterations with k = 1, "
-             f"p = 2, sigma = 1e-5, iterate='last'; SGDClassifier with max_iter=1, tol=None, "
+             f"p = 2, sigma = 1e-5, the paper's set-up (pgs.PAPER: steps 1/(sigma t), an "
+             f"intercept column of 1) with iterate='last'; SGDClassifier with max_iter=1, "
+             f"tol=None, "
              f"alpha = sigma. The floor rows are one sparse matrix-vector product each; their "
              f"ratio is to pgs hinge, as are the margins-only rows (a pgs.train pass whose loss "
              f"derivative is always 0, epsilon-insensitive with epsilon = 1e9: every row is "

@@ -29,24 +29,27 @@ def _methods(cfg, m):
     sig18 = [3e-6] if cfg.quick else [1e-6, 3e-6]
     peer_sigmas = [3e-5] if cfg.quick else [1e-5, 3e-5]
     out = []
+    # Every pgs row is the paper's set-up (peers.PAPER_RUN: steps 1/(sigma t), i.i.d. rows,
+    # an intercept column of 1) with the changes shown.
     for s in sig2:
         out.append((f"pgs p=2 k=1 sigma={s:g}", "pgs",
-                    dict(T_list=T1, loss="logistic", p=2.0, k=1, sigma=s, iterate="average")))
-    # Steps 1/(sigma (t + t0)) with t0 = "auto" (PGSClassifier's default; for p = 2, k = 1
-    # the step sizes of SGDClassifier's "optimal" schedule), i.i.d. rows.
+                    peers.paper_run(T_list=T1, loss="logistic", p=2.0, k=1, sigma=s,
+                                    iterate="average")))
+    # Steps 1/(sigma (t + t0)) with t0 = "auto" (for p = 2, k = 1 the step sizes of
+    # SGDClassifier's "optimal" schedule), i.i.d. rows.
     for s in sig2:
         out.append((f"pgs p=2 k=1 t_offset=auto sigma={s:g}", "pgs",
-                    dict(T_list=T1, loss="logistic", p=2.0, k=1, sigma=s, iterate="average",
-                         t_offset="auto")))
+                    peers.paper_run(T_list=T1, loss="logistic", p=2.0, k=1, sigma=s,
+                                    iterate="average", t_offset="auto")))
     # The generated rows are in random order, the case sampling="cyclic" is for.
     for s in sig2_cyclic:
         out.append((f"pgs p=2 k=1 cyclic sigma={s:g}", "pgs",
-                    dict(T_list=T1, loss="logistic", p=2.0, k=1, sigma=s, iterate="average",
-                         sampling="cyclic")))
+                    peers.paper_run(T_list=T1, loss="logistic", p=2.0, k=1, sigma=s,
+                                    iterate="average", sampling="cyclic")))
     for s in sig18:
         out.append((f"pgs p=1.8 k=300 sigma={s:g}", "pgs",
-                    dict(T_list=T300, loss="logistic", p=1.8, k=300, sigma=s,
-                         iterate="last")))
+                    peers.paper_run(T_list=T300, loss="logistic", p=1.8, k=300, sigma=s,
+                                    iterate="last")))
     for s in peer_sigmas:
         out.append((f"sklearn SGD logistic sigma={s:g}", "sgd",
                     dict(loss="logistic", sigma=s, passes=2 if cfg.quick else 4)))
@@ -123,7 +126,9 @@ def run(cfg):
                "of one fresh pgs.train call with that T" if peers.pgs_has("warm_start")
                else "separate runs of increasing T")
     intro = (f"Data: RCV1-like, m = {m:,} training rows, {split.X_test.shape[0]:,} test rows. "
-             f"Logistic loss unless noted. pgs curves: {how_pgs}, iterate='average' "
+             f"Logistic loss unless noted. pgs curves: the paper's set-up (pgs.PAPER: steps "
+             f"1/(sigma t), i.i.d. rows, an intercept column of 1) with the changes named; "
+             f"{how_pgs}, iterate='average' "
              f"(p=1.8, k=300: 'last', as its runs are only m/300 iterations a pass); SGD "
              f"curves are one "
              f"partial_fit per pass; LIBLINEAR curves are runs with stopping tolerance "

@@ -4,9 +4,10 @@ On the RCV1-like set every solver comes within 0.2 points of the best accuracy w
 fraction of a pass. `bench.data.rcv1_hard` keeps its rows and draws labels from a hidden
 model over most of the vocabulary, with the noise concentrated near the boundary, so
 that accuracy keeps improving for tens of passes. On both sets: `PGSClassifier` with its
-defaults, pgs tuned (logistic, sigma = 5e-7, average iterate, t_offset="auto", with
-intercept_scaling 0.3 and 1.0), and scikit-learn's averaged SGD (`SGDClassifier(
-average=True)` with its defaults, and with the tuned pgs's loss and alpha = sigma).
+defaults, pgs tuned (the paper's schedule, i.i.d. rows and intercept column, logistic,
+sigma = 5e-7, average iterate, t_offset="auto", with intercept_scaling 0.3 and 1.0), and
+scikit-learn's averaged SGD (`SGDClassifier(average=True)` with its defaults, and with the
+tuned pgs's loss and alpha = sigma).
 
 Run: ``PGS_BENCH_CACHE=... python bench/run.py --only time_to_accuracy_hard`` (both sets,
 two rounds); ``run(cfg, data="hard", n_rounds=1)`` runs one set, one round.
@@ -16,7 +17,7 @@ import time
 
 import numpy as np
 
-from bench import curves
+from bench import curves, peers
 from bench.common import fmt, markdown_table, write_report
 from bench.data import rcv1_for
 from bench.exp_time_to_accuracy import TOLERANCE
@@ -26,7 +27,10 @@ from bench.exp_time_to_accuracy import TOLERANCE
 PASSES = {"hard": [0.1, 0.2, 0.5, 1, 2, 3, 5, 8, 12, 20, 30],
           "rcv1": [0.1, 0.2, 0.5, 1, 2, 3, 5, 10]}
 PASSES_QUICK = [0.2, 0.5, 1, 2, 5, 10]
-TUNED = dict(loss="logistic", p=2.0, k=1, sigma=5e-7, iterate="average", t_offset="auto")
+#: The tuned pgs.train runs: the paper's schedule, i.i.d. rows and an intercept column
+#: (`peers.PAPER_RUN`), the average iterate and t_offset="auto".
+TUNED = peers.paper_run(loss="logistic", p=2.0, k=1, sigma=5e-7, iterate="average",
+                        t_offset="auto")
 #: Rounds (seeds) by default: each round runs every method once on each set.
 ROUNDS = 2
 
@@ -50,10 +54,12 @@ def _sgd_curve(X, y, X_test, y_test, passes, seed, **params):
 def _methods(variants=False):
     sigma = TUNED["sigma"]
     if variants:
-        # What the tuned setting owes to sigma, and to a permutation per pass.
+        # What the tuned setting owes to sigma, and to a permutation per pass: the
+        # estimator on the tuned runs' schedule and intercept column, its other defaults.
         return [
-            (f"pgs PGSClassifier(sigma={sigma:g}), other defaults", "estimator",
-             dict(sigma=sigma)),
+            (f"pgs PGSClassifier(sigma={sigma:g}, schedule='pgs', intercept='column'), "
+             f"other defaults", "estimator",
+             dict(sigma=sigma, schedule="pgs", intercept="column")),
             (f"pgs logistic sigma={sigma:g} average t_offset=auto intercept_scaling=0.3",
              "pgs", dict(TUNED, intercept_scaling=0.3)),
             (f"pgs logistic sigma={sigma:g} average t_offset=auto intercept_scaling=0.3 "
@@ -131,7 +137,8 @@ def run(cfg, data="hard,rcv1", n_rounds=ROUNDS, variants=False):
     sigma = TUNED["sigma"]
     intro = (f"Time and passes to come within 0.2 points of the best test accuracy. pgs "
              f"tuned: pgs.train(loss='logistic', sigma={sigma:g}, iterate='average', "
-             f"t_offset='auto'); pgs.train and PGSClassifier() (its defaults) are observed "
+             f"t_offset='auto', the paper's schedule, sampling='iid', intercept='column'); "
+             f"pgs.train and PGSClassifier() (its defaults) are observed "
              f"along one run continued by warm starts (bit-identical to one run), at the "
              f"cumulative time of the calls; SGD is one partial_fit per pass (a pass is its "
              f"smallest unit). SGDClassifier's defaults: hinge, alpha=1e-4. {n_rounds} "

@@ -7,7 +7,8 @@ build it runs in and names it (``$PGS_BENCH_BUILD``, default from ``SIMD_POWERS`
 run it under each build (e.g. one installed with ``-Csetup-args=-Dsimd=disabled``) and
 compare the files ``results/variants_<build>.md``.
 
-Timed: logistic, k = 1, iterate="last", i.i.d. rows, for p = 2, 1.8, 1.5 and 1.7, on
+Timed: logistic, k = 1, the paper's set-up (`peers.PAPER_RUN`: steps 1/(sigma t),
+iterate="last", i.i.d. rows), for p = 2, 1.8, 1.5 and 1.7, on
 the RCV1-like set (one pass) and on the real RCV1 sample (1,000 rows of RCV1's 47,236
 columns: 300 passes), every p once per round.
 """
@@ -42,9 +43,9 @@ def run(cfg):
         seconds = {p: [] for p in PS}
         for _ in range(rounds):
             for p in PS:
-                seconds[p].append(peers.run_pgs(X, y, loss="logistic", p=p, k=1,
-                                                sigma=SIGMA, T=T, iterate="last",
-                                                seed=1)[0])
+                seconds[p].append(peers.run_pgs(X, y, **peers.paper_run(
+                    loss="logistic", p=p, k=1, sigma=SIGMA, T=T, iterate="last",
+                    seed=1))[0])
         nnz = X.nnz * T / X.shape[0]
         base = np.array(seconds[2.0])
         rows = [[f"{p:g}", fmt(seconds[p], 3), f"{min(seconds[p]) / nnz * 1e9:.3g}",
