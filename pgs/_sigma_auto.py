@@ -247,13 +247,24 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     T_train = max(1, math.ceil(GRID_T_FRACTION * T * train.shape[0] / m))
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     n = len(ys)
-    # Grid value g, problem j is problem g * n + j of one lock-step run.
-    models = _fit_many(X_train, ys * grid.shape[0], n_jobs=n_jobs, seed=seed, T=T_train,
-                       sample_weight=weights,
-                       per_problem=[{"sigma": float(s)} for s in grid for _ in range(n)],
-                       **train_kwargs)
-    scores = np.array([score(models[g * n:(g + 1) * n], X_val, val)
-                       for g in range(grid.shape[0])], dtype=np.float64)
+    X_train = as_csr_buffers(X_train, check_entries=False)   # (one row scan for all)
+    # The grid values in turn, one per thread at a time (a value's n problems together,
+    # in lock-step): each value's solvers are freed once scored, so the search holds no
+    # more state than the fit itself (the memory budget); a value's models do not depend
+    # on the grouping.
+    per = max(1, n_jobs) if n == 1 else 1
+    scores = []
+    for lo in range(0, grid.shape[0], per):
+        values = grid[lo:lo + per]
+        models = _fit_many(X_train, ys * values.shape[0], seed=seed, T=T_train,
+                           n_jobs=n_jobs if values.shape[0] * n > 1 else 1,
+                           sample_weight=weights,
+                           per_problem=[{"sigma": float(s)} for s in values for _ in range(n)],
+                           **train_kwargs)
+        scores += [score(models[g * n:(g + 1) * n], X_val, val)
+                   for g in range(values.shape[0])]
+        del models
+    scores = np.array(scores, dtype=np.float64)
     w_val = validation_weights(sample_weight, val)
     # (Kish's effective size, with the weights scaled to a maximum of 1: no overflow)
     w_val = None if w_val is None else w_val / np.max(w_val)

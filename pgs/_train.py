@@ -145,14 +145,13 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     sigma : float > 0 or "auto", default "auto"
         Regularisation strength (Pegasos' lambda). "auto" holds out
         `validation_fraction` of the rows (stratified for classification), trains every
-        value of `sigma_grid` on the rest in lock-step (each row fetched once for all),
-        takes the one with the best held-out accuracy (R^2 for regression; ties: the
-        largest sigma), and returns the plain fit at that sigma on all the rows
-        (``model.params["sigma"]``; the grid and its scores are ``model.sigma_grid`` and
-        ``model.sigma_scores``). The grid runs take `GRID_T_FRACTION` of the final
-        fit's passes (pgs/_sigma_auto.py; measured in bench/results/defaults.md),
-        deterministic for a seed; they hold ``len(sigma_grid)`` solvers' state at once,
-        and `callback` sees the final fit only. A warm start keeps its model's sigma.
+        value of `sigma_grid` on the rest, takes the largest sigma whose held-out accuracy
+        (R^2 for regression) is within one standard error of the best, and returns the
+        plain fit at that sigma on all the rows (``model.params["sigma"]``; the grid and
+        its scores are ``model.sigma_grid`` and ``model.sigma_scores``). The grid runs
+        take `GRID_T_FRACTION` of the final fit's passes (pgs/_sigma_auto.py), one
+        value per thread at a time (no more state than the fit's), deterministic for a
+        seed; `callback` sees the final fit only. A warm start keeps its model's sigma.
     T : int >= 1, optional
         Number of iterations; default ``ceil(10 m / k)`` (ten passes' worth of
         samples). With `warm_start`, the number of further iterations.
