@@ -244,10 +244,18 @@ def start_state(solver_state, sizes, seed_entropy, params):
     if not sizes or min(sizes) < 1:
         raise ValueError(f"every shard needs at least one row, got sizes {sizes}")
     kernel = dict(solver_state)
-    workers = [dict(rng=np.array(kernel["rng"], dtype=np.uint64), pos=int(kernel["pos"]),
-                    perm=kernel["perm"], consumed=int(kernel["consumed"]))]
-    for w in range(1, len(sizes)):
-        workers.append(dict(rng=_worker_rng(seed_entropy, w), pos=0, perm=None, consumed=0))
+    saved = kernel.pop("workers", None)
+    if saved is not None and len(saved) == len(sizes) > 1:
+        # (a warm start with the same W: each worker continues its own stream)
+        workers = [dict(s, perm=None if s["perm"] is None else s["perm"].copy())
+                   for s in saved]
+    else:
+        workers = [dict(rng=np.array(kernel["rng"], dtype=np.uint64),
+                        pos=int(kernel["pos"]), perm=kernel["perm"],
+                        consumed=int(kernel["consumed"]))]
+        for w in range(1, len(sizes)):
+            workers.append(dict(rng=_worker_rng(seed_entropy, w), pos=0, perm=None,
+                                consumed=0))
     if len(sizes) > 1 and kernel["wsum"] is not None and (kernel["C"] != 0.0 or (
             kernel["clast"] is not None and np.any(kernel["clast"]))):
         kernel = _canonical_average(kernel, params)
@@ -531,5 +539,9 @@ def run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=No
 
 def final_solver_state(state):
     """The common state's kernel state, for ``Solver.set_state`` (the model's iterates;
-    its random iterate's snapshot is there once the drawn iteration is done)."""
-    return state["kernel"]
+    its random iterate's snapshot is there once the drawn iteration is done), with every
+    worker's sampler state (W > 1), so that a warm start with the same W continues each
+    worker's stream and permutation instead of replaying them."""
+    if len(state["sizes"]) == 1:
+        return state["kernel"]
+    return dict(state["kernel"], workers=state["workers"])

@@ -41,6 +41,7 @@ class Solver(SolverCore):
     """
 
     def __init__(self, *args, **kwargs):
+        self._workers = None     # the parallel engines' workers' sampler states (W > 1)
         self._finished = False   # `finish`: no run until set_state
         self._consumed = False   # `take`: the state is gone
         self._handed = False     # `get_state(copy=False)`: its buffers are the caller's
@@ -176,6 +177,7 @@ class Solver(SolverCore):
             state[name] = None if arr is None else arr.copy() if copy else arr
         if self.u is self.lam:
             state["u"] = None          # (p = 2: u is lam, one copy is enough)
+        state["workers"] = self._workers
         if not copy:
             self.finish()
             self._handed = True
@@ -194,6 +196,7 @@ class Solver(SolverCore):
             raise ValueError("the state keeps its average in another form than this "
                              "solver (a state of another version of pgs, or another p)")
         rebuild = "Q" not in state      # lam alone: u, S, Q and c rebuilt from it
+        self._workers = state.get("workers")
         self.lam[:] = state["lam"]
         if self.u is not None and self.u is not self.lam and not rebuild:
             self.u[:] = state["u"]

@@ -181,6 +181,10 @@ def _same_state(a, b):
     for key, v in a.items():
         if isinstance(v, np.ndarray):
             np.testing.assert_array_equal(v, b[key], err_msg=key)
+        elif key == "workers" and v is not None:       # the workers' sampler states
+            assert len(v) == len(b[key])
+            for s, t in zip(v, b[key], strict=True):
+                _same_state(s, t)
         else:
             assert v == b[key], key
 

@@ -257,3 +257,19 @@ def test_objective_leaves_a_free_bias_out_of_the_regulariser():
         expected = reg + np.mean(np.log1p(np.exp(-y * z)))
         assert model.intercept != 0.0
         assert model.objective(X, y) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("schedule", ["asgd", "pgs"])
+def test_threads_warm_start_continues_every_workers_stream(schedule):
+    """With n_jobs=2, T1 (whole rounds) then a warm start of T2 equals T1 + T2 at once:
+    the model's state carries each worker's sampler (a warm start used to replay worker
+    1's first permutation from the seed, so half its shard was never seen)."""
+    X, y = _data(m=400, n=20)
+    kw = dict(loss="logistic", sigma=1e-3, seed=3, n_jobs=2, merge_every=25,
+              schedule=schedule, sampling="permutation", iterate="average")
+    whole = pgs.train(X, y, T=1000, **kw)
+    first = pgs.train(X, y, T=600, keep_state=True, **kw)
+    assert len(first._state["workers"]) == 2
+    more = pgs.train(X, y, T=400, warm_start=first, **kw)
+    np.testing.assert_array_equal(more.coef, whole.coef)
+    assert more.intercept == whole.intercept
