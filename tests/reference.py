@@ -162,6 +162,26 @@ def sgd_offset_reference(X, y, *, loss, sigma, T, rows, t_offset, icpt=0.0, eps=
     return iterates
 
 
+def _projected(w, p, B):
+    """w rescaled into ||w||_p <= B (B None: unbounded)."""
+    if B is not None:
+        norm_w = np.sum(np.abs(w) ** p) ** (1 / p)
+        if norm_w > B:
+            return w * (B / norm_w)
+    return w
+
+
+def _round_steps(total, sizes):
+    """A round's `total` iterations split in proportion to the shard sizes (largest
+    remainders, ties to the lower index)."""
+    m = sum(sizes)
+    steps = [total * s // m for s in sizes]
+    rests = sorted(range(len(sizes)), key=lambda v: (-(total * sizes[v] % m), v))
+    for v in rests[:total - sum(steps)]:
+        steps[v] += 1
+    return steps
+
+
 def pgs_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, B=None, icpt=0.0, eps=0.0,
                          t_offset=0.0):
     """Parallel PGS by merging dual states (docs/parallel.md), W = len(bounds) workers,
@@ -184,20 +204,12 @@ def pgs_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, B=None, icpt=0
     t = 0
 
     def iterate(theta_over_tsig):
-        w = grad_r_star(theta_over_tsig, p)
-        if B is not None:
-            norm_w = np.sum(np.abs(w) ** p) ** (1 / p)
-            if norm_w > B:
-                w = w * (B / norm_w)
-        return w
+        return _projected(grad_r_star(theta_over_tsig, p), p, B)
 
     iterates = []
     while t < T:
         total = min(W * tau, T - t)
-        steps = [total * s // m for s in sizes]
-        rests = sorted(range(W), key=lambda v: (-(total * sizes[v] % m), v))
-        for v in rests[:total - sum(steps)]:
-            steps[v] += 1
+        steps = _round_steps(total, sizes)
         change = np.zeros(n + 1)
         for v, (lo, _hi) in enumerate(bounds):
             if steps[v] == 0:
@@ -251,11 +263,7 @@ def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, 
             g += d * Xa[i] / k
             g_b += d / k
         z = (1.0 - sigma * eta) * z - eta * g
-        w = grad_r_star(z, p)
-        if B is not None:
-            norm_w = np.sum(np.abs(w) ** p) ** (1 / p)
-            if norm_w > B:
-                w = w * (B / norm_w)
+        w = _projected(grad_r_star(z, p), p, B)
         b = b - bias_rate * eta * g_b
         iterates.append((w.copy(), b))
     return iterates
@@ -290,20 +298,12 @@ def asgd_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, eta0, B=None,
     z, b, t = np.zeros(n + 1), 0.0, 0
 
     def iterate(zv):
-        w = grad_r_star(zv, p)
-        if B is not None:
-            norm_w = np.sum(np.abs(w) ** p) ** (1 / p)
-            if norm_w > B:
-                w = w * (B / norm_w)
-        return w
+        return _projected(grad_r_star(zv, p), p, B)
 
     iterates = []
     while t < T:
         total = min(W * tau, T - t)
-        steps = [total * s // m for s in sizes]
-        rests = sorted(range(W), key=lambda v: (-(total * sizes[v] % m), v))
-        for v in rests[:total - sum(steps)]:
-            steps[v] += 1
+        steps = _round_steps(total, sizes)
         z_new, b_new = np.zeros(n + 1), 0.0
         for v, (lo, _hi) in enumerate(bounds):
             rho = steps[v] / total
