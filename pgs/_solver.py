@@ -38,6 +38,14 @@ class Solver(SolverCore):
     t_offset : float, default 0.0
         Iteration offset t0 >= 0: ``w_t = grad r*(lam / ((t + t0) sigma))`` (0 is the
         paper's Figure 1; see `pgs.train`).
+    schedule : int, default 0
+        Index of the step schedule in ``pgs._defaults.SCHEDULES`` (0: "pgs", 1: "asgd",
+        whose average weighs w_t by t).
+    eta0 : float, default 0.0
+        The "asgd" schedule's first step, in (0, 1 / sigma).
+    icpt_rate : float, default 0.0
+        > 0: a free bias b, moved by ``icpt_rate * eta_t`` times the batch's loss
+        derivatives (then `icpt` is 0).
     """
 
     def __init__(self, *args, **kwargs):
