@@ -7,6 +7,7 @@ worker)."""
 
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -20,6 +21,11 @@ da = pytest.importorskip("dask.array")
 import pgs  # noqa: E402
 import pgs.dask  # noqa: E402
 from pgs._parallel import partition_rows  # noqa: E402
+
+# The worker plugin below goes to worker processes, which cannot import this test module
+# (the tests folder is not on their path when pytest runs as a script): send this
+# module's classes and functions by value.
+pytest.importorskip("cloudpickle").register_pickle_by_value(sys.modules[__name__])
 
 M = 3000
 KW = dict(loss="logistic", sigma=1e-3, seed=5, iterate="average", sampling="permutation")
