@@ -175,8 +175,8 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         getting out of its start. "asgd" is averaged SGD's, :math:`\eta_t = \eta_0 (1 +
         \sigma \eta_0 t)^{-3/4}` (Xu 2011; Bottou's svmasgd): a nearly constant step
         for the first :math:`1/(\sigma \eta_0)` iterations, whose noise the average
-        removes. On the hard RCV1-like and dense sets it needs a third to a half of
-        the passes of scikit-learn's averaged SGD (bench/results/passes.md).
+        removes. On the hard RCV1-like and dense sets it needs 0.14-0.33x the passes of
+        scikit-learn's averaged SGD (bench/results/passes.md).
     eta0 : float > 0 or "auto", default "auto"
         The "asgd" schedule's first step (below 1 / sigma). "auto" is
         ``2 / (L R^2)``: L the Lipschitz constant of the loss's derivative (1 for
