@@ -197,7 +197,10 @@ def test_downstream_dual_vector(downstream):
     kinds, expected = downstream.dual_kinds()
     assert kinds == expected
     a = np.array([0.0, 1e-300, 3e-9, 0.25, 1.0, 7.5, 1e12])
-    assert downstream.dual_powers(a, 1.25) == list(powers(a, 1.25))
+    # (to rounding: the downstream build may take the AVX2 powers where pgs was built
+    # without them, -Dsimd=disabled)
+    np.testing.assert_allclose(downstream.dual_powers(a, 1.25), powers(a, 1.25),
+                               rtol=1e-14, atol=0)
     lam = np.zeros(5)
     x, cols = np.array([0.5, -2.0]), np.array([1, 3], dtype=np.int32)
     dot, Q = downstream.dual_p2_add_dot(lam, x, cols, 3.0)
