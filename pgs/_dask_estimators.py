@@ -81,11 +81,6 @@ def _init_for(parent):
     return __init__
 
 
-def _delayed_map(fn, X, *args):
-    import dask
-    return [dask.delayed(fn, pure=True)(block, *args) for block in X.to_delayed().ravel()]
-
-
 class PGSClassifier(_DaskFit, E.PGSClassifier):
     """`pgs.PGSClassifier` whose `fit` also takes dask arrays (dask-ml's convention).
 
