@@ -41,8 +41,8 @@ import scipy.sparse as sp
 
 import pgs
 from pgs._csgd import CSGDSolver
-from pgs._csgd_train import auto_eta0
-from pgs._data import as_csr_buffers
+from pgs.rules.data import as_csr_buffers
+from pgs.training.csgd import auto_eta0
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[1]))

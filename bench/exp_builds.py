@@ -5,7 +5,7 @@ real (STYLE.md). `exp_variants.py` times the build it runs in; this script runs 
 builds side by side, each in its own worker process that loads the data once, and times
 them in turn (A B, then B A the next round) so that the load of a shared machine falls
 on both alike. Times are CPU seconds (`time.process_time`) of the compiled loop alone
-(`pgs._solver.Solver.run`, one thread), and each round's ratio alternative / base is
+(`pgs.engine.solver.Solver.run`, one thread), and each round's ratio alternative / base is
 taken within the round. The final iterates of the two builds are compared too: the
 largest difference relative to the largest |w_j|, and whether the bits are equal.
 
@@ -61,8 +61,9 @@ def _load(name, m):
 
 def _worker():
     """Serve runs over stdin/stdout, one JSON line each (the data loaded once)."""
-    from pgs._core import LOSS_NAMES, SAMPLING_MODES
-    from pgs._solver import Solver
+    from pgs._core import SAMPLING_MODES
+    from pgs.engine.solver import Solver
+    from pgs.rules.losses import LOSS_NAMES
     sets = {}
     for line in sys.stdin:
         req = json.loads(line)

@@ -131,12 +131,12 @@ def _logistic_regression(split, Xd, yd, client, iters):
 
 def _round_traffic(split, seed):
     """Bytes a round moves per worker and the share of lam's coordinates a round changes
-    (whether sparse deltas would pay), from one round of pgs._parallel in-process."""
-    from pgs import _parallel as P
-    from pgs._train import _prepare
+    (whether sparse deltas would pay), from one round of pgs.engine.rounds in-process."""
+    from pgs.engine import rounds as P
+    from pgs.training.fit import prepare
     X, y = split.X_train, split.y_train
     m, n = X.shape
-    run = _prepare(X, y, T=m, seed=seed, **PGS)
+    run = prepare(X, y, T=m, seed=seed, **PGS)
     bounds = P.partition_rows(m, PARTITIONS)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds])
     tau = P.default_merge_every(m, PARTITIONS, 1)

@@ -34,8 +34,8 @@ from bench.common import (  # noqa: E402
 )
 from bench.data import rcv1_like  # noqa: E402
 from bench.peers import paper_run  # noqa: E402
-from pgs import _parallel as P  # noqa: E402
-from pgs._train import _finish, _prepare  # noqa: E402
+from pgs.engine import rounds as P  # noqa: E402
+from pgs.training.fit import finish, prepare  # noqa: E402
 
 TOLERANCE = 0.002        # "within 0.2 points of W = 1"
 WORKERS = (1, 2, 4, 8, 16, 32, 64)
@@ -46,7 +46,7 @@ ROUND_FRACTIONS = (1 / 64, 1 / 16, 1 / 4, 1.0, 4.0)
 def simulate(X, y, W, round_iters, *, extrapolate=True, **kwargs):
     """One run of W simulated workers, rounds of `round_iters`: (model, bytes dense per
     round, mean non-zeros of a delta, rounds)."""
-    run = _prepare(X, y, **kwargs)
+    run = prepare(X, y, **kwargs)
     Xb, m = run.Xb, run.Xb.shape[0]
     bounds = P.partition_rows(m, W)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds], extrapolate=extrapolate)
@@ -67,7 +67,7 @@ def simulate(X, y, W, round_iters, *, extrapolate=True, **kwargs):
 
     state = P.run_rounds(state, params, map_fn, run.t_total, tau, on_round=on_round)
     run.solver.set_state(P.final_solver_state(state))
-    model = _finish(run, False, False)
+    model = finish(run, False, False)
     n_cols = run.n_features + 1
     # out: lam (n doubles) to each worker; back: dlam, and the iterates' sum for "average"
     back = 2 if params["average"] else 1

@@ -4,16 +4,15 @@ Zhu, Chen, Zhu, Wang, Wang, Chen, "Inverse Time Dependency in Convex Regularized
 Learning", ICDM 2009.
 """
 
-from pgs import _estimator_model  # noqa: F401  (registers the "ovr" model kind)
-from pgs._csgd_train import train_cadaline, train_csgd
-from pgs._defaults import DEFAULTS, PAPER
-from pgs._io import dump_svmlight, load_svmlight, load_svmlight_files
-from pgs._loss_table import LOSS_NAMES
-from pgs._model import Model
-from pgs._model_io import load_model
-from pgs._train import DivergedError, Progress, train
-
-__version__ = "0.1.0"
+from pgs._version import __version__
+from pgs.engine.solver import DivergedError, Progress
+from pgs.io.svmlight import dump_svmlight, load_svmlight, load_svmlight_files
+from pgs.models import Model
+from pgs.models.file_format import load_model
+from pgs.rules.defaults import DEFAULTS, PAPER
+from pgs.rules.losses import LOSS_NAMES
+from pgs.training.csgd import train_cadaline, train_csgd
+from pgs.training.train import train
 
 __all__ = [
     "DEFAULTS", "DivergedError", "LOSS_NAMES", "Model", "PAPER", "Progress", "__version__",

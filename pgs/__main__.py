@@ -2,7 +2,7 @@
 
 import sys
 
-from pgs._cli import main
+from pgs.cli.main import main
 
 __all__ = ["main"]
 

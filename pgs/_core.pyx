@@ -16,9 +16,6 @@ from libc.string cimport memset
 
 import numpy as np
 
-# (re-exported: the table's order is the LossId enum of pgs/_losses.pxd, tests check it)
-from pgs._loss_table import LOSS_NAMES  # no-cython-lint
-
 cimport pgs._losses as L
 from pgs._losses cimport (
     loss_tag, Hinge, Logistic, Squared, SquaredHinge, SmoothHinge, ModifiedHuber,
@@ -487,7 +484,7 @@ SAMPLING_MODES = ("iid", "permutation", "cyclic")
 
 cdef class SolverCore:
     """The compiled state of one PGS run: the dual vector's buffers and scalars, t, the
-    PRNG and the sampler, bound to the C structs the loop runs on. `pgs._solver.Solver`
+    PRNG and the sampler, bound to the C structs the loop runs on. `pgs.engine.solver.Solver`
     adds the Python-level life cycle (runs, iterates, states) and documents the
     arguments. For p < 2 but 1.5, `lam` and `u` are strided views of one buffer (u_j
     and lam_j share a cache line); p = 1.5 keeps no u (None: computed from lam).
@@ -734,7 +731,7 @@ cdef class SolverCore:
                     icpt_rate=self.prm.icpt_rate, q=self.prm.q, t_pick=self.prm.t_pick)
 
     def _scalars(self):
-        """The state's scalars, as a dict (see `pgs._solver.Solver.get_state`)."""
+        """The state's scalars, as a dict (see `pgs.engine.solver.Solver.get_state`)."""
         st = &self.st
         return dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
                     t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,

@@ -1,7 +1,7 @@
 """The compiled svmlight/libsvm line parser behind `pgs.load_svmlight`.
 
 `parse_block` parses a buffer of whole lines with the GIL released into exact
-CSR pieces (targets, row pointers, sorted indices, values); `pgs._io` cuts a
+CSR pieces (targets, row pointers, sorted indices, values); `pgs.io.svmlight` cuts a
 file into such blocks, parses them on several threads and stitches the pieces.
 
 Floats are parsed exactly as a correctly rounded strtod would (bit-identical to
@@ -29,7 +29,7 @@ cdef extern from "_strtod_c.h" nogil:
 if not pgs_strtod_init():
     raise ImportError("pgs._svmlight: could not create the C locale for strtod")
 
-# Status codes of parse_block; pgs._io turns them into messages.
+# Status codes of parse_block; pgs.io.svmlight turns them into messages.
 cdef enum:
     OK = 0
     E_TARGET = 1

@@ -5,7 +5,7 @@ never needs scikit-learn (install it with ``pip install pgs[sklearn]``).
 
 Multiclass problems are split one-vs-rest. Every binary problem is seeded with
 `random_state` itself, so each draws the same rows: the kernel runs them in lock-step,
-fetching each row from memory once for all of them (`pgs._solver.run_lockstep`), and
+fetching each row from memory once for all of them (`pgs.engine.solver.run_lockstep`), and
 `n_jobs` threads take groups of problems (the kernel releases the GIL). A problem's
 result does not depend on the others, on `n_jobs` or on thread scheduling: it is
 bit-identical to ``pgs.train`` on that problem, and to ``n_jobs=1``. A fit of a single
@@ -27,12 +27,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from pgs import _defaults as D
-from pgs import _sigma_auto
-from pgs import _validation as V
-from pgs._data import as_csr_buffers
-from pgs._loss_table import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
-from pgs._train import SAMPLING_MODES, _fit_many, default_T
+from pgs._core import SAMPLING_MODES
+from pgs.rules import defaults as D
+from pgs.rules import validation as V
+from pgs.rules.data import as_csr_buffers
+from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
+from pgs.training import sigma_auto
+from pgs.training.fit import default_T, fit_many
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
@@ -174,9 +175,9 @@ class _PGSBase(BaseEstimator):
                 f"use one of {', '.join(self._allowed_losses)}"
             )
         V.check_p(self.p)
-        _sigma_auto.check_sigma(self.sigma)
-        _sigma_auto.check_sigma_grid(self.sigma_grid)
-        _sigma_auto.check_validation_fraction(self.validation_fraction)
+        sigma_auto.check_sigma(self.sigma)
+        sigma_auto.check_sigma_grid(self.sigma_grid)
+        sigma_auto.check_validation_fraction(self.validation_fraction)
         V.check_count("T", self.T, allow_none=True)
         V.check_count("k", self.k)
         V.check_B(self.B)
@@ -230,9 +231,9 @@ class _PGSBase(BaseEstimator):
         elif train_kwargs["sigma"] == "auto":
             # One sigma shared by all the one-vs-rest problems, scored on the multiclass
             # prediction they make together (their margins are compared by argmax).
-            search = _sigma_auto.search_sigma(
+            search = sigma_auto.search_sigma(
                 X, targets, self._sigma_score(strata, targets, sample_weight),
-                grid=_sigma_auto.check_sigma_grid(self.sigma_grid),
+                grid=sigma_auto.check_sigma_grid(self.sigma_grid),
                 validation_fraction=self.validation_fraction, seed=entropy, T=T,
                 sample_weight=sample_weight, strata=strata,
                 n_jobs=_effective_n_jobs(self.n_jobs), known_classes=known,
@@ -242,7 +243,7 @@ class _PGSBase(BaseEstimator):
             self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores
         else:
             self.sigma_grid_ = self.sigma_scores_ = None
-        return _fit_many(X, targets, n_jobs=_effective_n_jobs(self.n_jobs), T=T,
+        return fit_many(X, targets, n_jobs=_effective_n_jobs(self.n_jobs), T=T,
                          seed=entropy, warm_starts=warm_models, sample_weight=sample_weight,
                          keep_state=True, known_classes=known,
                          k_above_rows=partial, **train_kwargs)
@@ -473,7 +474,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def _sigma_score(self, y_index, targets, weights):
         """The validation score of ``sigma="auto"``: accuracy."""
-        return _sigma_auto.classifier_score(y_index, weights,
+        return sigma_auto.classifier_score(y_index, weights,
                                 threshold=0.5 if self.loss == "squared" else 0.0)
 
     def _targets(self, y_index, n_classes):
@@ -661,7 +662,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         ndarray of shape (n_samples, n_classes)
         """
         scores = self.decision_function(X)
-        # The loss's link from margins to P(+1), from pgs/_loss_table.py.
+        # The loss's link from margins to P(+1), from pgs/rules/losses.py.
         prob = LOSS_SPECS[self.loss].proba(scores)
         return ovr_probabilities(prob)
 
@@ -798,7 +799,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
 
     def _sigma_score(self, strata, targets, weights):
         """The validation score of ``sigma="auto"``: R^2."""
-        return _sigma_auto.regressor_score(targets[0], weights)
+        return sigma_auto.regressor_score(targets[0], weights)
 
     def _set_fitted(self, models):
         super()._set_fitted(models)

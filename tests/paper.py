@@ -7,7 +7,7 @@ schedule, a free intercept, ...). The tests that check the paper's algorithm its
 """
 
 import pgs
-from pgs._train import _fit, _prepare
+from pgs.training import fit as F
 
 #: The paper's set-up with a fixed sigma and the last iterate (pgs.train's defaults
 #: before the schedules).
@@ -20,10 +20,10 @@ def train(X, y, **kwargs):
 
 
 def fit(X, y, **kwargs):
-    """`pgs._train._fit` (its test hooks: fixed_rows, ...) with `PAPER_RUN` under `kwargs`."""
-    return _fit(X, y, **{**PAPER_RUN, **kwargs})
+    """`pgs.training.fit.fit` (its test hooks: fixed_rows, ...) with `PAPER_RUN` under `kwargs`."""
+    return F.fit(X, y, **{**PAPER_RUN, **kwargs})
 
 
 def prepare(X, y, **kwargs):
-    """`pgs._train._prepare` with `PAPER_RUN` under `kwargs`."""
-    return _prepare(X, y, **{**PAPER_RUN, **kwargs})
+    """`pgs.training.fit.prepare` with `PAPER_RUN` under `kwargs`."""
+    return F.prepare(X, y, **{**PAPER_RUN, **kwargs})

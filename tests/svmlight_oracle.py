@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import pgs
-from pgs import _io
+from pgs.io import svmlight as svmlight_io
 
 COMPRESSORS = {"": None, ".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
 OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
@@ -26,13 +26,13 @@ SPECIAL = b" \t\n\r:#,.+-eE0123456789qid\x00\x0b\xff"
 @contextlib.contextmanager
 def block_size(n):
     """Make the reader cut its input into blocks of `n` bytes (None: its own choice)."""
-    old = _io._MIN_BLOCK, _io._MAX_BLOCK
+    old = svmlight_io._MIN_BLOCK, svmlight_io._MAX_BLOCK
     if n is not None:
-        _io._MIN_BLOCK = _io._MAX_BLOCK = n
+        svmlight_io._MIN_BLOCK = svmlight_io._MAX_BLOCK = n
     try:
         yield
     finally:
-        _io._MIN_BLOCK, _io._MAX_BLOCK = old
+        svmlight_io._MIN_BLOCK, svmlight_io._MAX_BLOCK = old
 
 
 # ------------------------------------------------------------ random inputs

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import pgs
-from pgs._cli import _build_parser, build_estimator, estimator_defaults, main
-from pgs._demo import make_sparse_classification
+from pgs.cli.demo import make_sparse_classification
+from pgs.cli.main import _build_parser, build_estimator, estimator_defaults, main
 
 sklearn = pytest.importorskip("sklearn")
 from pgs.estimators import PGSClassifier, PGSRegressor  # noqa: E402

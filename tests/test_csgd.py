@@ -9,9 +9,9 @@ import scipy.sparse as sp
 
 import pgs
 from pgs._csgd import CSGDSolver
-from pgs._csgd_train import _fit, auto_eta0
-from pgs._data import as_csr_buffers
-from pgs._model_base import LinearModel
+from pgs.models.base import LinearModel
+from pgs.rules.data import as_csr_buffers
+from pgs.training.csgd import _fit, auto_eta0
 
 sys.path.insert(0, str(Path(__file__).parent))
 from csgd_reference import csgd_reference  # noqa: E402

@@ -161,7 +161,7 @@ def _problem(m=1200, n=30, seed=0):
 
 def _chunks(m, W):
     """The row chunks of pgs.train(n_jobs=W)'s shards."""
-    from pgs._parallel import partition_rows
+    from pgs.engine.rounds import partition_rows
     return tuple(hi - lo for lo, hi in partition_rows(m, W))
 
 

@@ -20,7 +20,7 @@ da = pytest.importorskip("dask.array")
 
 import pgs  # noqa: E402
 import pgs.dask  # noqa: E402
-from pgs._parallel import partition_rows  # noqa: E402
+from pgs.engine.rounds import partition_rows  # noqa: E402
 
 # The worker plugin below goes to worker processes, which cannot import this test module
 # (the tests folder is not on their path when pytest runs as a script): send this

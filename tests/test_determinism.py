@@ -6,8 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 import pgs
-from pgs._data import as_csr_buffers
-from pgs._solver import Solver
+from pgs.engine.solver import Solver
+from pgs.rules.data import as_csr_buffers
 
 ITERATES = ("random", "last", "average")
 

@@ -14,10 +14,10 @@ pytest.importorskip("sklearn")
 from sklearn.datasets import load_digits  # noqa: E402
 
 import pgs  # noqa: E402
-from pgs._data import as_csr_buffers  # noqa: E402
-from pgs._defaults import auto_intercept_scaling, row_stats  # noqa: E402
-from pgs._train import auto_t_offset  # noqa: E402
 from pgs.estimators import PGSClassifier  # noqa: E402
+from pgs.rules.data import as_csr_buffers  # noqa: E402
+from pgs.rules.defaults import auto_intercept_scaling, row_stats  # noqa: E402
+from pgs.training.fit import auto_t_offset  # noqa: E402
 
 
 @pytest.fixture(scope="module")

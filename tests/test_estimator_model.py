@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import pgs
-from pgs._demo import make_sparse_classification
-from pgs._estimator_model import (
+from pgs.cli.demo import make_sparse_classification
+from pgs.models.ovr import (
     OneVsRestModel,
     class_probabilities,
     model_from_estimator,

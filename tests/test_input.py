@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from tracing import traced_peak
 
-from pgs._data import as_csr_buffers
+from pgs.rules.data import as_csr_buffers
 
 ITERATES = ("random", "last", "average")
 
@@ -203,7 +203,7 @@ def test_mushrooms_labels_1_2():
     if labels == (0, 1) or dtype not in (np.uint16, np.bool_)])    # (labels the dtype holds)
 def test_numeric_targets_agree_with_sorting_every_value(dtype, labels):
     """check_targets finds numeric classes by min/max; the result is np.unique's."""
-    from pgs._data import check_targets
+    from pgs.rules.data import check_targets
     rng = np.random.default_rng(0)
     y = np.where(rng.random(300) < 0.3, labels[1], labels[0]).astype(dtype)
     y_kernel, classes = check_targets(y, 300, classification=True)
@@ -231,7 +231,7 @@ def test_numeric_targets_agree_with_sorting_every_value(dtype, labels):
 def test_targets_are_read_in_place_only_when_they_already_are_the_kernels():
     """Float64 -1/+1 classification targets and float64 regression targets are used as
     they are (no copy); anything else is converted; pgs.train never writes to y."""
-    from pgs._data import check_targets
+    from pgs.rules.data import check_targets
     rng = np.random.default_rng(1)
     y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
     assert check_targets(y, 200, classification=True)[0] is y

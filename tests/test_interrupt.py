@@ -1,4 +1,4 @@
-"""Ctrl-C stops every long call: the kernels run in chunks (pgs/_chunks.py), and a
+"""Ctrl-C stops every long call: the kernels run in chunks (pgs/engine/chunks.py), and a
 chunked run gives an unsplit run's bits."""
 
 import signal
@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import pgs
-from pgs import _chunks
+from pgs.engine import chunks
 from pgs.estimators import PGSClassifier, PGSRegressor
 
 
@@ -43,18 +43,18 @@ def test_chunked_runs_equal_unsplit_runs(monkeypatch, name):
     """Chunks of a few iterations give the bits of one chunk for the whole run."""
     X, z, labels = _problem()
     fit = _fits(X, z, labels)[name]
-    monkeypatch.setattr(_chunks, "CHUNK_WORK", 2**62)
+    monkeypatch.setattr(chunks, "CHUNK_WORK", 2**62)
     whole = fit()
-    monkeypatch.setattr(_chunks, "CHUNK_WORK", 40)    # a few iterations per chunk
+    monkeypatch.setattr(chunks, "CHUNK_WORK", 40)    # a few iterations per chunk
     calls = []
-    real = _chunks.run_chunked
+    real = chunks.run_chunked
 
     def counting(advance, *args, **kwargs):
         calls.append(1)
         return real(lambda t: (calls.append(t), advance(t)), *args, **kwargs)
 
-    monkeypatch.setattr("pgs._train.run_chunked", counting)
-    monkeypatch.setattr("pgs._csgd_train.run_chunked", counting)
+    monkeypatch.setattr("pgs.training.fit.run_chunked", counting)
+    monkeypatch.setattr("pgs.training.csgd.run_chunked", counting)
     chunked = fit()
     assert len(calls) > 50                 # it did run in many chunks
     np.testing.assert_array_equal(chunked, whole)
@@ -142,24 +142,24 @@ def test_run_threads_stops_the_other_workers_on_an_error():
         if g == 0:
             raise ValueError("bad row")
         # a run of hours, in chunks of one step of ~1 ms
-        _chunks.run_chunked(lambda t: time.sleep(0.001), 0, 10**9, _chunks.CHUNK_WORK, stop)
+        chunks.run_chunked(lambda t: time.sleep(0.001), 0, 10**9, chunks.CHUNK_WORK, stop)
 
     t0 = time.monotonic()
     with pytest.raises(ValueError, match="bad row"):
-        _chunks.run_threads(work, 3)
+        chunks.run_threads(work, 3)
     assert sorted(started) == [0, 1, 2]
     assert time.monotonic() - t0 < 30
 
 
 def test_run_threads_returns_results_in_order():
-    assert _chunks.run_threads(lambda g, stop: g * g, 4) == [0, 1, 4, 9]
+    assert chunks.run_threads(lambda g, stop: g * g, 4) == [0, 1, 4, 9]
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 100, 2**62])
 def test_row_scan_in_chunks_equals_one_pass(monkeypatch, chunk):
     """The "auto" rules' O(nnz) scan of X runs in chunks of rows: same bits, NaN kept."""
-    from pgs import _defaults
-    from pgs._data import as_csr_buffers
+    from pgs.rules import defaults
+    from pgs.rules.data import as_csr_buffers
 
     rng = np.random.default_rng(0)
     for m in (1, 7, 1001):
@@ -167,12 +167,12 @@ def test_row_scan_in_chunks_equals_one_pass(monkeypatch, chunk):
         X.data = 10 * rng.standard_normal(X.nnz)
         Xb = as_csr_buffers(X)
         for q in (2.0, 1.7 / 0.7, 3.0):
-            whole = _defaults.row_sq_norms(Xb, q)
-            monkeypatch.setattr(_defaults, "_SCAN_NNZ", chunk)
-            parts = _defaults.row_sq_norms(Xb, q)
+            whole = defaults.row_sq_norms(Xb, q)
+            monkeypatch.setattr(defaults, "_SCAN_NNZ", chunk)
+            parts = defaults.row_sq_norms(Xb, q)
             monkeypatch.undo()
             for a, b in zip(whole, parts, strict=True):
                 np.testing.assert_array_equal(a, b)
         X.data[X.nnz // 2] = np.nan
-        stats = _defaults.row_stats(as_csr_buffers(X, check_entries=False), 2.0)
+        stats = defaults.row_stats(as_csr_buffers(X, check_entries=False), 2.0)
         assert np.isnan(stats["max_q"]) and np.isnan(stats["sq"])

@@ -13,9 +13,9 @@ import scipy.sparse as sp
 from reference import pegasos_reference, pgs_reference
 
 import pgs
-import pgs._solver
-from pgs._data import as_csr_buffers
-from pgs._validation import REGRESSION_LOSSES, UNBOUNDED_GRADIENT_LOSSES
+import pgs.engine.solver
+from pgs.rules.data import as_csr_buffers
+from pgs.rules.validation import REGRESSION_LOSSES, UNBOUNDED_GRADIENT_LOSSES
 
 M, N, T, SIGMA = 30, 9, 120, 0.05
 RTOL = 1e-10
@@ -127,8 +127,8 @@ def test_chunked_solver_runs_equal_one_run(p):
     b = as_csr_buffers(X)
     seq = np.random.SeedSequence(11)
     args = (N, pgs.LOSS_NAMES.index("logistic"), p, SIGMA, 0.0, 1.0, 0.0, 3, 50, True)
-    one = pgs._solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
-    two = pgs._solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
+    one = pgs.engine.solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
+    two = pgs.engine.solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
     assert one.run(200, b.data, b.indices, b.indptr, y) == 0
     assert two.run(37, b.data, b.indices, b.indptr, y) == 0
     assert two.run(200, b.data, b.indices, b.indptr, y) == 0
@@ -174,7 +174,7 @@ def test_long_run_average_is_accurate(p):
     b = as_csr_buffers(X)
     T_ = 20000
     state = np.random.SeedSequence(1).generate_state(4, dtype=np.uint64)
-    s = pgs._solver.Solver(N, pgs.LOSS_NAMES.index("hinge"), p, SIGMA, 0.0, 1.0, 0.0, 1, 0,
+    s = pgs.engine.solver.Solver(N, pgs.LOSS_NAMES.index("hinge"), p, SIGMA, 0.0, 1.0, 0.0, 1, 0,
                          True, state)
     acc = np.zeros(N + 1)
     comp = np.zeros(N + 1)
@@ -203,7 +203,7 @@ def test_average_where_the_scale_jumps(p, B):
     for k in (1, 3):
         T_ = 20000 // k
         state = np.random.SeedSequence(2).generate_state(4, dtype=np.uint64)
-        s = pgs._solver.Solver(N, pgs.LOSS_NAMES.index("squared"), p, SIGMA,
+        s = pgs.engine.solver.Solver(N, pgs.LOSS_NAMES.index("squared"), p, SIGMA,
                              0.0 if B is None else B, 1.0, 0.0, k, 0, True, state)
         acc = np.zeros(N + 1)
         comp = np.zeros(N + 1)
@@ -235,7 +235,7 @@ def test_average_across_a_parked_coordinate(p):
     X[7, 9] = 1e125
     y = np.where(rng.random(m) < 0.5, -1.0, 1.0)
     b = as_csr_buffers(sp.csr_matrix(X))
-    s = pgs._solver.Solver(n, pgs.LOSS_NAMES.index("hinge"), p, 0.1, 0.0, 1.0, 0.0, 1, 0,
+    s = pgs.engine.solver.Solver(n, pgs.LOSS_NAMES.index("hinge"), p, 0.1, 0.0, 1.0, 0.0, 1, 0,
                          True, np.ones(4, dtype=np.uint64))
     T_ = 3000
     acc = np.zeros(n + 1)
@@ -267,8 +267,8 @@ def test_every_iterate_matches_for_p_near_one(p):
     rows = np.random.default_rng(1).integers(0, X.shape[0], T_ * k)
     its = np.array(pgs_reference(X, y, loss="hinge", p=p, sigma=SIGMA, T=T_, k=k, rows=rows,
                                  icpt=1.0))
-    s = pgs._solver.Solver(N, pgs.LOSS_NAMES.index("hinge"), p, SIGMA, 0.0, 1.0, 0.0, k, 0, True,
-                         np.ones(4, dtype=np.uint64))
+    s = pgs.engine.solver.Solver(N, pgs.LOSS_NAMES.index("hinge"), p, SIGMA, 0.0, 1.0, 0.0, k,
+                                 0, True, np.ones(4, dtype=np.uint64))
     for t in range(1, T_ + 1):
         assert s.run(t, b.data, b.indices, b.indptr, y, rows) == 0
         assert _rel(s.last(), its[t - 1]) < 1e-12, t

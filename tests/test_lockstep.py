@@ -5,9 +5,10 @@ import pytest
 import scipy.sparse as sp
 
 import pgs
-from pgs._core import LOSS_NAMES, SAMPLING_MODES
-from pgs._solver import Solver, run_lockstep
-from pgs._train import _fit, _fit_many
+from pgs._core import SAMPLING_MODES
+from pgs.engine.solver import Solver, run_lockstep
+from pgs.rules.losses import LOSS_NAMES
+from pgs.training.fit import fit, fit_many
 
 
 def _problems(n_classes=4, m=300, n=40, seed=0, dtype=np.float64):
@@ -100,24 +101,24 @@ def test_fit_many_is_fit_per_problem(n_jobs, iterate):
     X, ys = _problems(n_classes=5, dtype=np.float32)
     kw = dict(loss="hinge", p=1.8, sigma=1e-3, T=700, k=2, iterate=iterate,
               sampling="permutation", t_offset="auto")
-    many = _fit_many(X, ys, n_jobs=n_jobs, seed=9, keep_state=True, **kw)
+    many = fit_many(X, ys, n_jobs=n_jobs, seed=9, keep_state=True, **kw)
     for y, model in zip(ys, many, strict=True):
-        ref = _fit(X, y, seed=9, keep_state=True, **kw)
+        ref = fit(X, y, seed=9, keep_state=True, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)
         assert model.intercept == ref.intercept
         assert model.iteration == ref.iteration
         assert model.params == ref.params
     # ... and a warm start of all of them is each one's warm start.
-    more = _fit_many(X, ys, n_jobs=n_jobs, seed=10, warm_starts=many, **kw)
+    more = fit_many(X, ys, n_jobs=n_jobs, seed=10, warm_starts=many, **kw)
     for y, warm, model in zip(ys, many, more, strict=True):
-        ref = _fit(X, y, seed=10, warm_start=warm, **kw)
+        ref = fit(X, y, seed=10, warm_start=warm, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)
         assert model.T == 1400
 
 
 def test_fit_many_seed_none_shares_one_fresh_seed():
     X, ys = _problems(n_classes=3)
-    models = _fit_many(X, ys, sigma=1e-4, T=300, iterate="last", sampling="iid")
+    models = fit_many(X, ys, sigma=1e-4, T=300, iterate="last", sampling="iid")
     seeds = {m.params["seed"] for m in models}
     assert len(seeds) == 1
     ref = pgs.train(X, ys[2], sigma=1e-4, T=300, iterate="last", sampling="iid",
@@ -130,18 +131,18 @@ def test_fit_many_names_a_bad_entry():
     X = X.copy()
     X.indices[X.indptr[4] + 1] = X.shape[1] + 3
     with pytest.raises(ValueError, match="column index"):
-        _fit_many(X, ys, n_jobs=2, sigma=1e-4, T=2000, seed=0, sampling="cyclic")
+        fit_many(X, ys, n_jobs=2, sigma=1e-4, T=2000, seed=0, sampling="cyclic")
 
 
 def test_fit_many_continues_problems_at_different_iterations():
     """Warm starts of different lengths cannot share turns: each problem runs alone, and
-    still equals its own `_fit`."""
+    still equals its own `fit`."""
     X, ys = _problems(n_classes=3)
     kw = dict(loss="logistic", sigma=1e-3, iterate="last", sampling="iid")
-    warm = [_fit(X, y, T=T, seed=4, keep_state=True, **kw)
+    warm = [fit(X, y, T=T, seed=4, keep_state=True, **kw)
             for y, T in zip(ys, (100, 250, 100), strict=True)]
-    more = _fit_many(X, ys, n_jobs=2, T=200, seed=4, warm_starts=warm, **kw)
+    more = fit_many(X, ys, n_jobs=2, T=200, seed=4, warm_starts=warm, **kw)
     for y, w, model in zip(ys, warm, more, strict=True):
-        ref = _fit(X, y, T=200, seed=4, warm_start=w, **kw)
+        ref = fit(X, y, T=200, seed=4, warm_start=w, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)
         assert model.T == w.T + 200

@@ -3,7 +3,7 @@
 Three independent checks per loss: a table of hand-computed values, the vectorised
 formulas of tests/reference.py, and central finite differences of the compiled value
 (away from kinks; at kinks the derivative must be a subgradient). Then every row of
-the loss table (pgs/_loss_table.py) against the compiled kernel.
+the loss table (pgs/rules/losses.py) against the compiled kernel.
 """
 
 import math
@@ -15,10 +15,10 @@ from reference import loss_value as ref_loss
 
 import pgs
 import pgs._core
-import pgs._loss_table
+import pgs.rules.losses
 from pgs._core import mean_loss, py_loss
-from pgs._loss_table import LOSSES as LOSS_TABLE
-from pgs._validation import (
+from pgs.rules.losses import LOSSES as LOSS_TABLE
+from pgs.rules.validation import (
     CLASSIFICATION_LOSSES,
     DEFAULT_EPSILON,
     REGRESSION_LOSSES,
@@ -178,7 +178,7 @@ def test_no_nan_at_huge_margins(loss):
 
 # ------------------------------------------------------------- the loss table (one row each)
 #
-# pgs/_loss_table.py declares every loss once; the checks below hold each row to the
+# pgs/rules/losses.py declares every loss once; the checks below hold each row to the
 # compiled kernel: its id selects the formula of its name, and its flags (task,
 # derivative bound, Lipschitz constant of the derivative, epsilon) are true of the
 # compiled functions, numerically.
@@ -201,14 +201,14 @@ def _dloss(spec, zs, y, eps):
 
 
 def test_table_names_and_ids_are_the_kernels():
-    assert pgs._core.LOSS_NAMES == pgs._loss_table.LOSS_NAMES == pgs.LOSS_NAMES
+    assert pgs.rules.losses.LOSS_NAMES == pgs.LOSS_NAMES
     assert [spec.id for spec in LOSS_TABLE] == list(range(len(LOSS_TABLE)))
-    assert tuple(spec.name for spec in LOSS_TABLE) == pgs._loss_table.LOSS_NAMES
+    assert tuple(spec.name for spec in LOSS_TABLE) == pgs.rules.losses.LOSS_NAMES
     for spec in LOSS_TABLE:
-        assert pgs._loss_table.loss_spec(spec.name) is spec
+        assert pgs.rules.losses.loss_spec(spec.name) is spec
         assert check_loss(spec.name) == spec.id
     with pytest.raises(ValueError, match="is not one of hinge, logistic"):
-        pgs._loss_table.loss_spec("hinge2")
+        pgs.rules.losses.loss_spec("hinge2")
 
 
 @SPECS

@@ -7,8 +7,8 @@ import scipy.sparse as sp
 from tracing import traced_peak
 
 import pgs
-import pgs._solver
-from pgs._data import as_csr_buffers
+import pgs.engine.solver
+from pgs.rules.data import as_csr_buffers
 
 N_WIDE = 1_000_000      # one float64 vector of n_features: 8 MB
 
@@ -52,7 +52,7 @@ def test_take_is_the_iterate_in_place(p, k, which):
     b = as_csr_buffers(X)
     seq = np.random.SeedSequence(5)
     args = (N_WIDE, pgs.LOSS_NAMES.index("hinge"), p, 1e-3, 0.0, 1.0, 0.0, k, 30, True)
-    s = pgs._solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
+    s = pgs.engine.solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
     assert s.run(50, b.data, b.indices, b.indptr, y) == 0
     expected = {"last": s.last, "average": s.average, "pick": s.w_pick.copy}[which]()
     state = s.get_state()
@@ -70,7 +70,7 @@ def test_take_is_the_iterate_in_place(p, k, which):
 
     # Restored, it runs on exactly as an untouched copy of it does.
     s.set_state(state)
-    twin = pgs._solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
+    twin = pgs.engine.solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
     twin.set_state(state)
     assert s.run(80, b.data, b.indices, b.indptr, y) == 0
     assert twin.run(80, b.data, b.indices, b.indptr, y) == 0
@@ -87,8 +87,8 @@ def test_finished_solver_hands_over_its_state(p):
     b = as_csr_buffers(X)
     seq = np.random.SeedSequence(9)
     args = (N_WIDE, pgs.LOSS_NAMES.index("logistic"), p, 1e-3, 0.0, 1.0, 0.0, 1, 30, False)
-    s = pgs._solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
-    twin = pgs._solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
+    s = pgs.engine.solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
+    twin = pgs.engine.solver.Solver(*args, seq.generate_state(4, dtype=np.uint64))
     for solver in (s, twin):
         assert solver.run(50, b.data, b.indices, b.indptr, y) == 0
     s.finish()
@@ -110,7 +110,7 @@ def test_finished_solver_hands_over_its_state(p):
 
 
 def test_take_rejects_what_the_solver_does_not_keep():
-    s = pgs._solver.Solver(10, 0, 2.0, 1e-3, 0.0, 1.0, 0.0, 1, 0, False,
+    s = pgs.engine.solver.Solver(10, 0, 2.0, 1e-3, 0.0, 1.0, 0.0, 1, 0, False,
                          np.ones(4, dtype=np.uint64))
     with pytest.raises(ValueError, match="average"):
         s.take("average")

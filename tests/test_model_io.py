@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import pgs
-from pgs import _model_io
+from pgs.models import file_format
 
 
 def small_problem(seed=0, m=200, n=30):
@@ -92,8 +92,8 @@ def test_newer_format_version_is_refused(tmp_path):
     X, y = small_problem(3)
     pgs.train(X, np.sign(y), seed=0).save(tmp_path / "m.npz")
     _rewrite_header(tmp_path / "m.npz", tmp_path / "new.npz",
-                    lambda h: h.update(format_version=_model_io.FORMAT_VERSION + 1))
-    newer = _model_io.FORMAT_VERSION + 1
+                    lambda h: h.update(format_version=file_format.FORMAT_VERSION + 1))
+    newer = file_format.FORMAT_VERSION + 1
     with pytest.raises(ValueError, match=rf"format version {newer} .* upgrade pgs"):
         pgs.load_model(tmp_path / "new.npz")
 
@@ -208,7 +208,7 @@ def test_unknown_kind_and_damaged_fields(tmp_path):
 
 
 def test_saving_needs_a_registered_kind(tmp_path):
-    from pgs._model_base import LinearModel
+    from pgs.models.base import LinearModel
 
     bare = LinearModel(coef=np.zeros(3), intercept=0.0, iteration=1, T=1, classes=None,
                        params={})
@@ -232,7 +232,7 @@ def test_save_is_atomic(tmp_path, monkeypatch):
         fh.write(b"PK\x03\x04 half a zip")
         raise OSError("disk full")
 
-    monkeypatch.setattr(_model_io.np, "savez", broken_savez)
+    monkeypatch.setattr(file_format.np, "savez", broken_savez)
     with pytest.raises(OSError, match="disk full"):
         new.save(path)
     monkeypatch.undo()

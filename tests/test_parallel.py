@@ -1,6 +1,6 @@
-"""Parallel PGS by merging dual states (pgs/_parallel.py, the threads engine pgs/_threads.py):
-the rounds against a NumPy reference, W = 1 against the plain run, determinism whatever
-the schedule, the partitioning, and the arguments."""
+"""Parallel PGS by merging dual states (pgs/engine/rounds.py, the threads engine
+pgs/engine/threads.py): the rounds against a NumPy reference, W = 1 against the plain
+run, determinism whatever the schedule, the partitioning, and the arguments."""
 
 import threading
 import time
@@ -12,8 +12,8 @@ import scipy.sparse as sp
 from reference import pgs_rounds_reference
 
 import pgs
-from pgs import _parallel as P
-from pgs._train import _finish
+from pgs.engine import rounds as P
+from pgs.training.fit import finish
 
 
 def _data(m=60, n=8, seed=0):
@@ -49,7 +49,7 @@ def _rounds(X, y, bounds, merge_every, map_order=None, **kw):
 
     state = P.run_rounds(state, params, map_fn, run.t_total, merge_every)
     run.solver.set_state(P.final_solver_state(state))
-    return _finish(run, False, False)
+    return finish(run, False, False)
 
 
 # ------------------------------------------------------------------ the reference
@@ -154,7 +154,7 @@ def test_deltas_are_merged_in_worker_order_not_completion_order():
 
     state = P.run_rounds(state, params, map_fn, run.t_total, 250)
     run.solver.set_state(P.final_solver_state(state))
-    np.testing.assert_array_equal(_finish(run, False, False).coef, ref.coef)
+    np.testing.assert_array_equal(finish(run, False, False).coef, ref.coef)
 
 
 def test_more_workers_still_fit():

@@ -18,8 +18,8 @@ from reference import loss_value
 from scipy.stats import chi2
 
 import pgs
-from pgs import _sigma_auto as SA
-from pgs._data import as_csr_buffers
+from pgs.rules.data import as_csr_buffers
+from pgs.training import sigma_auto as SA
 
 #: A correct sampler's chi-square statistic exceeds chi2.ppf(1 - ALPHA, df) with
 #: probability ALPHA (the seeds are fixed: these tests are deterministic).

@@ -16,8 +16,8 @@ from reference import (
 )
 
 import pgs
-from pgs import _parallel as P
-from pgs._train import _fit
+from pgs.engine import rounds as P
+from pgs.training.fit import fit
 
 P_VALUES = [2.0, 1.5, 1.8, 1.3]
 
@@ -57,7 +57,7 @@ def test_asgd_matches_mirror_descent_reference(p, k, variant):
     weights = np.random.default_rng(1).uniform(0.2, 2.0, m) if cfg.pop("weights", False) \
         else None
     column = cfg.get("intercept") == "column"
-    # the free bias moves by 0.01 mean ||x||^2 eta (pgs._defaults.intercept_rate)
+    # the free bias moves by 0.01 mean ||x||^2 eta (pgs.rules.defaults.intercept_rate)
     rate = 0.0 if column else 0.01 * np.mean(np.sum(X * X, axis=1))
     ref = mirror_descent_reference(
         X, y, loss=cfg["loss"], p=p, sigma=sigma, T=T, k=k, rows=_cyclic_rows(m, T, k),
@@ -179,7 +179,7 @@ def test_defaults_are_one_policy_read_by_train_the_estimators_and_the_cli():
     """pgs.DEFAULTS is what pgs.train, both estimators and the CLI's help take (the
     regressor's loss aside), and the paper's set-up is a preset of train's arguments."""
     pytest.importorskip("sklearn")
-    from pgs import _cli
+    from pgs.cli import main as cli_main
     from pgs.estimators import PGSClassifier, PGSRegressor
 
     train = _defaults_of(pgs.train)
@@ -191,7 +191,7 @@ def test_defaults_are_one_policy_read_by_train_the_estimators_and_the_cli():
             assert train[name] == value and est[name] == value, (cls.__name__, name)
     assert _defaults_of(PGSRegressor.__init__)["loss"] == "squared"
     for name in ("schedule", "eta0", "intercept", "sampling", "sigma"):
-        assert _cli._default_text(name) == f"default: {pgs.DEFAULTS[name]}"
+        assert cli_main._default_text(name) == f"default: {pgs.DEFAULTS[name]}"
     assert set(pgs.PAPER) <= set(train)
 
 
@@ -215,30 +215,30 @@ def test_auto_eta0_and_the_bias_rate_closed_forms():
     X, y = _data(m=200, n=10)
     r2 = np.mean(np.sum(X * X, axis=1))
     for loss, lip in (("logistic", 0.25), ("hinge", 1.0)):
-        model = _fit(X, y, loss=loss, sigma=1e-4, T=5, seed=0)
+        model = fit(X, y, loss=loss, sigma=1e-4, T=5, seed=0)
         assert model.params["eta0"] == pytest.approx(2.0 / (lip * 1.01 * r2), rel=1e-12)
-        col = _fit(X, y, loss=loss, sigma=1e-4, T=5, seed=0, intercept="column",
+        col = fit(X, y, loss=loss, sigma=1e-4, T=5, seed=0, intercept="column",
                    intercept_scaling=0.5)
         assert col.params["eta0"] == pytest.approx(2.0 / (lip * (r2 + 0.25)), rel=1e-12)
-    capped = _fit(X, y, loss="logistic", sigma=10.0, T=5, seed=0)
+    capped = fit(X, y, loss="logistic", sigma=10.0, T=5, seed=0)
     assert capped.params["eta0"] == 0.05
-    reg = _fit(X, y + 1.0, loss="squared", sigma=1e-4, T=5, seed=0, fit_intercept=False)
+    reg = fit(X, y + 1.0, loss="squared", sigma=1e-4, T=5, seed=0, fit_intercept=False)
     assert reg.params["eta0"] == pytest.approx(2.0 / (2.0 * r2), rel=1e-12)
     # eta0 at or above 1 / sigma would make 1 - sigma eta0 <= 0
     with pytest.raises(ValueError, match="eta0 must be below 1 / sigma"):
-        _fit(X, y, sigma=0.5, eta0=2.0, T=5)
+        fit(X, y, sigma=0.5, eta0=2.0, T=5)
     with pytest.raises(ValueError, match="schedule must be one of pgs, asgd"):
-        _fit(X, y, sigma=0.5, schedule="adam", T=5)
+        fit(X, y, sigma=0.5, schedule="adam", T=5)
     with pytest.raises(ValueError, match="intercept must be one of free, column"):
-        _fit(X, y, sigma=0.5, intercept="both", T=5)
+        fit(X, y, sigma=0.5, intercept="both", T=5)
 
 
 def test_scaling_x_scales_eta0_and_keeps_the_decisions():
     """X * a with sigma * a^2 is the same problem in w / a: the "auto" eta0 and the free
     bias's rate follow a, so the decisions do not change (up to rounding)."""
     X, y = _data(m=300, n=10)
-    a = _fit(X, y, loss="logistic", sigma=1e-3, T=2000, seed=1)
-    b = _fit(4.0 * X, y, loss="logistic", sigma=1e-3 * 16.0, T=2000, seed=1)
+    a = fit(X, y, loss="logistic", sigma=1e-3, T=2000, seed=1)
+    b = fit(4.0 * X, y, loss="logistic", sigma=1e-3 * 16.0, T=2000, seed=1)
     assert b.params["eta0"] == pytest.approx(a.params["eta0"] / 16.0, rel=1e-12)
     np.testing.assert_allclose(b.decision_function(4.0 * X), a.decision_function(X),
                                rtol=1e-8, atol=1e-10)
@@ -249,7 +249,7 @@ def test_objective_leaves_a_free_bias_out_of_the_regulariser():
     is not in the norm; with the column, b / s is."""
     X, y = _data(m=200, n=10)
     for intercept in ("free", "column"):
-        model = _fit(X, y, loss="logistic", p=1.5, sigma=0.01, T=400, seed=0,
+        model = fit(X, y, loss="logistic", p=1.5, sigma=0.01, T=400, seed=0,
                      intercept=intercept, intercept_scaling=0.5)
         z = X @ model.coef + model.intercept
         w = model.coef if intercept == "free" else np.r_[model.coef, model.intercept / 0.5]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pgs
-from pgs import _sigma_auto as SA
+from pgs.training import sigma_auto as SA
 
 
 def _binary(m=400, d=8, seed=0):

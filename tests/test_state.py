@@ -6,8 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 import pgs
-from pgs._data import as_csr_buffers
-from pgs._solver import Solver
+from pgs.engine.solver import Solver
+from pgs.rules.data import as_csr_buffers
 
 SEED = np.array([3, 1, 4, 1], dtype=np.uint64)
 LOGISTIC = pgs.LOSS_NAMES.index("logistic")

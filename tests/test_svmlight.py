@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import pgs
-from pgs import _io
+from pgs.io import svmlight as svmlight_io
 
 sk_datasets = pytest.importorskip("sklearn.datasets")
 hypothesis = pytest.importorskip("hypothesis")
@@ -131,8 +131,8 @@ def test_many_blocks_and_threads_agree(tmp_path, monkeypatch):
     path = tmp_path / "gen.svm"
     pgs.dump_svmlight(X, y, path)
     ref = pgs.load_svmlight(path, n_threads=1)
-    monkeypatch.setattr(_io, "_MAX_BLOCK", 4096)
-    monkeypatch.setattr(_io, "_MIN_BLOCK", 4096)
+    monkeypatch.setattr(svmlight_io, "_MAX_BLOCK", 4096)
+    monkeypatch.setattr(svmlight_io, "_MIN_BLOCK", 4096)
     for threads in (1, 2, 3):
         got = pgs.load_svmlight(path, n_threads=threads)
         assert_same(got, ref)
@@ -149,8 +149,8 @@ def test_many_blocks_and_threads_agree(tmp_path, monkeypatch):
 
 
 def test_long_line_longer_than_a_block(tmp_path, monkeypatch):
-    monkeypatch.setattr(_io, "_MAX_BLOCK", 64)
-    monkeypatch.setattr(_io, "_MIN_BLOCK", 64)
+    monkeypatch.setattr(svmlight_io, "_MAX_BLOCK", 64)
+    monkeypatch.setattr(svmlight_io, "_MIN_BLOCK", 64)
     text = b"1 " + b" ".join(b"%d:%d.5" % (i, i) for i in range(1, 200)) + b"\n-1 2:3\n"
     p = tmp_path / "long.svm"
     p.write_bytes(text)
@@ -258,8 +258,8 @@ def test_feature_index_beyond_the_limit(text, kw):
 def test_feature_index_beyond_the_limit_deep_in_a_plain_file(tmp_path, monkeypatch):
     """The largest index of a file that "auto" then reads as zero-based: the error names
     its line in a later block, from any number of threads."""
-    monkeypatch.setattr(_io, "_MAX_BLOCK", 256)
-    monkeypatch.setattr(_io, "_MIN_BLOCK", 256)
+    monkeypatch.setattr(svmlight_io, "_MAX_BLOCK", 256)
+    monkeypatch.setattr(svmlight_io, "_MIN_BLOCK", 256)
     text = b"".join(b"%d 1:%d 7:0.5\n" % (i % 2, i) for i in range(200))
     text += b"1 2:1 2147483647:2\n1 0:1\n"
     path = tmp_path / "wide.svm"

@@ -167,11 +167,11 @@ def test_hinge_bias_lives_on_a_grid_of_s2_over_sigma_t(s, t_offset):
 @pytest.mark.parametrize("q", [2.0, 2.25, 3.0, 2.5, 11.0])
 @pytest.mark.parametrize("dtype, index_dtype", [(np.float64, np.int32), (np.float32, np.int64)])
 def test_row_stats_match_numpy(q, dtype, index_dtype):
-    """The one scan of X (pgs._defaults.row_stats): the sums of ||x_i||_2^2 and
+    """The one scan of X (pgs.rules.defaults.row_stats): the sums of ||x_i||_2^2 and
     ||x_i||_q^2 and max_i ||x_i||_q, against NumPy on the same buffers (empty rows
     included); a non-finite value gives NaN. t_offset="auto"'s G adds the column s."""
-    from pgs._data import CSRBuffers
-    from pgs._defaults import row_stats
+    from pgs.rules.data import CSRBuffers
+    from pgs.rules.defaults import row_stats
     rng = np.random.default_rng(3)
     A = sp.random(400, 60, density=0.1, random_state=4, format="csr", dtype=np.float64)
     A.data = rng.standard_normal(A.nnz)

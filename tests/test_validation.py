@@ -108,8 +108,9 @@ def test_bad_row_stops_before_it_changes_the_state(bad, k):
     """The kernel's check: row 20 of 40 is bad; in cyclic order the solver stops at the
     batch holding it, with lambda exactly that of a clean run stopped just before, and
     train names the entry. Runs that never read the row do not see it."""
-    from pgs._core import LOSS_NAMES, SAMPLING_MODES
-    from pgs._solver import Solver
+    from pgs._core import SAMPLING_MODES
+    from pgs.engine.solver import Solver
+    from pgs.rules.losses import LOSS_NAMES
     X, y = _data(m=40)
     A = sp.csr_matrix(X)
     clean = A.copy()
@@ -240,8 +241,8 @@ def test_bad_row_inside_a_large_batch_leaves_no_partial_sums(k):
     """Batches of k >= 16 sum each row's step as its margin is taken; a bad row in the
     middle of a batch (row 20 is the batch's 5th or 1st) must leave nothing behind: the
     next batches, on clean data, give exactly lambda of a run that skipped the bad one."""
-    from pgs._core import LOSS_NAMES
-    from pgs._solver import Solver
+    from pgs.engine.solver import Solver
+    from pgs.rules.losses import LOSS_NAMES
     X, y = _data(m=40)
     clean = sp.csr_matrix(X)
     A = clean.copy()

@@ -1,7 +1,7 @@
 """``sigma="auto"``: pick sigma from a grid by a held-out split, training the grid in lock-step.
 
 The grid's problems are trained on the same training rows with the same seed, so they
-draw the same rows and `pgs._solver.run_lockstep` fetches each row from memory once for
+draw the same rows and `pgs.engine.solver.run_lockstep` fetches each row from memory once for
 all of them (as for the one-vs-rest problems). The validation rows (stratified for
 classification) score every grid value; the best one is then refitted on all the rows by
 the caller, so the final model is exactly a plain fit at the chosen sigma.
@@ -14,10 +14,10 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from pgs import _validation as V
-from pgs._data import as_csr_buffers, check_targets
-from pgs._model import Model
-from pgs._train import _fit, _fit_many, check_sample_weight, default_T
+from pgs.models.pgs_model import Model
+from pgs.rules import validation as V
+from pgs.rules.data import as_csr_buffers, check_targets
+from pgs.training.fit import check_sample_weight, default_T, fit, fit_many
 
 #: Default grid: these factors times ``mean_i ||x_i||^2 / m``. Scaling X by a scales the
 #: grid by a^2 (the decisions do not change) and more rows move it down as 1/m, as the
@@ -220,7 +220,7 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     strata : ndarray of shape (m,), optional
         Labels to stratify the split by (classification).
     n_jobs : int
-        Threads for the lock-step groups (see `pgs._train._fit_many`).
+        Threads for the lock-step groups (see `pgs.training.fit.fit_many`).
     **train_kwargs
         The other `pgs.train` arguments (sigma excluded).
 
@@ -256,7 +256,7 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     scores = []
     for lo in range(0, grid.shape[0], per):
         values = grid[lo:lo + per]
-        models = _fit_many(X_train, ys * values.shape[0], seed=seed, T=T_train,
+        models = fit_many(X_train, ys * values.shape[0], seed=seed, T=T_train,
                            n_jobs=n_jobs if values.shape[0] * n > 1 else 1,
                            sample_weight=weights,
                            per_problem=[{"sigma": float(s)} for s in values for _ in range(n)],
@@ -321,7 +321,7 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwa
     grid = check_sigma_grid(sigma_grid)
     fraction = check_validation_fraction(validation_fraction)
     if isinstance(warm_start, Model):
-        return _fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
+        return fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
                     **kwargs)
     if warm_start is not None:
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
@@ -355,7 +355,7 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwa
                           strata=y_kernel if classification else None,
                           known_classes=np.array([-1.0, 1.0]) if classification else None,
                           **search_kwargs)
-    model = _fit(Xb, y, sigma=search.sigma, seed=seed, **kwargs)
+    model = fit(Xb, y, sigma=search.sigma, seed=seed, **kwargs)
     model.sigma_grid, model.sigma_scores = search.grid, search.scores
     return model
 

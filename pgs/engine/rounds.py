@@ -48,13 +48,7 @@ worker finished first.
 
 import numpy as np
 
-from pgs._solver import Solver
-
-#: Status messages of the kernel's codes (as pgs.train words them).
-_STATUS = {1: "a margin or the iterate became infinite or NaN",
-           2: "a fixed row index is out of range",
-           3: "the sampler is missing a buffer (internal error)",
-           4: "out of memory for the scratch buffers of a mini-batch"}
+from pgs.engine.solver import STATUS, Solver
 
 #: Non-zeros a worker runs between two checks of `stop` (a millisecond or two: Ctrl-C
 #: waits for the slowest worker to see it, on a loaded machine too).
@@ -62,7 +56,7 @@ CHUNK_NNZ = 2**20
 
 
 class ShardFailed(RuntimeError):
-    """A worker's kernel returned a non-zero status (see `pgs._train._raise_status`).
+    """A worker's kernel returned a non-zero status (see `pgs.engine.solver.raise_status`).
 
     Attributes
     ----------
@@ -77,7 +71,7 @@ class ShardFailed(RuntimeError):
     def __init__(self, worker, status, t):
         self.worker, self.status, self.t = worker, status, t
         super().__init__(f"worker {worker} failed at its iteration {t + 1}: "
-                         f"{_STATUS.get(status, f'status {status}')}")
+                         f"{STATUS.get(status, f'status {status}')}")
 
 
 def partition_rows(n_rows, n_parts):
@@ -140,7 +134,7 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
     Parameters
     ----------
     n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling, t_offset, track_loss
-        As for `pgs._solver.Solver` (B <= 0: unbounded; `sampling` is the index in
+        As for `pgs.engine.solver.Solver` (B <= 0: unbounded; `sampling` is the index in
         ``SAMPLING_MODES``).
     extrapolate : bool, default True
         The paper's schedule: each worker of W > 1 counts its own gradients in
@@ -152,7 +146,7 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
         (docs/parallel.md). (The "asgd" schedule's steps do not shrink with t: its
         workers start from the common dual point, and the merge averages theirs.)
     schedule, eta0, icpt_rate
-        As for `pgs._solver.Solver` (`schedule` is the index in ``SCHEDULES``).
+        As for `pgs.engine.solver.Solver` (`schedule` is the index in ``SCHEDULES``).
 
     Returns
     -------
@@ -179,8 +173,8 @@ def setup(run, sizes, track_loss=False, extrapolate=True):
 
     Parameters
     ----------
-    run : pgs._train._Run
-        What ``pgs._train._prepare(X, y, **train_kwargs)`` returns (its solver fresh or
+    run : pgs.training.fit.Run
+        What ``pgs.training.fit.prepare(X, y, **train_kwargs)`` returns (its solver fresh or
         warm-started; its X is not used here).
     sizes : sequence of int
         Rows of each shard, in worker order.

@@ -3,16 +3,16 @@
 import numpy as np
 
 from pgs._core import mean_loss
-from pgs._defaults import INTERCEPTS, LEGACY_PARAMS, SCHEDULES
-from pgs._loss_table import LOSS_NAMES
-from pgs._model_base import LinearModel, saved_field
+from pgs.models.base import LinearModel, saved_field
+from pgs.rules.defaults import INTERCEPTS, LEGACY_PARAMS, SCHEDULES
+from pgs.rules.losses import LOSS_NAMES
 
 
 class Model(LinearModel):
     """A linear model trained by the Primal Gradient Solver.
 
     Prediction, saving and the attributes below come from
-    `pgs._model_base.LinearModel`; this class adds the PGS objective.
+    `pgs.models.base.LinearModel`; this class adds the PGS objective.
 
     Attributes
     ----------
@@ -45,7 +45,7 @@ class Model(LinearModel):
 
     @classmethod
     def _check_saved(cls, params, attributes, classes):
-        from pgs import _validation as V
+        from pgs.rules import validation as V
 
         loss = saved_field(params, "loss")
         V.check_loss(loss)

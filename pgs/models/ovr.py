@@ -1,7 +1,7 @@
 """Fitted estimators as plain pgs models, so that they are saved without pickle.
 
 `model_from_estimator` turns a fitted `PGSClassifier` or `PGSRegressor` into a model
-that `pgs._model_io` saves and `pgs.load_model` reads back, predicting exactly as the
+that `pgs.models.file_format` saves and `pgs.load_model` reads back, predicting exactly as the
 estimator did:
 
 - a regressor, and a binary classifier of a PGS loss, are one PGS problem: their
@@ -15,9 +15,9 @@ estimator did:
 
 import numpy as np
 
-from pgs._loss_table import LOSS_SPECS, ovr_probabilities
-from pgs._model import Model
-from pgs._model_base import LinearModel
+from pgs.models.base import LinearModel
+from pgs.models.pgs_model import Model
+from pgs.rules.losses import LOSS_SPECS, ovr_probabilities
 
 
 class OneVsRestModel(LinearModel):

@@ -166,7 +166,7 @@ def estimator_defaults(cls):
 
 def _is_regression(loss, classifier_cls):
     """True for a regression loss ("squared" is regression on the command line)."""
-    from pgs._loss_table import loss_names
+    from pgs.rules.losses import loss_names
 
     if loss is None:
         loss = estimator_defaults(classifier_cls)["loss"]
@@ -219,10 +219,10 @@ def _default_text(name):
 
 
 def _build_parser():
-    from pgs._defaults import INTERCEPTS, SCHEDULES
-    from pgs._loss_table import LOSS_NAMES, LOSSES, loss_names
-    from pgs._train import SAMPLING_MODES
-    from pgs._validation import ITERATES
+    from pgs._core import SAMPLING_MODES
+    from pgs.rules.defaults import INTERCEPTS, SCHEDULES
+    from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
+    from pgs.rules.validation import ITERATES
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true",
@@ -362,7 +362,7 @@ def _read_error(path, exc):
 
 
 def _load(path, **kw):
-    from pgs import load_svmlight
+    from pgs.io.svmlight import load_svmlight
 
     start = time.perf_counter()
     try:
@@ -407,7 +407,7 @@ def _format_scores(scores):
 
 def _check_continuous(y, path):
     """Real-valued targets with a classification loss: say to use a regression loss."""
-    from pgs._loss_table import loss_names
+    from pgs.rules.losses import loss_names
 
     if y.dtype.kind == "f" and y.size and not np.all(np.floor(y) == y):
         example = y[np.flatnonzero(np.floor(y) != y)[0]]
@@ -462,8 +462,8 @@ def _params_text(estimator):
 # ----------------------------------------------------------------------- commands
 
 def _cmd_train(args, out):
-    from pgs import load_svmlight_files
-    from pgs._estimator_model import model_from_estimator
+    from pgs.io.svmlight import load_svmlight_files
+    from pgs.models.ovr import model_from_estimator
 
     say = (lambda *_: None) if args.quiet else out
     path = args.model_out or os.path.basename(os.fspath(args.data)) + ".model.npz"
@@ -541,9 +541,9 @@ def _label_text(v):
 
 
 def _cmd_predict(args, out):
-    from pgs import load_model
-    from pgs._estimator_model import class_probabilities
-    from pgs._io import _fmt
+    from pgs.io.svmlight import _fmt
+    from pgs.models.file_format import load_model
+    from pgs.models.ovr import class_probabilities
 
     model = load_model(args.model)
     if args.proba:
@@ -573,7 +573,7 @@ def _cmd_predict(args, out):
 
 
 def _cmd_eval(args, out):
-    from pgs import load_model
+    from pgs.models.file_format import load_model
 
     model = load_model(args.model)
     X, y, seconds = _load(args.data, n_features=model.n_features)
@@ -608,7 +608,7 @@ def _cmd_info(args, out):
 
 
 def _cmd_demo(args, out):
-    from pgs._demo import run_demo
+    from pgs.cli.demo import run_demo
 
     run_demo(out=out)
     return 0
@@ -655,7 +655,7 @@ def main(argv=None):
         parser = _build_parser()
         args = parser.parse_args(argv)
         if args.version:
-            from pgs import __version__
+            from pgs._version import __version__
 
             out(f"pgs {__version__}")
             return 0

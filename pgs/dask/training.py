@@ -1,11 +1,11 @@
-"""`pgs.dask.train`: parallel PGS by merging dual states (`pgs._parallel`), one shard per
+"""`pgs.dask.train`: parallel PGS by merging dual states (`pgs.engine.rounds`), one shard per
 row-chunk of a dask array.
 
 A round: the common lam goes to the workers once (one small task that holds it); each
-shard's task runs `pgs._parallel.run_shard` from the round's starting state (lam, t and
+shard's task runs `pgs.engine.rounds.run_shard` from the round's starting state (lam, t and
 the shard's sampler state: its PRNG, position and permutation) and returns its delta with
 the sampler state after the round; the client merges the deltas in shard order with
-`pgs._parallel.merge`, the same code as the threads engine (`pgs.train(n_jobs=W)`), so
+`pgs.engine.rounds.merge`, the same code as the threads engine (`pgs.train(n_jobs=W)`), so
 that both give the same bits.
 
 Faults. A round's task is a pure function of the round's starting state and its shard,
@@ -28,13 +28,14 @@ import numpy as np
 import scipy.sparse as sp
 from distributed.scheduler import KilledWorker
 
-from pgs import _parallel as P
-from pgs import _validation as V
-from pgs._dask_client import DEFAULT_TIMEOUT, check_timeout, get_client, wait_all
-from pgs._data import as_csr_buffers
-from pgs._defaults import DEFAULTS, row_sq_norms, row_stats
-from pgs._threads import RoundReports
-from pgs._train import _finish, _prepare, _raise_status
+from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, get_client, wait_all
+from pgs.engine import rounds as P
+from pgs.engine.solver import raise_status
+from pgs.engine.threads import RoundReports
+from pgs.rules import validation as V
+from pgs.rules.data import as_csr_buffers
+from pgs.rules.defaults import DEFAULTS, row_sq_norms, row_stats
+from pgs.training.fit import finish, prepare
 
 #: Times a round's task whose result was cancelled (not for lost data) is submitted again.
 RETRIES = 3
@@ -73,7 +74,7 @@ def _name(index, first_row, rows):
 
 
 def _row_sq_norms(X, q):
-    """A chunk's `pgs._defaults.row_sq_norms`."""
+    """A chunk's `pgs.rules.defaults.row_sq_norms`."""
     return row_sq_norms(as_csr_buffers(X, check_entries=False), q)
 
 
@@ -89,7 +90,7 @@ def _run_round(shard, task, lam, params):
                         shard.weights)
     if delta["status"] != 0:
         try:
-            _raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
+            raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
                           dict(sigma=params["sigma"], intercept_scaling=params["icpt"]))
         except (ValueError, FloatingPointError) as exc:
             raise type(exc)(f"{_name(shard.index, shard.first_row, Xb.shape[0])}: "
@@ -181,7 +182,7 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         As for `pgs.train` (the callback is called on the client between rounds).
     timeout : float, optional
         Seconds any one wait may last: a round (with the shards of a lost worker rebuilt),
-        the targets' computation. Default ``pgs._dask_client.DEFAULT_TIMEOUT`` (600).
+        the targets' computation. Default ``pgs.dask.client.DEFAULT_TIMEOUT`` (600).
     **kwargs
         Every other argument of `pgs.train` (loss, p, sigma, T, k, B, iterate, seed,
         t_offset, warm_start, ...), with the same meaning and defaults.
@@ -218,7 +219,7 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
 def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=None,
            callback=None, callback_every=None, keep_state=False,
            timeout=None, **kwargs):
-    """`train`, with `pgs._train._prepare`'s `known_classes` (the estimators' one-vs-rest
+    """`train`, with `pgs.training.fit.prepare`'s `known_classes` (the estimators' one-vs-rest
     problems)."""
     start = time.perf_counter()
     if callback is not None and not callable(callback):
@@ -228,7 +229,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     timeout = check_timeout(timeout)
     sigma = kwargs.get("sigma", DEFAULTS["sigma"])
     if isinstance(sigma, str) and sigma == "auto":
-        # (the held-out grid runs in memory only: pgs._sigma_auto)
+        # (the held-out grid runs in memory only: pgs.training.sigma_auto)
         raise ValueError("pgs.dask.train needs a number for sigma: sigma='auto' is not "
                          "supported on dask arrays (pass e.g. the sigma_ of an in-memory "
                          "fit on a sample)")
@@ -247,9 +248,9 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     wait_all(client, parts, timeout, "X's partitions")
     homes = _homes(client, parts)
 
-    # The run's constants and the solver state, as pgs.train makes them: _prepare gets
+    # The run's constants and the solver state, as pgs.train makes them: prepare gets
     # an X with the right shape and no entries (the rows are on the workers).
-    # The "auto" rules' sums over X's rows (pgs/_defaults.py), added up over the chunks.
+    # The "auto" rules' sums over X's rows (pgs/rules/defaults.py), added up over the chunks.
     p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
     norms = [client.submit(_row_sq_norms, f, p / (p - 1.0), pure=False) for f in parts]
     norms = _gather(client, norms, sizes, homes, parts, norms, timeout, "the rows' norms")
@@ -257,7 +258,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
                                 np.zeros(m + 1, np.int32)), shape=(m, n_features))
     stats = row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
                       norms=[np.concatenate([n[i] for n in norms]) for i in (0, 1)])
-    run = _prepare(shape_only, y, sample_weight=sample_weight,
+    run = prepare(shape_only, y, sample_weight=sample_weight,
                    track_loss=callback is not None, row_stats=stats, **kwargs)
     if merge_every is None:
         merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
@@ -281,7 +282,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     finally:
         del shards, parts
     run.solver.set_state(P.final_solver_state(state))
-    return _finish(run, stopped, keep_state)
+    return finish(run, stopped, keep_state)
 
 
 def _homes(client, futures):
@@ -352,7 +353,7 @@ def _gather(client, futures, sizes, homes, parts, shards, timeout, what, resubmi
 
 def _rounds(client, shards, parts, homes, sizes, state, params, run, merge_every,
             callback, every, start, timeout):
-    """`pgs._parallel.run_rounds` (the threads engine's loop), each shard's task run where
+    """`pgs.engine.rounds.run_rounds` (the threads engine's loop), each shard's task run where
     the scheduler puts it (near its shard); returns (state, stopped by the callback)."""
     remote = len(shards) > 1
     reports = RoundReports(run, state, callback, every, start)

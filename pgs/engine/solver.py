@@ -2,9 +2,12 @@
 given iteration, the iterates, and the state handed out and restored (chunked, resumed
 and warm-started runs equal an unsplit run bit for bit)."""
 
+from typing import NamedTuple
+
 import numpy as np
 
 from pgs._core import SolverCore, _lockstep
+from pgs.rules.data import entry_problem
 
 _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
 
@@ -39,7 +42,7 @@ class Solver(SolverCore):
         Iteration offset t0 >= 0: ``w_t = grad r*(lam / ((t + t0) sigma))`` (0 is the
         paper's Figure 1; see `pgs.train`).
     schedule : int, default 0
-        Index of the step schedule in ``pgs._defaults.SCHEDULES`` (0: "pgs", 1: "asgd",
+        Index of the step schedule in ``pgs.rules.defaults.SCHEDULES`` (0: "pgs", 1: "asgd",
         whose average weighs w_t by t).
     eta0 : float, default 0.0
         The "asgd" schedule's first step, in (0, 1 / sigma).
@@ -266,3 +269,57 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
     if not solvers:
         return (-1, 0)
     return _lockstep(solvers, ys, data, indices, indptr, t_end, block)
+
+
+#: The kernel's status codes (`PGSStatus` in pgs/_core.pxd; tests/test_layout.py checks
+#: the two agree) and what each means.
+STATUS = {
+    1: "a margin or the iterate became infinite or NaN",
+    2: "fixed_rows holds a row index outside [0, n_samples)",
+    3: "the sampler is missing a buffer (internal error)",
+}
+
+
+class Progress(NamedTuple):
+    """What a `train` callback receives, every `callback_every` iterations.
+
+    Attributes
+    ----------
+    t : int
+        Iterations done (counting those of a warm start's earlier runs).
+    T : int
+        Iterations the run will do in all.
+    seconds : float
+        Wall-clock seconds since this call of `train` started.
+    loss_estimate : float
+        Mean (weighted) loss of the rows sampled since the previous report, each at
+        the iterate before its update (a progressive-validation estimate).
+    objective_estimate : float
+        ``sigma * ||w_t||_p^2 / (2 (p - 1)) + loss_estimate``.
+    """
+
+    t: int
+    T: int
+    seconds: float
+    loss_estimate: float
+    objective_estimate: float
+
+
+class DivergedError(FloatingPointError, ValueError):
+    """The iterate overflowed: a FloatingPointError (as before) that is also a ValueError,
+    as the error contract promises for arguments that set too large a scale."""
+
+
+def raise_status(status, solver, Xb, params):
+    """Raise the error a non-zero kernel status stands for (naming a bad entry of X)."""
+    if status == 1:
+        problem = entry_problem(Xb)
+        if problem is not None:
+            raise ValueError(problem)
+    msg = STATUS.get(status, f"solver failed with status {status}")
+    if status != 1:
+        raise ValueError(msg)
+    raise DivergedError(f"{msg} at iteration {solver.t + 1}: X's values, sample_weight, "
+                        f"intercept_scaling={params['intercept_scaling']!r} and 1/sigma "
+                        f"(sigma={params['sigma']!r}) set its scale; rescale X or bound "
+                        f"the domain with B")

@@ -15,15 +15,15 @@ from dask.bytes import read_bytes
 from dask.utils import parse_bytes
 from fsspec.core import get_fs_token_paths
 
-from pgs import _io
-from pgs._dask_client import gather, get_client, wait_all
+from pgs.dask.client import gather, get_client, wait_all
+from pgs.io import svmlight
 
 #: Suffixes of compressed files: they cannot be split, so each is one block.
 COMPRESSED = (".gz", ".bz2", ".xz")
 
 
 def _parse(source, where, dtype, min_index, max_index):
-    """Parse one block with pgs's parser (`pgs._io`), indices as written (unshifted).
+    """Parse one block with pgs's parser (`pgs.io.svmlight`), indices as written (unshifted).
 
     Returns (X, y, nnz, min_index, max_index, at_limit); X has max_index + 1 columns;
     at_limit is the message for an index of MAX_FEATURES, too large if the data turns out
@@ -42,15 +42,15 @@ def _parse(source, where, dtype, min_index, max_index):
     try:
         if hasattr(source, "open") and not isinstance(source, str):   # (an fsspec file)
             with source as f:
-                p = _io._parse_file(f, dtype=dtype, multilabel=False, require_qid=False,
+                p = svmlight._parse_file(f, dtype=dtype, multilabel=False, require_qid=False,
                                     min_index=min_index, max_index=max_index, n_threads=1)
         else:
-            p = _io._parse_file(source, dtype=dtype, multilabel=False, require_qid=False,
+            p = svmlight._parse_file(source, dtype=dtype, multilabel=False, require_qid=False,
                                 min_index=min_index, max_index=max_index, n_threads=1)
     except ValueError as exc:
         raise ValueError(located(exc)) from None
     at_limit = None if p.at_limit is None else located(p.at_limit)
-    X = _io._to_csr(p, p.max_index + 1 if p.nnz else 0)
+    X = svmlight._to_csr(p, p.max_index + 1 if p.nnz else 0)
     if p.nnz == 0:
         return X, p.y, 0, 0, -1, at_limit
     return X, p.y, p.nnz, int(p.min_index), int(p.max_index), at_limit
@@ -172,7 +172,7 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
         stacked equal its X.
     """
     # (the checks, limits and messages of pgs.load_svmlight)
-    dt, lowest, highest = _io.check_format_args(n_features, dtype, zero_based)
+    dt, lowest, highest = svmlight.check_format_args(n_features, dtype, zero_based)
     try:
         blocksize = parse_bytes(blocksize) if isinstance(blocksize, str) else blocksize
     except ValueError:

@@ -5,7 +5,7 @@ compiled as an inline ``loss`` / ``dloss`` pair in pgs/_losses.pxd. Everything t
 side needs to know about it is one row of `LOSSES` here: its name and integer id (the
 ``LossId`` enum of pgs/_losses.pxd), whether it classifies or regresses, how smooth it is,
 whether its derivative is bounded, whether its margins map to probabilities, and its
-shape parameter ``epsilon``. Validation (`pgs._validation`), `pgs.train`, the
+shape parameter ``epsilon``. Validation (`pgs.rules.validation`), `pgs.train`, the
 scikit-learn estimators and the command line all read this table, so adding a loss is
 its two compiled functions (with their tag lines) in pgs/_losses.pxd, one line in the
 `_dispatch` of pgs/_core.pyx, and one row below.
@@ -221,7 +221,7 @@ LOSS_SPECS = MappingProxyType({spec.name: spec for spec in LOSSES})
 
 # The ids are positions: pgs/_core.pyx dispatches on them and `check_loss` returns them.
 if [spec.id for spec in LOSSES] != list(range(len(LOSSES))):
-    raise ImportError("pgs._loss_table: LOSSES must be ordered by id, from 0 without gaps")
+    raise ImportError("pgs.rules.losses: LOSSES must be ordered by id, from 0 without gaps")
 
 
 def loss_spec(name):

@@ -6,9 +6,9 @@ import numbers
 import numpy as np
 
 # LOSS_NAMES stays importable from here (it was, before the table).
-from pgs._loss_table import LOSS_NAMES, LOSS_SPECS, LOSSES, loss_names, loss_spec  # noqa: F401
+from pgs.rules.losses import LOSS_NAMES, LOSS_SPECS, LOSSES, loss_names, loss_spec  # noqa: F401
 
-# Views of pgs/_loss_table.py, kept under their historical names.
+# Views of pgs/rules/losses.py, kept under their historical names.
 #: Losses whose targets are two classes, mapped to -1 / +1.
 CLASSIFICATION_LOSSES = frozenset(loss_names("classification"))
 #: Losses whose targets are real numbers.

@@ -44,7 +44,7 @@ def make_sparse_classification(n_samples=20000, n_features=5000, nnz_per_row=40,
 def run_demo(out=print):
     """Train on a generated problem with the defaults (sigma chosen on held-out rows) and
     print rows, time, the sigma chosen, accuracy and objective."""
-    from pgs import train
+    from pgs.training.train import train
 
     X, y = make_sparse_classification()
     n_train = 16000

@@ -9,9 +9,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from pgs import estimators as E
-from pgs._dask_client import gather, get_client
-from pgs._dask_train import _partition, _train
-from pgs._loss_table import LOSS_SPECS
+from pgs.dask.client import gather, get_client
+from pgs.dask.training import _partition, _train
+from pgs.rules.losses import LOSS_SPECS
 
 
 class _DaskFit:

@@ -31,9 +31,9 @@ needs: ``_check_saved``) and each array's npy header (dtype, shape against the h
 before it reads the array's data, once, straight into the array the model keeps; any
 disagreement is a ValueError naming the file.
 
-This module knows the format, not the model classes: each class registers its kind
-here (`register_kind`, done by `pgs._model_base.LinearModel` for its subclasses), so
-the models import this module and never the other way round.
+This module knows the format, not the model classes: `pgs/models/__init__.py` registers
+every kind here (`register_kind`), so the models import this module and never the other
+way round.
 """
 
 import json
@@ -46,6 +46,8 @@ import zlib
 
 import numpy as np
 
+from pgs._version import __version__
+
 FORMAT_NAME = "pgs-model"
 #: The newest format version this pgs reads and writes.
 FORMAT_VERSION = 2
@@ -54,7 +56,7 @@ LEGACY_KIND = "pgs"
 #: The format version each kind needs; kinds not listed need `FORMAT_VERSION`.
 _KIND_VERSIONS = {"pgs": 1}
 
-#: kind -> model class, filled by `register_kind` when the model modules are imported.
+#: kind -> model class, filled by `register_kind` (every kind, in pgs/models/__init__.py).
 MODEL_KINDS = {}
 
 
@@ -66,7 +68,7 @@ def register_kind(kind, cls):
     kind : str
         The name written in the file header.
     cls : type
-        A subclass of `pgs._model_base.LinearModel` (it provides ``_from_saved``).
+        A subclass of `pgs.models.base.LinearModel` (it provides ``_from_saved``).
     """
     if not isinstance(kind, str) or not kind:
         raise TypeError(f"kind must be a non-empty str, got kind={kind!r}")
@@ -139,7 +141,6 @@ def save_model(model, path):
     path : str or path-like or binary file object
         Written as given (no ``.npz`` suffix is added).
     """
-    from pgs import __version__
 
     kind = getattr(model, "_kind", None)
     if kind not in MODEL_KINDS:
@@ -245,7 +246,6 @@ def _load(fh, name):
 
 def _load_archive(zf, name):
     """The model in an open zip archive (see the module docstring for the layout)."""
-    from pgs import __version__
 
     members = {info.filename: info for info in zf.infolist()}
     if "header.npy" not in members or "coef.npy" not in members:

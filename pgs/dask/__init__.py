@@ -25,9 +25,9 @@ except ImportError as exc:
         f"({exc})"
     ) from exc
 
-from pgs._dask_client import close_local_cluster, get_client
-from pgs._dask_io import read_svmlight
-from pgs._dask_train import train
+from pgs.dask.client import close_local_cluster, get_client
+from pgs.dask.reader import read_svmlight
+from pgs.dask.training import train
 
 # (and PGSClassifier, PGSRegressor: loaded on first access, they need scikit-learn)
 __all__ = ["close_local_cluster", "get_client", "read_svmlight", "train"]
@@ -37,9 +37,9 @@ def __getattr__(name):
     # The estimators need scikit-learn: loaded on first access (as in pgs/__init__.py).
     if name in ("PGSClassifier", "PGSRegressor"):
         try:
-            from pgs import _dask_estimators
+            from pgs.dask import estimators
         except ImportError as exc:
             raise ImportError(f"pgs.dask.{name} needs scikit-learn: install it with "
                               f"pip install \"pgs[sklearn]\" ({exc})") from exc
-        return getattr(_dask_estimators, name)
+        return getattr(estimators, name)
     raise AttributeError(f"module 'pgs.dask' has no attribute {name!r}")

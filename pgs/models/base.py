@@ -3,13 +3,13 @@
 The base holds what the models share: the weights, the training arguments,
 prediction and saving. A subclass adds its objective, its repr fields and, when it
 has them, the extra attributes the file must keep; setting `_kind` registers it with
-`pgs._model_io` so that `pgs.load_model` returns the class that was saved.
+`pgs.models.file_format` so that `pgs.load_model` returns the class that was saved.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
-from pgs import _model_io
+from pgs.models import file_format
 
 
 def check_predict_X(X, n_features):
@@ -64,13 +64,6 @@ class LinearModel:
     _kind = None
     #: Dimensions of `coef`: 1 for one output, 2 for one row of weights per output.
     _coef_ndim = 1
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        # Only a class that names its own kind registers; a subclass that does not
-        # (e.g. a user's) is saved and loaded as the kind it inherits.
-        if cls.__dict__.get("_kind") is not None:
-            _model_io.register_kind(cls._kind, cls)
 
     def __init__(self, *, coef, intercept, iteration, T, classes, params):
         self.coef = coef
@@ -168,14 +161,14 @@ class LinearModel:
 
         The format (arrays plus a JSON header with the kind of model, every
         training argument, the pgs version and a format version) is documented in
-        `pgs._model_io`; read it back with `pgs.load_model`, which returns a model
+        `pgs.models.file_format`; read it back with `pgs.load_model`, which returns a model
         of the same class.
 
         Parameters
         ----------
         path : str, path-like or binary file object
         """
-        _model_io.save_model(self, path)
+        file_format.save_model(self, path)
 
     # -------------------------------------------------------------- the file's view
 

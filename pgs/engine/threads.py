@@ -1,5 +1,5 @@
 """The threads engine of parallel PGS (`pgs.train(..., n_jobs=W)`): W threads, one
-contiguous shard of rows each, run the rounds of `pgs._parallel` (the kernel releases the
+contiguous shard of rows each, run the rounds of `pgs.engine.rounds` (the kernel releases the
 GIL); the main thread merges. Results depend on (seed, W, merge_every) only."""
 
 import threading
@@ -8,8 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from pgs import _parallel as P
-from pgs._chunks import wait_all
+from pgs.engine import rounds as P
+from pgs.engine.chunks import wait_all
+from pgs.engine.solver import Progress, raise_status
 
 
 def shards_of(Xb, y, weights, bounds):
@@ -20,8 +21,8 @@ def shards_of(Xb, y, weights, bounds):
 
 
 def thread_map(pool, shards, params, stop):
-    """A `map_fn` for `pgs._parallel.run_rounds`: the round's tasks on `pool`, waited for
-    as every long call is (`pgs._chunks.wait_all`: Ctrl-C sets `stop`, the workers
+    """A `map_fn` for `pgs.engine.rounds.run_rounds`: the round's tasks on `pool`, waited for
+    as every long call is (`pgs.engine.chunks.wait_all`: Ctrl-C sets `stop`, the workers
     return within one chunk, some milliseconds)."""
     def map_fn(tasks):
         return wait_all([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
@@ -30,10 +31,8 @@ def thread_map(pool, shards, params, stop):
 
 
 def run_threads(run, n_jobs, merge_every, callback, every, start):
-    """Run a prepared `pgs._train` run to its end on `n_jobs` threads; True if the
+    """Run a prepared run (`pgs.training.fit.prepare`) to its end on `n_jobs` threads; True if the
     callback stopped it. The solver of `run` receives the final state."""
-    from pgs._train import _raise_status
-
     solver, Xb = run.solver, run.Xb
     m = Xb.shape[0]
     if n_jobs > m:
@@ -55,19 +54,19 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
                                  t_total, merge_every, on_round=reports.after_round)
         except P.ShardFailed as exc:
             solver.set_state(P.final_solver_state(state))
-            _raise_status(exc.status, solver, Xb, run.params)
+            raise_status(exc.status, solver, Xb, run.params)
     solver.set_state(P.final_solver_state(state))
     return reports.stopped
 
 
 class RoundReports:
     """The callback's `Progress` reports of a run in rounds, for both engines (threads
-    here, Dask in `pgs._dask_train`): a report at the first merge at or after each
+    here, Dask in `pgs.dask.training`): a report at the first merge at or after each
     `every` iterations, and at the end.
 
     Parameters
     ----------
-    run : pgs._train._Run
+    run : pgs.training.fit.Run
         The prepared run (its t_total, k, sigma and p).
     state : dict
         The common state before the first round.
@@ -98,8 +97,6 @@ class RoundReports:
         t = int(state["kernel"]["t"])
         if t < self.next and t < self.t_total:
             return True
-        from pgs._train import Progress
-
         loss_est = self.loss / self.rows if self.rows else float("nan")
         reg = self.sigma * _norm_w(state["kernel"], self.params) ** 2 / (2.0 * (self.p - 1.0))
         self.next, self.loss, self.rows = t + self.every, 0.0, 0

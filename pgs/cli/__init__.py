@@ -1,0 +1,1 @@
+"""The `pgs` command line."""

@@ -1,0 +1,1 @@
+"""The svmlight / libsvm reader and writer."""

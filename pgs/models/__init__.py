@@ -1,0 +1,13 @@
+"""The fitted models and their file format.
+
+Every kind of model is registered here, by name, so that `load_model` knows them all as
+soon as any part of this package is imported.
+"""
+
+from pgs.models.csgd_model import CAdalineModel, CSGDModel
+from pgs.models.file_format import register_kind
+from pgs.models.ovr import OneVsRestModel
+from pgs.models.pgs_model import Model
+
+for _cls in (Model, CSGDModel, CAdalineModel, OneVsRestModel):
+    register_kind(_cls._kind, _cls)

@@ -1,0 +1,168 @@
+"""The least-squares models of Constrained SGD: `CSGDModel` (one output) and
+`CAdalineModel` (one output per class, Mu et al.'s C-Adaline)."""
+
+import numpy as np
+
+from pgs._csgd import VARIANT_NAMES
+from pgs.models.base import LinearModel, saved_field
+from pgs.rules import validation as V
+
+
+def check_variant(variant):
+    """The kernel's index of a CSGD variant name (a ValueError naming it otherwise)."""
+    if not isinstance(variant, str) or variant not in VARIANT_NAMES:
+        raise ValueError(
+            f"variant must be one of {', '.join(VARIANT_NAMES)}, got variant={variant!r}"
+        )
+    return VARIANT_NAMES.index(variant)
+
+
+class CSGDModel(LinearModel):
+    """A least-squares linear model trained by CSGD, NCSGD or plain SGD.
+
+    Prediction and saving come from `pgs.models.base.LinearModel`; this class adds
+    the step size used and the least-squares objective.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_features,)
+    intercept : float
+        Weight of the implicit constant column (0.0 without `fit_intercept`).
+    iteration, T : int
+        Steps run (the returned iterate is the last one or the average of all).
+    classes : None
+    eta0_ : float
+        The base step size used (the one picked when ``eta0="auto"``).
+    params : dict
+        The training arguments (``switch`` resolved to an int, ``seed`` the entropy
+        that reproduces the run).
+    """
+
+    _kind = "csgd"
+
+    def __init__(self, *, coef, intercept, T, eta0_, params):
+        super().__init__(coef=coef, intercept=intercept, iteration=T, T=T, classes=None,
+                         params=params)
+        self.eta0_ = float(eta0_)
+
+    def _repr_fields(self):
+        return [f"variant={self.params['variant']!r}", f"T={self.T}", f"eta0_={self.eta0_:.4g}"]
+
+    def _saved_attributes(self):
+        return {"eta0_": self.eta0_}
+
+    @classmethod
+    def _check_saved(cls, params, attributes, classes):
+        _check_saved_csgd(params, attributes)
+        if classes is not None:
+            raise ValueError("a CSGD model has no classes")
+
+    @classmethod
+    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
+        return cls(coef=coef, intercept=intercept, T=T, eta0_=attributes["eta0_"],
+                   params=params)
+
+    def objective(self, X, y, sample_weight=None):
+        """The least-squares loss l(w) = (1/m) sum_i s_i (y_i - <w, x_i> - b)^2 / 2 on (X, y).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+        sample_weight : array_like, shape (n_samples,), optional
+            Weights s_i (all ones by default), as in `pgs.Model.objective`.
+
+        Returns
+        -------
+        float
+        """
+        z = self.decision_function(X)
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != z.shape:
+            raise ValueError(f"y has shape {y.shape}, expected {z.shape}")
+        return _weighted_mean(0.5 * (y - z) ** 2, sample_weight)
+
+
+def _check_saved_csgd(params, attributes):
+    """What `pgs.load_model` checks of a saved CSGD or C-Adaline model's fields."""
+    check_variant(saved_field(params, "variant"))
+    V.check_positive("eta0_", saved_field(attributes, "eta0_", "attributes"))
+
+
+def _weighted_mean(values, sample_weight):
+    """(1/m) sum_i s_i v_i, the plain mean without weights."""
+    if sample_weight is None:
+        return float(np.mean(values))
+    s = np.asarray(sample_weight, dtype=np.float64)
+    if s.shape != values.shape:
+        raise ValueError(f"sample_weight has shape {s.shape}, expected {values.shape}")
+    return float(np.sum(s * values) / values.shape[0])
+
+
+class CAdalineModel(LinearModel):
+    """A multiclass linear classifier: one least-squares regressor per class (C-Adaline).
+
+    Prediction (the class whose output is largest, the paper's Algorithm 2) and
+    saving come from `pgs.models.base.LinearModel`; this class adds the step size
+    used and the least-squares objective over the classes.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_classes, n_features)
+    intercept : ndarray of shape (n_classes,)
+    classes : ndarray of shape (n_classes,)
+        The sorted labels; output k regresses the indicator of ``classes[k]``.
+    iteration, T : int
+        Steps run.
+    eta0_ : float
+        The step size used.
+    params : dict
+        The training arguments.
+    """
+
+    _kind = "cadaline"
+    _coef_ndim = 2
+
+    def __init__(self, *, coef, intercept, classes, T, eta0_, params):
+        super().__init__(coef=coef, intercept=intercept, iteration=T, T=T, classes=classes,
+                         params=params)
+        self.eta0_ = float(eta0_)
+
+    def _repr_fields(self):
+        return [f"variant={self.params['variant']!r}", f"T={self.T}",
+                f"n_classes={self.classes.shape[0]}"]
+
+    def _saved_attributes(self):
+        return {"eta0_": self.eta0_}
+
+    @classmethod
+    def _check_saved(cls, params, attributes, classes):
+        _check_saved_csgd(params, attributes)
+        if classes is None:
+            raise ValueError("a C-Adaline model needs its classes")
+
+    @classmethod
+    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
+        return cls(coef=coef, intercept=intercept, classes=classes, T=T,
+                   eta0_=attributes["eta0_"], params=params)
+
+    def objective(self, X, y, sample_weight=None):
+        """Mean over rows (weighted by s_i) and classes of (indicator - output)^2 / 2.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+            Labels from `classes`.
+        sample_weight : array_like, shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        y = np.asarray(y)
+        Z = self.decision_function(X)
+        if y.shape != (Z.shape[0],):
+            raise ValueError(f"y has shape {y.shape}, expected ({Z.shape[0]},)")
+        Y = (y[:, None] == self.classes[None, :]).astype(np.float64)
+        return _weighted_mean(0.5 * np.mean((Y - Z) ** 2, axis=1), sample_weight)

@@ -1,0 +1,1 @@
+"""Training: validated arguments to a fitted model (pgs.train, the sigma search, CSGD)."""

@@ -1,0 +1,451 @@
+"""One validated training run: its arguments checked, its "auto" rules applied, its
+solver built (`prepare`), run in chunks or in rounds of threads (`fit`, `fit_many`) and
+turned into a `Model` (`finish`)."""
+
+import math
+import time
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from pgs._core import SAMPLING_MODES, mean_loss
+from pgs.engine import threads
+from pgs.engine.chunks import run_chunked, run_threads
+from pgs.engine.solver import Progress, Solver, raise_status, run_lockstep
+from pgs.models.pgs_model import Model
+from pgs.rules import defaults as D
+from pgs.rules import validation as V
+from pgs.rules.data import as_csr_buffers, check_targets
+from pgs.rules.losses import loss_spec
+
+#: Arguments a warm start must share with the run it continues.
+_WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "schedule", "eta0", "fit_intercept",
+                    "intercept", "intercept_scaling", "epsilon", "sampling", "t_offset")
+
+
+def default_T(n_samples, k):
+    """The default number of iterations: 10 passes' worth of samples, ceil(10 m / k)."""
+    return max(1, math.ceil(10 * n_samples / k))
+
+
+def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
+    """The radius sqrt(2 (p-1) F(0) / sigma) that always contains the optimum (DESIGN.md 2)."""
+    zeros = np.zeros_like(y_kernel)
+    f0 = mean_loss(zeros, y_kernel, loss_spec(loss).id, epsilon, sample_weight)
+    if f0 <= 0.0:
+        # w = 0 is optimal; any positive radius keeps it inside.
+        return 1.0
+    return math.sqrt(2.0 * (p - 1.0) * f0 / sigma)
+
+
+def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling):
+    r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``.
+
+    ``G^2 / (2 sigma F(0))`` minimises the bound ``t0 F(0) + G^2 ln((T + t0) / t0) /
+    (2 sigma)`` stated for `t_offset` in `train` as T grows (it does not depend on T, so
+    that warm starts and `partial_fit` continue exactly). G bounds the dual norm of every
+    sampled gradient: max_i ||(x_i, icpt)||_q times the loss's bound on :math:`|\ell'|`
+    (pgs/rules/losses.py; for an unbounded derivative, on the domain of radius B) times the
+    sampler's weight factor. The cap m (the number of rows) keeps the extra regulariser
+    :math:`t_0 \sigma r(w)` below one pass's worth of data. 0 when w = 0 is optimal.
+    `stats` is X's `pgs.rules.defaults.row_stats` (its ``max_q``).
+    """
+    q = p / (p - 1.0)
+    m = y_kernel.shape[0]
+    spec = loss_spec(loss)
+    f0 = mean_loss(np.zeros_like(y_kernel), y_kernel, spec.id, epsilon, weights)
+    if not f0 > 0.0:
+        return 0.0
+    gx = (stats["max_q"] ** q + abs(icpt) ** q) ** (1.0 / q)    # max_i ||(x_i, icpt)||_q
+    lip = spec.max_dloss(epsilon)
+    if lip is None:
+        # An unbounded derivative is bounded on the domain, where |z| <= B gx.
+        lip = spec.dloss_bound_on(B * gx, float(np.max(np.abs(y_kernel))), epsilon)
+    if weights is not None:
+        # iid draws rows by weight and scales every gradient by the mean weight; the
+        # other modes scale each row's gradient by its own weight.
+        lip *= float(np.mean(weights)) if sampling == "iid" else float(np.max(weights))
+    g = lip * gx
+    t0 = min(g * g / (2.0 * sigma * f0), float(m))    # (g * g: inf, where ** 2 raises)
+    # Non-finite entries of X are reported by the kernel (with the entry) when it reads
+    # them; they must not turn into a misleading error about t_offset first.
+    return t0 if math.isfinite(t0) else 0.0
+
+
+def check_sample_weight(sample_weight, m):
+    """Validate weights: a new float64 array, or None when they are all ones."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.ndim != 1 or w.shape[0] != m:
+        raise ValueError(f"sample_weight must have shape ({m},), got {w.shape}")
+    if w.dtype.kind not in "biuf":
+        raise TypeError(f"sample_weight must be numeric, got dtype {w.dtype}")
+    w = np.array(w, dtype=np.float64, copy=True)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(w < 0):
+        raise ValueError(f"sample_weight must be >= 0, got a minimum of {w.min()!r}")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight is zero everywhere")
+    if np.all(w == 1.0):
+        return None
+    return w
+
+
+def _check_warm_start(warm_start, params, n_features, iterate):
+    """The state to resume from, after checking it fits this call."""
+    if warm_start is None:
+        return None
+    if not isinstance(warm_start, Model):
+        raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
+    state = getattr(warm_start, "_state", None)
+    if state is None:
+        raise ValueError("warm_start model has no solver state: train it with keep_state=True")
+    if warm_start.n_features != n_features:
+        raise ValueError(f"warm_start model has {warm_start.n_features} features, "
+                         f"X has {n_features}")
+    for key in _WARM_START_KEYS:
+        saved = warm_start.params.get(key, D.LEGACY_PARAMS.get(key))
+        if saved != params[key]:
+            raise ValueError(f"warm_start model was trained with {key}="
+                             f"{saved!r}, this call has {key}={params[key]!r}")
+    if iterate == "average" and state["wsum"] is None:
+        raise ValueError("iterate='average' needs a warm_start model trained with "
+                         "iterate='average'")
+    if iterate == "random" and state["w_pick"] is None:
+        raise ValueError("iterate='random' needs a warm_start model trained with "
+                         "iterate='random'")
+    return state
+
+
+class Run(NamedTuple):
+    """One validated `train` call, ready to run: its solver and what `finish` needs."""
+
+    solver: Solver
+    Xb: object
+    y_kernel: np.ndarray
+    weights: object
+    fixed_rows: object
+    t_total: int
+    t_pick: int
+    state: object
+    params: dict
+    classes: object
+    n_features: int
+
+
+def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
+         merge_every=None, **kwargs):
+    """`train` with a test hook: `fixed_rows` replaces the sampler's row draws (every
+    internal path of the kernel is reached through the public parameters).
+
+    `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
+    only one of them, as a batch of a stream can; a warm start implies its model's.
+    """
+    start = time.perf_counter()
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r}")
+    callback_every = V.check_count("callback_every", callback_every, allow_none=True)
+    if not isinstance(keep_state, (bool, np.bool_)):
+        raise TypeError(f"keep_state must be a bool, got {keep_state!r}")
+    n_jobs = V.check_count("n_jobs", n_jobs)
+    merge_every = V.check_count("merge_every", merge_every, allow_none=True)
+    if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
+        raise ValueError("fixed_rows is not supported with n_jobs > 1")
+    run = prepare(X, y, track_loss=callback is not None, **kwargs)
+    if n_jobs > 1:
+        stopped = threads.run_threads(run, n_jobs, merge_every, callback, callback_every, start)
+    else:
+        stopped = _run_chunks(run, callback, callback_every, start)
+    return finish(run, stopped, keep_state)
+
+
+#: Rows a solver takes per turn in `fit_many`'s lock-step: about 230 KB of RCV1-like
+#: rows, so that a turn's rows are still in L2 when the next problem takes them.
+LOCKSTEP_ROWS = 256
+
+
+def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
+              per_problem=None, **kwargs):
+    """`fit` for several target vectors over the same X, e.g. one-vs-rest problems.
+
+    Problem ``i`` is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
+    **per_problem[i], ...)`` and gives exactly its model, bit for bit (`per_problem`:
+    optional dicts of the arguments that differ, e.g. `pgs.training.sigma_auto`'s sigma grid).
+    The problems share the seed, so they draw the same rows, and running them in
+    lock-step (`pgs.engine.solver.run_lockstep`: each in turn takes the next `LOCKSTEP_ROWS`
+    rows) fetches each row from memory once for them all.
+    `n_jobs` threads take contiguous groups of problems (the kernel drops the GIL); a
+    single problem is instead split by rows between them (`pgs.train`'s ``n_jobs``).
+    """
+    if V.check_seed(seed) is None:
+        # One fresh seed for all (not one each: they would draw different rows).
+        seed = int(np.random.SeedSequence().entropy)
+    if kwargs.get("fixed_rows") is not None:
+        raise ValueError("fixed_rows is not supported for several problems")
+    if warm_starts is None:
+        warm_starts = [None] * len(ys)
+    if per_problem is None:
+        per_problem = [{}] * len(ys)
+    X = as_csr_buffers(X, check_entries=False)        # converted once, for all
+    runs = [prepare(X, y, seed=seed, warm_start=warm, **{**kwargs, **extra})
+            for y, warm, extra in zip(ys, warm_starts, per_problem, strict=True)]
+    if not runs:
+        return []
+    if len(runs) == 1 and n_jobs > 1 and runs[0].Xb.shape[0] > 1:
+        # One problem (binary, regression): its rows are split between the threads,
+        # which merge their dual states (pgs/engine/threads.py, default merge_every).
+        stopped = threads.run_threads(runs[0], min(n_jobs, runs[0].Xb.shape[0]), None,
+                                       None, None, 0.0)
+        return [finish(runs[0], stopped, keep_state)]
+    Xb = runs[0].Xb
+    n_groups = max(1, min(n_jobs, len(runs)))
+    bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
+    block = max(1, LOCKSTEP_ROWS // runs[0].solver.k)
+
+    def run_group(g, stop=None):
+        group = runs[bounds[g]:bounds[g + 1]]
+        t_ends = {run.t_total for run in group}
+        if len(t_ends) > 1:               # (cannot share turns; each runs alone)
+            for run in group:
+                _run_chunks(run, None, None, 0.0, stop)
+            return
+        solvers = [run.solver for run in group]
+
+        def advance(t_end):
+            # (a solver's bits do not depend on the schedule: chunks change nothing)
+            failed, status = run_lockstep(solvers, t_end, block, Xb.data, Xb.indices,
+                                          Xb.indptr, [run.y_kernel for run in group],
+                                          group[0].weights)
+            if failed >= 0:
+                raise_status(status, group[failed].solver, Xb, group[failed].params)
+
+        run_chunked(advance, min(s.t for s in solvers), t_ends.pop(),
+                    len(group) * _work_per_iteration(group[0]), stop)
+
+    if n_groups == 1:
+        run_group(0)
+    else:
+        # (the main thread waits so that Ctrl-C reaches it; the workers then stop)
+        run_threads(run_group, n_groups)
+    return [finish(run, False, keep_state) for run in runs]
+
+
+def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, k=1,
+             B=None, schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
+             iterate=D.DEFAULTS["iterate"], fit_intercept=True,
+             intercept=D.DEFAULTS["intercept"],
+             intercept_scaling=D.DEFAULTS["intercept_scaling"], seed=None, epsilon=None,
+             sample_weight=None, sampling=D.DEFAULTS["sampling"], track_loss=False,
+             warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
+             fixed_rows=None, known_classes=None, row_stats=None, k_above_rows=False):
+    """Validate one `train` call and build its solver (see `fit`); `k_above_rows` lets
+    a mini-batch hold more rows than X has (the estimators' partial_fit); `row_stats`
+    (`pgs.rules.defaults.row_stats`) stands for X's when X is not here (`pgs.dask`)."""
+    loss_id = V.check_loss(loss)
+    p = V.check_p(p)
+    sigma = V.check_positive("sigma", sigma)
+    T = V.check_count("T", T, allow_none=True)
+    k = V.check_count("k", k)
+    B = V.check_B(B)
+    schedule = V.check_choice("schedule", schedule, D.SCHEDULES)
+    eta0 = V.check_auto_or_positive("eta0", eta0)
+    iterate = V.check_iterate(iterate)
+    if not isinstance(fit_intercept, (bool, np.bool_)):
+        raise TypeError(f"fit_intercept must be a bool, got {fit_intercept!r}")
+    intercept = V.check_choice("intercept", intercept, D.INTERCEPTS)
+    intercept_scaling = V.check_auto_or_positive("intercept_scaling", intercept_scaling)
+    seed = V.check_seed(seed)
+    epsilon = V.check_epsilon(loss, epsilon)
+    sampling = V.check_choice("sampling", sampling, SAMPLING_MODES + ("auto",))
+    if n_threads is not None:
+        V.check_count("n_threads", n_threads)
+        warnings.warn("n_threads has no effect (the mini-batch threads were removed) and "
+                      "will be removed", DeprecationWarning, stacklevel=3)
+    t_offset = V.check_t_offset(t_offset, allow_auto=True)
+
+    # Entries are checked by the kernel as it reads each row (see _margin).
+    Xb = as_csr_buffers(X, check_entries=False)
+    m, n_features = Xb.shape
+    classification = loss in V.CLASSIFICATION_LOSSES
+    if known_classes is None:
+        known_classes = getattr(warm_start, "classes", None)
+    y_kernel, classes = check_targets(y, m, classification=classification,
+                                      classes=known_classes)
+    weights = check_sample_weight(sample_weight, m)
+    if k > m and not k_above_rows:
+        # (the kernel would draw every batch's rows more than once: almost surely a
+        # mistake; partial_fit's small batches pass k_above_rows)
+        raise ValueError(f"k must be at most the number of rows of X, got k={k} for "
+                         f"{m} rows")
+    if T is None:
+        T = default_T(m, k)
+
+    if B == "auto" or (B is None and loss in V.UNBOUNDED_GRADIENT_LOSSES):
+        if warm_start is None:
+            B = auto_B(y_kernel, loss, p, sigma, epsilon, weights)
+        else:
+            B = warm_start.params["B"]
+
+    # The "auto" rules (pgs/rules/defaults.py); a warm start keeps its model's values.
+    if warm_start is not None:
+        saved = warm_start.params
+        sampling = saved["sampling"] if sampling == "auto" else sampling
+        intercept_scaling = (saved["intercept_scaling"] if intercept_scaling == "auto"
+                             else intercept_scaling)
+        eta0 = saved.get("eta0") if eta0 == "auto" else eta0
+        t_offset = saved.get("t_offset", 0.0) if t_offset == "auto" else t_offset
+    def stats():            # (an O(nnz) scan: only for the rules that read it)
+        return D.row_stats(Xb, p / (p - 1.0)) if row_stats is None else row_stats
+
+    if sampling == "auto":
+        sampling = D.auto_sampling(weights)
+    if intercept_scaling == "auto":
+        intercept_scaling = D.auto_intercept_scaling(stats())
+    column = fit_intercept and intercept == "column"
+    icpt = intercept_scaling if column else 0.0
+    icpt_rate = D.intercept_rate(stats()) if fit_intercept and not column else 0.0
+    if schedule == "asgd":
+        t_offset = 0.0          # (the paper schedule's; "asgd" has eta0)
+        if eta0 == "auto":
+            eta0 = D.auto_eta0(loss_spec(loss), epsilon, sigma, stats(),
+                               icpt * icpt + icpt_rate)
+        elif not sigma * eta0 < 1.0:
+            raise ValueError(f"eta0 must be below 1 / sigma = {1.0 / sigma!r} (the "
+                             f"schedule's first factor 1 - sigma eta0 > 0), got eta0={eta0!r}")
+    else:
+        eta0 = None
+        if t_offset == "auto":
+            t_offset = auto_t_offset(stats(), y_kernel, loss=loss, p=p, sigma=sigma, B=B,
+                                     icpt=icpt, epsilon=epsilon, weights=weights,
+                                     sampling=sampling)
+    params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
+                  iterate=iterate, fit_intercept=bool(fit_intercept), intercept=intercept,
+                  intercept_scaling=intercept_scaling, seed=None, epsilon=epsilon,
+                  sampling=sampling, t_offset=t_offset)
+    state = _check_warm_start(warm_start, params, n_features, iterate)
+    if state is not None and classes is not None and warm_start.classes is not None \
+            and not np.array_equal(classes, warm_start.classes):
+        raise ValueError(f"y's classes {classes} differ from the warm_start model's "
+                         f"{warm_start.classes}")
+
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    params["seed"] = seq.entropy
+    rng_state = seq.generate_state(4, dtype=np.uint64)
+    pick_rng = np.random.default_rng(seq.spawn(1)[0])
+    t0 = 0 if state is None else int(state["t"])
+    t_total = t0 + T
+    t_pick = 0
+    if iterate == "random":
+        # Uniform over 1..t_total; with a warm start, the earlier pick is kept
+        # with probability t0 / t_total (then no new iterate needs keeping).
+        if state is None or pick_rng.random() < T / t_total:
+            t_pick = int(pick_rng.integers(t0 + 1, t_total + 1))
+        else:
+            t_pick = -1
+
+    solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
+                    k, max(t_pick, 0), iterate == "average", rng_state,
+                    SAMPLING_MODES.index(sampling), track_loss, t_offset,
+                    D.SCHEDULES.index(schedule), eta0 or 0.0, icpt_rate)
+    if state is not None:
+        solver.set_state(state)
+        if t_pick != -1:
+            solver.set_t_pick(t_pick)
+    if fixed_rows is not None:
+        fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
+        if fixed_rows.ndim != 1 or fixed_rows.shape[0] < T * k:
+            raise ValueError(f"fixed_rows is shorter than t_end * k = {T * k}")
+
+    return Run(solver, Xb, y_kernel, weights, fixed_rows, t_total, t_pick, state, params,
+                classes, n_features)
+
+
+def finish(run, stopped, keep_state):
+    """The `Model` of a run that `_run_chunks` (or `run_lockstep`) has done."""
+    solver, params, iterate = run.solver, run.params, run.params["iterate"]
+    t_done = solver.t
+    n_features = run.n_features
+    t_pick = run.t_pick
+    if iterate == "random":
+        if t_pick == -1:
+            t_pick = int(run.state["t_pick"])
+        which, iteration = ("pick", t_pick) if t_pick <= t_done else ("last", t_done)
+    else:
+        which, iteration = iterate, t_done
+    # The solver is done: without keep_state the iterate is computed in one of its
+    # buffers, with keep_state the model keeps its buffers as the state and the iterate
+    # is the one new vector. Either way no copy of the state (the memory budget).
+    bias = solver._scalars()
+    if keep_state:
+        solver.finish()
+        w = solver.iterate(which)
+        state = solver.get_state(copy=False)
+    else:
+        w, state = solver.take(which), None
+
+    params["T"] = t_done
+    model = Model(coef=w[:n_features], intercept=_intercept(params, w[n_features], bias,
+                                                             which),
+                  iteration=iteration, T=t_done, classes=run.classes, params=params)
+    if stopped:
+        model.params["stopped_early"] = True
+    if keep_state:
+        model._state = state
+    return model
+
+
+def _intercept(params, w_column, bias, which):
+    """The model's bias: the constant column's weight times its value, or the free bias
+    of the iterate `which` (`bias`: the solver's scalars b, b_sum, rho_sum and b_pick)."""
+    if not params["fit_intercept"]:
+        return 0.0
+    if params["intercept"] == "column":
+        return w_column * params["intercept_scaling"]
+    if which == "average":
+        return bias["b_sum"] / bias["rho_sum"] if bias["rho_sum"] > 0.0 else 0.0
+    return bias["b_pick"] if which == "pick" else bias["b"]
+
+
+def _work_per_iteration(run):
+    """Non-zeros an iteration of `run` reads: k rows of the mean row's non-zeros."""
+    Xb = run.Xb
+    return run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
+
+
+def _run_chunks(run, callback, every, start, stop=None):
+    """Run the kernel to `run.t_total`, in chunks between callback calls; True if stopped.
+
+    `stop` (a threading.Event, for worker threads) ends the run at its next chunk."""
+    solver, Xb = run.solver, run.Xb
+    sigma, p, t_total = run.params["sigma"], run.params["p"], run.t_total
+
+    def advance(t_end):
+        status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, run.y_kernel,
+                            run.fixed_rows, run.weights)
+        if status != 0:
+            raise_status(status, solver, Xb, run.params)
+
+    def run_to(t_end):
+        # The kernel returns to Python every chunk (`pgs.engine.chunks`), so that Ctrl-C
+        # interrupts a long run promptly: chunked runs are bit-identical to an unsplit one.
+        run_chunked(advance, solver.t, t_end, _work_per_iteration(run), stop)
+
+    if callback is None:
+        run_to(t_total)
+        return False
+    if every is None:
+        every = min(max((t_total - solver.t) // 100, 1), 10**6)
+    while solver.t < t_total:
+        loss_before, rows_before = solver.loss_sum, solver.consumed
+        run_to(min(solver.t + every, t_total))
+        rows = solver.consumed - rows_before
+        loss_est = (solver.loss_sum - loss_before) / rows if rows else float("nan")
+        reg = sigma * solver.norm_w**2 / (2.0 * (p - 1.0))
+        progress = Progress(t=solver.t, T=t_total, seconds=time.perf_counter() - start,
+                            loss_estimate=loss_est, objective_estimate=reg + loss_est)
+        if callback(progress) is False:
+            return solver.t < t_total
+    return False
