@@ -48,18 +48,11 @@ PROBABILISTIC_LOSSES = tuple(spec.name for spec in LOSSES if spec.probabilistic)
 
 #: scikit-learn estimator checks every PGS estimator is known to fail, with the reason.
 #: `expected_failed_checks` adds the ones that depend on the parameters.
-EXPECTED_FAILED_CHECKS = {
-    "check_sample_weight_equivalence_on_dense_data": (
-        "PGS samples rows at random: integer weights equal row repetition in expectation "
-        "(same sampling distribution, same objective and optimum), not bit for bit"
-    ),
-    "check_sample_weight_equivalence_on_sparse_data": (
-        "PGS samples rows at random: integer weights equal row repetition in expectation "
-        "(same sampling distribution, same objective and optimum), not bit for bit"
-    ),
-}
-
-
+_RANDOM_ROWS = ("PGS samples rows at random: integer weights equal row repetition in "
+                "expectation (same sampling distribution, same objective and optimum), not "
+                "bit for bit")
+EXPECTED_FAILED_CHECKS = {f"check_sample_weight_equivalence_on_{kind}_data": _RANDOM_ROWS
+                          for kind in ("dense", "sparse")}
 
 
 def expected_failed_checks(estimator):
@@ -141,29 +134,11 @@ class _PGSBase(BaseEstimator):
 
     _allowed_losses = ()
 
-    def __init__(self, loss, *, p, sigma, T, k, B, schedule, eta0, iterate, fit_intercept,
-                 intercept, intercept_scaling, epsilon, sampling, t_offset, random_state,
-                 n_jobs, warm_start, sigma_grid, validation_fraction):
-        self.loss = loss
-        self.p = p
-        self.sigma = sigma
-        self.T = T
-        self.k = k
-        self.B = B
-        self.schedule = schedule
-        self.eta0 = eta0
-        self.iterate = iterate
-        self.fit_intercept = fit_intercept
-        self.intercept = intercept
-        self.intercept_scaling = intercept_scaling
-        self.epsilon = epsilon
-        self.sampling = sampling
-        self.t_offset = t_offset
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.warm_start = warm_start
-        self.sigma_grid = sigma_grid
-        self.validation_fraction = validation_fraction
+    def _store(self, args):
+        """Keep the constructor's arguments as given (scikit-learn's convention)."""
+        for name, value in args.items():
+            if name != "self":
+                setattr(self, name, value)
 
     # -- validation -------------------------------------------------------------------
 
@@ -430,13 +405,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                  t_offset=D.DEFAULTS["t_offset"], random_state=None, n_jobs=None,
                  class_weight=None, warm_start=False, sigma_grid=D.DEFAULTS["sigma_grid"],
                  validation_fraction=D.DEFAULTS["validation_fraction"]):
-        super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
-                         iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
-                         intercept_scaling=intercept_scaling, epsilon=epsilon,
-                         sampling=sampling, t_offset=t_offset, random_state=random_state,
-                         n_jobs=n_jobs, warm_start=warm_start, sigma_grid=sigma_grid,
-                         validation_fraction=validation_fraction)
-        self.class_weight = class_weight
+        self._store(locals())
 
     # -- fitting ------------------------------------------------------------------------
 
@@ -735,12 +704,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
                  t_offset=D.DEFAULTS["t_offset"], random_state=None, n_jobs=None,
                  warm_start=False, sigma_grid=D.DEFAULTS["sigma_grid"],
                  validation_fraction=D.DEFAULTS["validation_fraction"]):
-        super().__init__(loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
-                         iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
-                         intercept_scaling=intercept_scaling, epsilon=epsilon,
-                         sampling=sampling, t_offset=t_offset, random_state=random_state,
-                         n_jobs=n_jobs, warm_start=warm_start, sigma_grid=sigma_grid,
-                         validation_fraction=validation_fraction)
+        self._store(locals())
 
     def fit(self, X, y, sample_weight=None):
         """Fit the linear model with the Primal Gradient Solver.

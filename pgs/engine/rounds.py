@@ -1,50 +1,14 @@
-"""Parallel PGS by merging dual states (DESIGN.md 6b, docs/parallel.md): the round, the
-merge and the driver, shared by every engine (threads here, Dask in `pgs.dask`).
+"""Parallel PGS by merging states (DESIGN.md 6b, docs/parallel.md): the round, the merge
+and the driver `run_rounds`, shared by every engine (threads here, Dask in `pgs.dask`).
 
-Everything a worker needs is passed to it and everything it produces is returned, as
-plain dicts of NumPy arrays and Python scalars (picklable; no globals), so an engine
-only has to supply `map_fn`: a way to run `run_shard` for each worker of a round and
-return the deltas **in worker order**. The results are a function of (seed, number of
-workers W, merge_every, partitioning) only, never of scheduling: a worker's rows are
-drawn by its own PRNG stream, carried from round to round in the common state, and the
-deltas are summed in worker-index order.
-
-API
----
-``partition_rows(n_rows, n_parts)``
-    Contiguous row ranges ``[(lo, hi), ...]``: the threads engine's shards.
-``make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling,
-t_offset, track_loss=False, extrapolate=True)``
-    The solver's constants (a dict), the same for every worker and round.
-``start_state(solver_state, sizes, seed_entropy, params)``
-    The common state before the first round, from ``Solver.get_state()`` (a fresh
-    solver's, or a warm start's) and the shards' row counts (W = len(sizes)).
-``plan_round(state, t_end, merge_every)``
-    The round's tasks, one per worker: ``tasks[w]`` is what worker w needs from the
-    common state (its iterations, its PRNG and sampler state, lam and t: O(n)).
-``run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=None)``
-    Run one worker's iterations on its shard (CSR buffers: `indptr` indexes into
-    `data`/`indices` and need not start at 0) and return its delta.
-``merge(state, deltas, params)``
-    The next common state: lam + sum of the dlam, t + sum of the steps, the averages
-    summed, u, Q, S and the scale c recomputed from lam once (O(n)).
-``run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=None)``
-    Rounds until t reaches `t_end`: ``deltas = map_fn(tasks)``; ``state = merge(...)``.
-``final_solver_state(state)``
-    The common state as a ``Solver.set_state`` dict (the model's iterates, keep_state).
-
-A worker of W > 1 rebuilds u, Q, S and c from the lam it is sent (`Solver.set_lam`, as
-the merged state is), runs its iterations 1 .. steps_w from a fresh average, and sends back
-dlam, the sum of its iterates and (if it holds the drawn iteration) its snapshot: per
-round, n doubles out and one to two n back per worker. W = 1 is plain PGS bit for bit:
-the single worker continues the common kernel state itself (its average, Q's
-compensation and all), and the merge adopts it unchanged.
-
-Engines must not reorder: ``map_fn`` returns ``deltas[w]`` for ``tasks[w]``, and
-`merge` sums them in that order, so the floating-point sums do not depend on which
-worker finished first.
+A round: `plan_round` gives each worker its task (its iterations, its sampler state, the
+common lam and t: O(n)); the engine's `map_fn` runs `run_shard` for every task and returns
+the deltas **in worker order**; `merge` sums them in that order into the next common
+state. Tasks and deltas are plain picklable dicts (no globals), so the results are a
+function of (seed, W, merge_every, partitioning) only, never of scheduling. W = 1 is the
+plain run bit for bit: the single worker continues the whole kernel state and the merge
+adopts it.
 """
-
 
 import numpy as np
 
@@ -75,20 +39,8 @@ class ShardFailed(RuntimeError):
 
 
 def partition_rows(n_rows, n_parts):
-    """Split rows 0 .. n_rows - 1 into `n_parts` contiguous, near-equal ranges.
-
-    Parameters
-    ----------
-    n_rows : int
-        Number of rows (>= n_parts).
-    n_parts : int
-        Number of shards (>= 1).
-
-    Returns
-    -------
-    list of (int, int)
-        ``(lo, hi)`` per shard, in order; sizes differ by at most one row.
-    """
+    """Rows 0 .. n_rows - 1 as `n_parts` contiguous ``(lo, hi)`` ranges whose sizes
+    differ by at most one."""
     if n_parts < 1:
         raise ValueError(f"n_parts must be >= 1, got {n_parts}")
     if n_rows < n_parts:
@@ -98,23 +50,9 @@ def partition_rows(n_rows, n_parts):
 
 
 def shard_steps(total, sizes):
-    """Split `total` iterations between shards in proportion to their sizes.
-
-    Largest remainders, ties to the lower index: deterministic, sums to `total`, so every
-    row keeps probability 1/m per iteration up to the rounding of one iteration.
-
-    Parameters
-    ----------
-    total : int
-        Iterations of the round.
-    sizes : sequence of int
-        Rows per shard.
-
-    Returns
-    -------
-    ndarray of int64
-        Iterations per shard.
-    """
+    """`total` iterations split between shards in proportion to their sizes (largest
+    remainders, ties to the lower index): every row keeps probability 1/m per iteration
+    up to one iteration's rounding."""
     sizes = np.asarray(sizes, dtype=np.int64)
     m = int(sizes.sum())
     exact = [total * int(s) for s in sizes]            # (exact integers, no overflow)
@@ -129,28 +67,15 @@ def shard_steps(total, sizes):
 def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling,
                 t_offset, track_loss=False, extrapolate=True, schedule=0, eta0=0.0,
                 icpt_rate=0.0):
-    """The solver's constants, shared by all the workers and rounds (a plain dict).
+    """The solver's constants, shared by all the workers and rounds (a plain dict; the
+    arguments are `pgs.engine.solver.Solver`'s).
 
-    Parameters
-    ----------
-    n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling, t_offset, track_loss
-        As for `pgs.engine.solver.Solver` (B <= 0: unbounded; `sampling` is the index in
-        ``SAMPLING_MODES``).
-    extrapolate : bool, default True
-        The paper's schedule: each worker of W > 1 counts its own gradients in
-        proportion to the whole round's (it starts from ``rho lam`` at iteration offset
-        ``rho (t + t_offset)``, rho = its share of the round's iterations): its local
-        run is plain PGS on its shard and the merge averages the workers' dual points.
-        False starts every worker from lam and t unscaled: the delayed-gradient form,
-        which diverges once the round grows past about ``sigma t / L`` iterations
-        (docs/parallel.md). (The "asgd" schedule's steps do not shrink with t: its
-        workers start from the common dual point, and the merge averages theirs.)
-    schedule, eta0, icpt_rate
-        As for `pgs.engine.solver.Solver` (`schedule` is the index in ``SCHEDULES``).
-
-    Returns
-    -------
-    dict
+    `extrapolate` (the paper's schedule): each worker of W > 1 starts from ``rho lam`` at
+    offset ``rho (t + t_offset)``, rho its share of the round, so that its local run is
+    plain PGS and the merge averages the workers' dual points. False starts every worker
+    from lam and t unscaled (the delayed-gradient form, which diverges once a round grows
+    past about ``sigma t / L`` iterations; docs/parallel.md). The "asgd" schedule's
+    workers start from the common dual point either way.
     """
     return dict(n_features=int(n_features), loss_id=int(loss_id), p=float(p),
                 sigma=float(sigma), B=float(B), icpt=float(icpt), eps=float(eps), k=int(k),
@@ -169,23 +94,8 @@ def _solver(params, t_pick, rng, t_offset=None):
 
 
 def setup(run, sizes, track_loss=False, extrapolate=True):
-    """`make_params` and `start_state` for a validated `pgs.train` call.
-
-    Parameters
-    ----------
-    run : pgs.training.fit.Run
-        What ``pgs.training.fit.prepare(X, y, **train_kwargs)`` returns (its solver fresh or
-        warm-started; its X is not used here).
-    sizes : sequence of int
-        Rows of each shard, in worker order.
-    track_loss, extrapolate : bool
-        See `make_params`.
-
-    Returns
-    -------
-    (dict, dict)
-        The params and the common state before the first round.
-    """
+    """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
+    are split into shards of `sizes` rows, in worker order."""
     solver, prm, own = run.solver, run.params, run.solver._params()
     params = make_params(run.n_features, solver.loss_id, prm["p"], prm["sigma"],
                          prm["B"] if prm["B"] is not None else 0.0, own["icpt"],
@@ -211,28 +121,11 @@ def _worker_rng(seed_entropy, w):
 
 
 def start_state(solver_state, sizes, seed_entropy, params):
-    """The common state before the first round.
-
-    Parameters
-    ----------
-    solver_state : dict
-        ``Solver.get_state()`` of the run's solver (fresh, or restored from a warm start),
-        including its global ``t_pick`` (iterate="random"; 0 for none).
-    sizes : sequence of int
-        Rows of each shard; W = len(sizes).
-    seed_entropy : int
-        The run's seed (``SeedSequence.entropy``); worker w >= 1's stream derives from it.
-    params : dict
-        `make_params`.
-
-    Returns
-    -------
-    dict
-        ``{"kernel": solver state, "workers": [sampler state per worker], "sizes": tuple,
-        "round": 0, "t_pick": the global iteration of the random iterate (0: none)}``.
-        A sampler state is ``{"rng", "pos", "perm", "consumed"}``. For W > 1 the kernel
-        state's average is brought to the form the merge keeps (C = 0: the sum of the
-        iterates is -wsum, or wsum when kept by spans).
+    """The common state before the first round, from the run's ``Solver.get_state()``
+    (fresh or warm-started) and the shards' sizes: ``{"kernel", "workers" (a sampler
+    state ``{"rng", "pos", "perm", "consumed"}`` each), "sizes", "round", "t_pick"}``.
+    Worker w >= 1's stream derives from `seed_entropy` and w. For W > 1 the average is
+    brought to the form the merge keeps (C = 0).
     """
     sizes = tuple(int(s) for s in sizes)
     if not sizes or min(sizes) < 1:
@@ -272,29 +165,13 @@ def _canonical_average(kernel, params):
 
 
 def plan_round(state, t_end, merge_every):
-    """The tasks of the next round: what each worker needs, in worker order.
+    """The next round's tasks, in worker order.
 
-    The round runs ``min(W * merge_every, t_end - t)`` iterations, split between the
-    workers in proportion to their shard sizes (`shard_steps`). Worker w's iterations are
-    the round's global iterations ``t + off_w + 1 .. t + off_w + steps_w`` (workers in
-    index order); the one holding the drawn random iterate keeps it.
-
-    Parameters
-    ----------
-    state : dict
-        The common state (`start_state`, `merge`).
-    t_end : int
-        The run's last iteration.
-    merge_every : int
-        Iterations per worker per round (for equal shards), tau.
-
-    Returns
-    -------
-    list of dict
-        ``tasks[w]``: ``worker``, ``n_workers``, ``steps`` (its iterations),
-        ``round_steps`` (the round's), ``t_pick`` (its local iteration 1 .. steps to
-        snapshot, 0 for none), ``sampler`` (its PRNG state), ``kernel`` (``lam`` and
-        ``t`` to start from; with W = 1 the whole solver state).
+    The round runs ``min(W * merge_every, t_end - t)`` iterations split by `shard_steps`;
+    worker w's are the global iterations ``t + off_w + 1 .. t + off_w + steps_w``, and
+    the one holding the drawn random iterate snapshots it (``t_pick``, local). A task
+    holds ``worker``, ``n_workers``, ``steps``, ``round_steps``, ``t_pick``, ``sampler``
+    and ``kernel`` (lam, t, zs, b to start from; with W = 1 the whole solver state).
     """
     kernel, sizes = state["kernel"], state["sizes"]
     n_workers = len(sizes)
