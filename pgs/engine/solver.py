@@ -16,39 +16,13 @@ class Solver(SolverCore):
     """The resumable state of one PGS run.
 
     `run` advances it to a given iteration over CSR buffers; running to T1 and then to
-    T2 equals running to T2 at once.
-
-    Parameters
-    ----------
-    n_features : int
-        Number of columns of X (the intercept column is added internally).
-    loss_id : int
-        Index of the loss in ``LOSS_NAMES``.
-    p, sigma, B, icpt, eps : float
-        See `pgs.train`; ``B <= 0`` means unbounded, ``icpt = 0`` no intercept.
-    k : int
-        Mini-batch size.
-    t_pick : int
-        Iteration whose iterate is kept (0 for none).
-    average : bool
-        Maintain the average of the iterates.
-    rng_state : ndarray of 4 uint64
-        Initial xoshiro256** state (not all zero).
-    sampling : int, default 0
-        Index of the sampling mode in ``SAMPLING_MODES``.
-    track_loss : bool, default False
-        Accumulate the sampled losses (for progress reports).
-    t_offset : float, default 0.0
-        Iteration offset t0 >= 0: ``w_t = grad r*(lam / ((t + t0) sigma))`` (0 is the
-        paper's Figure 1; see `pgs.train`).
-    schedule : int, default 0
-        Index of the step schedule in ``pgs.rules.defaults.SCHEDULES`` (0: "pgs", 1: "asgd",
-        whose average weighs w_t by t).
-    eta0 : float, default 0.0
-        The "asgd" schedule's first step, in (0, 1 / sigma).
-    icpt_rate : float, default 0.0
-        > 0: a free bias b, moved by ``icpt_rate * eta_t`` times the batch's loss
-        derivatives (then `icpt` is 0).
+    T2 equals running to T2 at once. The arguments, in order: n_features, loss_id (index
+    in ``LOSS_NAMES``), p, sigma, B (<= 0: unbounded), icpt (the constant column's value,
+    0: none), eps, k, t_pick (the iteration whose iterate is kept, 0: none), average,
+    rng_state (4 uint64, xoshiro256**), sampling (index in ``SAMPLING_MODES``),
+    track_loss (sum the sampled losses, for progress reports), t_offset, schedule (index
+    in ``SCHEDULES``), eta0 and icpt_rate (> 0: a free bias moved by ``icpt_rate *
+    eta_t`` times the batch's loss derivatives); see `pgs.train` for their meaning.
     """
 
     def __init__(self, *args, **kwargs):
@@ -58,27 +32,10 @@ class Solver(SolverCore):
         self._handed = False     # `get_state(copy=False)`: its buffers are the caller's
 
     def run(self, t_end, data, indices, indptr, y, fixed_rows=None, sample_weight=None):
-        """Advance to iteration `t_end` over the CSR buffers (data, indices, indptr).
-
-        Parameters
-        ----------
-        t_end : int
-            Iteration to stop at (global count).
-        data, indices, indptr : ndarray
-            CSR buffers (float32/float64 data, int32/int64 indices and indptr).
-        y : ndarray of float64
-            Targets, -1/+1 for classification.
-        fixed_rows : ndarray of int64, optional
-            Row sequence used instead of the sampler (a test hook), indexed by the
-            global count of rows consumed so chunked runs stay exact.
-        sample_weight : ndarray of float64, optional
-            Non-negative row weights (pass the same object on every chunk).
-
-        Returns
-        -------
-        int
-            A status code (0: ok).
-        """
+        """Advance to iteration `t_end` (a global count) over the CSR buffers; a status
+        code (0: ok). `fixed_rows` replaces the sampler (a test hook, indexed by the rows
+        consumed so far, so chunked runs stay exact); `sample_weight` must be the same
+        object on every chunk."""
         n_rows = indptr.shape[0] - 1
         self._check_runnable()
         if n_rows < 1:
@@ -226,33 +183,12 @@ class Solver(SolverCore):
 
 
 def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):
-    """Advance several solvers over the same X to iteration `t_end`, in lock-step.
-
-    Each solver in turn runs `block` iterations, then the next; so when the solvers
-    draw the same rows (same seed, sampling mode, k and weights, e.g. the one-vs-rest
-    problems of a multiclass fit) each block's rows are fetched from memory once and
-    found in cache by the other solvers. A solver's result does not depend on the
-    schedule: it is bit-identical to ``solver.run(t_end, ...)`` (a chunked run draws
-    exactly an unsplit run's rows), whatever rows the others draw.
-
-    Parameters
-    ----------
-    solvers : list of Solver
-    t_end : int
-        Iteration every solver stops at.
-    block : int
-        Iterations per solver per turn (>= 1); its rows should fit in L2.
-    data, indices, indptr : ndarray
-        CSR buffers, as for `Solver.run`.
-    ys : list of ndarray of float64
-        Each solver's targets.
-    sample_weight : ndarray of float64, optional
-        Row weights shared by all the solvers.
-
-    Returns
-    -------
-    (int, int)
-        The index of the first solver that failed and its status code, or (-1, 0).
+    """Advance several solvers over the same X to iteration `t_end`, in lock-step: each
+    in turn runs `block` iterations (whose rows should fit in L2), so that solvers that
+    draw the same rows (one-vs-rest problems sharing a seed) fetch each row from memory
+    once. A solver's result is bit-identical to its own ``run(t_end, ...)``, whatever
+    the others draw. Returns (index of the first solver that failed, its status), or
+    (-1, 0).
     """
     n_rows = indptr.shape[0] - 1
     if len(ys) != len(solvers):
