@@ -215,3 +215,14 @@ def test_load_model_knows_every_kind_in_a_fresh_interpreter(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, *map(str, paths.values())],
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == [MODEL_KINDS[kind].__name__ for kind in paths]
+
+
+def test_every_module_of_the_source_tree_is_installed():
+    """pgs/meson.build lists the installed files by hand: a module missing there would
+    import in a checkout and fail in an installed package."""
+    source = pathlib.Path(__file__).resolve().parents[1] / "pgs"
+    if not (source / "meson.build").exists():
+        pytest.skip("no source tree beside the tests")
+    modules = {str(p.relative_to(source)) for p in source.rglob("*.py")}
+    installed = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")}
+    assert modules <= installed
