@@ -5,12 +5,13 @@ the tables; a full run also refreshes README.md's tables. --quick shrinks every
 experiment (smaller sets, fewer seeds) to finish in a few minutes; the full run, on the
 781k-row sets, takes much longer.
 
-Every experiment is a module of `EXPERIMENTS` with a `run(cfg)` (cfg: common.Config,
-whose `quick` it honours). The bench_*.py and exp_ovr_gap.py modules also keep their
-own command lines (see their docstrings). The other files are helpers, not experiments:
-common.py (configuration, statistics, tables, plots), data.py (the generated and real
-data sets), peers.py (scikit-learn, LIBLINEAR and L-BFGS runners) and curves.py
-(accuracy-against-time curves).
+Every experiment is a module of `EXPERIMENTS` with a `run(cfg)` (cfg:
+harness.common.Config, whose `quick` it honours): experiments/exp_*.py (the paper's
+experiments and the measurements behind the defaults) and micro/ (bench_*.py, single
+components timed; fuzz.py). Most also keep their own command lines (see their
+docstrings). harness/ holds the helpers: common.py (configuration, statistics, tables,
+plots), data.py (the generated and real data sets), peers.py (scikit-learn, LIBLINEAR and
+L-BFGS runners) and curves.py (accuracy-against-time curves).
 """
 
 import argparse
@@ -30,30 +31,31 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 # the source tree's pgs/, whose compiled modules exist only in a build.
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-from bench.common import Config  # noqa: E402
+from bench.harness.common import Config  # noqa: E402
 
 EXPERIMENTS = {
-    "throughput": "bench.exp_throughput",
-    "pcost": "bench.exp_pcost",
-    "variants": "bench.exp_variants",
-    "time_to_accuracy": "bench.exp_time_to_accuracy",
-    "time_to_accuracy_hard": "bench.exp_time_to_accuracy_hard",
-    "passes": "bench.exp_passes",
-    "inverse_time": "bench.exp_inverse_time",
-    "table2": "bench.exp_table2",
-    "memory": "bench.exp_memory",
-    "real": "bench.exp_real",
-    "defaults": "bench.exp_defaults",
-    "estimators": "bench.bench_estimators",
-    "lockstep": "bench.bench_lockstep",
-    "ovr_gap": "bench.exp_ovr_gap",
-    "csgd": "bench.bench_csgd",
-    "svmlight": "bench.bench_svmlight",
-    "model_io": "bench.bench_model_io",
-    "fuzz": "bench.fuzz",
-    "parallel": "bench.exp_parallel",
-    "parallel_sim": "bench.exp_parallel_sim",
-    "dask": "bench.exp_dask",
+    "throughput": "bench.experiments.exp_throughput",
+    "pcost": "bench.experiments.exp_pcost",
+    "variants": "bench.experiments.exp_variants",
+    "time_to_accuracy": "bench.experiments.exp_time_to_accuracy",
+    "time_to_accuracy_hard": "bench.experiments.exp_time_to_accuracy_hard",
+    "passes": "bench.experiments.exp_passes",
+    "inverse_time": "bench.experiments.exp_inverse_time",
+    "table2": "bench.experiments.exp_table2",
+    "memory": "bench.experiments.exp_memory",
+    "real": "bench.experiments.exp_real",
+    "defaults": "bench.experiments.exp_defaults",
+    "estimators": "bench.micro.bench_estimators",
+    "lockstep": "bench.micro.bench_lockstep",
+    "ovr_gap": "bench.experiments.exp_ovr_gap",
+    "csgd": "bench.micro.bench_csgd",
+    "svmlight": "bench.micro.bench_svmlight",
+    "model_io": "bench.micro.bench_model_io",
+    "fuzz": "bench.micro.fuzz",
+    "parallel": "bench.experiments.exp_parallel",
+    "parallel_hard": "bench.experiments.exp_parallel_hard",
+    "parallel_sim": "bench.experiments.exp_parallel_sim",
+    "dask": "bench.experiments.exp_dask",
 }
 
 

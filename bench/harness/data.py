@@ -59,7 +59,7 @@ class Split:
 
 def cache_dir():
     """Where generated sets are cached: $PGS_BENCH_CACHE or bench/cache/."""
-    d = Path(os.environ.get("PGS_BENCH_CACHE", Path(__file__).resolve().parent / "cache"))
+    d = Path(os.environ.get("PGS_BENCH_CACHE", Path(__file__).resolve().parents[1] / "cache"))
     d.mkdir(parents=True, exist_ok=True)
     return d
 
@@ -69,7 +69,7 @@ def shared_data_dir():
     env = os.environ.get("PGS_SHARED_DATA")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
+    return Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 # ---------------------------------------------------------------- RCV1-like

@@ -8,9 +8,9 @@ time, next to the accuracy of the batch optimum of the same objective at the sam
 
 import numpy as np
 
-from bench import peers
-from bench.common import accuracy, fmt, markdown_table, write_report
-from bench.data import rcv1_for
+from bench.harness import peers
+from bench.harness.common import accuracy, fmt, markdown_table, write_report
+from bench.harness.data import rcv1_for
 
 CONFIGS = (
     # name, loss, p, k, passes, iterate, sigma grid, paper's (sigma, accuracy, seconds).

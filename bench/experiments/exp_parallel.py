@@ -12,11 +12,11 @@ Three measurements, each a ratio taken within one repeat (W = 1 and W = 2 altern
 
 Usage::
 
-    python bench/exp_parallel.py [--quick]
+    python bench/experiments/exp_parallel.py [--quick]
     python bench/run.py [--quick] --only parallel
 
 Writes bench/results/parallel.md (parallel_quick.md with --quick: 100,000 rows, one
-repeat). The simulation of more workers is bench/exp_parallel_sim.py.
+repeat). The simulation of more workers is bench/experiments/exp_parallel_sim.py.
 """
 
 import re
@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
-from bench import peers  # noqa: E402
-from bench.common import Config, accuracy, fmt, markdown_table, write_report  # noqa: E402
-from bench.data import rcv1_like  # noqa: E402
+from bench.harness import peers  # noqa: E402
+from bench.harness.common import Config, accuracy, fmt, markdown_table, write_report  # noqa: E402
+from bench.harness.data import rcv1_like  # noqa: E402
 
 TOLERANCE = 0.002  # "within 0.2 points of the best test accuracy"
 CONFIGS = [("hinge", 2.0, 3e-5), ("logistic", 2.0, 3e-5), ("hinge", 1.8, 3e-6),

@@ -7,9 +7,9 @@ each round every p runs once, so the ratio to p = 2 (same k) is taken within a r
 
 import numpy as np
 
-from bench import peers
-from bench.common import fmt, markdown_table, write_report
-from bench.data import rcv1_for
+from bench.harness import peers
+from bench.harness.common import fmt, markdown_table, write_report
+from bench.harness.data import rcv1_for
 
 PS = (2.0, 1.8, 1.5, 1.7, 1.25)
 KS = (1, 300)

@@ -4,8 +4,8 @@ import time
 
 import numpy as np
 
-from bench import peers
-from bench.common import accuracy
+from bench.harness import peers
+from bench.harness.common import accuracy
 
 
 def pgs_path(X, y, T_list, **kwargs):

@@ -9,7 +9,7 @@ peak RSS and peak RSS relative to the final CSR matrix's size.
 
 Usage::
 
-    python bench/bench_svmlight.py [--rows 781265] [--repeat 3] [--cache DIR]
+    python bench/micro/bench_svmlight.py [--rows 781265] [--repeat 3] [--cache DIR]
                                    [--format repr|rcv1] [--gzip] [--skip-sklearn]
     python bench/run.py [--quick] --only svmlight
 
@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
-from bench.common import markdown_table, write_report  # noqa: E402
-from bench.data import cache_dir  # noqa: E402
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+from bench.harness.common import markdown_table, write_report  # noqa: E402
+from bench.harness.data import cache_dir  # noqa: E402
 
 N_FEATURES = 47236
 HERE = Path(__file__).resolve().parent

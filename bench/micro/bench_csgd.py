@@ -20,8 +20,8 @@ Squares Problem", KDD 2013.
 Times are process CPU seconds (time.process_time) of the training calls only; loss
 evaluations at the checkpoints are not counted.  Run:
 
-    python bench/bench_csgd.py            # a few minutes
-    python bench/bench_csgd.py --quick    # under a minute
+    python bench/micro/bench_csgd.py            # a few minutes
+    python bench/micro/bench_csgd.py --quick    # under a minute
     python bench/run.py [--quick] --only csgd
 
 Writes bench/results/csgd_fig2_*.png, csgd_fig3_*.png and bench/results/csgd.md
@@ -45,9 +45,9 @@ from pgs.rules.data import as_csr_buffers
 from pgs.training.csgd import auto_eta0
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
-from bench.common import RESULTS, Config, machine_info, pyplot  # noqa: E402
-from bench.data import shared_data_dir  # noqa: E402
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+from bench.harness.common import RESULTS, Config, machine_info, pyplot  # noqa: E402
+from bench.harness.data import shared_data_dir  # noqa: E402
 
 plt = pyplot()
 MNIST = shared_data_dir() / "mnist"
@@ -480,7 +480,7 @@ def run(cfg, seed=0):
     q = cfg.quick
     suffix = "_quick" if q else ""
     lines = [
-        "# CSGD benchmark (bench/bench_csgd.py" + (" --quick" if q else "") + ")\n",
+        "# CSGD benchmark (bench/micro/bench_csgd.py" + (" --quick" if q else "") + ")\n",
         machine_info() + " Times here are CPU seconds of this process.\n",
     ]
     t_start = time.time()

@@ -19,15 +19,15 @@ import warnings
 
 import numpy as np
 
-from bench.common import accuracy, fmt, markdown_table, write_report
-from bench.data import rcv1_for
-from bench.peers import paper_run
+from bench.harness.common import accuracy, fmt, markdown_table, write_report
+from bench.harness.data import rcv1_for
+from bench.harness.peers import paper_run
 
 TOLERANCE = 0.002     # within 0.2 points of the best accuracy
 PARTITIONS = 4        # row-chunks of the training set (2 per worker)
 N_WORKERS = 2
 #: The pgs configuration (the fastest single-process one in time_to_accuracy.md): the
-#: paper's schedule and intercept column of 1 (`bench.peers.PAPER_RUN`), rows in order.
+#: paper's schedule and intercept column of 1 (`bench.harness.peers.PAPER_RUN`), rows in order.
 PGS = paper_run(loss="logistic", p=2.0, sigma=1e-4, iterate="average", sampling="cyclic")
 
 

@@ -9,7 +9,7 @@ deltas' non-zeros, for sparse deltas). W = 1 is plain PGS. Also the unscaled
 
 Usage::
 
-    python bench/exp_parallel_sim.py [--quick]
+    python bench/experiments/exp_parallel_sim.py [--quick]
     python bench/run.py [--quick] --only parallel_sim
 
 Writes bench/results/parallel_sim.md and parallel_sim.png (``_quick`` with --quick: a
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
-from bench.common import (  # noqa: E402
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+from bench.harness.common import (  # noqa: E402
     Config,
     accuracy,
     figure_path,
@@ -32,8 +32,8 @@ from bench.common import (  # noqa: E402
     pyplot,
     write_report,
 )
-from bench.data import rcv1_like  # noqa: E402
-from bench.peers import paper_run  # noqa: E402
+from bench.harness.data import rcv1_like  # noqa: E402
+from bench.harness.peers import paper_run  # noqa: E402
 from pgs.engine import rounds as P  # noqa: E402
 from pgs.training.fit import finish, prepare  # noqa: E402
 

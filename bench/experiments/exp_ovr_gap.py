@@ -15,7 +15,7 @@ PGS / SGD fits, and the primal gap F(w) - F* per problem.
 
 Usage::
 
-    python bench/exp_ovr_gap.py hinge 1e-4 [--epochs 5] [--seeds 3] [--variants ...]
+    python bench/experiments/exp_ovr_gap.py hinge 1e-4 [--epochs 5] [--seeds 3] [--variants ...]
     python bench/run.py [--quick] --only ovr_gap
 
 Variants are PGSClassifier keyword sets given as Python dict literals. The optima are
@@ -38,12 +38,12 @@ from sklearn.linear_model import SGDClassifier
 from sklearn.svm import LinearSVC
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
-from bench.bench_estimators import make_rcv1_like  # noqa: E402
-from bench.common import write_report  # noqa: E402
-from bench.data import cache_dir  # noqa: E402
-from bench.peers import PAPER_RUN  # noqa: E402
+from bench.harness.common import write_report  # noqa: E402
+from bench.harness.data import cache_dir  # noqa: E402
+from bench.harness.peers import PAPER_RUN  # noqa: E402
+from bench.micro.bench_estimators import make_rcv1_like  # noqa: E402
 
 #: PGSClassifier keyword sets of bench/run.py's run: the defaults; the paper's schedule and
 #: intercept column with the other defaults and the average iterate (the defaults before

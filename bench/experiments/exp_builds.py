@@ -12,7 +12,7 @@ largest difference relative to the largest |w_j|, and whether the bits are equal
 Build each variant as a wheel and unpack it (``pip wheel --no-deps -w WH SRC`` then
 ``python -m zipfile -e WH/*.whl DIR``), then, from the repository root::
 
-    python bench/exp_builds.py --base DIR0 --alt p18=DIR1 --alt prefetch=DIR2
+    python bench/experiments/exp_builds.py --base DIR0 --alt p18=DIR1 --alt prefetch=DIR2
 
 Case groups (`GROUPS`): ``p18`` (p = 1.8, k = 1 and 300: the special update of
 p = 1.8 against the general vector power) and ``prefetch`` (p = 2 and 1.5, k = 1, i.i.d.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIGMA = 1e-5
 
 # (p, k, sampling) per group; every case runs on both sets
@@ -50,10 +50,10 @@ def _load(name, m):
         # against 5-9
         import scipy.sparse as sp
 
-        from bench.exp_defaults import _mnist
-        X, y, _, _ = _mnist()
+        from bench.harness.data import mnist
+        X, y, _, _ = mnist()
         return sp.csr_matrix(X), np.where(y >= 5, 1.0, -1.0)
-    from bench.data import rcv1_like, rcv1_sample
+    from bench.harness.data import rcv1_like, rcv1_sample
     split = rcv1_like(m) if name == "rcv1_like" else rcv1_sample()
     X = split.X_train
     return X, np.ascontiguousarray(split.y_train, dtype=np.float64)
@@ -91,7 +91,7 @@ class Build:
         # (an editable install's finder would shadow PYTHONPATH: it is dropped)
         code = ("import sys; sys.path.remove(''); sys.meta_path[:] = [f for f in "
                 "sys.meta_path if 'editable' not in type(f).__module__]; "
-                "import pgs, bench.exp_builds as e; "
+                "import pgs, bench.experiments.exp_builds as e; "
                 f"assert pgs.__file__.startswith({str(path)!r}), pgs.__file__; e._worker()")
         self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, env=env,
@@ -129,7 +129,7 @@ def _sets(m, names):
 
 def compare(base, alts, m, rounds, tmp, sets=SETS[:2]):
     """Sections (heading, table) of every group's cases, interleaved over `rounds`."""
-    from bench.common import fmt, markdown_table
+    from bench.harness.common import fmt, markdown_table
     workers = {"base": Build("base", base)}
     for group, path in alts.items():
         workers[group] = Build(group, path)
@@ -191,7 +191,7 @@ def main(argv=None):
     sys.path.insert(0, str(ROOT))
     import tempfile
 
-    from bench.common import Config, write_report
+    from bench.harness.common import Config, write_report
     alts = dict(a.split("=", 1) for a in args.alt)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,8 +31,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from bench.common import markdown_table, write_report
-from bench.data import a9a, mnist, mushrooms, rcv1_like, rcv1_sample, toy_gaussians
+from bench.harness.common import markdown_table, write_report
+from bench.harness.data import a9a, mnist, mushrooms, rcv1_like, rcv1_sample, toy_gaussians
 
 #: The paper's schedule and intercept column (the estimators' defaults before #24), which
 #: t_offset and intercept_scaling apply to (the averaged-SGD schedule and the free
@@ -98,7 +98,7 @@ def _sparse_regression(X, seed=0):
 
 def classification_sets(quick):
     """(name, X_train, y_train, X_test, y_test, real) for every classification set."""
-    from bench.bench_estimators import make_rcv1_like
+    from bench.micro.bench_estimators import make_rcv1_like
     sets = []
     for f in (a9a, mushrooms, rcv1_sample):
         s = f()
@@ -235,8 +235,8 @@ def _train_iterates(n_seeds):
     """`pgs.train`'s iterate choices over seeds on the paper's set-up (`PAPER_RUN`, sigma
     1e-4, as pgs.train's defaults were before #24): accuracy and objective."""
     import pgs
-    from bench.common import fmt
-    from bench.peers import PAPER_SIGMA, paper_run
+    from bench.harness.common import fmt
+    from bench.harness.peers import PAPER_SIGMA, paper_run
     lines = []
     for f in (a9a, mushrooms, rcv1_sample):
         s = f()
@@ -327,5 +327,5 @@ def run(cfg):
 if __name__ == "__main__":
     import sys
 
-    from bench.common import Config
+    from bench.harness.common import Config
     run(Config(quick="--quick" in sys.argv[1:]))

@@ -17,9 +17,9 @@ import os
 
 import numpy as np
 
-from bench import peers
-from bench.common import fmt, markdown_table, write_report
-from bench.data import rcv1_for, rcv1_sample
+from bench.harness import peers
+from bench.harness.common import fmt, markdown_table, write_report
+from bench.harness.data import rcv1_for, rcv1_sample
 
 PS = (2.0, 1.8, 1.5, 1.7)
 SIGMA = 1e-5

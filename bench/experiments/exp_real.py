@@ -9,9 +9,9 @@ official test set. Medians [min–max] over rounds; ratios within a round.
 
 import numpy as np
 
-from bench import peers
-from bench.common import accuracy, fmt, markdown_table, write_report
-from bench.data import a9a, rcv1_sample
+from bench.harness import peers
+from bench.harness.common import accuracy, fmt, markdown_table, write_report
+from bench.harness.data import a9a, rcv1_sample
 
 SIGMA_GRID = (1e-6, 1e-5, 1e-4, 1e-3)
 PASSES = 5

@@ -8,9 +8,9 @@ taken within a round; the table shows medians [min-max] over rounds.
 
 import numpy as np
 
-from bench import peers
-from bench.common import fmt, markdown_table, timed, write_report
-from bench.data import rcv1_like
+from bench.harness import peers
+from bench.harness.common import fmt, markdown_table, timed, write_report
+from bench.harness.data import rcv1_like
 
 SIGMA = {"hinge": 1e-5, "logistic": 1e-5}
 

@@ -1,7 +1,7 @@
 """Time to accuracy where passes matter: the RCV1-like set and its hard-label variant.
 
 On the RCV1-like set every solver comes within 0.2 points of the best accuracy within a
-fraction of a pass. `bench.data.rcv1_hard` keeps its rows and draws labels from a hidden
+fraction of a pass. `bench.harness.data.rcv1_hard` keeps its rows and draws labels from a hidden
 model over most of the vocabulary, with the noise concentrated near the boundary, so
 that accuracy keeps improving for tens of passes. On both sets: `PGSClassifier` with its
 defaults, pgs tuned (the paper's schedule, i.i.d. rows and intercept column, logistic,
@@ -17,10 +17,10 @@ import time
 
 import numpy as np
 
-from bench import curves, peers
-from bench.common import fmt, markdown_table, write_report
-from bench.data import rcv1_for
-from bench.exp_time_to_accuracy import TOLERANCE
+from bench.experiments.exp_time_to_accuracy import TOLERANCE
+from bench.harness import curves, peers
+from bench.harness.common import fmt, markdown_table, write_report
+from bench.harness.data import rcv1_for
 
 #: Passes at which every curve is observed: the hard set needs tens of them, the
 #: RCV1-like set is done within a few.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import fmt, markdown_table, write_report
+from bench.harness.common import fmt, markdown_table, write_report
 
 _CHILD = r"""
 import json, sys, tracemalloc

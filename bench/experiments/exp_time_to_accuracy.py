@@ -10,9 +10,9 @@ within a round.
 
 import numpy as np
 
-from bench import curves, peers
-from bench.common import figure_path, fmt, markdown_table, pyplot, write_report
-from bench.data import rcv1_for
+from bench.harness import curves, peers
+from bench.harness.common import figure_path, fmt, markdown_table, pyplot, write_report
+from bench.harness.data import rcv1_for
 
 TOLERANCE = 0.002  # "within 0.2% of the best accuracy": 0.2 percentage points
 

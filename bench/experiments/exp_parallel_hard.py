@@ -1,5 +1,5 @@
 """Time to accuracy with threads where passes matter: ``pgs.train(n_jobs=2)`` against one
-thread on the hard RCV1-like set (`bench.data.rcv1_hard`), with pgs.train's defaults at a
+thread on the hard RCV1-like set (`bench.harness.data.rcv1_hard`), with pgs.train's defaults at a
 fixed sigma (so that both run the same problem; sigma="auto" would add its grid to both).
 
 Each curve is one run continued by warm starts, observed every half pass; its wall-clock
@@ -10,7 +10,7 @@ machine (the report records the load).
 
 Usage::
 
-    python bench/exp_parallel_hard.py [--quick] [--rows M] [--rounds R]
+    python bench/experiments/exp_parallel_hard.py [--quick] [--rows M] [--rounds R]
 
 Writes bench/results/parallel_hard.md (parallel_hard_quick.md with --quick: 50,000 rows).
 """
@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
-from bench.common import Config, fmt, markdown_table, write_report  # noqa: E402
-from bench.data import rcv1_hard  # noqa: E402
+from bench.harness.common import Config, fmt, markdown_table, write_report  # noqa: E402
+from bench.harness.data import rcv1_hard  # noqa: E402
 
 TOLERANCE = 0.2
 #: (loss, sigma) at 200k rows; sigma scales as 1 / m (the best sigma of bench/results/passes.md)

@@ -22,7 +22,7 @@ with seed 2, 3, ... "Best" is the best test accuracy any configuration reached a
 pass on the set (LIBLINEAR is not installed here and L-BFGS's optimum was not cheaper).
 
 Run: ``PGS_BENCH_CACHE=... python bench/run.py --only passes [--quick]``, or
-``python bench/exp_passes.py [--quick] [--sets rcv1-hard-781k ...]`` for other sets
+``python bench/experiments/exp_passes.py [--quick] [--sets rcv1-hard-781k ...]`` for other sets
 (written to results/passes_SETS.md).
 """
 
@@ -38,11 +38,11 @@ if __name__ == "__main__":  # run as a script: one BLAS thread (as run.py), and 
     # repository root after the installed pgs
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
 
-from bench import curves, data, peers  # noqa: E402
-from bench.common import Config, figure_path, fmt, markdown_table, pyplot, write_report  # noqa: E402
-from bench.exp_time_to_accuracy import TOLERANCE  # noqa: E402
+from bench.experiments.exp_time_to_accuracy import TOLERANCE  # noqa: E402
+from bench.harness import curves, data, peers  # noqa: E402
+from bench.harness.common import Config, figure_path, fmt, markdown_table, pyplot, write_report  # noqa: E402
 
 #: pgs.train configurations (sigma is tuned on the set's alpha grid). `needs` names a
 #: pgs.train argument the build must have, else the row is skipped.

@@ -14,9 +14,9 @@ bring its unit-normalised iterate within 0.05 of the unit optimal separator w*, 
 
 import numpy as np
 
-from bench import curves, peers
-from bench.common import accuracy, figure_path, fmt, markdown_table, pyplot, write_report
-from bench.data import RCV1_SIZES, rcv1_like, toy_gaussians
+from bench.harness import curves, peers
+from bench.harness.common import accuracy, figure_path, fmt, markdown_table, pyplot, write_report
+from bench.harness.data import RCV1_SIZES, rcv1_like, toy_gaussians
 
 SIGMA_GRID = (3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3)
 TARGET_OFFSETS = (1.0, 0.6, 0.3)  # targets = (smallest m's optimum accuracy) - these points

@@ -9,7 +9,7 @@ models bit for bit (checked), for several row counts of the 10-class RCV1-like p
 
 Usage::
 
-    python bench/bench_lockstep.py [--rows 50000 200000] [--rounds 3]
+    python bench/micro/bench_lockstep.py [--rows 50000 200000] [--rounds 3]
     python bench/run.py [--quick] --only lockstep
 
 Prints a Markdown table and writes it to bench/results/lockstep.md
@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
-from bench.bench_estimators import make_rcv1_like, print_and_write  # noqa: E402
+from bench.micro.bench_estimators import make_rcv1_like, print_and_write  # noqa: E402
 
 
 def fit_lockstep(X, y, kw, seed):
@@ -55,7 +55,7 @@ def fit_in_turn(X, y, kw, seed, clf):
     return time.perf_counter() - t0, models
 
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
 def run(cfg):
@@ -103,7 +103,7 @@ def main(argv=None):
     text = "\n".join([
         "# One-vs-rest: lock-step against one problem after another",
         "",
-        f"`bench/bench_lockstep.py`: the {args.classes}-class RCV1-like problem of "
+        f"`bench/micro/bench_lockstep.py`: the {args.classes}-class RCV1-like problem of "
         f"`bench_estimators.py` ({args.features:,} features, ~76 non-zeros per row), "
         f"sigma = 1e-5, {args.epochs} epochs (T = {args.epochs} m), schedule='pgs', "
         "intercept='column', iterate='last', PGSClassifier's other defaults (a permutation "

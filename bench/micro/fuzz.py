@@ -12,7 +12,7 @@ counted by kind and their first inputs saved too.
 
 Usage::
 
-    python bench/fuzz.py [--cases 100000] [--batch 5000] [--seed 0] [--jobs 2]
+    python bench/micro/fuzz.py [--cases 100000] [--batch 5000] [--seed 0] [--jobs 2]
                          [--out-dir bench/cache/fuzz]
     python bench/run.py [--quick] --only fuzz
 
@@ -32,9 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent / "tests"
+TESTS = HERE.parents[1] / "tests"
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(HERE.parent))
+    sys.path.append(str(HERE.parents[1]))
 SAVED_PER_KIND = 5  # inputs kept for each kind of mismatch
 HANG_SECONDS = 900  # a batch taking longer has hung
 
@@ -155,7 +155,7 @@ MISMATCHES = ("only pgs accepts", "different", "only pgs reads a damaged stream"
 
 def summary_tables(total, cases, seed):
     """Markdown: the counts, the mismatches by kind, pgs's rejections by reason."""
-    from bench.common import markdown_table
+    from bench.harness.common import markdown_table
     o = total["outcomes"]
     mism = sum(o[k] for k in MISMATCHES)
     rows = [["cases", f"{cases:,}"], ["crashes (signals)", f"{o['crash']:,}"],
@@ -178,12 +178,12 @@ def summary_tables(total, cases, seed):
 
 def run(cfg):
     """The experiment of bench/run.py: write results/fuzz.md and return its path."""
-    from bench.common import write_report
+    from bench.harness.common import write_report
     cases = 5_000 if cfg.quick else 100_000
-    out_dir = str(HERE / "cache" / "fuzz")
+    out_dir = str(HERE.parent / "cache" / "fuzz")
     total = fuzz(cases, 5_000, 0, 2, out_dir)
     counts, kinds, rejects = summary_tables(total, cases, 0)
-    intro = (f"`bench/fuzz.py`: {cases:,} random svmlight inputs (mostly well formed, 70% "
+    intro = (f"`bench/micro/fuzz.py`: {cases:,} random svmlight inputs (mostly well formed, 70% "
              f"then mutated: byte flips, insertions, deletions, duplications, truncations; "
              f"plain, .gz, .bz2 or .xz, 30% of the compressed ones with a damaged stream; "
              f"random zero_based, query_id, multilabel, 1-3 threads and read blocks of 1 "
@@ -202,7 +202,7 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=5_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--out-dir", default=str(HERE / "cache" / "fuzz"))
+    ap.add_argument("--out-dir", default=str(HERE.parent / "cache" / "fuzz"))
     args = ap.parse_args(argv)
     total = fuzz(args.cases, args.batch, args.seed, args.jobs, args.out_dir)
     for table in summary_tables(total, args.cases, args.seed):

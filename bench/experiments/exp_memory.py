@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import fmt, markdown_table, write_report
-from bench.peers import PAPER_RUN, PAPER_SIGMA
+from bench.harness.common import fmt, markdown_table, write_report
+from bench.harness.peers import PAPER_RUN, PAPER_SIGMA
 
 # Shared by both children: measure(fn) runs fn and returns (peak RSS growth, tracemalloc
 # peak, clear_refs worked). Before it, freed memory goes back to the OS (malloc_trim) so
@@ -29,8 +29,8 @@ sys.path.append({root!r})  # after site-packages: the installed pgs
 import numpy as np
 import pgs
 
-PAPER = {paper!r}   # bench.peers.PAPER_RUN: the pgs.train runs measured
-SIGMA = {sigma!r}   # bench.peers.PAPER_SIGMA: where no sigma is given
+PAPER = {paper!r}   # bench.harness.peers.PAPER_RUN: the pgs.train runs measured
+SIGMA = {sigma!r}   # bench.harness.peers.PAPER_SIGMA: where no sigma is given
 
 def status():
     d = {{}}
@@ -66,7 +66,7 @@ def measure(fn):
 """
 
 _CHILD = r"""
-from bench.data import rcv1_like
+from bench.harness.data import rcv1_like
 
 dtype = np.dtype({dtype!r})
 split = rcv1_like({m}, dtype=dtype)
@@ -132,7 +132,7 @@ WIDE_CONFIGS = tuple(("train", p, k, iterate, False)
 
 def _in_subprocess(child):
     """Run `_MEASURE` + child in a fresh interpreter; its JSON list of results."""
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     # cwd: not the repository root, whose pgs/ source would shadow the installed pgs.
     measure = _MEASURE.format(root=root, paper=dict(PAPER_RUN), sigma=PAPER_SIGMA)
     out = subprocess.run([sys.executable, "-c", measure + child],
