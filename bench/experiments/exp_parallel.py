@@ -19,7 +19,6 @@ Writes bench/results/parallel.md (parallel_quick.md with --quick: 100,000 rows, 
 repeat). The simulation of more workers is bench/experiments/exp_parallel_sim.py.
 """
 
-import re
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,14 @@ if __package__ in (None, ""):  # run as a script: the `bench` package is in the 
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
 from bench.harness import peers  # noqa: E402
-from bench.harness.common import Config, accuracy, fmt, markdown_table, write_report  # noqa: E402
+from bench.harness.common import (  # noqa: E402
+    Config,
+    accuracy,
+    fmt,
+    markdown_table,
+    without_load,
+    write_report,
+)
 from bench.harness.data import rcv1_like  # noqa: E402
 
 TOLERANCE = 0.002  # "within 0.2 points of the best test accuracy"
@@ -117,16 +123,8 @@ def run(cfg):
              f"[min–max] over {repeats} repeat(s) ({max(1, repeats - 1)} for the accuracy "
              "curves); ratios are taken within a repeat. "
              "Each accuracy point is a fresh run, timed whole (validation included).")
-    return _without_load(write_report("parallel", "Parallel PGS on threads", sections, cfg,
-                                      intro=intro))
-
-
-def _without_load(path):
-    """The report without the machine's load average (a property of the moment, not of
-    the code; the runner reports it)."""
-    text = path.read_text()
-    path.write_text(re.sub(r", load average [^(]*\(the machine is shared: [^)]*\)", "", text))
-    return path
+    return without_load(write_report("parallel", "Parallel PGS on threads", sections, cfg,
+                                     intro=intro))
 
 
 if __name__ == "__main__":

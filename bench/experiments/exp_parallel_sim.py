@@ -16,7 +16,6 @@ Writes bench/results/parallel_sim.md and parallel_sim.png (``_quick`` with --qui
 20,000-row subsample).
 """
 
-import re
 import sys
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from bench.harness.common import (  # noqa: E402
     figure_path,
     markdown_table,
     pyplot,
+    without_load,
     write_report,
 )
 from bench.harness.data import rcv1_like  # noqa: E402
@@ -164,8 +164,8 @@ def run(cfg):
         "`delta non-zeros / n` is the mean fraction of coordinates a worker's delta "
         "touches (sparse deltas pay below about 0.67: 12 bytes per non-zero against 8 "
         "per coordinate).")
-    return _without_load(write_report("parallel_sim", "Parallel PGS by simulation", sections, cfg,
-                        intro=intro))
+    return without_load(write_report("parallel_sim", "Parallel PGS by simulation", sections, cfg,
+                                     intro=intro))
 
 
 def _plot(curves, cfg):
@@ -200,14 +200,6 @@ def _plot(curves, cfg):
     fig.tight_layout()
     fig.savefig(figure_path("parallel_sim", cfg))
     plt.close(fig)
-
-
-def _without_load(path):
-    """The report without the machine's load average (a property of the moment, not of
-    the code; the runner reports it)."""
-    text = path.read_text()
-    path.write_text(re.sub(r", load average [^(]*\(the machine is shared: [^)]*\)", "", text))
-    return path
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 import os
 import platform
+import re
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -144,6 +145,14 @@ def write_report(name, title, sections, cfg, intro=""):
     path = RESULTS / f"{name}{suffix}.md"
     path.write_text(text)
     print(text)
+    return path
+
+
+def without_load(path):
+    """Rewrite the report at `path` without the machine's load average (a property of the
+    moment, not of the code; the runner reports it); return `path`."""
+    text = path.read_text()
+    path.write_text(re.sub(r", load average [^(]*\(the machine is shared: [^)]*\)", "", text))
     return path
 
 
