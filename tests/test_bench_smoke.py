@@ -64,6 +64,20 @@ def test_rcv1_like_label_noise_rate(monkeypatch):
     assert abs(flipped - LABEL_NOISE) < 0.006  # 3.5 sd of a binomial share at n = 20,000
 
 
+def test_rcv1_like_multiclass():
+    X, y = D.rcv1_like_multiclass(5_000, 10, seed=2)
+    assert X.shape == (5_000, 47_236) and 70 <= X.nnz / 5_000 <= 82
+    assert y.dtype == np.int64 and set(np.unique(y)) == set(range(10))
+    X2, y2 = D.rcv1_like_multiclass(5_000, 10, seed=2)
+    assert (X2 != X).nnz == 0
+    np.testing.assert_array_equal(y2, y)
+    # A class's topic words make it findable: each row's best class by the mean of the
+    # class's rows (nearest centroid, in-sample) agrees with the label far above chance.
+    centroids = np.vstack([np.asarray(X[y == k].mean(axis=0)) for k in range(10)])
+    agree = np.mean(np.argmax(np.asarray(X @ centroids.T), axis=1) == y)
+    assert agree > 0.6
+
+
 def test_toy_gaussians_optimal_direction():
     toy = toy_gaussians(10, m=20_000)
     assert toy.X.shape == (20_000, 10)

@@ -11,10 +11,10 @@ LogisticRegression / SGDRegressor, LinearSVR, Ridge, all with their defaults.
 Sets: every public real set of ../shared/data (a9a and MNIST with their own test sets,
 the RCV1 sample with its own, mushrooms split 70/30 at random; none is a regression set)
 and generated ones: dense binary (two Gaussians), dense 10-class (non-centred features),
-sparse binary (the RCV1-like set's first rows), sparse 8-class (bench_estimators' topic
-model), dense and sparse regression. Times are medians over `cfg.repeats` fits (one fit
-when a fit takes over 20 s); accuracy is random_state=0's (the others' spread is shown
-for pgs in the "seeds" column).
+sparse binary (the RCV1-like set's first rows), sparse 8-class (the RCV1-like rows with
+eight topics, `rcv1_like_multiclass`), dense and sparse regression. Times are medians
+over `cfg.repeats` fits (one fit when a fit takes over 20 s); accuracy is
+random_state=0's (the others' spread is shown for pgs in the "seeds" column).
 
 A second table checks ``sigma="auto"`` on each set: the test accuracy of every value of
 its grid (fitted on all the training rows), the best of them chosen in hindsight, and
@@ -32,7 +32,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.harness.common import markdown_table, write_report
-from bench.harness.data import a9a, mnist, mushrooms, rcv1_like, rcv1_sample, toy_gaussians
+from bench.harness.data import (
+    a9a,
+    mnist,
+    mushrooms,
+    rcv1_like,
+    rcv1_like_multiclass,
+    rcv1_sample,
+    toy_gaussians,
+)
 
 #: The paper's schedule and intercept column (the estimators' defaults before #24), which
 #: t_offset and intercept_scaling apply to (the averaged-SGD schedule and the free
@@ -98,7 +106,6 @@ def _sparse_regression(X, seed=0):
 
 def classification_sets(quick):
     """(name, X_train, y_train, X_test, y_test, real) for every classification set."""
-    from bench.micro.bench_estimators import make_rcv1_like
     sets = []
     for f in (a9a, mushrooms, rcv1_sample):
         s = f()
@@ -116,8 +123,8 @@ def classification_sets(quick):
     rc = rcv1_like(20_000 if quick else 100_000)
     sets.append((f"RCV1-like sparse binary ({rc.X_train.shape[0] // 1000}k)", rc.X_train,
                  rc.y_train, rc.X_test, rc.y_test, False))
-    X, y = make_rcv1_like(2 * m, 20_000, 76, 8, seed=0)
-    sets.append(("gen. sparse 8-class (20k feat.)", *_split(X, y, 0.5), False))
+    X, y = rcv1_like_multiclass(2 * m, 8, seed=0)
+    sets.append(("RCV1-like sparse 8-class", *_split(X, y, 0.5), False))
     return sets
 
 

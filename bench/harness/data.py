@@ -4,7 +4,10 @@ The full RCV1/CCAT (781,265 training rows) is not available offline, so `rcv1_li
 generates a set with the same shape and statistics that matter to the solvers' speed
 (47,236 features, ~76 distinct non-zeros a row, Zipf-like feature popularity, ltc
 tf-idf values, L2-normalised rows) and a known best linear accuracy (~95%: labels
-come from a hidden sparse linear model with 5% of them flipped).
+come from a hidden sparse linear model with 5% of them flipped). It is the one RCV1-like
+generator of bench/: `rcv1_hard` draws harder labels for its rows,
+`rcv1_like_multiclass` gives it K topics and K-class labels, and the micro-benchmarks
+take their rows from it (regression targets, svmlight files).
 """
 
 import gzip
@@ -81,22 +84,28 @@ def _popularity(n_features):
     return p / p.sum()
 
 
-def _bag_of_tokens(rng, n_rows, cdfs, n_features):
-    """CSR counts of `n_rows` documents and their topics (0 = negative, 1 = positive).
+def _bag_of_tokens(rng, n_rows, cdfs, n_features, priors=None):
+    """CSR counts of `n_rows` documents and their topics.
 
-    Lengths are log-normal; each token comes from the background popularity or,
-    with a per-document Beta-distributed probability, from the document's topic
-    vocabulary (this is what makes the classes mostly, but not fully, separable).
+    Two topics (0 = negative, 1 = positive, `priors` None) or, with `priors` (K class
+    probabilities), K. Lengths are log-normal; each token comes from the background
+    popularity or, with a per-document Beta-distributed probability, from the document's
+    topic vocabulary (this is what makes the classes mostly, but not fully, separable).
     """
     background, topic_cdfs = cdfs
-    topics = (rng.random(n_rows) < _POSITIVE_RATE).astype(np.int64)
+    u_topic = rng.random(n_rows)
+    if priors is None:
+        topics = (u_topic < _POSITIVE_RATE).astype(np.int64)
+    else:
+        topics = np.minimum(np.searchsorted(np.cumsum(priors), u_topic, side="right"),
+                            len(priors) - 1)
     focus = rng.beta(_FOCUS_A, _FOCUS_B, n_rows)
     lengths = np.maximum(1, rng.lognormal(_TOKENS_MU, _TOKENS_SIGMA, n_rows).astype(np.int64))
     rows = np.repeat(np.arange(n_rows, dtype=np.int64), lengths)
     u = rng.random(rows.size)
     on_topic = rng.random(rows.size) < focus[rows]
     feats = np.searchsorted(background, u, side="right")
-    for t in (0, 1):
+    for t in range(len(topic_cdfs)):
         sel = on_topic & (topics[rows] == t)
         feats[sel] = topic_cdfs[t][1][np.minimum(
             np.searchsorted(topic_cdfs[t][0], u[sel], side="right"), topic_cdfs[t][1].size - 1)]
@@ -106,7 +115,7 @@ def _bag_of_tokens(rng, n_rows, cdfs, n_features):
     r, c = np.divmod(keys, n_features)
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(r, minlength=n_rows), out=indptr[1:])
-    return c.astype(np.int32), counts.astype(np.float64), indptr
+    return c.astype(np.int32), counts.astype(np.float64), indptr, topics
 
 
 def _ltc(counts_csr, idf):
@@ -120,7 +129,7 @@ def _ltc(counts_csr, idf):
 
 
 def generate_rcv1_like(n_train=RCV1_N_TRAIN, n_test=RCV1_N_TEST, n_features=RCV1_N_FEATURES,
-                       seed=0):
+                       seed=0, n_classes=2):
     """Generate an RCV1-like split (vectorised; ~30 s for the full size).
 
     Parameters
@@ -132,45 +141,62 @@ def generate_rcv1_like(n_train=RCV1_N_TRAIN, n_test=RCV1_N_TEST, n_features=RCV1
         Number of columns.
     seed : int
         Master seed; the output is a deterministic function of the arguments.
+    n_classes : int
+        2: ±1 labels from a hidden sparse linear model. More: the documents have
+        `n_classes` topics (a vocabulary each, unequal class sizes) and the label is the
+        topic, 5% of them redrawn uniformly (see `rcv1_like_multiclass`).
 
     Returns
     -------
     Split
-        CSR float64 rows of unit L2 norm and ±1 labels, 5% of them flipped, with a
-        validation set (`n_test` rows, for choosing sigma) drawn like the test set.
+        CSR float64 rows of unit L2 norm and ±1 labels, 5% of them flipped (class ids
+        0 .. n_classes - 1 if n_classes > 2), with a validation set (`n_test` rows, for
+        choosing sigma) drawn like the test set.
     """
     ss = np.random.SeedSequence([seed, _GEN_VERSION])
     model_ss, train_ss, test_ss, noise_ss, val_ss = ss.spawn(5)
     model_rng = np.random.default_rng(model_ss)
     background = np.cumsum(_popularity(n_features))
     # Each class has a topic vocabulary of mid-popularity words (ranks, like `background`).
-    vocab = model_rng.choice(np.arange(50, n_features // 2), size=2 * _TOPIC_VOCAB,
+    n_topics = max(2, n_classes)
+    vocab = model_rng.choice(np.arange(50, n_features // 2), size=n_topics * _TOPIC_VOCAB,
                              replace=False)
     topic_p = _popularity(_TOPIC_VOCAB)
     topics = [(np.cumsum(topic_p), vocab[t * _TOPIC_VOCAB:(t + 1) * _TOPIC_VOCAB])
-              for t in (0, 1)]
+              for t in range(n_topics)]
     # The popularity ranks are scattered over the column ids, as in a real vocabulary.
     perm = model_rng.permutation(n_features)
+    # Unequal class sizes for more than two classes; two keep CCAT's positive rate.
+    priors = model_rng.dirichlet(np.full(n_classes, 3.0)) if n_classes > 2 else None
 
     def counts(n_rows, parent):
-        parts = []
+        if n_rows == 0:
+            return sp.csr_matrix((0, n_features)), np.zeros(0, dtype=np.int64)
+        parts, labels = [], []
         n_chunks = -(-n_rows // _CHUNK_ROWS)
         for i, child in enumerate(parent.spawn(n_chunks)):
             rows = min(_CHUNK_ROWS, n_rows - i * _CHUNK_ROWS)
-            ind, dat, ptr = _bag_of_tokens(np.random.default_rng(child), rows,
-                                           (background, topics), n_features)
+            ind, dat, ptr, top = _bag_of_tokens(np.random.default_rng(child), rows,
+                                                (background, topics), n_features, priors)
             parts.append(sp.csr_matrix((dat, perm[ind].astype(np.int32), ptr),
                                        shape=(rows, n_features)))
+            labels.append(top)
         X = sp.vstack(parts, format="csr")
         X.sort_indices()
-        return X
+        return X, np.concatenate(labels)
 
-    C_train = counts(n_train, train_ss)
-    C_test = counts(n_test, test_ss)
-    C_val = counts(n_test, val_ss)
+    (C_train, t_train), (C_test, t_test), (C_val, t_val) = (
+        counts(n, parent) for n, parent in ((n_train, train_ss), (n_test, test_ss),
+                                            (n_test, val_ss)))
     df = np.bincount(C_train.indices, minlength=n_features)
     idf = np.log((n_train + 1.0) / (df + 1.0))
     X_train, X_test, X_val = (_ltc(C, idf) for C in (C_train, C_test, C_val))
+    if n_classes > 2:
+        noise = np.random.default_rng(noise_ss)
+        y_train, y_test, y_val = (_redrawn(t, n_classes, noise)
+                                  for t in (t_train, t_test, t_val))
+        return Split(X_train, y_train, X_test, y_test,
+                     f"rcv1-like-{n_classes}class({n_train})", X_val, y_val)
 
     # Hidden sparse linear model: signed weights on the two topic vocabularies plus
     # a few background words, so the labels are linear in X but not trivially so.
@@ -186,6 +212,31 @@ def generate_rcv1_like(n_train=RCV1_N_TRAIN, n_test=RCV1_N_TEST, n_features=RCV1
     y_test = _noisy_labels(s_test, threshold, noise)
     y_val = _noisy_labels(X_val @ w_true, threshold, noise)
     return Split(X_train, y_train, X_test, y_test, f"rcv1-like({n_train})", X_val, y_val)
+
+
+def _redrawn(classes, n_classes, rng):
+    """The class ids with a share LABEL_NOISE of them redrawn uniformly."""
+    y = classes.copy()
+    redraw = rng.random(y.size) < LABEL_NOISE
+    y[redraw] = rng.integers(0, n_classes, int(redraw.sum()))
+    return y
+
+
+def rcv1_like_multiclass(n_rows, n_classes=10, *, seed=0):
+    """`n_rows` RCV1-like rows with `n_classes` topics and their class ids as labels.
+
+    `generate_rcv1_like(n_rows, n_test=0, seed=seed, n_classes=n_classes)`'s training
+    rows: every class has its own 1,000-word topic vocabulary, unequal class sizes
+    (Dirichlet(3) priors), a label is the document's topic, 5% of them redrawn. Callers
+    hold out rows of their own.
+
+    Returns
+    -------
+    X : csr_matrix, float64, (n_rows, 47,236), rows of unit L2 norm
+    y : ndarray of int64 in 0 .. n_classes - 1
+    """
+    split = generate_rcv1_like(n_train=n_rows, n_test=0, seed=seed, n_classes=n_classes)
+    return split.X_train, split.y_train
 
 
 def _noisy_labels(scores, threshold, rng):

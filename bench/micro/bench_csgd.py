@@ -14,7 +14,8 @@ Squares Problem", KDD 2013.
 2. Figure 3: C-Adaline (CSGD per class, eta0="auto") against Adaline (plain SGD,
    constant step, best of a grid) - test error against samples and CPU seconds on
    scikit-learn's digits, a generated 10-class set and MNIST (if the idx files exist).
-3. Per-step cost on a sparse RCV1-like matrix (47,236 features, ~76 non-zeros a row):
+3. Per-step cost on the RCV1-like rows (bench/harness/data.py; 47,236 features, ~76
+   non-zeros a row) with least-squares targets:
    the kernel's sgd / ncsgd / csgd steps and scikit-learn's SGDRegressor.
 
 Times are process CPU seconds (time.process_time) of the training calls only; loss
@@ -47,7 +48,7 @@ from pgs.training.csgd import auto_eta0
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 from bench.harness.common import RESULTS, Config, machine_info, pyplot  # noqa: E402
-from bench.harness.data import shared_data_dir  # noqa: E402
+from bench.harness.data import generate_rcv1_like, shared_data_dir  # noqa: E402
 
 plt = pyplot()
 MNIST = shared_data_dir() / "mnist"
@@ -394,23 +395,13 @@ def figure3(name, Xtr, ytr, Xte, yte, T, adaline_grid, seed, lines, suffix=""):
 
 # ------------------------------------------------------------------ per-step cost
 
-def rcv1_like(m, seed, n=47236, nnz=76):
-    """Sparse rows with Zipf feature popularity, tf-idf-like values, L2-normalised."""
-    rng = np.random.default_rng(seed)
-    p = 1.0 / np.arange(1, n + 1) ** 1.0
-    p /= p.sum()
-    per_row = int(round(nnz * 1.15))    # duplicates are summed away below
-    cols = rng.choice(n, size=m * per_row, p=p)
-    rows = np.repeat(np.arange(m), per_row)
-    idf = np.log(1.0 + 1.0 / (p * 50.0))
-    vals = (1.0 + np.log1p(rng.random(len(cols)) * 3)) * idf[cols]
-    X = sp.csr_matrix((vals, (rows, cols)), shape=(m, n))
-    X.sum_duplicates()
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).reshape(-1))
-    X = sp.diags(1.0 / np.maximum(norms, 1e-12)) @ X
-    X = X.tocsr()
-    w = np.zeros(n)
-    hot = rng.choice(n, 2000, replace=False)
+def rcv1_like_regression(m, seed):
+    """The RCV1-like rows (`bench.harness.data.generate_rcv1_like`) with least-squares
+    targets: a hidden model on 2,000 random features plus noise of scale 0.1."""
+    X = generate_rcv1_like(n_train=m, n_test=0, seed=seed).X_train
+    rng = np.random.default_rng([seed, 11])
+    w = np.zeros(X.shape[1])
+    hot = rng.choice(X.shape[1], 2000, replace=False)
     w[hot] = rng.normal(size=2000)
     y = X @ w + 0.1 * rng.normal(size=m)
     return X, y
@@ -420,7 +411,7 @@ def step_cost(m, T, repeats, seed, lines):
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import SGDRegressor
 
-    X, y = rcv1_like(m, seed)
+    X, y = rcv1_like_regression(m, seed)
     Xb = as_csr_buffers(X)
     yk = np.ascontiguousarray(y)
     runs = {"pgs sgd": ("sgd", False), "pgs ncsgd": ("ncsgd", False),

@@ -1,8 +1,8 @@
 """Fit time and test accuracy: pgs.PGSClassifier vs scikit-learn's SGDClassifier.
 
-A 10-class problem shaped like RCV1 (sparse CSR, L2-normalised tf-idf-like rows, ~76
-non-zeros per row out of 20,000 power-law-distributed features), generated here with
-vectorised NumPy. Both estimators get the same loss, alpha = sigma, the same number of
+A 10-class problem shaped like RCV1: `bench.harness.data.rcv1_like_multiclass` (the
+RCV1-like rows, 47,236 features, ~76 non-zeros a row, with a topic a class; a fifth of
+the rows held out). Both estimators get the same loss, alpha = sigma, the same number of
 epochs (PGS: T = epochs * m / k iterations, k = 1; SGD: max_iter = epochs, tol=None) and
 n_jobs=2 one-vs-rest threads. Every contender is fitted once per seed (`--seeds`,
 random_state = 0, 1, ...): wall and CPU times are medians over those fits, test accuracy
@@ -10,7 +10,7 @@ is their mean.
 
 Usage::
 
-    python bench/micro/bench_estimators.py [--rows 50000] [--features 20000] [--seeds 5]
+    python bench/micro/bench_estimators.py [--rows 50000] [--classes 10] [--seeds 5]
     python bench/run.py [--quick] --only estimators
 
 Prints a Markdown table and writes it to bench/results/estimators.md
@@ -26,55 +26,15 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
 from sklearn.linear_model import SGDClassifier
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
+from bench.harness.data import rcv1_like_multiclass  # noqa: E402
 from bench.harness.peers import PAPER_RUN  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
-
-
-def make_rcv1_like(n_rows, n_features, nnz_per_row, n_classes, topical=0.1, seed=0):
-    """A sparse multiclass problem with RCV1's shape statistics, generated vectorised.
-
-    A topic model: every row draws its terms from a power-law background vocabulary
-    (a few frequent terms, a long tail), except a fraction `topical` of them drawn
-    from its class's own 300-term topic (itself power-law weighted; topics overlap).
-    Row lengths are Poisson around `nnz_per_row`; values are log-tf times idf; rows
-    are L2 normalised, as in RCV1. Class sizes are unequal.
-    """
-    rng = np.random.default_rng(seed)
-    priors = rng.dirichlet(np.full(n_classes, 3.0))
-    y = rng.choice(n_classes, size=n_rows, p=priors)
-    # Repeated draws of popular terms merge (about 12% of them), so draw 14% more.
-    lengths = np.clip(rng.poisson(1.14 * nnz_per_row, size=n_rows), 5, None)
-    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    nnz = int(indptr[-1])
-    row_of = np.repeat(np.arange(n_rows), lengths)
-
-    background = 1.0 / np.arange(1, n_features + 1) ** 0.9
-    cols = rng.choice(n_features, size=nnz, p=background / background.sum())
-    topic_size = 300
-    topics = np.stack([rng.choice(min(n_features, 10 * topic_size), size=topic_size,
-                                  replace=False) for _ in range(n_classes)])
-    in_topic = 1.0 / np.arange(1, topic_size + 1) ** 0.7
-    from_topic = rng.random(nnz) < topical
-    picks = rng.choice(topic_size, size=int(from_topic.sum()), p=in_topic / in_topic.sum())
-    cols[from_topic] = topics[y[row_of[from_topic]], picks]
-
-    tf = 1.0 + np.log1p(rng.geometric(0.6, size=nnz).astype(np.float64))
-    X = sp.csr_matrix((tf, cols.astype(np.int32), indptr), shape=(n_rows, n_features))
-    X.sum_duplicates()  # repeated terms in a row add up, as counts do
-    df = np.bincount(X.indices, minlength=n_features)
-    idf = np.log((1.0 + n_rows) / (1.0 + df)) + 1.0
-    X.data *= idf[X.indices]
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    X = (sp.diags(1.0 / norms) @ X).tocsr()
-    return X, y
 
 
 def print_and_write(text, out):
@@ -120,8 +80,6 @@ def main(argv=None):
     """Parse the command line (`argv`, default sys.argv), run, write the table; its path."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=50_000)
-    ap.add_argument("--features", type=int, default=20_000)
-    ap.add_argument("--nnz", type=int, default=76)
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--seeds", type=int, default=5,
@@ -130,7 +88,7 @@ def main(argv=None):
     ap.add_argument("--out", default=str(RESULTS / "estimators.md"))
     args = ap.parse_args(argv)
 
-    X, y = make_rcv1_like(args.rows, args.features, args.nnz, args.classes)
+    X, y = rcv1_like_multiclass(args.rows, args.classes)
     n_test = args.rows // 5
     Xtr, ytr, Xte, yte = X[n_test:], y[n_test:], X[:n_test], y[:n_test]
     m = Xtr.shape[0]
@@ -172,9 +130,9 @@ def main(argv=None):
         "# PGSClassifier vs SGDClassifier (10-class RCV1-like, one-vs-rest, n_jobs="
         f"{args.n_jobs})",
         "",
-        f"Data: {args.rows} rows ({m} train / {n_test} test), {args.features} features, "
+        f"Data: {args.rows} rows ({m} train / {n_test} test), {X.shape[1]} features, "
         f"{nnz_row:.1f} non-zeros per row, {args.classes} classes, generated by "
-        "`make_rcv1_like` (bench/micro/bench_estimators.py).",
+        "`rcv1_like_multiclass` (bench/harness/data.py).",
         f"Both: same loss, alpha = sigma, {args.epochs} epochs (PGS T = {args.epochs} m, k = 1; "
         "SGD max_iter, tol=None). PGS configurations: " + config_text + ". "
         f"One fit per random_state 0..{args.seeds - 1}, contenders alternating: wall and CPU "

@@ -4,8 +4,9 @@
 the same rows, and runs them in lock-step (each takes the next 256 rows in turn): a row is
 fetched from memory once for all classes. This script times `PGSClassifier(n_jobs=1).fit`
 against `pgs.train` on each problem in turn with the same arguments, which gives the same
-models bit for bit (checked), for several row counts of the 10-class RCV1-like problem of
-`bench_estimators.py`. Kernel time dominates: both include their validation and setup.
+models bit for bit (checked), for several row counts of the 10-class RCV1-like problem
+(`bench.harness.data.rcv1_like_multiclass`, as bench_estimators.py). Kernel time
+dominates: both include their validation and setup.
 
 Usage::
 
@@ -29,7 +30,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
-from bench.micro.bench_estimators import make_rcv1_like, print_and_write  # noqa: E402
+from bench.harness.data import rcv1_like_multiclass  # noqa: E402
+from bench.micro.bench_estimators import print_and_write  # noqa: E402
 
 
 def fit_lockstep(X, y, kw, seed):
@@ -68,7 +70,6 @@ def main(argv=None):
     """Parse the command line (`argv`, default sys.argv), run, write the table; its path."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[50_000, 200_000])
-    ap.add_argument("--features", type=int, default=20_000)
     ap.add_argument("--classes", type=int, default=10)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
@@ -77,7 +78,7 @@ def main(argv=None):
 
     rows = []
     for n_rows in args.rows:
-        X, y = make_rcv1_like(n_rows, args.features, 76, args.classes)
+        X, y = rcv1_like_multiclass(n_rows, args.classes)
         for loss in ("hinge", "logistic"):
             # The paper's schedule, an intercept column and the last iterate (what this
             # measured before #24); the estimator's other defaults.
@@ -104,7 +105,8 @@ def main(argv=None):
         "# One-vs-rest: lock-step against one problem after another",
         "",
         f"`bench/micro/bench_lockstep.py`: the {args.classes}-class RCV1-like problem of "
-        f"`bench_estimators.py` ({args.features:,} features, ~76 non-zeros per row), "
+        "`bench.harness.data.rcv1_like_multiclass` (47,236 features, ~76 non-zeros per "
+        "row), "
         f"sigma = 1e-5, {args.epochs} epochs (T = {args.epochs} m), schedule='pgs', "
         "intercept='column', iterate='last', PGSClassifier's other defaults (a permutation "
         "per pass, intercept_scaling and t_offset 'auto'). *Lock-step*: "

@@ -1,11 +1,11 @@
 """Benchmark `pgs.load_svmlight` against scikit-learn and svmloader on an RCV1-sized file.
 
-Generates (once, deterministically) an RCV1-like svmlight file: 781,265 rows,
-47,236 features, ~76 non-zeros per row drawn with Zipf popularity, L2-normalised
-tf-idf-like values written with ``repr`` (17 significant digits, ~1.5 GB), and
-optionally a gzip copy. Then times each parser in a fresh subprocess (so peak RSS
-is per parser) and prints a table: seconds (median of --repeat runs), MB/s,
-peak RSS and peak RSS relative to the final CSR matrix's size.
+Writes (once) the RCV1-like set of bench/harness/data.py as an svmlight file: 781,265
+rows, 47,236 features, ~76 non-zeros per row, L2-normalised ltc tf-idf values written
+with ``repr`` (17 significant digits, ~1.5 GB), and optionally a gzip copy. Then times
+each parser in a fresh subprocess (so peak RSS is per parser) and prints a table:
+seconds (median of --repeat runs), MB/s, peak RSS and peak RSS relative to the final
+CSR matrix's size.
 
 Usage::
 
@@ -32,14 +32,15 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 from bench.harness.common import markdown_table, write_report  # noqa: E402
-from bench.harness.data import cache_dir  # noqa: E402
+from bench.harness.data import RCV1_N_FEATURES, cache_dir, rcv1_like  # noqa: E402
 
-N_FEATURES = 47236
+N_FEATURES = RCV1_N_FEATURES
 HERE = Path(__file__).resolve().parent
 
 
-def make_rcv1_like(path, n_rows, fmt="repr", nnz_per_row=76, seed=0, chunk=20000):
-    """Write an RCV1-like svmlight file (1-based, sorted indices) to `path`.
+def write_rcv1_like(path, n_rows, fmt="repr", chunk=20000):
+    """Write the RCV1-like set's first `n_rows` training rows and labels
+    (`bench.harness.data.rcv1_like`) as an svmlight file (1-based, sorted indices).
 
     Parameters
     ----------
@@ -49,34 +50,21 @@ def make_rcv1_like(path, n_rows, fmt="repr", nnz_per_row=76, seed=0, chunk=20000
         "repr" writes values with Python's repr (17 significant digits);
         "rcv1" as the real RCV1 files do ("%.7e").
     """
-    rng = np.random.default_rng(seed)
-    pop = 1.0 / np.arange(1, N_FEATURES + 1) ** 1.05
-    pop /= pop.sum()
-    perm = rng.permutation(N_FEATURES)  # popular features spread over the id range
-    idf = np.empty(N_FEATURES)
-    idf[perm] = np.log(1.0 + 1.0 / (pop * N_FEATURES))  # by feature id
-    w_true = rng.standard_normal(N_FEATURES) * (rng.random(N_FEATURES) < 0.1)
-    keys = [f"{j + 1}:" for j in range(N_FEATURES)]
+    split = rcv1_like(n_rows)
+    X, y = split.X_train, split.y_train
+    keys = [f"{j + 1}:" for j in range(X.shape[1])]
     value_fmt = repr if fmt == "repr" else "{:.7e}".format
     tmp = path + ".part"
     with open(tmp, "w", encoding="ascii") as out:
         for start in range(0, n_rows, chunk):
-            m = min(chunk, n_rows - start)
-            # Zipf draws repeat popular features; draw extra so ~nnz_per_row stay unique.
-            counts = np.clip(rng.poisson(nnz_per_row * 1.37, m), 5, None)
-            draws = perm[rng.choice(N_FEATURES, size=int(counts.sum()), p=pop)]
-            ends = np.cumsum(counts)
+            rows = X[start:start + chunk]
+            ptr, ind, val = rows.indptr.tolist(), rows.indices.tolist(), rows.data.tolist()
             lines = []
-            for a, b in zip((ends - counts).tolist(), ends.tolist(), strict=True):
-                cols = np.unique(draws[a:b])
-                tf = np.log1p(rng.geometric(0.5, size=len(cols)).astype(np.float64))
-                v = tf * idf[cols]
-                v /= np.sqrt(v @ v)
-                label = 1 if (v @ w_true[cols] + 0.1 * rng.standard_normal()) > 0 else -1
-                feats = " ".join([k + value_fmt(x) for k, x in
-                                  zip([keys[j] for j in cols.tolist()], v.tolist(),
+            for r, label in enumerate(y[start:start + chunk].tolist()):
+                feats = " ".join([keys[j] + value_fmt(v) for j, v in
+                                  zip(ind[ptr[r]:ptr[r + 1]], val[ptr[r]:ptr[r + 1]],
                                       strict=True)])
-                lines.append(f"{label} {feats}\n")
+                lines.append(f"{int(label)} {feats}\n")
             out.write("".join(lines))
     os.replace(tmp, path)
 
@@ -165,11 +153,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     os.makedirs(args.cache, exist_ok=True)
-    path = os.path.join(args.cache, f"rcv1like_{args.rows}_{args.format}.svm")
+    path = os.path.join(args.cache, f"rcv1like_v2_{args.rows}_{args.format}.svm")
     if not os.path.exists(path):
         print(f"generating {path} ...", flush=True)
         t = time.perf_counter()
-        make_rcv1_like(path, args.rows, args.format)
+        write_rcv1_like(path, args.rows, args.format)
         print(f"  {time.perf_counter() - t:.0f} s", flush=True)
     size = os.path.getsize(path)
     print(f"file: {path}, {size / 1e6:.0f} MB, {os.cpu_count()} CPUs")
