@@ -31,10 +31,9 @@ from sklearn.linear_model import SGDClassifier
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
+from bench.harness.common import RESULTS  # noqa: E402
 from bench.harness.data import rcv1_like_multiclass  # noqa: E402
 from bench.harness.peers import PAPER_RUN  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
 def print_and_write(text, out):

@@ -30,6 +30,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
+from bench.harness.common import RESULTS  # noqa: E402
 from bench.harness.data import rcv1_like_multiclass  # noqa: E402
 from bench.micro.bench_estimators import print_and_write  # noqa: E402
 
@@ -57,7 +58,6 @@ def fit_in_turn(X, y, kw, seed, clf):
     return time.perf_counter() - t0, models
 
 
-RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
 def run(cfg):
