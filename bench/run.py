@@ -1,7 +1,7 @@
 """Run the pgs benchmark suite: `python bench/run.py [--quick] [--only NAME ...]`.
 
 Writes results/NAME.md tables (NAME_quick.md with --quick) and PNG plots, and prints
-the tables; a full run also refreshes README.md's tables. --quick shrinks every
+the tables; README.md quotes the headline figures. --quick shrinks every
 experiment (smaller sets, fewer seeds) to finish in a few minutes; the full run, on the
 781k-row sets, takes much longer.
 
@@ -80,42 +80,7 @@ def main(argv=None):
             failed.append(name)
         print(f"=== {name}: {time.perf_counter() - t0:.0f} s ===", flush=True)
     print(f"\nTotal {time.perf_counter() - t_start:.0f} s; failed: {failed or 'none'}")
-    if not cfg.quick:
-        update_readme()
     return 1 if failed else 0
-
-
-def update_readme():
-    """Replace README.md's section after the results marker by the full-run result files.
-
-    From each results/NAME.md: its title, tables and plots under their headings (two levels
-    down); the prose (set-up, findings, the machine, versions and commit) stays in the
-    file, which is linked.
-    """
-    bench = Path(__file__).resolve().parent
-    readme = bench / "README.md"
-    text = readme.read_text()
-    marker = "<!-- results -->"
-    if marker not in text:
-        return
-    parts = []
-    for name in EXPERIMENTS:
-        path = bench / "results" / f"{name}.md"
-        if not path.exists():
-            continue
-        blocks, heading, body = [], None, []
-        for line in path.read_text().replace("](", "](results/").splitlines() + ["#"]:
-            if line.startswith("#"):
-                if heading and (body or not blocks):  # the title, and headings over content
-                    blocks.append("\n\n".join(filter(None, [heading, "\n".join(body)])))
-                heading, body = "##" + line, []
-            elif line.startswith(("|", "![")):
-                body.append(line)
-            elif body and body[-1].startswith("|"):
-                body.append("")
-        parts.append("\n\n".join(b.strip() for b in blocks if b.strip())
-                     + f"\n\nSet-up and machine: [results/{name}.md](results/{name}.md).\n")
-    readme.write_text(text[:text.index(marker) + len(marker)] + "\n\n" + "\n".join(parts))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 
 import ast
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -133,3 +134,13 @@ def test_bench_imports_resolve():
         file = root.joinpath(*module.split(".")).with_suffix(".py")
         assert file.exists(), module
         assert "run" in _top_level_names(file), module
+
+
+def test_bench_readme_links_exist():
+    """Every results file and script bench/README.md names is in the tree."""
+    text = (BENCH / "README.md").read_text()
+    named = set(re.findall(r"\((results/[\w.-]+)\)", text))
+    named |= set(re.findall(r"\b((?:experiments|micro|harness)/[\w]+\.py)\b", text))
+    assert named
+    for rel in sorted(named):
+        assert (BENCH / rel).exists(), rel
