@@ -1,16 +1,17 @@
 """Run the pgs benchmark suite: `python bench/run.py [--quick] [--only NAME ...]`.
 
 Writes results/NAME.md tables (NAME_quick.md with --quick) and PNG plots, and prints
-the tables; a full run also refreshes README.md's tables. --quick shrinks every
+the tables; README.md quotes the headline figures. --quick shrinks every
 experiment (smaller sets, fewer seeds) to finish in a few minutes; the full run, on the
 781k-row sets, takes much longer.
 
-Every experiment is a module of `EXPERIMENTS` with a `run(cfg)` (cfg: common.Config,
-whose `quick` it honours). The bench_*.py and exp_ovr_gap.py modules also keep their
-own command lines (see their docstrings). The other files are helpers, not experiments:
-common.py (configuration, statistics, tables, plots), data.py (the generated and real
-data sets), peers.py (scikit-learn, LIBLINEAR and L-BFGS runners) and curves.py
-(accuracy-against-time curves).
+Every experiment is a module of `EXPERIMENTS` with a `run(cfg)` (cfg:
+harness.common.Config, whose `quick` it honours): experiments/exp_*.py (the paper's
+experiments and the measurements behind the defaults) and micro/ (bench_*.py, single
+components timed; fuzz.py). Most also keep their own command lines (see their
+docstrings). harness/ holds the helpers: common.py (configuration, statistics, tables,
+plots), data.py (the generated and real data sets), peers.py (scikit-learn, LIBLINEAR and
+L-BFGS runners) and curves.py (accuracy-against-time curves).
 """
 
 import argparse
@@ -30,30 +31,31 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 # the source tree's pgs/, whose compiled modules exist only in a build.
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-from bench.common import Config  # noqa: E402
+from bench.harness.common import Config  # noqa: E402
 
 EXPERIMENTS = {
-    "throughput": "bench.exp_throughput",
-    "pcost": "bench.exp_pcost",
-    "variants": "bench.exp_variants",
-    "time_to_accuracy": "bench.exp_time_to_accuracy",
-    "time_to_accuracy_hard": "bench.exp_time_to_accuracy_hard",
-    "passes": "bench.exp_passes",
-    "inverse_time": "bench.exp_inverse_time",
-    "table2": "bench.exp_table2",
-    "memory": "bench.exp_memory",
-    "real": "bench.exp_real",
-    "defaults": "bench.exp_defaults",
-    "estimators": "bench.bench_estimators",
-    "lockstep": "bench.bench_lockstep",
-    "ovr_gap": "bench.exp_ovr_gap",
-    "csgd": "bench.bench_csgd",
-    "svmlight": "bench.bench_svmlight",
-    "model_io": "bench.bench_model_io",
-    "fuzz": "bench.fuzz",
-    "parallel": "bench.exp_parallel",
-    "parallel_sim": "bench.exp_parallel_sim",
-    "dask": "bench.exp_dask",
+    "throughput": "bench.experiments.exp_throughput",
+    "pcost": "bench.experiments.exp_pcost",
+    "variants": "bench.experiments.exp_variants",
+    "time_to_accuracy": "bench.experiments.exp_time_to_accuracy",
+    "time_to_accuracy_hard": "bench.experiments.exp_time_to_accuracy_hard",
+    "passes": "bench.experiments.exp_passes",
+    "inverse_time": "bench.experiments.exp_inverse_time",
+    "table2": "bench.experiments.exp_table2",
+    "memory": "bench.experiments.exp_memory",
+    "real": "bench.experiments.exp_real",
+    "defaults": "bench.experiments.exp_defaults",
+    "estimators": "bench.micro.bench_estimators",
+    "lockstep": "bench.micro.bench_lockstep",
+    "ovr_gap": "bench.experiments.exp_ovr_gap",
+    "csgd": "bench.micro.bench_csgd",
+    "svmlight": "bench.micro.bench_svmlight",
+    "model_io": "bench.micro.bench_model_io",
+    "fuzz": "bench.micro.fuzz",
+    "parallel": "bench.experiments.exp_parallel",
+    "parallel_hard": "bench.experiments.exp_parallel_hard",
+    "parallel_sim": "bench.experiments.exp_parallel_sim",
+    "dask": "bench.experiments.exp_dask",
 }
 
 
@@ -78,42 +80,7 @@ def main(argv=None):
             failed.append(name)
         print(f"=== {name}: {time.perf_counter() - t0:.0f} s ===", flush=True)
     print(f"\nTotal {time.perf_counter() - t_start:.0f} s; failed: {failed or 'none'}")
-    if not cfg.quick:
-        update_readme()
     return 1 if failed else 0
-
-
-def update_readme():
-    """Replace README.md's section after the results marker by the full-run result files.
-
-    From each results/NAME.md: its title, tables and plots under their headings (two levels
-    down); the prose (set-up, findings, the machine, versions and commit) stays in the
-    file, which is linked.
-    """
-    bench = Path(__file__).resolve().parent
-    readme = bench / "README.md"
-    text = readme.read_text()
-    marker = "<!-- results -->"
-    if marker not in text:
-        return
-    parts = []
-    for name in EXPERIMENTS:
-        path = bench / "results" / f"{name}.md"
-        if not path.exists():
-            continue
-        blocks, heading, body = [], None, []
-        for line in path.read_text().replace("](", "](results/").splitlines() + ["#"]:
-            if line.startswith("#"):
-                if heading and (body or not blocks):  # the title, and headings over content
-                    blocks.append("\n\n".join(filter(None, [heading, "\n".join(body)])))
-                heading, body = "##" + line, []
-            elif line.startswith(("|", "![")):
-                body.append(line)
-            elif body and body[-1].startswith("|"):
-                body.append("")
-        parts.append("\n\n".join(b.strip() for b in blocks if b.strip())
-                     + f"\n\nSet-up and machine: [results/{name}.md](results/{name}.md).\n")
-    readme.write_text(text[:text.index(marker) + len(marker)] + "\n\n" + "\n".join(parts))
 
 
 if __name__ == "__main__":

@@ -48,13 +48,13 @@ PAPER = MappingProxyType(dict(
 LEGACY_PARAMS = MappingProxyType(dict(schedule="pgs", eta0=None, intercept="column"))
 
 #: "auto" intercept_scaling as a fraction of the root-mean-square row norm (measured on
-#: L2-normalised sparse text: bench/exp_ovr_gap.py).
+#: L2-normalised sparse text: bench/experiments/exp_ovr_gap.py).
 AUTO_INTERCEPT_FRACTION = 0.3
 
 #: The free bias moves as a free column of value s would, s^2 = this times the mean
 #: squared row norm: a bias step as large as the weights' makes it the noisiest
 #: coordinate, as every row carries it (scikit-learn's SGD and svmasgd take 0.01 eta_t on
-#: sparse data; on bench.data.dense_hard too, logistic, one seed, 0.01 gave 1.1-2.3
+#: sparse data; on bench.harness.data.dense_hard too, logistic, one seed, 0.01 gave 1.1-2.3
 #: points more test accuracy than 1 in the first two passes).
 INTERCEPT_RATE = 0.01
 

@@ -21,10 +21,10 @@ from pgs.training.fit import check_sample_weight, default_T, fit, fit_many
 
 #: Default grid: these factors times ``mean_i ||x_i||^2 / m``. Scaling X by a scales the
 #: grid by a^2 (the decisions do not change) and more rows move it down as 1/m, as the
-#: best sigma does. Measured best factors (bench/exp_defaults.py): 0.03-3 on a9a,
+#: best sigma does. Measured best factors (bench/experiments/exp_defaults.py): 0.03-3 on a9a,
 #: mushrooms, the RCV1 sample and MNIST.
 DEFAULT_GRID_FACTORS = tuple(float(c) for c in 10.0 ** np.arange(-2.0, 1.01, 0.5))
-#: The grid runs take this share of the final fit's passes. On bench/exp_defaults.py's
+#: The grid runs take this share of the final fit's passes. On bench/experiments/exp_defaults.py's
 #: classification sets 0.2 picked as well as full runs at a fifth of the cost, and kept
 #: "auto" within 3x one fit on the RCV1-like set (0.3 took 3.2x); on its sparse
 #: regression set the short runs favour a larger sigma (test R^2 0.60, against 0.67 at
