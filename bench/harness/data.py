@@ -128,6 +128,80 @@ def _ltc(counts_csr, idf):
     return X
 
 
+def _rcv1_model(model_ss, n_features, n_classes):
+    """The generator's hidden structure: background popularity, topic vocabularies, the
+    scatter of popularity ranks over column ids, class priors and (two classes) the
+    hidden sparse linear model."""
+    model_rng = np.random.default_rng(model_ss)
+    background = np.cumsum(_popularity(n_features))
+    # Each class has a topic vocabulary of mid-popularity words (ranks, like `background`).
+    n_topics = max(2, n_classes)
+    vocab = model_rng.choice(np.arange(50, n_features // 2), size=n_topics * _TOPIC_VOCAB,
+                             replace=False)
+    topic_p = _popularity(_TOPIC_VOCAB)
+    topics = [(np.cumsum(topic_p), vocab[t * _TOPIC_VOCAB:(t + 1) * _TOPIC_VOCAB])
+              for t in range(n_topics)]
+    # The popularity ranks are scattered over the column ids, as in a real vocabulary.
+    perm = model_rng.permutation(n_features)
+    # Unequal class sizes for more than two classes; two keep CCAT's positive rate.
+    priors = model_rng.dirichlet(np.full(n_classes, 3.0)) if n_classes > 2 else None
+    if n_classes > 2:
+        return background, topics, perm, priors, None
+    # Hidden sparse linear model: signed weights on the two topic vocabularies plus
+    # a few background words, so the labels are linear in X but not trivially so.
+    w_true = np.zeros(n_features)
+    w_true[perm[vocab[:_TOPIC_VOCAB]]] = -np.abs(model_rng.standard_normal(_TOPIC_VOCAB))
+    w_true[perm[vocab[_TOPIC_VOCAB:]]] = np.abs(model_rng.standard_normal(_TOPIC_VOCAB))
+    extra = perm[model_rng.choice(np.arange(20, n_features // 2), _N_INFORMATIVE, replace=False)]
+    w_true[extra] += model_rng.standard_normal(_N_INFORMATIVE)
+    return background, topics, perm, priors, w_true
+
+
+def _token_rows(rng_parent, n_rows, model, n_features):
+    """CSR counts of `n_rows` documents of `model` (`_rcv1_model`) and their topics, in
+    chunks of `_CHUNK_ROWS` rows from `rng_parent`'s children."""
+    background, topics, perm, priors, _ = model
+    if n_rows == 0:
+        return sp.csr_matrix((0, n_features)), np.zeros(0, dtype=np.int64)
+    parts, labels = [], []
+    n_chunks = -(-n_rows // _CHUNK_ROWS)
+    for i, child in enumerate(rng_parent.spawn(n_chunks)):
+        rows = min(_CHUNK_ROWS, n_rows - i * _CHUNK_ROWS)
+        ind, dat, ptr, top = _bag_of_tokens(np.random.default_rng(child), rows,
+                                            (background, topics), n_features, priors)
+        parts.append(sp.csr_matrix((dat, perm[ind].astype(np.int32), ptr),
+                                   shape=(rows, n_features)))
+        labels.append(top)
+    X = sp.vstack(parts, format="csr")
+    X.sort_indices()
+    return X, np.concatenate(labels)
+
+
+def rcv1_like_partition(part, n_rows, *, seed=0, n_features=RCV1_N_FEATURES):
+    """Partition `part` of an RCV1-like set of any size, made without the others.
+
+    `generate_rcv1_like` weighs its values by the idf of its whole training set and
+    cuts its labels at a quantile of all scores; here both come from a fixed calibration
+    sample of the same hidden model (`_CHUNK_ROWS` rows), so that every partition can be
+    generated on its own (e.g. on the worker that will hold it) and the partitions
+    together are one data set, as large as wanted. Returns (X, y), y = ±1 with
+    `LABEL_NOISE` flipped; partition -1 is a test set.
+    """
+    ss = np.random.SeedSequence([seed, _GEN_VERSION, 0x9A27])
+    model_ss, calib_ss, rows_ss = ss.spawn(3)
+    model = _rcv1_model(model_ss, n_features, 2)
+    C_calib, _ = _token_rows(calib_ss, _CHUNK_ROWS, model, n_features)
+    df = np.bincount(C_calib.indices, minlength=n_features)
+    idf = np.log((_CHUNK_ROWS + 1.0) / (df + 1.0))
+    w_true = model[4]
+    threshold = np.quantile(_ltc(C_calib, idf) @ w_true, 1.0 - _POSITIVE_RATE)
+    part_ss = np.random.SeedSequence(rows_ss.entropy, spawn_key=(part + 1,))
+    rows_parent, noise_ss = part_ss.spawn(2)
+    C, _ = _token_rows(rows_parent, n_rows, model, n_features)
+    X = _ltc(C, idf)
+    return X, _noisy_labels(X @ w_true, threshold, np.random.default_rng(noise_ss))
+
+
 def generate_rcv1_like(n_train=RCV1_N_TRAIN, n_test=RCV1_N_TEST, n_features=RCV1_N_FEATURES,
                        seed=0, n_classes=2):
     """Generate an RCV1-like split (vectorised; ~30 s for the full size).
@@ -155,39 +229,11 @@ def generate_rcv1_like(n_train=RCV1_N_TRAIN, n_test=RCV1_N_TEST, n_features=RCV1
     """
     ss = np.random.SeedSequence([seed, _GEN_VERSION])
     model_ss, train_ss, test_ss, noise_ss, val_ss = ss.spawn(5)
-    model_rng = np.random.default_rng(model_ss)
-    background = np.cumsum(_popularity(n_features))
-    # Each class has a topic vocabulary of mid-popularity words (ranks, like `background`).
-    n_topics = max(2, n_classes)
-    vocab = model_rng.choice(np.arange(50, n_features // 2), size=n_topics * _TOPIC_VOCAB,
-                             replace=False)
-    topic_p = _popularity(_TOPIC_VOCAB)
-    topics = [(np.cumsum(topic_p), vocab[t * _TOPIC_VOCAB:(t + 1) * _TOPIC_VOCAB])
-              for t in range(n_topics)]
-    # The popularity ranks are scattered over the column ids, as in a real vocabulary.
-    perm = model_rng.permutation(n_features)
-    # Unequal class sizes for more than two classes; two keep CCAT's positive rate.
-    priors = model_rng.dirichlet(np.full(n_classes, 3.0)) if n_classes > 2 else None
-
-    def counts(n_rows, parent):
-        if n_rows == 0:
-            return sp.csr_matrix((0, n_features)), np.zeros(0, dtype=np.int64)
-        parts, labels = [], []
-        n_chunks = -(-n_rows // _CHUNK_ROWS)
-        for i, child in enumerate(parent.spawn(n_chunks)):
-            rows = min(_CHUNK_ROWS, n_rows - i * _CHUNK_ROWS)
-            ind, dat, ptr, top = _bag_of_tokens(np.random.default_rng(child), rows,
-                                                (background, topics), n_features, priors)
-            parts.append(sp.csr_matrix((dat, perm[ind].astype(np.int32), ptr),
-                                       shape=(rows, n_features)))
-            labels.append(top)
-        X = sp.vstack(parts, format="csr")
-        X.sort_indices()
-        return X, np.concatenate(labels)
-
+    model = _rcv1_model(model_ss, n_features, n_classes)
+    w_true = model[4]
     (C_train, t_train), (C_test, t_test), (C_val, t_val) = (
-        counts(n, parent) for n, parent in ((n_train, train_ss), (n_test, test_ss),
-                                            (n_test, val_ss)))
+        _token_rows(parent, n, model, n_features)
+        for n, parent in ((n_train, train_ss), (n_test, test_ss), (n_test, val_ss)))
     df = np.bincount(C_train.indices, minlength=n_features)
     idf = np.log((n_train + 1.0) / (df + 1.0))
     X_train, X_test, X_val = (_ltc(C, idf) for C in (C_train, C_test, C_val))
@@ -198,13 +244,6 @@ def generate_rcv1_like(n_train=RCV1_N_TRAIN, n_test=RCV1_N_TEST, n_features=RCV1
         return Split(X_train, y_train, X_test, y_test,
                      f"rcv1-like-{n_classes}class({n_train})", X_val, y_val)
 
-    # Hidden sparse linear model: signed weights on the two topic vocabularies plus
-    # a few background words, so the labels are linear in X but not trivially so.
-    w_true = np.zeros(n_features)
-    w_true[perm[vocab[:_TOPIC_VOCAB]]] = -np.abs(model_rng.standard_normal(_TOPIC_VOCAB))
-    w_true[perm[vocab[_TOPIC_VOCAB:]]] = np.abs(model_rng.standard_normal(_TOPIC_VOCAB))
-    extra = perm[model_rng.choice(np.arange(20, n_features // 2), _N_INFORMATIVE, replace=False)]
-    w_true[extra] += model_rng.standard_normal(_N_INFORMATIVE)
     s_train, s_test = X_train @ w_true, X_test @ w_true
     threshold = np.quantile(s_train, 1.0 - _POSITIVE_RATE)
     noise = np.random.default_rng(noise_ss)
