@@ -59,8 +59,7 @@ class Model(LinearModel):
         V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
         V.check_choice("intercept", params["intercept"], INTERCEPTS)
         V.check_choice("schedule", params["schedule"], SCHEDULES)
-        if not isinstance(saved_field(params, "fit_intercept"), bool):
-            raise TypeError(f"fit_intercept must be a bool, got {params['fit_intercept']!r}")
+        V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
         if saved_field(params, "epsilon") is None:     # (train saves the value used)
             raise ValueError("epsilon must be a number, got None")
         V.check_epsilon(loss, params["epsilon"])

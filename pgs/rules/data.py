@@ -37,6 +37,10 @@ class CSRBuffers:
     def nnz(self):
         return int(self.indptr[-1] - self.indptr[0])
 
+    def matrix(self):
+        """The buffers as a scipy CSR matrix (no copy)."""
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
+
 
 #: Entries per chunk of `check_csr`'s scan (bounded temporaries on any X).
 _CHECK_CHUNK = 2**20

@@ -5,10 +5,9 @@ import numbers
 
 import numpy as np
 
-# LOSS_NAMES stays importable from here (it was, before the table).
-from pgs.rules.losses import LOSS_NAMES, LOSS_SPECS, LOSSES, loss_names, loss_spec  # noqa: F401
+from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, loss_spec
 
-# Views of pgs/rules/losses.py, kept under their historical names.
+# Views of pgs/rules/losses.py.
 #: Losses whose targets are two classes, mapped to -1 / +1.
 CLASSIFICATION_LOSSES = frozenset(loss_names("classification"))
 #: Losses whose targets are real numbers.
@@ -80,9 +79,7 @@ def check_count(name, value, *, allow_none=False):
 
 def check_iterate(iterate):
     """One of "random", "last", "average"."""
-    if not isinstance(iterate, str) or iterate not in ITERATES:
-        raise ValueError(f"iterate must be one of {', '.join(ITERATES)}, got iterate={iterate!r}")
-    return iterate
+    return check_choice("iterate", iterate, ITERATES)
 
 
 def check_B(B):
@@ -119,9 +116,9 @@ def check_seed(seed):
     return int(seed)
 
 
-def check_t_offset(t_offset, *, allow_auto=True):
+def check_t_offset(t_offset):
     """The iteration offset: a finite real number >= 0 (as a float), or "auto"."""
-    if allow_auto and isinstance(t_offset, str) and t_offset == "auto":
+    if isinstance(t_offset, str) and t_offset == "auto":
         return t_offset
     if not _is_real(t_offset):
         raise TypeError(f"t_offset must be 'auto' or a real number >= 0, got {t_offset!r}")
@@ -129,6 +126,13 @@ def check_t_offset(t_offset, *, allow_auto=True):
     if not math.isfinite(t_offset) or t_offset < 0.0:
         raise ValueError(f"t_offset must be a finite number >= 0, got t_offset={t_offset!r}")
     return t_offset
+
+
+def check_bool(name, value):
+    """A Python or numpy bool, as a bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
 
 
 def check_choice(name, value, choices):

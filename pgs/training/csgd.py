@@ -35,21 +35,6 @@ _STATUS_MESSAGES = {
 }
 
 
-def default_T(n_samples):
-    """The default number of steps: 10 passes' worth of samples, 10 * n_samples."""
-    return 10 * n_samples
-
-
-# ------------------------------------------------------------------ validation
-
-def _check_eta0(eta0):
-    if isinstance(eta0, str):
-        if eta0 == "auto":
-            return eta0
-        raise ValueError(f"eta0 must be 'auto' or a number > 0, got eta0={eta0!r}")
-    return V.check_positive("eta0", eta0)
-
-
 def _check_switch(switch, n_samples):
     """The step m_switch where the 2-phase step size starts decaying as 1/t."""
     if isinstance(switch, str):
@@ -57,28 +42,6 @@ def _check_switch(switch, n_samples):
             return max(1, n_samples // 2)
         raise ValueError(f"switch must be 'half' or an integer >= 1, got switch={switch!r}")
     return V.check_count("switch", switch)
-
-
-def _check_iterate(iterate):
-    if not isinstance(iterate, str) or iterate not in CSGD_ITERATES:
-        raise ValueError(
-            f"iterate must be one of {', '.join(CSGD_ITERATES)}, got iterate={iterate!r}"
-        )
-    return iterate
-
-
-def _check_sampling(sampling):
-    if not isinstance(sampling, str) or sampling not in SAMPLINGS:
-        raise ValueError(
-            f"sampling must be one of {', '.join(SAMPLINGS)}, got sampling={sampling!r}"
-        )
-    return sampling
-
-
-def _check_bool(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
-    return bool(value)
 
 
 # ------------------------------------------------------------------ running
@@ -110,8 +73,7 @@ def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
 
 def _half_squared_loss(Xb, Y, W, icpt):
     """Mean over rows and outputs of (y - <w, x>)^2 / 2; W has shape (n_cols, K)."""
-    X = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape)
-    Z = np.asarray(X @ W[:-1]) + icpt * W[-1]
+    Z = np.asarray(Xb.matrix() @ W[:-1]) + icpt * W[-1]
     return 0.5 * float(np.mean((Y - Z) ** 2))
 
 
@@ -119,8 +81,7 @@ def _subsample(Xb, Y, n_rows, rng):
     """The CSR buffers and targets of `n_rows` rows drawn without replacement."""
     m = Xb.shape[0]
     rows = np.sort(rng.choice(m, size=n_rows, replace=False)) if n_rows < m else np.arange(m)
-    X = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape)[rows]
-    return as_csr_buffers(X), np.ascontiguousarray(Y[rows])
+    return as_csr_buffers(Xb.matrix()[rows]), np.ascontiguousarray(Y[rows])
 
 
 def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=False):
@@ -148,11 +109,8 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
     T_trial = 4 * n_sub
     # The switch keeps its place relative to the data size.
     switch_trial = max(1, int(round(switch * n_sub / m)))
-    sq_norms = np.asarray(
-        sp.csr_matrix((Xs.data, Xs.indices, Xs.indptr), shape=Xs.shape).multiply(
-            sp.csr_matrix((Xs.data, Xs.indices, Xs.indptr), shape=Xs.shape)
-        ).sum(axis=1)
-    ).reshape(-1)
+    Xs_matrix = Xs.matrix()
+    sq_norms = np.asarray(Xs_matrix.multiply(Xs_matrix).sum(axis=1)).reshape(-1)
     mean_sq = float(np.mean(sq_norms)) + icpt * icpt
     if not math.isfinite(mean_sq):
         # (1 / inf would start the search at eta0 = 0 and blame that step size)
@@ -188,24 +146,6 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
     return best, sorted(trials.items())
 
 
-def _prepare(X, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling):
-    """Shared validation of train_csgd and train_cadaline."""
-    sampling = _check_sampling(sampling)
-    T = V.check_count("T", T, allow_none=True)
-    eta0 = _check_eta0(eta0)
-    variant_id = check_variant(variant)
-    fit_intercept = _check_bool("fit_intercept", fit_intercept)
-    iterate = _check_iterate(iterate)
-    seed = V.check_seed(seed)
-    Xb = as_csr_buffers(X)
-    m = Xb.shape[0]
-    switch = _check_switch(switch, m)
-    if T is None:
-        T = default_T(m)
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq, sampling
-
-
 def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling="iid",
          fixed_rows=None, constant_step=False, name="CSGD"):
     """Validate, pick eta0, run; Y is the (m, K) float64 target matrix (a test/bench hook).
@@ -213,9 +153,18 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
     Returns (W, eta0_used, params, Xb) with W of shape (n_features + 1, K), the
     constant column's weights last.
     """
-    Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq, sampling = _prepare(
-        X, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling
-    )
+    sampling = V.check_choice("sampling", sampling, SAMPLINGS)
+    T = V.check_count("T", T, allow_none=True)
+    eta0 = V.check_auto_or_positive("eta0", eta0)
+    variant_id = check_variant(variant)
+    fit_intercept = V.check_bool("fit_intercept", fit_intercept)
+    iterate = V.check_choice("iterate", iterate, CSGD_ITERATES)
+    seed = V.check_seed(seed)
+    Xb = as_csr_buffers(X)
+    switch = _check_switch(switch, Xb.shape[0])
+    if T is None:
+        T = 10 * Xb.shape[0]                 # ten passes' worth of samples
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     permutation = sampling == "permutation"
     if Y.shape[0] != Xb.shape[0]:
         raise ValueError(f"X has {Xb.shape[0]} rows but y has {Y.shape[0]} entries")
@@ -309,11 +258,9 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     Mu, Ding, Zhou, Tao, "Constrained Stochastic Gradient Descent for Large-scale
     Least Squares Problem", KDD 2013, Algorithm 1 and section 4.2.
     """
-    T_ = V.check_count("T", T, allow_none=True)
-    Xb_shape = _rows_of(X)
-    y_kernel, _ = check_targets(y, Xb_shape, classification=False)
-    W, eta0_used, params, Xb = _fit(
-        X, y_kernel.reshape(-1, 1), T=T_, eta0=eta0, switch=switch, variant=variant,
+    y_kernel, _ = check_targets(y, _rows_of(X), classification=False)
+    W, eta0_used, params, _ = _fit(
+        X, y_kernel.reshape(-1, 1), T=T, eta0=eta0, switch=switch, variant=variant,
         fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed,
     )
     return CSGDModel(coef=W[:-1, 0].copy(), intercept=W[-1, 0] if fit_intercept else 0.0,
@@ -379,10 +326,9 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     ----------
     Mu, Ding, Zhou, Tao, KDD 2013, section 5.2 and Algorithm 2.
     """
-    T_ = V.check_count("T", T, allow_none=True)
     classes, Y = class_indicators(y, _rows_of(X))
     W, eta0_used, params, _ = _fit(
-        X, Y, T=T_, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
+        X, Y, T=T, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
         iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline",
     )
     intercept = W[-1].copy() if fit_intercept else np.zeros(W.shape[1])

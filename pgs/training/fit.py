@@ -148,8 +148,7 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
-    if not isinstance(keep_state, (bool, np.bool_)):
-        raise TypeError(f"keep_state must be a bool, got {keep_state!r}")
+    V.check_bool("keep_state", keep_state)
     n_jobs = V.check_count("n_jobs", n_jobs)
     merge_every = V.check_count("merge_every", merge_every, allow_none=True)
     if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
@@ -253,8 +252,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
     schedule = V.check_choice("schedule", schedule, D.SCHEDULES)
     eta0 = V.check_auto_or_positive("eta0", eta0)
     iterate = V.check_iterate(iterate)
-    if not isinstance(fit_intercept, (bool, np.bool_)):
-        raise TypeError(f"fit_intercept must be a bool, got {fit_intercept!r}")
+    fit_intercept = V.check_bool("fit_intercept", fit_intercept)
     intercept = V.check_choice("intercept", intercept, D.INTERCEPTS)
     intercept_scaling = V.check_auto_or_positive("intercept_scaling", intercept_scaling)
     seed = V.check_seed(seed)
@@ -264,7 +262,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         V.check_count("n_threads", n_threads)
         warnings.warn("n_threads has no effect (the mini-batch threads were removed) and "
                       "will be removed", DeprecationWarning, stacklevel=3)
-    t_offset = V.check_t_offset(t_offset, allow_auto=True)
+    t_offset = V.check_t_offset(t_offset)
 
     # Entries are checked by the kernel as it reads each row (see _margin).
     Xb = as_csr_buffers(X, check_entries=False)
@@ -322,7 +320,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
                                      icpt=icpt, epsilon=epsilon, weights=weights,
                                      sampling=sampling)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
-                  iterate=iterate, fit_intercept=bool(fit_intercept), intercept=intercept,
+                  iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
                   intercept_scaling=intercept_scaling, seed=None, epsilon=epsilon,
                   sampling=sampling, t_offset=t_offset)
     state = _check_warm_start(warm_start, params, n_features, iterate)
