@@ -13,18 +13,7 @@ from pgs.models import file_format
 
 
 def check_predict_X(X, n_features):
-    """X as a 2-D array or sparse matrix with `n_features` columns, for prediction.
-
-    Parameters
-    ----------
-    X : array_like or sparse matrix
-    n_features : int
-        Number of features the model was trained on.
-
-    Returns
-    -------
-    ndarray or sparse matrix
-    """
+    """X as a 2-D array or sparse matrix with the model's `n_features` columns."""
     if not sp.issparse(X):
         X = np.asarray(X)
         if X.ndim != 2:
@@ -178,17 +167,11 @@ class LinearModel:
 
     @classmethod
     def _check_saved(cls, params, attributes, classes):
-        """Check the fields of a file that this class needs (`pgs.load_model` calls it
-        before `_from_saved`): raise ValueError or TypeError naming a missing or bad one.
-
-        The base needs none; a subclass checks the params its methods read.
-        """
+        """Raise ValueError or TypeError naming a missing or bad field of a file that this
+        class needs (`pgs.load_model` calls it before `_from_saved`; the base needs none)."""
 
     @classmethod
     def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
-        """The model `pgs.load_model` rebuilds from a file's fields.
-
-        A subclass whose constructor takes other arguments overrides this.
-        """
+        """The model `pgs.load_model` rebuilds from a file's fields."""
         return cls(coef=coef, intercept=intercept, iteration=iteration, T=T,
                    classes=classes, params=params)

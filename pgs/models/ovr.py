@@ -72,7 +72,7 @@ class OneVsRestModel(LinearModel):
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return _proba(self.params.get("loss"), self.decision_function(X))
+        return class_probabilities(self, X)
 
 
 def model_from_estimator(estimator):
@@ -92,14 +92,12 @@ def model_from_estimator(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted: call fit first")
     first = models[0]
     classes = getattr(estimator, "classes_", None)
-    if classes is None:                                  # a regressor: one problem
+    if classes is None or (len(models) == 1 and first.params["loss"] != "squared"):
+        # A regressor, or one PGS problem whose -1/+1 are classes_[0]/classes_[1].
         return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,
-                     T=first.T, classes=None, params=first.params)
+                     T=first.T, classes=None if classes is None else np.asarray(classes),
+                     params=first.params)
     params = dict(first.params)
-    if len(models) == 1 and params["loss"] != "squared":
-        # One PGS problem whose -1/+1 are classes_[0]/classes_[1]: a pgs.Model.
-        return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,
-                     T=first.T, classes=np.asarray(classes), params=params)
     params["class_weight"] = getattr(estimator, "class_weight", None)
     return OneVsRestModel(coef=np.atleast_2d(estimator.coef_), intercept=estimator.intercept_,
                           iteration=first.iteration, T=first.T, classes=np.asarray(classes),
@@ -137,15 +135,10 @@ def class_probabilities(model, X):
     """
     if model.classes is None:
         raise ValueError("probabilities need a classifier; this model is a regressor")
-    return _proba(model.params.get("loss"), model.decision_function(X))
-
-
-def _proba(loss, scores):
-    """The estimator's probabilities from its margins (see `PGSClassifier.predict_proba`)."""
+    loss = model.params.get("loss")
     spec = LOSS_SPECS.get(loss)
     if spec is None or not spec.probabilistic:
         names = ", ".join(name for name, s in LOSS_SPECS.items() if s.probabilistic)
         raise ValueError(f"probabilities need a probabilistic loss ({names}); the model "
                          f"was trained with loss={loss!r}")
-    prob = spec.proba(scores)
-    return ovr_probabilities(prob)
+    return ovr_probabilities(spec.proba(model.decision_function(X)))

@@ -8,22 +8,10 @@ _INDEX = (np.int32, np.int64)
 
 
 class CSRBuffers:
-    """The three CSR arrays handed to the kernel, and the matrix's shape.
-
-    Attributes
-    ----------
-    data : ndarray of float32 or float64
-    indices : ndarray of int32 or int64
-    indptr : ndarray, same dtype as `indices`
-    shape : tuple of int
-    copied : bool
-        True when X had to be converted (so the kernel is not reading the
-        caller's own buffers).
-    entries_checked : bool
-        True when every column index and value was checked; False when only the
-        index pointer was (the PGS kernel checks each row it reads, see
-        `entry_problem`).
-    """
+    """The three CSR arrays handed to the kernel (float32/64 data, int32/64 indices and
+    indptr of one dtype) and the matrix's shape. `copied`: X had to be converted (the
+    kernel is not reading the caller's buffers); `entries_checked`: every column index and
+    value was checked, not only the index pointer (see `entry_problem`)."""
 
     def __init__(self, data, indices, indptr, shape, copied, entries_checked=True):
         self.data = data
@@ -80,30 +68,11 @@ def _contiguous(a):
 def as_csr_buffers(X, *, name="X", check_entries=True):
     """Return `X` as `CSRBuffers`, reading a CSR float32/64 matrix's buffers in place.
 
-    Parameters
-    ----------
-    X : array_like, scipy.sparse matrix/array or CSRBuffers, shape (n_samples, n_features)
-        Dense input and other sparse formats are converted once; CSR with
-        float32/float64 data and int32/int64 indices is used without a copy;
-        CSRBuffers (already validated) are returned as they are.
-    name : str
-        Name used in error messages.
-    check_entries : bool
-        Check every column index and value (one pass over X). False checks only
-        the index pointer, for callers whose kernel checks each row it reads
-        (the PGS solver: a full pass would cost as much as a cyclic epoch).
-
-    Returns
-    -------
-    CSRBuffers
-
-    Raises
-    ------
-    TypeError
-        For non-numeric or complex input.
-    ValueError
-        For non-2-D input, an empty shape, inconsistent CSR buffers, out-of-range
-        column indices or non-finite values.
+    Dense input and other sparse formats are converted once; CSRBuffers (already
+    validated) are returned as they are. ``check_entries=False`` checks only the index
+    pointer, for callers whose kernel checks each row it reads (the PGS solver: a full
+    pass would cost as much as a cyclic epoch). Raises TypeError for non-numeric or
+    complex input, ValueError for anything else wrong (`name` is the one the messages use).
     """
     if isinstance(X, CSRBuffers):
         if check_entries and not X.entries_checked:
@@ -168,12 +137,8 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
 
 
 def entry_problem(Xb, name="X"):
-    """The first bad entry of `Xb` (an out-of-range column index or a non-finite value)
-    as a message, or None if there is none.
-
-    Called after the kernel stopped on a non-finite margin, to tell bad input
-    apart from a numerical overflow.
-    """
+    """The first bad entry of `Xb` as a message, or None: after the kernel stopped on a
+    non-finite margin, it tells bad input apart from a numerical overflow."""
     if Xb.entries_checked:
         return None
     problem = check_csr(Xb.data, Xb.indices, Xb.indptr, Xb.shape[1])
@@ -202,29 +167,13 @@ def _two_class_signs(y, neg, pos):
 
 
 def check_targets(y, n_samples, *, classification, classes=None):
-    """Validate targets and bring them to float64 (classes mapped to -1 / +1).
+    """Validate targets; return (y_kernel, classes): float64 targets, and for classification
+    the two sorted labels, the smaller mapped to -1 and the larger to +1.
 
-    Parameters
-    ----------
-    y : array_like, shape (n_samples,)
-    n_samples : int
-        Rows of X; y must have as many entries.
-    classification : bool
-        When True, y must hold exactly two distinct values; the smaller is
-        mapped to -1 and the larger to +1.
-    classes : ndarray of shape (2,), optional
-        Known labels (those of a warm-started model): y may then hold only one of
-        them, as a batch of a stream can; ``classes[1]`` is mapped to +1.
-
-    Returns
-    -------
-    y_kernel : ndarray of float64
-        `y` itself if it already is what the kernel reads (C-contiguous float64, and
-        for classification exactly -1.0 / +1.0), else a new array. Neither is ever
-        written to (at RCV1 sizes the mapped copy took about 1 ms of the 3 ms a
-        train call costs before its first iteration).
-    classes : ndarray or None
-        The two original labels, sorted, for classification.
+    Known `classes` (a warm-started model's) let y hold only one of them, as a batch of a
+    stream can. y_kernel is `y` itself when it already is what the kernel reads
+    (C-contiguous float64, for classification exactly -1.0 / +1.0): neither is ever
+    written to, and at RCV1 sizes the mapped copy took 1 ms of a train call's 3 ms set-up.
     """
     y = np.asarray(y)
     if y.ndim != 1:
@@ -238,25 +187,20 @@ def check_targets(y, n_samples, *, classification, classes=None):
         lo, hi = y.min(), y.max()
         if y.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
             raise ValueError("y contains NaN or infinity")
-        if classes is not None:
-            signs, n_other = _two_class_signs(y, classes[0], classes[1])
-            if n_other:
-                raise ValueError(f"y holds labels other than the known classes {classes}")
-            return signs, classes
-        if lo != hi:
+        if classes is None and lo != hi:
             if lo == -1.0 and hi == 1.0 and y.dtype == np.float64 and y.flags.c_contiguous:
                 if np.count_nonzero(y == 1.0) + np.count_nonzero(y == -1.0) == y.shape[0]:
                     return y, np.array([lo, hi], dtype=y.dtype)
             signs, n_other = _two_class_signs(y, lo, hi)
             if n_other == 0:
                 return signs, np.array([lo, hi], dtype=y.dtype)
-    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+    elif y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
     if classification and classes is not None:
-        pos = y == classes[1]
-        if np.count_nonzero(pos) + np.count_nonzero(y == classes[0]) != y.shape[0]:
+        signs, n_other = _two_class_signs(y, classes[0], classes[1])
+        if n_other:
             raise ValueError(f"y holds labels other than the known classes {classes}")
-        return _plus_minus(pos), classes
+        return signs, classes
     if classification:
         # np.unique without return_inverse: the inverse would be an int64 array of
         # n_samples on top of y_kernel's own (memory counts at RCV1 sizes).

@@ -150,9 +150,7 @@ def auto_eta0(spec, epsilon, sigma, stats, extra):
     tolerates a larger one (Bach & Moulines 2013). The cap keeps :math:`1 - \sigma
     \eta_t > 0`.
     """
-    lip = spec.dloss_lipschitz
-    if callable(lip):
-        lip = lip(epsilon)
+    lip = spec.lipschitz(epsilon)
     if lip is None or not lip > 0.0:
         lip = 1.0
     r2 = _mean(stats["sq_q"], stats["rows"]) + extra

@@ -125,51 +125,19 @@ class LossSpec:
         return self.default_epsilon is not None
 
     def max_dloss(self, epsilon):
-        r"""The bound on :math:`|\ell'|` over all z and y for this `epsilon` (None: unbounded).
-
-        Parameters
-        ----------
-        epsilon : float
-            The loss's shape parameter (ignored by losses without one).
-
-        Returns
-        -------
-        float or None
-        """
+        r"""The bound on :math:`|\ell'|` over all z and y for this `epsilon` (None: unbounded)."""
         return _evaluate(self.dloss_bound, epsilon)
 
     def lipschitz(self, epsilon):
-        r"""The Lipschitz constant of :math:`\ell'` for this `epsilon` (None: not smooth).
-
-        Parameters
-        ----------
-        epsilon : float
-            The loss's shape parameter (ignored by losses without one).
-
-        Returns
-        -------
-        float or None
-        """
+        r"""The Lipschitz constant of :math:`\ell'` for this `epsilon` (None: not smooth)."""
         return _evaluate(self.dloss_lipschitz, epsilon)
 
     def dloss_bound_on(self, radius, y_max, epsilon):
         r"""A bound on :math:`|\ell'(z, y)|` over :math:`|z| \le` `radius`, :math:`|y| \le` `y_max`.
 
         The global bound when there is one; else (smooth, :math:`\ell'(y, y) = 0`)
-        :math:`|\ell'(z, y)| \le L |z - y| \le L (\text{radius} + \text{y\_max})`.
-
-        Parameters
-        ----------
-        radius : float or None
-            Bound on the margins; only read when the derivative is unbounded.
-        y_max : float
-            Bound on the targets' absolute values.
-        epsilon : float
-            The loss's shape parameter.
-
-        Returns
-        -------
-        float
+        :math:`|\ell'(z, y)| \le L |z - y| \le L (\text{radius} + \text{y\_max})`
+        (`radius` is only read then).
         """
         bound = self.max_dloss(epsilon)
         if bound is not None:
@@ -225,22 +193,7 @@ if [spec.id for spec in LOSSES] != list(range(len(LOSSES))):
 
 
 def loss_spec(name):
-    """The `LossSpec` of the loss called `name`.
-
-    Parameters
-    ----------
-    name : str
-        A name in `LOSS_NAMES`.
-
-    Returns
-    -------
-    LossSpec
-
-    Raises
-    ------
-    ValueError
-        When `name` is not a loss.
-    """
+    """The `LossSpec` of the loss called `name` (a ValueError if there is none)."""
     try:
         return LOSS_SPECS[name]
     except (KeyError, TypeError):
@@ -248,17 +201,7 @@ def loss_spec(name):
 
 
 def loss_names(task=None):
-    """The loss names, in id order, optionally of one task only.
-
-    Parameters
-    ----------
-    task : {"classification", "regression"} or None
-        None: all losses.
-
-    Returns
-    -------
-    tuple of str
-    """
+    """The loss names, in id order, of one task ("classification", "regression") or all."""
     if task is not None and task not in TASKS:
         raise ValueError(f"task must be one of {TASKS} or None, got {task!r}")
     return tuple(spec.name for spec in LOSSES if task is None or spec.task == task)
@@ -267,16 +210,8 @@ def loss_names(task=None):
 def ovr_probabilities(prob):
     """Rows of class probabilities from P(+1) of each one-vs-rest problem.
 
-    One problem (two classes): columns ``1 - P, P``. Several: each row normalised to sum
-    to 1; a row where every problem says 0 is uniform.
-
-    Parameters
-    ----------
-    prob : ndarray of shape (n_samples,) or (n_samples, n_problems)
-
-    Returns
-    -------
-    ndarray of shape (n_samples, n_classes)
+    One problem (`prob` 1-D, two classes): columns ``1 - P, P``. Several (one column
+    each): each row normalised to sum to 1; a row where every problem says 0 is uniform.
     """
     if prob.ndim == 1:
         return np.column_stack([1.0 - prob, prob])
