@@ -47,6 +47,7 @@ import zlib
 import numpy as np
 
 from pgs._version import __version__
+from pgs.rules.validation import is_int, is_real
 
 FORMAT_NAME = "pgs-model"
 #: The newest format version this pgs reads and writes.
@@ -61,15 +62,8 @@ MODEL_KINDS = {}
 
 
 def register_kind(kind, cls):
-    """Make `load_model` return instances of `cls` for files of kind `kind`.
-
-    Parameters
-    ----------
-    kind : str
-        The name written in the file header.
-    cls : type
-        A subclass of `pgs.models.base.LinearModel` (it provides ``_from_saved``).
-    """
+    """Make `load_model` return instances of `cls` (a `pgs.models.base.LinearModel`) for
+    files whose header names `kind`."""
     if not isinstance(kind, str) or not kind:
         raise TypeError(f"kind must be a non-empty str, got kind={kind!r}")
     other = MODEL_KINDS.get(kind)
@@ -260,7 +254,7 @@ def _load_archive(zf, name):
         raise _Damaged(f"{name} is not a pgs model file (format {header.get('format')!r})"
                        if isinstance(header, dict) else f"{name} is not a pgs model file")
     version = header.get("format_version")
-    if not _is_int(version) or version < 1 or version > FORMAT_VERSION:
+    if not is_int(version) or version < 1 or version > FORMAT_VERSION:
         raise _Damaged(
             f"{name} uses model format version {version!r} (written by pgs "
             f"{header.get('pgs_version')}), but this pgs {__version__} reads versions 1 to "
@@ -332,14 +326,6 @@ _CLASSES_DTYPE_KINDS = {"number": "biuf", "string": "U", "bytes": "S"}
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
-def _is_int(x):
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _is_number(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _check_header(header, name):
     """The header's fields, typed and checked (a _Damaged error naming a bad one)."""
 
@@ -351,7 +337,7 @@ def _check_header(header, name):
     fields = {}
     for field in ("n_features", "iteration", "T"):
         value = header.get(field)
-        if not _is_int(value) or value < 0 or value > 2**62:
+        if not is_int(value) or value < 0 or value > 2**62:
             bad(field, "an integer >= 0")
         fields[field] = value
     if fields["n_features"] < 1:
@@ -360,7 +346,7 @@ def _check_header(header, name):
         bad("iteration", f"an integer <= T={fields['T']}")
     intercept = _from_json_value(header.get("intercept"))
     numbers = intercept if isinstance(intercept, list) else [intercept]
-    if not all(_is_number(v) and abs(v) <= _MAX_FLOAT for v in numbers):
+    if not all(is_real(v) and abs(v) <= _MAX_FLOAT for v in numbers):
         bad("intercept", "a finite number or a list of finite numbers")
     fields["intercept"] = ([float(v) for v in intercept] if isinstance(intercept, list)
                            else float(intercept))

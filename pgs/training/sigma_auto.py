@@ -55,7 +55,7 @@ def check_sigma(sigma):
 
 def check_validation_fraction(fraction):
     """Validate `validation_fraction`: a float in (0, 1)."""
-    if not V._is_real(fraction) or not 0.0 < float(fraction) < 1.0:
+    if not V.is_real(fraction) or not 0.0 < float(fraction) < 1.0:
         raise ValueError(f"validation_fraction must be a float in (0, 1), "
                          f"got validation_fraction={fraction!r}")
     return float(fraction)
