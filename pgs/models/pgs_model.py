@@ -4,6 +4,7 @@ import numpy as np
 
 from pgs._core import mean_loss
 from pgs.models.base import LinearModel, saved_field
+from pgs.rules.data import two_class_signs
 from pgs.rules.defaults import INTERCEPTS, LEGACY_PARAMS, SCHEDULES
 from pgs.rules.losses import LOSS_NAMES
 
@@ -100,11 +101,9 @@ class Model(LinearModel):
         if y.shape != z.shape:
             raise ValueError(f"y has shape {y.shape}, expected {z.shape}")
         if self.classes is not None:
-            pos = y == self.classes[1]
-            neg = y == self.classes[0]
-            if not np.all(pos | neg):
+            y_num, n_other = two_class_signs(y, self.classes[0], self.classes[1])
+            if n_other:
                 raise ValueError(f"y holds labels other than the model's classes {self.classes}")
-            y_num = np.where(pos, 1.0, -1.0)
         else:
             y_num = np.asarray(y, dtype=np.float64)
         w = self.full_weights()

@@ -21,10 +21,6 @@ class CSRBuffers:
         self.copied = copied
         self.entries_checked = entries_checked
 
-    @property
-    def nnz(self):
-        return int(self.indptr[-1] - self.indptr[0])
-
     def matrix(self):
         """The buffers as a scipy CSR matrix (no copy)."""
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
@@ -59,10 +55,6 @@ def check_csr(data, indices, indptr, n_features, entries=True):
                 return f"column index {cols[j]} is outside [0, {n_features})"
             return f"X contains a non-finite value ({values[j]})"
     return None
-
-
-def _contiguous(a):
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
 def as_csr_buffers(X, *, name="X", check_entries=True):
@@ -123,7 +115,7 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     for part, arr in (("data", data), ("indices", indices), ("indptr", indptr)):
         if arr.ndim != 1:
             raise ValueError(f"{name}.{part} must be 1-D, got shape {arr.shape}")
-    data, indices, indptr = _contiguous(data), _contiguous(indices), _contiguous(indptr)
+    data, indices, indptr = (np.ascontiguousarray(a) for a in (data, indices, indptr))
     if indptr.shape[0] and indptr[0] > 0:
         raise ValueError(f"{name}.indptr must start at 0, got indptr[0]={indptr[0]}")
     if indptr.shape[0] != shape[0] + 1:
@@ -160,10 +152,20 @@ def _plus_minus(pos):
     return out
 
 
-def _two_class_signs(y, neg, pos):
+def two_class_signs(y, neg, pos):
     """(+1 where y == pos else -1, as float64; how many labels are neither neg nor pos)."""
     is_pos = y == pos
     return _plus_minus(is_pos), y.shape[0] - np.count_nonzero(is_pos) - np.count_nonzero(y == neg)
+
+
+def check_y_shape(y, n_samples):
+    """`y` as an array, checked to be 1-D with one entry per row of X."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} entries")
+    return y
 
 
 def check_targets(y, n_samples, *, classification, classes=None):
@@ -175,11 +177,7 @@ def check_targets(y, n_samples, *, classification, classes=None):
     (C-contiguous float64, for classification exactly -1.0 / +1.0): neither is ever
     written to, and at RCV1 sizes the mapped copy took 1 ms of a train call's 3 ms set-up.
     """
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if y.shape[0] != n_samples:
-        raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} entries")
+    y = check_y_shape(y, n_samples)
     if classification and y.dtype.kind in "biuf" and y.shape[0] > 0:
         # Numbers: min and max find the two classes in O(n) (np.unique sorts: at
         # 781k rows 1.5 ms of a 6 ms fixed cost per call), and they are finite only
@@ -191,13 +189,13 @@ def check_targets(y, n_samples, *, classification, classes=None):
             if lo == -1.0 and hi == 1.0 and y.dtype == np.float64 and y.flags.c_contiguous:
                 if np.count_nonzero(y == 1.0) + np.count_nonzero(y == -1.0) == y.shape[0]:
                     return y, np.array([lo, hi], dtype=y.dtype)
-            signs, n_other = _two_class_signs(y, lo, hi)
+            signs, n_other = two_class_signs(y, lo, hi)
             if n_other == 0:
                 return signs, np.array([lo, hi], dtype=y.dtype)
     elif y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
     if classification and classes is not None:
-        signs, n_other = _two_class_signs(y, classes[0], classes[1])
+        signs, n_other = two_class_signs(y, classes[0], classes[1])
         if n_other:
             raise ValueError(f"y holds labels other than the known classes {classes}")
         return signs, classes

@@ -9,13 +9,12 @@ wraps the result in a model.
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
 from pgs._csgd import VARIANT_NAMES, CSGDSolver
 from pgs.engine.chunks import run_chunked
 from pgs.models.csgd_model import CAdalineModel, CSGDModel, check_variant
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, check_targets
+from pgs.rules.data import as_csr_buffers, check_targets, check_y_shape
 
 #: The iterates `train_csgd` can return.
 CSGD_ITERATES = ("last", "average")
@@ -27,13 +26,6 @@ AUTO_SUBSAMPLE = 1000
 AUTO_FACTOR = 2.0
 #: Most step sizes eta0="auto" tries.
 AUTO_MAX_TRIALS = 16
-
-_STATUS_MESSAGES = {
-    1: "{name} diverged at step {t}: a prediction became infinite or NaN; eta0={eta0!r} is "
-    "too large for this data (use a smaller eta0, or eta0='auto')",
-    2: "fixed_rows holds a row index outside [0, n_samples)",
-}
-
 
 def _check_switch(switch, n_samples):
     """The step m_switch where the 2-phase step size starts decaying as 1/t."""
@@ -58,11 +50,12 @@ def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
     def advance(t_end):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, y, fixed_rows)
         if status == 2:
-            raise ValueError(_STATUS_MESSAGES[2])
+            raise ValueError("fixed_rows holds a row index outside [0, n_samples)")
         if status != 0:
             raise FloatingPointError(
-                _STATUS_MESSAGES[1].format(name=name, t=solver.t + 1, eta0=eta0)
-            )
+                f"{name} diverged at step {solver.t + 1}: a prediction became infinite or "
+                f"NaN; eta0={eta0!r} is too large for this data (use a smaller eta0, or "
+                "eta0='auto')")
 
     # In chunks, so that Ctrl-C stops a long run (a chunked run is bit-identical); a
     # step reads a row and updates K outputs.
@@ -77,13 +70,6 @@ def _half_squared_loss(Xb, Y, W, icpt):
     return 0.5 * float(np.mean((Y - Z) ** 2))
 
 
-def _subsample(Xb, Y, n_rows, rng):
-    """The CSR buffers and targets of `n_rows` rows drawn without replacement."""
-    m = Xb.shape[0]
-    rows = np.sort(rng.choice(m, size=n_rows, replace=False)) if n_rows < m else np.arange(m)
-    return as_csr_buffers(Xb.matrix()[rows]), np.ascontiguousarray(Y[rows])
-
-
 def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=False):
     """Pick eta0 by short trial runs on a subsample (after Bottou's sgd, `determineEta0`).
 
@@ -91,18 +77,15 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
     included), runs the requested variant for four passes over a subsample of at most
     `AUTO_SUBSAMPLE` rows with the same row sequence for every candidate, and moves by
     factors of `AUTO_FACTOR` in the direction that lowers the subsample's least-squares
-    loss, until it rises again.  A run that diverges counts as an infinite loss.
-
-    Returns
-    -------
-    eta0 : float
-    trials : list of (eta0, loss)
+    loss, until it rises again. A run that diverges counts as an infinite loss. Returns
+    (eta0, the sorted list of (eta0, loss) tried).
     """
     m = Xb.shape[0]
     children = seq.spawn(2)
     rng = np.random.default_rng(children[0])
     n_sub = min(m, AUTO_SUBSAMPLE)
-    Xs, Ys = _subsample(Xb, Y, n_sub, rng)
+    rows = np.sort(rng.choice(m, size=n_sub, replace=False)) if n_sub < m else np.arange(m)
+    Xs, Ys = as_csr_buffers(Xb.matrix()[rows]), np.ascontiguousarray(Y[rows])
     rng_state = children[1].generate_state(4, dtype=np.uint64)
     # Four passes: shorter trials favour step sizes that are too small for a long run
     # (measured on the paper's d = n = 5000 set-up and on NCSGD, bench/bench_csgd.py).
@@ -258,32 +241,19 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     Mu, Ding, Zhou, Tao, "Constrained Stochastic Gradient Descent for Large-scale
     Least Squares Problem", KDD 2013, Algorithm 1 and section 4.2.
     """
-    y_kernel, _ = check_targets(y, _rows_of(X), classification=False)
+    Xb = as_csr_buffers(X)
+    y_kernel, _ = check_targets(y, Xb.shape[0], classification=False)
     W, eta0_used, params, _ = _fit(
-        X, y_kernel.reshape(-1, 1), T=T, eta0=eta0, switch=switch, variant=variant,
+        Xb, y_kernel.reshape(-1, 1), T=T, eta0=eta0, switch=switch, variant=variant,
         fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed,
     )
     return CSGDModel(coef=W[:-1, 0].copy(), intercept=W[-1, 0] if fit_intercept else 0.0,
                      T=params["T"], eta0_=eta0_used, params=params)
 
 
-def _rows_of(X):
-    """Number of rows of X, validated lightly (as_csr_buffers does the rest)."""
-    if sp.issparse(X):
-        return X.shape[0]
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array or sparse matrix, got shape {X.shape}")
-    return X.shape[0]
-
-
 def class_indicators(y, n_samples):
     """Validate class labels; return (classes, Y) with Y the (m, n_classes) 0/1 targets."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if y.shape[0] != n_samples:
-        raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} entries")
+    y = check_y_shape(y, n_samples)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
     try:
@@ -326,9 +296,10 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     ----------
     Mu, Ding, Zhou, Tao, KDD 2013, section 5.2 and Algorithm 2.
     """
-    classes, Y = class_indicators(y, _rows_of(X))
+    Xb = as_csr_buffers(X)
+    classes, Y = class_indicators(y, Xb.shape[0])
     W, eta0_used, params, _ = _fit(
-        X, Y, T=T, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
+        Xb, Y, T=T, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
         iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline",
     )
     intercept = W[-1].copy() if fit_intercept else np.zeros(W.shape[1])
