@@ -127,15 +127,8 @@ def _classes_array(classes):
 
 
 def save_model(model, path):
-    """Write `model` to `path` in the format described in this module's docstring.
-
-    Parameters
-    ----------
-    model : pgs.Model or another pgs model (a registered kind)
-    path : str or path-like or binary file object
-        Written as given (no ``.npz`` suffix is added).
-    """
-
+    """Write `model` (of a registered kind) to `path`, as given (no ``.npz`` suffix added),
+    in the format described in this module's docstring."""
     kind = getattr(model, "_kind", None)
     if kind not in MODEL_KINDS:
         raise TypeError(f"model must be a pgs model of a registered kind, got "
@@ -240,7 +233,6 @@ def _load(fh, name):
 
 def _load_archive(zf, name):
     """The model in an open zip archive (see the module docstring for the layout)."""
-
     members = {info.filename: info for info in zf.infolist()}
     if "header.npy" not in members or "coef.npy" not in members:
         raise _Damaged(f"{name} is not a pgs model file (no header/coef arrays)")
@@ -328,7 +320,6 @@ _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 def _check_header(header, name):
     """The header's fields, typed and checked (a _Damaged error naming a bad one)."""
-
     def bad(field, expected):
         value = header.get(field, "<missing>")
         raise _Damaged(f"{name} is damaged: header field {field!r} must be {expected}, "

@@ -76,17 +76,8 @@ class OneVsRestModel(LinearModel):
 
 
 def model_from_estimator(estimator):
-    """The fitted `estimator` as a model that saves to the pgs model format.
-
-    Parameters
-    ----------
-    estimator : fitted PGSClassifier or PGSRegressor
-
-    Returns
-    -------
-    pgs.Model or OneVsRestModel
-        Predicts as `estimator` does (bit for bit: same weights, same rule).
-    """
+    """A fitted `PGSClassifier` or `PGSRegressor` as a `pgs.Model` or `OneVsRestModel` that
+    predicts as it does (bit for bit: same weights, same rule)."""
     models = getattr(estimator, "_models", None)
     if not models:
         raise ValueError(f"{type(estimator).__name__} is not fitted: call fit first")
@@ -105,34 +96,14 @@ def model_from_estimator(estimator):
 
 
 def save_estimator(estimator, path):
-    """Save a fitted `PGSClassifier` or `PGSRegressor` in the pgs model format (no pickle).
-
-    `pgs.load_model` reads it back as the model `model_from_estimator` returns.
-
-    Parameters
-    ----------
-    estimator : fitted PGSClassifier or PGSRegressor
-    path : str, path-like or binary file object
-        Written atomically (an existing file is replaced only once the new one is
-        complete).
-    """
+    """Save a fitted `PGSClassifier` or `PGSRegressor` in the pgs model format (no pickle),
+    atomically; `pgs.load_model` reads it back as `model_from_estimator`'s model."""
     model_from_estimator(estimator).save(path)
 
 
 def class_probabilities(model, X):
-    """Class probabilities of a classifier model of a probabilistic loss.
-
-    Parameters
-    ----------
-    model : pgs.Model or OneVsRestModel
-        A classifier trained with "logistic" or "modified_huber".
-    X : array_like or sparse matrix, shape (n_samples, n_features)
-
-    Returns
-    -------
-    ndarray of shape (n_samples, n_classes)
-        Columns in the order of ``model.classes``.
-    """
+    """Class probabilities (columns in the order of ``model.classes``) of a `pgs.Model` or
+    `OneVsRestModel` classifier trained with a probabilistic loss."""
     if model.classes is None:
         raise ValueError("probabilities need a classifier; this model is a regressor")
     loss = model.params.get("loss")

@@ -66,12 +66,9 @@ ETA0_FACTOR = 2.0
 
 
 def auto_sampling(sample_weight):
-    """"auto" sampling: "iid" with weights, else "permutation".
-
-    Weighted rows are drawn by weight (importance sampling, each gradient scaled by the
-    mean weight); a permutation would scale each row's gradient by its own weight,
-    whose spread can be huge. Unweighted rows: a fresh permutation every pass.
-    """
+    """"auto" sampling: "iid" with weights (drawn by weight, each gradient scaled by the
+    mean weight; a permutation would scale each by its own, whose spread can be huge),
+    else a fresh permutation every pass."""
     return "iid" if sample_weight is not None else "permutation"
 
 
@@ -101,14 +98,10 @@ def row_sq_norms(Xb, q=2.0):
 
 
 def row_stats(Xb, q=2.0, norms=None):
-    """What the "auto" rules read of X, computed once per X.
-
-    Returns ``{"rows", "sq", "sq_q", "max_q"}``: the number of rows, the sums over rows
-    of ``||x_i||_2^2`` and ``||x_i||_q^2``, rounded once (math.fsum), so that they do not
-    depend on how X is split (`pgs.dask` passes its chunks' `row_sq_norms` as `norms`),
-    and ``max_i ||x_i||_q`` (NaN if X holds a NaN). The one scan of X before training:
-    cached on `Xb`, so the one-vs-rest problems and the sigma grid share it.
-    """
+    """What the "auto" rules read of X: ``{"rows", "sq", "sq_q", "max_q"}``, the number of
+    rows, the sums of ``||x_i||_2^2`` and ``||x_i||_q^2`` rounded once (math.fsum: the same
+    however X is split; `pgs.dask` passes its chunks' `row_sq_norms` as `norms`), and
+    ``max_i ||x_i||_q`` (NaN if X holds a NaN). Cached on `Xb`: one scan of X for all."""
     cache = Xb.__dict__.setdefault("_row_stats", {})
     if q not in cache:
         sq, sq_q = row_sq_norms(Xb, q) if norms is None else norms

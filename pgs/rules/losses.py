@@ -56,19 +56,15 @@ class LossSpec:
         function of ``y z``; "regression": real targets.
     dloss_bound : float, callable or None
         :math:`\sup_{z, y} |\ell'(z, y)|` (a number, or a function of epsilon), or None
-        when the derivative is unbounded. A loss with an unbounded derivative must be
-        smooth and have :math:`\ell'(y, y) = 0`, so that on the domain
-        :math:`|z| \le R` its derivative is at most :math:`L (R + \max |y|)`
-        (`dloss_bound_on`).
+        when unbounded; the loss must then be smooth with :math:`\ell'(y, y) = 0`, so that
+        on :math:`|z| \le R` it is at most :math:`L (R + \max |y|)` (`dloss_bound_on`).
     dloss_lipschitz : float, callable or None
-        Lipschitz constant L of :math:`z \mapsto \ell'(z, y)` (a number, or a function of
-        epsilon), or None when the loss is not smooth (a kink: hinge, absolute, ...).
+        Lipschitz constant L of :math:`z \mapsto \ell'(z, y)` (or a function of epsilon);
+        None when the loss has a kink (hinge, absolute, ...).
     auto_radius : bool
-        ``B=None`` means ``B="auto"`` (DESIGN.md 2): the domain radius that contains the
-        optimum. Every loss with an unbounded derivative needs it.
+        ``B=None`` means ``B="auto"`` (DESIGN.md 2), as every unbounded derivative needs.
     proba : callable or None
-        Maps margins to P(y = +1) (an array function); None when the loss has no
-        probability estimates (`PGSClassifier.predict_proba` is then unavailable).
+        Maps margins to P(y = +1); None: no ``predict_proba``.
     default_epsilon : float or None
         Default of the shape parameter ``epsilon``; None when the loss has none (it then
         ignores epsilon, which defaults to 0).

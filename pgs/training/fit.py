@@ -168,16 +168,13 @@ LOCKSTEP_ROWS = 256
 
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
               per_problem=None, **kwargs):
-    """`fit` for several target vectors over the same X, e.g. one-vs-rest problems.
+    """`fit` for several target vectors over the same X (one-vs-rest problems, a sigma grid).
 
-    Problem ``i`` is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
-    **per_problem[i], ...)`` and gives exactly its model, bit for bit (`per_problem`:
-    optional dicts of the arguments that differ, e.g. `pgs.training.sigma_auto`'s sigma grid).
-    The problems share the seed, so they draw the same rows, and running them in
-    lock-step (`pgs.engine.solver.run_lockstep`: each in turn takes the next `LOCKSTEP_ROWS`
-    rows) fetches each row from memory once for them all.
-    `n_jobs` threads take contiguous groups of problems (the kernel drops the GIL); a
-    single problem is instead split by rows between them (`pgs.train`'s ``n_jobs``).
+    Problem ``i`` is exactly ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
+    **per_problem[i], ...)``, bit for bit. Sharing the seed, the problems draw the same
+    rows, so running them in lock-step (`run_lockstep`: each takes `LOCKSTEP_ROWS` rows in
+    turn) fetches each row once for all. `n_jobs` threads take contiguous groups of
+    problems; a single problem is instead split by rows between them.
     """
     if V.check_seed(seed) is None:
         # One fresh seed for all (not one each: they would draw different rows).
