@@ -1,16 +1,10 @@
 """Fitted estimators as plain pgs models, so that they are saved without pickle.
 
-`model_from_estimator` turns a fitted `PGSClassifier` or `PGSRegressor` into a model
-that `pgs.models.file_format` saves and `pgs.load_model` reads back, predicting exactly as the
-estimator did:
-
-- a regressor, and a binary classifier of a PGS loss, are one PGS problem: their
-  `pgs.Model` (kind "pgs", with the estimator's original labels as `classes`);
-- a multiclass classifier (one-vs-rest), and the "squared" (C-Adaline) classifier, are
-  a `OneVsRestModel` (kind "ovr"): one row of weights per problem and the labels.
-
-`class_probabilities` gives the probabilities of either kind, as the estimator's
-``predict_proba`` does. This module does not import scikit-learn.
+`model_from_estimator` turns a fitted `PGSClassifier` or `PGSRegressor` into a model that
+predicts exactly as the estimator did: a regressor or a binary classifier of a PGS loss is
+one `pgs.Model` (the estimator's labels as `classes`); a multiclass (one-vs-rest) or
+"squared" (C-Adaline) classifier is a `OneVsRestModel` (kind "ovr"). `class_probabilities`
+gives either's probabilities, as ``predict_proba`` does. No scikit-learn import here.
 """
 
 import numpy as np

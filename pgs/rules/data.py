@@ -128,13 +128,13 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     return CSRBuffers(data, indices, indptr, shape, copied, check_entries)
 
 
-def entry_problem(Xb, name="X"):
+def entry_problem(Xb):
     """The first bad entry of `Xb` as a message, or None: after the kernel stopped on a
     non-finite margin, it tells bad input apart from a numerical overflow."""
     if Xb.entries_checked:
         return None
     problem = check_csr(Xb.data, Xb.indices, Xb.indptr, Xb.shape[1])
-    return None if problem is None else f"{name}: {problem}"
+    return None if problem is None else f"X: {problem}"
 
 
 def _check_numeric_dtype(dtype, name):

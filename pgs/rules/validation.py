@@ -46,10 +46,8 @@ def check_p(p):
     return p
 
 
-def check_positive(name, value, *, allow_none=False):
-    """A finite real number > 0 (or None when allowed)."""
-    if value is None and allow_none:
-        return None
+def check_positive(name, value):
+    """A finite real number > 0."""
     if not is_real(value):
         raise TypeError(f"{name} must be a positive real number, got {value!r}")
     value = float(value)

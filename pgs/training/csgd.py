@@ -39,12 +39,11 @@ def _check_switch(switch, n_samples):
 # ------------------------------------------------------------------ running
 
 def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
-           fixed_rows=None, constant_step=False, permutation=False, name="CSGD"):
+           fixed_rows=None, permutation=False, name="CSGD"):
     """Run the kernel for T steps; return the selected weights, shape (n_cols, K)."""
-    n_features = Xb.shape[1]
     K = Y.shape[1]
-    solver = CSGDSolver(n_features, K, variant_id, eta0, switch, icpt, average, rng_state,
-                        constant_step, permutation)
+    solver = CSGDSolver(Xb.shape[1], K, variant_id, eta0, switch, icpt, average, rng_state,
+                        permutation=permutation)
     y = Y.reshape(-1)
 
     def advance(t_end):
@@ -130,7 +129,7 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
 
 
 def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling="iid",
-         fixed_rows=None, constant_step=False, name="CSGD"):
+         fixed_rows=None, name="CSGD"):
     """Validate, pick eta0, run; Y is the (m, K) float64 target matrix (a test/bench hook).
 
     Returns (W, eta0_used, params, Xb) with W of shape (n_features + 1, K), the
@@ -166,7 +165,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
     rng_state = seq.generate_state(4, dtype=np.uint64)
     W = _solve(Xb, Y, variant_id=variant_id, eta0=eta0_used, switch=switch, icpt=icpt,
                average=average, rng_state=rng_state, T=T, fixed_rows=fixed_rows,
-               constant_step=constant_step, permutation=permutation, name=name)
+               permutation=permutation, name=name)
     params = dict(T=T, eta0=eta0, switch=switch, variant=VARIANT_NAMES[variant_id],
                   fit_intercept=fit_intercept, iterate=iterate, sampling=sampling,
                   seed=seq.entropy)
