@@ -12,17 +12,6 @@ import scipy.sparse as sp
 from pgs.models import file_format
 
 
-def check_predict_X(X, n_features):
-    """X as a 2-D array or sparse matrix with the model's `n_features` columns."""
-    if not sp.issparse(X):
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}")
-    if X.shape[1] != n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but the model was trained on {n_features}")
-    return X
-
-
 def saved_field(fields, key, where="params"):
     """fields[key], or a ValueError saying the file's `where` lacks it."""
     if key not in fields:
@@ -94,7 +83,13 @@ class LinearModel:
         -------
         ndarray of shape (n_samples,), or (n_samples, n_outputs) when `coef` is 2-D
         """
-        X = check_predict_X(X, self.n_features)
+        if not sp.issparse(X):
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X has {X.shape[1]} features, but the model was trained on "
+                             f"{self.n_features}")
         if self.coef.ndim == 1:
             return np.asarray(X @ self.coef, dtype=np.float64).reshape(-1) + self.intercept
         return np.asarray(X @ self.coef.T, dtype=np.float64) + self.intercept

@@ -4,6 +4,7 @@ import numpy as np
 
 from pgs._core import mean_loss
 from pgs.models.base import LinearModel, saved_field
+from pgs.rules import validation as V
 from pgs.rules.data import two_class_signs
 from pgs.rules.defaults import INTERCEPTS, LEGACY_PARAMS, SCHEDULES
 from pgs.rules.losses import LOSS_NAMES
@@ -46,8 +47,6 @@ class Model(LinearModel):
 
     @classmethod
     def _check_saved(cls, params, attributes, classes):
-        from pgs.rules import validation as V
-
         loss = saved_field(params, "loss")
         V.check_loss(loss)
         if (classes is not None) != (loss in V.CLASSIFICATION_LOSSES):

@@ -1,12 +1,9 @@
 """The loss table: every built-in loss declared once, read by every Python layer.
 
 A loss is a function :math:`\\ell(z, y)` of the margin ``z = <w, x>`` and the target ``y``,
-compiled as an inline ``loss`` / ``dloss`` pair in pgs/_losses.pxd. Everything the Python
-side needs to know about it is one row of `LOSSES` here: its name and integer id (the
-``LossId`` enum of pgs/_losses.pxd), whether it classifies or regresses, how smooth it is,
-whether its derivative is bounded, whether its margins map to probabilities, and its
-shape parameter ``epsilon``. Validation (`pgs.rules.validation`), `pgs.train`, the
-scikit-learn estimators and the command line all read this table, so adding a loss is
+compiled as an inline ``loss`` / ``dloss`` pair in pgs/_losses.pxd. What the Python side
+needs to know about it is one row of `LOSSES` here (a `LossSpec`). Validation, `pgs.train`,
+the scikit-learn estimators and the command line all read this table, so adding a loss is
 its two compiled functions (with their tag lines) in pgs/_losses.pxd, one line in the
 `_dispatch` of pgs/_core.pyx, and one row below.
 

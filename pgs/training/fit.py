@@ -40,16 +40,14 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
 
 
 def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling):
-    r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``.
+    r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``, 0 if w = 0 is optimal.
 
     ``G^2 / (2 sigma F(0))`` minimises the bound ``t0 F(0) + G^2 ln((T + t0) / t0) /
-    (2 sigma)`` stated for `t_offset` in `train` as T grows (it does not depend on T, so
-    that warm starts and `partial_fit` continue exactly). G bounds the dual norm of every
-    sampled gradient: max_i ||(x_i, icpt)||_q times the loss's bound on :math:`|\ell'|`
-    (pgs/rules/losses.py; for an unbounded derivative, on the domain of radius B) times the
-    sampler's weight factor. The cap m (the number of rows) keeps the extra regulariser
-    :math:`t_0 \sigma r(w)` below one pass's worth of data. 0 when w = 0 is optimal.
-    `stats` is X's `pgs.rules.defaults.row_stats` (its ``max_q``).
+    (2 sigma)`` stated for `t_offset` in `train` as T grows (independent of T, so warm
+    starts and `partial_fit` continue exactly). G bounds every sampled gradient's dual
+    norm: max_i ||(x_i, icpt)||_q (from `stats`, X's `row_stats`) times the loss's bound on
+    :math:`|\ell'|` (on the domain of radius B if unbounded) times the sampler's weight
+    factor. The cap m keeps the extra regulariser :math:`t_0 \sigma r(w)` below one pass.
     """
     q = p / (p - 1.0)
     m = y_kernel.shape[0]

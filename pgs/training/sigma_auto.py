@@ -133,11 +133,6 @@ def choose(grid, scores, standard_error):
     return float(grid[ok[-1]])
 
 
-def weighted_accuracy(y_true, y_pred, sample_weight=None):
-    """(Weighted) share of exact matches."""
-    return float(np.average(y_true == y_pred, weights=sample_weight))
-
-
 def weighted_r2(y_true, y_pred, sample_weight=None):
     """(Weighted) coefficient of determination; 0 for a constant target (no spread)."""
     mean = np.average(y_true, weights=sample_weight)
@@ -220,7 +215,7 @@ def classifier_score(y_index, weights, *, threshold=0.0):
         Z = np.asarray(X_val @ np.column_stack([model.coef for model in models]))
         Z = Z + np.array([model.intercept for model in models])
         pred = (Z[:, 0] > threshold).astype(np.intp) if len(models) == 1 else Z.argmax(axis=1)
-        return weighted_accuracy(y_index[rows], pred, validation_weights(weights, rows))
+        return float(np.average(y_index[rows] == pred, weights=validation_weights(weights, rows)))
     score.standard_error = accuracy_standard_error
     return score
 
