@@ -50,9 +50,6 @@ def _weighted_mean(values, sample_weight):
 class CSGDModel(_LeastSquaresModel):
     """A least-squares linear model trained by CSGD, NCSGD or plain SGD.
 
-    Prediction and saving come from `pgs.models.base.LinearModel`; this class adds
-    the step size used and the least-squares objective.
-
     Attributes
     ----------
     coef : ndarray of shape (n_features,)
@@ -98,9 +95,7 @@ class CSGDModel(_LeastSquaresModel):
 class CAdalineModel(_LeastSquaresModel):
     """A multiclass linear classifier: one least-squares regressor per class (C-Adaline).
 
-    Prediction (the class whose output is largest, the paper's Algorithm 2) and
-    saving come from `pgs.models.base.LinearModel`; this class adds the step size
-    used and the least-squares objective over the classes.
+    It predicts the class whose output is largest (the paper's Algorithm 2).
 
     Attributes
     ----------

@@ -26,11 +26,6 @@ instead of loading them as a `pgs.Model`. A reader refuses files whose
 ``format_version`` is newer than it knows; a file without ``kind`` (written before
 version 2) is a `pgs.Model`.
 
-`load_model` checks every field of the header (types, ranges, the params each kind
-needs: ``_check_saved``) and each array's npy header (dtype, shape against the header)
-before it reads the array's data, once, straight into the array the model keeps; any
-disagreement is a ValueError naming the file.
-
 This module knows the format, not the model classes: `pgs/models/__init__.py` registers
 every kind here (`register_kind`), so the models import this module and never the other
 way round.

@@ -11,10 +11,7 @@ from pgs.rules.losses import LOSS_NAMES
 
 
 class Model(LinearModel):
-    """A linear model trained by the Primal Gradient Solver.
-
-    Prediction, saving and the attributes below come from
-    `pgs.models.base.LinearModel`; this class adds the PGS objective.
+    """A linear model trained by the Primal Gradient Solver (a `LinearModel` with its objective).
 
     Attributes
     ----------

@@ -132,16 +132,13 @@ def intercept_rate(stats):
 
 
 def auto_eta0(spec, epsilon, sigma, stats, extra):
-    r"""The "auto" eta0 of the "asgd" schedule: ``ETA0_FACTOR / (L R^2)``, below ``1 /
-    (2 sigma)``.
+    r"""The "asgd" schedule's "auto" eta0: ``ETA0_FACTOR / (L R^2)``, below ``1 / (2 sigma)``.
 
-    L is the Lipschitz constant of the loss's derivative (1 for the losses with a kink,
-    as for a unit-width smoothing of it) and R^2 the mean squared dual norm of a row
-    (`row_stats`) plus `extra` (the constant column's square, or the free bias's rate).
-    ``1 / (L R^2)`` is the step at which a smooth loss's SGD is stable, and averaged SGD
-    keeps its step for about :math:`1 / (\sigma \eta_0)` iterations; averaging
-    tolerates a larger one (Bach & Moulines 2013). The cap keeps :math:`1 - \sigma
-    \eta_t > 0`.
+    L is the Lipschitz constant of the loss's derivative (1 for a kink, as for its
+    unit-width smoothing), R^2 the rows' mean squared dual norm plus `extra` (the constant
+    column's square, or the free bias's rate). ``1 / (L R^2)`` is where a smooth loss's
+    SGD is stable; averaging tolerates a larger step (Bach & Moulines 2013), kept for about
+    :math:`1 / (\sigma \eta_0)` iterations. The cap keeps :math:`1 - \sigma \eta_t > 0`.
     """
     lip = spec.lipschitz(epsilon)
     if lip is None or not lip > 0.0:

@@ -72,12 +72,10 @@ def _half_squared_loss(Xb, Y, W, icpt):
 def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=False):
     """Pick eta0 by short trial runs on a subsample (after Bottou's sgd, `determineEta0`).
 
-    The search starts at the classical LMS scale 1 / mean ||x||^2 (constant column
-    included), runs the requested variant for four passes over a subsample of at most
-    `AUTO_SUBSAMPLE` rows with the same row sequence for every candidate, and moves by
-    factors of `AUTO_FACTOR` in the direction that lowers the subsample's least-squares
-    loss, until it rises again. A run that diverges counts as an infinite loss. Returns
-    (eta0, the sorted list of (eta0, loss) tried).
+    From the LMS scale 1 / mean ||x||^2 (constant column included), it runs the variant
+    for four passes over at most `AUTO_SUBSAMPLE` rows (the same rows for every candidate)
+    and moves by factors of `AUTO_FACTOR` while the subsample's least-squares loss falls
+    (a diverged run's loss is infinite). Returns (eta0, the sorted (eta0, loss) tried).
     """
     m = Xb.shape[0]
     children = seq.spawn(2)

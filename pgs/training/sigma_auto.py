@@ -113,9 +113,8 @@ def accuracy_standard_error(accuracy, n_eff):
 
 
 def r2_standard_error(r2, n_eff):
-    """The standard error of an R^2 measured on `n_eff` (effective) rows: (1 - R^2)
-    sqrt(2 / n), as the mean of n squared Gaussian residuals has relative error
-    sqrt(2 / n)."""
+    """The standard error of an R^2 on `n_eff` (effective) rows: (1 - R^2) sqrt(2 / n), the
+    relative error of the mean of n squared Gaussian residuals."""
     return max(1.0 - r2, 0.0) * math.sqrt(2.0 / max(n_eff, 1.0))
 
 
