@@ -31,14 +31,9 @@ _CHECK_CHUNK = 2**20
 
 
 def check_csr(data, indices, indptr, n_features, entries=True):
-    """Validate raw CSR buffers without copying them.
-
-    Returns ``None`` when they are consistent, else a message: the index pointer must be
-    non-decreasing within the buffers, column indices in ``[0, n_features)`` and every
-    stored value finite (the first bad entry is named). With ``entries=False`` only the
-    index pointer is checked (O(n_rows)); the kernel checks the entries of each row it
-    reads.
-    """
+    """None when raw CSR buffers are consistent, else a message naming the first problem:
+    an invalid index pointer, then (unless ``entries=False``: the kernel checks each row
+    it reads) a column index outside ``[0, n_features)`` or a non-finite value."""
     if indptr.shape[0] < 1:
         return "indptr is empty"
     if (indptr[0] < 0 or indptr[-1] > data.shape[0] or indptr[-1] > indices.shape[0]

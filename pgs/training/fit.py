@@ -277,10 +277,8 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         T = default_T(m, k)
 
     if B == "auto" or (B is None and loss in V.UNBOUNDED_GRADIENT_LOSSES):
-        if warm_start is None:
-            B = auto_B(y_kernel, loss, p, sigma, epsilon, weights)
-        else:
-            B = warm_start.params["B"]
+        B = (auto_B(y_kernel, loss, p, sigma, epsilon, weights) if warm_start is None
+             else warm_start.params["B"])
 
     # The "auto" rules (pgs/rules/defaults.py); a warm start keeps its model's values.
     if warm_start is not None:

@@ -86,13 +86,10 @@ def default_sigma_grid(Xb):
 
 
 def validation_split(n_rows, fraction, seed, strata=None):
-    """Row indices (train, validation), shuffled by `seed`, stratified by `strata`.
+    """Sorted row indices (train, validation), shuffled by `seed`, stratified by `strata`.
 
-    Each stratum (class) gives ``floor(fraction * n_c)`` rows to validation, and at least
-    one when it has two rows or more, so every class with two rows or more is in both
-    parts. Without strata, ``floor(fraction * n)`` rows (at least one when n >= 2).
-    Both parts are sorted int64; the validation part is empty when no row can be held
-    out (fewer than two rows, or a single row per class).
+    Each stratum (class; without strata, all rows) gives ``floor(fraction * n_c)`` rows to
+    validation, at least one when it has two or more, so such a class is in both parts.
     """
     rng = np.random.default_rng([seed, 0x5167])   # (its own stream, not the sampler's)
     groups = [np.arange(n_rows)] if strata is None else \
