@@ -12,28 +12,6 @@ import scipy.sparse as sp
 from pgs.models import file_format
 
 
-def check_predict_X(X, n_features):
-    """X as a 2-D array or sparse matrix with `n_features` columns, for prediction.
-
-    Parameters
-    ----------
-    X : array_like or sparse matrix
-    n_features : int
-        Number of features the model was trained on.
-
-    Returns
-    -------
-    ndarray or sparse matrix
-    """
-    if not sp.issparse(X):
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}")
-    if X.shape[1] != n_features:
-        raise ValueError(f"X has {X.shape[1]} features, but the model was trained on {n_features}")
-    return X
-
-
 def saved_field(fields, key, where="params"):
     """fields[key], or a ValueError saying the file's `where` lacks it."""
     if key not in fields:
@@ -105,7 +83,13 @@ class LinearModel:
         -------
         ndarray of shape (n_samples,), or (n_samples, n_outputs) when `coef` is 2-D
         """
-        X = check_predict_X(X, self.n_features)
+        if not sp.issparse(X):
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X has {X.shape[1]} features, but the model was trained on "
+                             f"{self.n_features}")
         if self.coef.ndim == 1:
             return np.asarray(X @ self.coef, dtype=np.float64).reshape(-1) + self.intercept
         return np.asarray(X @ self.coef.T, dtype=np.float64) + self.intercept
@@ -178,17 +162,11 @@ class LinearModel:
 
     @classmethod
     def _check_saved(cls, params, attributes, classes):
-        """Check the fields of a file that this class needs (`pgs.load_model` calls it
-        before `_from_saved`): raise ValueError or TypeError naming a missing or bad one.
-
-        The base needs none; a subclass checks the params its methods read.
-        """
+        """Raise ValueError or TypeError naming a missing or bad field of a file that this
+        class needs (`pgs.load_model` calls it before `_from_saved`; the base needs none)."""
 
     @classmethod
     def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
-        """The model `pgs.load_model` rebuilds from a file's fields.
-
-        A subclass whose constructor takes other arguments overrides this.
-        """
+        """The model `pgs.load_model` rebuilds from a file's fields."""
         return cls(coef=coef, intercept=intercept, iteration=iteration, T=T,
                    classes=classes, params=params)

@@ -10,18 +10,45 @@ from pgs.rules import validation as V
 
 def check_variant(variant):
     """The kernel's index of a CSGD variant name (a ValueError naming it otherwise)."""
-    if not isinstance(variant, str) or variant not in VARIANT_NAMES:
-        raise ValueError(
-            f"variant must be one of {', '.join(VARIANT_NAMES)}, got variant={variant!r}"
-        )
-    return VARIANT_NAMES.index(variant)
+    return VARIANT_NAMES.index(V.check_choice("variant", variant, VARIANT_NAMES))
 
 
-class CSGDModel(LinearModel):
+class _LeastSquaresModel(LinearModel):
+    """What the CSGD models share: the step size used (``eta0_``), saved with them."""
+
+    def __init__(self, *, coef, intercept, T, eta0_, params, classes=None):
+        super().__init__(coef=coef, intercept=intercept, iteration=T, T=T, classes=classes,
+                         params=params)
+        self.eta0_ = float(eta0_)
+
+    def _saved_attributes(self):
+        return {"eta0_": self.eta0_}
+
+    @classmethod
+    def _check_saved(cls, params, attributes, classes):
+        check_variant(saved_field(params, "variant"))
+        V.check_positive("eta0_", saved_field(attributes, "eta0_", "attributes"))
+        if (classes is not None) != (cls._coef_ndim == 2):
+            raise ValueError(cls._classes_error)
+
+    @classmethod
+    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
+        return cls(coef=coef, intercept=intercept, classes=classes, T=T,
+                   eta0_=attributes["eta0_"], params=params)
+
+
+def _weighted_mean(values, sample_weight):
+    """(1/m) sum_i s_i v_i, the plain mean without weights."""
+    if sample_weight is None:
+        return float(np.mean(values))
+    s = np.asarray(sample_weight, dtype=np.float64)
+    if s.shape != values.shape:
+        raise ValueError(f"sample_weight has shape {s.shape}, expected {values.shape}")
+    return float(np.sum(s * values) / values.shape[0])
+
+
+class CSGDModel(_LeastSquaresModel):
     """A least-squares linear model trained by CSGD, NCSGD or plain SGD.
-
-    Prediction and saving come from `pgs.models.base.LinearModel`; this class adds
-    the step size used and the least-squares objective.
 
     Attributes
     ----------
@@ -39,28 +66,10 @@ class CSGDModel(LinearModel):
     """
 
     _kind = "csgd"
-
-    def __init__(self, *, coef, intercept, T, eta0_, params):
-        super().__init__(coef=coef, intercept=intercept, iteration=T, T=T, classes=None,
-                         params=params)
-        self.eta0_ = float(eta0_)
+    _classes_error = "a CSGD model has no classes"
 
     def _repr_fields(self):
         return [f"variant={self.params['variant']!r}", f"T={self.T}", f"eta0_={self.eta0_:.4g}"]
-
-    def _saved_attributes(self):
-        return {"eta0_": self.eta0_}
-
-    @classmethod
-    def _check_saved(cls, params, attributes, classes):
-        _check_saved_csgd(params, attributes)
-        if classes is not None:
-            raise ValueError("a CSGD model has no classes")
-
-    @classmethod
-    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
-        return cls(coef=coef, intercept=intercept, T=T, eta0_=attributes["eta0_"],
-                   params=params)
 
     def objective(self, X, y, sample_weight=None):
         """The least-squares loss l(w) = (1/m) sum_i s_i (y_i - <w, x_i> - b)^2 / 2 on (X, y).
@@ -83,28 +92,10 @@ class CSGDModel(LinearModel):
         return _weighted_mean(0.5 * (y - z) ** 2, sample_weight)
 
 
-def _check_saved_csgd(params, attributes):
-    """What `pgs.load_model` checks of a saved CSGD or C-Adaline model's fields."""
-    check_variant(saved_field(params, "variant"))
-    V.check_positive("eta0_", saved_field(attributes, "eta0_", "attributes"))
-
-
-def _weighted_mean(values, sample_weight):
-    """(1/m) sum_i s_i v_i, the plain mean without weights."""
-    if sample_weight is None:
-        return float(np.mean(values))
-    s = np.asarray(sample_weight, dtype=np.float64)
-    if s.shape != values.shape:
-        raise ValueError(f"sample_weight has shape {s.shape}, expected {values.shape}")
-    return float(np.sum(s * values) / values.shape[0])
-
-
-class CAdalineModel(LinearModel):
+class CAdalineModel(_LeastSquaresModel):
     """A multiclass linear classifier: one least-squares regressor per class (C-Adaline).
 
-    Prediction (the class whose output is largest, the paper's Algorithm 2) and
-    saving come from `pgs.models.base.LinearModel`; this class adds the step size
-    used and the least-squares objective over the classes.
+    It predicts the class whose output is largest (the paper's Algorithm 2).
 
     Attributes
     ----------
@@ -122,29 +113,11 @@ class CAdalineModel(LinearModel):
 
     _kind = "cadaline"
     _coef_ndim = 2
-
-    def __init__(self, *, coef, intercept, classes, T, eta0_, params):
-        super().__init__(coef=coef, intercept=intercept, iteration=T, T=T, classes=classes,
-                         params=params)
-        self.eta0_ = float(eta0_)
+    _classes_error = "a C-Adaline model needs its classes"
 
     def _repr_fields(self):
         return [f"variant={self.params['variant']!r}", f"T={self.T}",
                 f"n_classes={self.classes.shape[0]}"]
-
-    def _saved_attributes(self):
-        return {"eta0_": self.eta0_}
-
-    @classmethod
-    def _check_saved(cls, params, attributes, classes):
-        _check_saved_csgd(params, attributes)
-        if classes is None:
-            raise ValueError("a C-Adaline model needs its classes")
-
-    @classmethod
-    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
-        return cls(coef=coef, intercept=intercept, classes=classes, T=T,
-                   eta0_=attributes["eta0_"], params=params)
 
     def objective(self, X, y, sample_weight=None):
         """Mean over rows (weighted by s_i) and classes of (indicator - output)^2 / 2.

@@ -26,11 +26,6 @@ instead of loading them as a `pgs.Model`. A reader refuses files whose
 ``format_version`` is newer than it knows; a file without ``kind`` (written before
 version 2) is a `pgs.Model`.
 
-`load_model` checks every field of the header (types, ranges, the params each kind
-needs: ``_check_saved``) and each array's npy header (dtype, shape against the header)
-before it reads the array's data, once, straight into the array the model keeps; any
-disagreement is a ValueError naming the file.
-
 This module knows the format, not the model classes: `pgs/models/__init__.py` registers
 every kind here (`register_kind`), so the models import this module and never the other
 way round.
@@ -47,6 +42,7 @@ import zlib
 import numpy as np
 
 from pgs._version import __version__
+from pgs.rules.validation import is_int, is_real
 
 FORMAT_NAME = "pgs-model"
 #: The newest format version this pgs reads and writes.
@@ -61,15 +57,8 @@ MODEL_KINDS = {}
 
 
 def register_kind(kind, cls):
-    """Make `load_model` return instances of `cls` for files of kind `kind`.
-
-    Parameters
-    ----------
-    kind : str
-        The name written in the file header.
-    cls : type
-        A subclass of `pgs.models.base.LinearModel` (it provides ``_from_saved``).
-    """
+    """Make `load_model` return instances of `cls` (a `pgs.models.base.LinearModel`) for
+    files whose header names `kind`."""
     if not isinstance(kind, str) or not kind:
         raise TypeError(f"kind must be a non-empty str, got kind={kind!r}")
     other = MODEL_KINDS.get(kind)
@@ -133,15 +122,8 @@ def _classes_array(classes):
 
 
 def save_model(model, path):
-    """Write `model` to `path` in the format described in this module's docstring.
-
-    Parameters
-    ----------
-    model : pgs.Model or another pgs model (a registered kind)
-    path : str or path-like or binary file object
-        Written as given (no ``.npz`` suffix is added).
-    """
-
+    """Write `model` (of a registered kind) to `path`, as given (no ``.npz`` suffix added),
+    in the format described in this module's docstring."""
     kind = getattr(model, "_kind", None)
     if kind not in MODEL_KINDS:
         raise TypeError(f"model must be a pgs model of a registered kind, got "
@@ -246,7 +228,6 @@ def _load(fh, name):
 
 def _load_archive(zf, name):
     """The model in an open zip archive (see the module docstring for the layout)."""
-
     members = {info.filename: info for info in zf.infolist()}
     if "header.npy" not in members or "coef.npy" not in members:
         raise _Damaged(f"{name} is not a pgs model file (no header/coef arrays)")
@@ -260,7 +241,7 @@ def _load_archive(zf, name):
         raise _Damaged(f"{name} is not a pgs model file (format {header.get('format')!r})"
                        if isinstance(header, dict) else f"{name} is not a pgs model file")
     version = header.get("format_version")
-    if not _is_int(version) or version < 1 or version > FORMAT_VERSION:
+    if not is_int(version) or version < 1 or version > FORMAT_VERSION:
         raise _Damaged(
             f"{name} uses model format version {version!r} (written by pgs "
             f"{header.get('pgs_version')}), but this pgs {__version__} reads versions 1 to "
@@ -332,17 +313,8 @@ _CLASSES_DTYPE_KINDS = {"number": "biuf", "string": "U", "bytes": "S"}
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
-def _is_int(x):
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _is_number(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _check_header(header, name):
     """The header's fields, typed and checked (a _Damaged error naming a bad one)."""
-
     def bad(field, expected):
         value = header.get(field, "<missing>")
         raise _Damaged(f"{name} is damaged: header field {field!r} must be {expected}, "
@@ -351,7 +323,7 @@ def _check_header(header, name):
     fields = {}
     for field in ("n_features", "iteration", "T"):
         value = header.get(field)
-        if not _is_int(value) or value < 0 or value > 2**62:
+        if not is_int(value) or value < 0 or value > 2**62:
             bad(field, "an integer >= 0")
         fields[field] = value
     if fields["n_features"] < 1:
@@ -360,7 +332,7 @@ def _check_header(header, name):
         bad("iteration", f"an integer <= T={fields['T']}")
     intercept = _from_json_value(header.get("intercept"))
     numbers = intercept if isinstance(intercept, list) else [intercept]
-    if not all(_is_number(v) and abs(v) <= _MAX_FLOAT for v in numbers):
+    if not all(is_real(v) and abs(v) <= _MAX_FLOAT for v in numbers):
         bad("intercept", "a finite number or a list of finite numbers")
     fields["intercept"] = ([float(v) for v in intercept] if isinstance(intercept, list)
                            else float(intercept))

@@ -1,16 +1,10 @@
 """Fitted estimators as plain pgs models, so that they are saved without pickle.
 
-`model_from_estimator` turns a fitted `PGSClassifier` or `PGSRegressor` into a model
-that `pgs.models.file_format` saves and `pgs.load_model` reads back, predicting exactly as the
-estimator did:
-
-- a regressor, and a binary classifier of a PGS loss, are one PGS problem: their
-  `pgs.Model` (kind "pgs", with the estimator's original labels as `classes`);
-- a multiclass classifier (one-vs-rest), and the "squared" (C-Adaline) classifier, are
-  a `OneVsRestModel` (kind "ovr"): one row of weights per problem and the labels.
-
-`class_probabilities` gives the probabilities of either kind, as the estimator's
-``predict_proba`` does. This module does not import scikit-learn.
+`model_from_estimator` turns a fitted `PGSClassifier` or `PGSRegressor` into a model that
+predicts exactly as the estimator did: a regressor or a binary classifier of a PGS loss is
+one `pgs.Model` (the estimator's labels as `classes`); a multiclass (one-vs-rest) or
+"squared" (C-Adaline) classifier is a `OneVsRestModel` (kind "ovr"). `class_probabilities`
+gives either's probabilities, as ``predict_proba`` does. No scikit-learn import here.
 """
 
 import numpy as np
@@ -72,34 +66,23 @@ class OneVsRestModel(LinearModel):
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return _proba(self.params.get("loss"), self.decision_function(X))
+        return class_probabilities(self, X)
 
 
 def model_from_estimator(estimator):
-    """The fitted `estimator` as a model that saves to the pgs model format.
-
-    Parameters
-    ----------
-    estimator : fitted PGSClassifier or PGSRegressor
-
-    Returns
-    -------
-    pgs.Model or OneVsRestModel
-        Predicts as `estimator` does (bit for bit: same weights, same rule).
-    """
+    """A fitted `PGSClassifier` or `PGSRegressor` as a `pgs.Model` or `OneVsRestModel` that
+    predicts as it does (bit for bit: same weights, same rule)."""
     models = getattr(estimator, "_models", None)
     if not models:
         raise ValueError(f"{type(estimator).__name__} is not fitted: call fit first")
     first = models[0]
     classes = getattr(estimator, "classes_", None)
-    if classes is None:                                  # a regressor: one problem
+    if classes is None or (len(models) == 1 and first.params["loss"] != "squared"):
+        # A regressor, or one PGS problem whose -1/+1 are classes_[0]/classes_[1].
         return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,
-                     T=first.T, classes=None, params=first.params)
+                     T=first.T, classes=None if classes is None else np.asarray(classes),
+                     params=first.params)
     params = dict(first.params)
-    if len(models) == 1 and params["loss"] != "squared":
-        # One PGS problem whose -1/+1 are classes_[0]/classes_[1]: a pgs.Model.
-        return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,
-                     T=first.T, classes=np.asarray(classes), params=params)
     params["class_weight"] = getattr(estimator, "class_weight", None)
     return OneVsRestModel(coef=np.atleast_2d(estimator.coef_), intercept=estimator.intercept_,
                           iteration=first.iteration, T=first.T, classes=np.asarray(classes),
@@ -107,45 +90,20 @@ def model_from_estimator(estimator):
 
 
 def save_estimator(estimator, path):
-    """Save a fitted `PGSClassifier` or `PGSRegressor` in the pgs model format (no pickle).
-
-    `pgs.load_model` reads it back as the model `model_from_estimator` returns.
-
-    Parameters
-    ----------
-    estimator : fitted PGSClassifier or PGSRegressor
-    path : str, path-like or binary file object
-        Written atomically (an existing file is replaced only once the new one is
-        complete).
-    """
+    """Save a fitted `PGSClassifier` or `PGSRegressor` in the pgs model format (no pickle),
+    atomically; `pgs.load_model` reads it back as `model_from_estimator`'s model."""
     model_from_estimator(estimator).save(path)
 
 
 def class_probabilities(model, X):
-    """Class probabilities of a classifier model of a probabilistic loss.
-
-    Parameters
-    ----------
-    model : pgs.Model or OneVsRestModel
-        A classifier trained with "logistic" or "modified_huber".
-    X : array_like or sparse matrix, shape (n_samples, n_features)
-
-    Returns
-    -------
-    ndarray of shape (n_samples, n_classes)
-        Columns in the order of ``model.classes``.
-    """
+    """Class probabilities (columns in the order of ``model.classes``) of a `pgs.Model` or
+    `OneVsRestModel` classifier trained with a probabilistic loss."""
     if model.classes is None:
         raise ValueError("probabilities need a classifier; this model is a regressor")
-    return _proba(model.params.get("loss"), model.decision_function(X))
-
-
-def _proba(loss, scores):
-    """The estimator's probabilities from its margins (see `PGSClassifier.predict_proba`)."""
+    loss = model.params.get("loss")
     spec = LOSS_SPECS.get(loss)
     if spec is None or not spec.probabilistic:
         names = ", ".join(name for name, s in LOSS_SPECS.items() if s.probabilistic)
         raise ValueError(f"probabilities need a probabilistic loss ({names}); the model "
                          f"was trained with loss={loss!r}")
-    prob = spec.proba(scores)
-    return ovr_probabilities(prob)
+    return ovr_probabilities(spec.proba(model.decision_function(X)))

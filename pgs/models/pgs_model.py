@@ -4,15 +4,14 @@ import numpy as np
 
 from pgs._core import mean_loss
 from pgs.models.base import LinearModel, saved_field
+from pgs.rules import validation as V
+from pgs.rules.data import two_class_signs
 from pgs.rules.defaults import INTERCEPTS, LEGACY_PARAMS, SCHEDULES
 from pgs.rules.losses import LOSS_NAMES
 
 
 class Model(LinearModel):
-    """A linear model trained by the Primal Gradient Solver.
-
-    Prediction, saving and the attributes below come from
-    `pgs.models.base.LinearModel`; this class adds the PGS objective.
+    """A linear model trained by the Primal Gradient Solver (a `LinearModel` with its objective).
 
     Attributes
     ----------
@@ -45,8 +44,6 @@ class Model(LinearModel):
 
     @classmethod
     def _check_saved(cls, params, attributes, classes):
-        from pgs.rules import validation as V
-
         loss = saved_field(params, "loss")
         V.check_loss(loss)
         if (classes is not None) != (loss in V.CLASSIFICATION_LOSSES):
@@ -59,8 +56,7 @@ class Model(LinearModel):
         V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
         V.check_choice("intercept", params["intercept"], INTERCEPTS)
         V.check_choice("schedule", params["schedule"], SCHEDULES)
-        if not isinstance(saved_field(params, "fit_intercept"), bool):
-            raise TypeError(f"fit_intercept must be a bool, got {params['fit_intercept']!r}")
+        V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
         if saved_field(params, "epsilon") is None:     # (train saves the value used)
             raise ValueError("epsilon must be a number, got None")
         V.check_epsilon(loss, params["epsilon"])
@@ -101,11 +97,9 @@ class Model(LinearModel):
         if y.shape != z.shape:
             raise ValueError(f"y has shape {y.shape}, expected {z.shape}")
         if self.classes is not None:
-            pos = y == self.classes[1]
-            neg = y == self.classes[0]
-            if not np.all(pos | neg):
+            y_num, n_other = two_class_signs(y, self.classes[0], self.classes[1])
+            if n_other:
                 raise ValueError(f"y holds labels other than the model's classes {self.classes}")
-            y_num = np.where(pos, 1.0, -1.0)
         else:
             y_num = np.asarray(y, dtype=np.float64)
         w = self.full_weights()

@@ -8,22 +8,10 @@ _INDEX = (np.int32, np.int64)
 
 
 class CSRBuffers:
-    """The three CSR arrays handed to the kernel, and the matrix's shape.
-
-    Attributes
-    ----------
-    data : ndarray of float32 or float64
-    indices : ndarray of int32 or int64
-    indptr : ndarray, same dtype as `indices`
-    shape : tuple of int
-    copied : bool
-        True when X had to be converted (so the kernel is not reading the
-        caller's own buffers).
-    entries_checked : bool
-        True when every column index and value was checked; False when only the
-        index pointer was (the PGS kernel checks each row it reads, see
-        `entry_problem`).
-    """
+    """The three CSR arrays handed to the kernel (float32/64 data, int32/64 indices and
+    indptr of one dtype) and the matrix's shape. `copied`: X had to be converted (the
+    kernel is not reading the caller's buffers); `entries_checked`: every column index and
+    value was checked, not only the index pointer (see `entry_problem`)."""
 
     def __init__(self, data, indices, indptr, shape, copied, entries_checked=True):
         self.data = data
@@ -33,9 +21,9 @@ class CSRBuffers:
         self.copied = copied
         self.entries_checked = entries_checked
 
-    @property
-    def nnz(self):
-        return int(self.indptr[-1] - self.indptr[0])
+    def matrix(self):
+        """The buffers as a scipy CSR matrix (no copy)."""
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
 
 
 #: Entries per chunk of `check_csr`'s scan (bounded temporaries on any X).
@@ -43,14 +31,9 @@ _CHECK_CHUNK = 2**20
 
 
 def check_csr(data, indices, indptr, n_features, entries=True):
-    """Validate raw CSR buffers without copying them.
-
-    Returns ``None`` when they are consistent, else a message: the index pointer must be
-    non-decreasing within the buffers, column indices in ``[0, n_features)`` and every
-    stored value finite (the first bad entry is named). With ``entries=False`` only the
-    index pointer is checked (O(n_rows)); the kernel checks the entries of each row it
-    reads.
-    """
+    """None when raw CSR buffers are consistent, else a message naming the first problem:
+    an invalid index pointer, then (unless ``entries=False``: the kernel checks each row
+    it reads) a column index outside ``[0, n_features)`` or a non-finite value."""
     if indptr.shape[0] < 1:
         return "indptr is empty"
     if (indptr[0] < 0 or indptr[-1] > data.shape[0] or indptr[-1] > indices.shape[0]
@@ -69,37 +52,14 @@ def check_csr(data, indices, indptr, n_features, entries=True):
     return None
 
 
-def _contiguous(a):
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
-
-
 def as_csr_buffers(X, *, name="X", check_entries=True):
     """Return `X` as `CSRBuffers`, reading a CSR float32/64 matrix's buffers in place.
 
-    Parameters
-    ----------
-    X : array_like, scipy.sparse matrix/array or CSRBuffers, shape (n_samples, n_features)
-        Dense input and other sparse formats are converted once; CSR with
-        float32/float64 data and int32/int64 indices is used without a copy;
-        CSRBuffers (already validated) are returned as they are.
-    name : str
-        Name used in error messages.
-    check_entries : bool
-        Check every column index and value (one pass over X). False checks only
-        the index pointer, for callers whose kernel checks each row it reads
-        (the PGS solver: a full pass would cost as much as a cyclic epoch).
-
-    Returns
-    -------
-    CSRBuffers
-
-    Raises
-    ------
-    TypeError
-        For non-numeric or complex input.
-    ValueError
-        For non-2-D input, an empty shape, inconsistent CSR buffers, out-of-range
-        column indices or non-finite values.
+    Dense input and other sparse formats are converted once; CSRBuffers (already
+    validated) are returned as they are. ``check_entries=False`` checks only the index
+    pointer, for callers whose kernel checks each row it reads (the PGS solver: a full
+    pass would cost as much as a cyclic epoch). Raises TypeError for non-numeric or
+    complex input, ValueError for anything else wrong (`name` is the one the messages use).
     """
     if isinstance(X, CSRBuffers):
         if check_entries and not X.entries_checked:
@@ -150,7 +110,7 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     for part, arr in (("data", data), ("indices", indices), ("indptr", indptr)):
         if arr.ndim != 1:
             raise ValueError(f"{name}.{part} must be 1-D, got shape {arr.shape}")
-    data, indices, indptr = _contiguous(data), _contiguous(indices), _contiguous(indptr)
+    data, indices, indptr = (np.ascontiguousarray(a) for a in (data, indices, indptr))
     if indptr.shape[0] and indptr[0] > 0:
         raise ValueError(f"{name}.indptr must start at 0, got indptr[0]={indptr[0]}")
     if indptr.shape[0] != shape[0] + 1:
@@ -163,17 +123,13 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     return CSRBuffers(data, indices, indptr, shape, copied, check_entries)
 
 
-def entry_problem(Xb, name="X"):
-    """The first bad entry of `Xb` (an out-of-range column index or a non-finite value)
-    as a message, or None if there is none.
-
-    Called after the kernel stopped on a non-finite margin, to tell bad input
-    apart from a numerical overflow.
-    """
+def entry_problem(Xb):
+    """The first bad entry of `Xb` as a message, or None: after the kernel stopped on a
+    non-finite margin, it tells bad input apart from a numerical overflow."""
     if Xb.entries_checked:
         return None
     problem = check_csr(Xb.data, Xb.indices, Xb.indptr, Xb.shape[1])
-    return None if problem is None else f"{name}: {problem}"
+    return None if problem is None else f"X: {problem}"
 
 
 def _check_numeric_dtype(dtype, name):
@@ -191,42 +147,32 @@ def _plus_minus(pos):
     return out
 
 
-def _two_class_signs(y, neg, pos):
+def two_class_signs(y, neg, pos):
     """(+1 where y == pos else -1, as float64; how many labels are neither neg nor pos)."""
     is_pos = y == pos
     return _plus_minus(is_pos), y.shape[0] - np.count_nonzero(is_pos) - np.count_nonzero(y == neg)
 
 
-def check_targets(y, n_samples, *, classification, classes=None):
-    """Validate targets and bring them to float64 (classes mapped to -1 / +1).
-
-    Parameters
-    ----------
-    y : array_like, shape (n_samples,)
-    n_samples : int
-        Rows of X; y must have as many entries.
-    classification : bool
-        When True, y must hold exactly two distinct values; the smaller is
-        mapped to -1 and the larger to +1.
-    classes : ndarray of shape (2,), optional
-        Known labels (those of a warm-started model): y may then hold only one of
-        them, as a batch of a stream can; ``classes[1]`` is mapped to +1.
-
-    Returns
-    -------
-    y_kernel : ndarray of float64
-        `y` itself if it already is what the kernel reads (C-contiguous float64, and
-        for classification exactly -1.0 / +1.0), else a new array. Neither is ever
-        written to (at RCV1 sizes the mapped copy took about 1 ms of the 3 ms a
-        train call costs before its first iteration).
-    classes : ndarray or None
-        The two original labels, sorted, for classification.
-    """
+def check_y_shape(y, n_samples):
+    """`y` as an array, checked to be 1-D with one entry per row of X."""
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {y.shape}")
     if y.shape[0] != n_samples:
         raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} entries")
+    return y
+
+
+def check_targets(y, n_samples, *, classification, classes=None):
+    """Validate targets; return (y_kernel, classes): float64 targets, and for classification
+    the two sorted labels, the smaller mapped to -1 and the larger to +1.
+
+    Known `classes` (a warm-started model's) let y hold only one of them, as a batch of a
+    stream can. y_kernel is `y` itself when it already is what the kernel reads
+    (C-contiguous float64, for classification exactly -1.0 / +1.0): neither is ever
+    written to, and at RCV1 sizes the mapped copy took 1 ms of a train call's 3 ms set-up.
+    """
+    y = check_y_shape(y, n_samples)
     if classification and y.dtype.kind in "biuf" and y.shape[0] > 0:
         # Numbers: min and max find the two classes in O(n) (np.unique sorts: at
         # 781k rows 1.5 ms of a 6 ms fixed cost per call), and they are finite only
@@ -234,25 +180,20 @@ def check_targets(y, n_samples, *, classification, classes=None):
         lo, hi = y.min(), y.max()
         if y.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
             raise ValueError("y contains NaN or infinity")
-        if classes is not None:
-            signs, n_other = _two_class_signs(y, classes[0], classes[1])
-            if n_other:
-                raise ValueError(f"y holds labels other than the known classes {classes}")
-            return signs, classes
-        if lo != hi:
+        if classes is None and lo != hi:
             if lo == -1.0 and hi == 1.0 and y.dtype == np.float64 and y.flags.c_contiguous:
                 if np.count_nonzero(y == 1.0) + np.count_nonzero(y == -1.0) == y.shape[0]:
                     return y, np.array([lo, hi], dtype=y.dtype)
-            signs, n_other = _two_class_signs(y, lo, hi)
+            signs, n_other = two_class_signs(y, lo, hi)
             if n_other == 0:
                 return signs, np.array([lo, hi], dtype=y.dtype)
-    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+    elif y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
     if classification and classes is not None:
-        pos = y == classes[1]
-        if np.count_nonzero(pos) + np.count_nonzero(y == classes[0]) != y.shape[0]:
+        signs, n_other = two_class_signs(y, classes[0], classes[1])
+        if n_other:
             raise ValueError(f"y holds labels other than the known classes {classes}")
-        return _plus_minus(pos), classes
+        return signs, classes
     if classification:
         # np.unique without return_inverse: the inverse would be an int64 array of
         # n_samples on top of y_kernel's own (memory counts at RCV1 sizes).

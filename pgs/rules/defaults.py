@@ -66,12 +66,9 @@ ETA0_FACTOR = 2.0
 
 
 def auto_sampling(sample_weight):
-    """"auto" sampling: "iid" with weights, else "permutation".
-
-    Weighted rows are drawn by weight (importance sampling, each gradient scaled by the
-    mean weight); a permutation would scale each row's gradient by its own weight,
-    whose spread can be huge. Unweighted rows: a fresh permutation every pass.
-    """
+    """"auto" sampling: "iid" with weights (drawn by weight, each gradient scaled by the
+    mean weight; a permutation would scale each by its own, whose spread can be huge),
+    else a fresh permutation every pass."""
     return "iid" if sample_weight is not None else "permutation"
 
 
@@ -101,14 +98,10 @@ def row_sq_norms(Xb, q=2.0):
 
 
 def row_stats(Xb, q=2.0, norms=None):
-    """What the "auto" rules read of X, computed once per X.
-
-    Returns ``{"rows", "sq", "sq_q", "max_q"}``: the number of rows, the sums over rows
-    of ``||x_i||_2^2`` and ``||x_i||_q^2``, rounded once (math.fsum), so that they do not
-    depend on how X is split (`pgs.dask` passes its chunks' `row_sq_norms` as `norms`),
-    and ``max_i ||x_i||_q`` (NaN if X holds a NaN). The one scan of X before training:
-    cached on `Xb`, so the one-vs-rest problems and the sigma grid share it.
-    """
+    """What the "auto" rules read of X: ``{"rows", "sq", "sq_q", "max_q"}``, the number of
+    rows, the sums of ``||x_i||_2^2`` and ``||x_i||_q^2`` rounded once (math.fsum: the same
+    however X is split; `pgs.dask` passes its chunks' `row_sq_norms` as `norms`), and
+    ``max_i ||x_i||_q`` (NaN if X holds a NaN). Cached on `Xb`: one scan of X for all."""
     cache = Xb.__dict__.setdefault("_row_stats", {})
     if q not in cache:
         sq, sq_q = row_sq_norms(Xb, q) if norms is None else norms
@@ -139,20 +132,15 @@ def intercept_rate(stats):
 
 
 def auto_eta0(spec, epsilon, sigma, stats, extra):
-    r"""The "auto" eta0 of the "asgd" schedule: ``ETA0_FACTOR / (L R^2)``, below ``1 /
-    (2 sigma)``.
+    r"""The "asgd" schedule's "auto" eta0: ``ETA0_FACTOR / (L R^2)``, below ``1 / (2 sigma)``.
 
-    L is the Lipschitz constant of the loss's derivative (1 for the losses with a kink,
-    as for a unit-width smoothing of it) and R^2 the mean squared dual norm of a row
-    (`row_stats`) plus `extra` (the constant column's square, or the free bias's rate).
-    ``1 / (L R^2)`` is the step at which a smooth loss's SGD is stable, and averaged SGD
-    keeps its step for about :math:`1 / (\sigma \eta_0)` iterations; averaging
-    tolerates a larger one (Bach & Moulines 2013). The cap keeps :math:`1 - \sigma
-    \eta_t > 0`.
+    L is the Lipschitz constant of the loss's derivative (1 for a kink, as for its
+    unit-width smoothing), R^2 the rows' mean squared dual norm plus `extra` (the constant
+    column's square, or the free bias's rate). ``1 / (L R^2)`` is where a smooth loss's
+    SGD is stable; averaging tolerates a larger step (Bach & Moulines 2013), kept for about
+    :math:`1 / (\sigma \eta_0)` iterations. The cap keeps :math:`1 - \sigma \eta_t > 0`.
     """
-    lip = spec.dloss_lipschitz
-    if callable(lip):
-        lip = lip(epsilon)
+    lip = spec.lipschitz(epsilon)
     if lip is None or not lip > 0.0:
         lip = 1.0
     r2 = _mean(stats["sq_q"], stats["rows"]) + extra

@@ -1,12 +1,9 @@
 """The loss table: every built-in loss declared once, read by every Python layer.
 
 A loss is a function :math:`\\ell(z, y)` of the margin ``z = <w, x>`` and the target ``y``,
-compiled as an inline ``loss`` / ``dloss`` pair in pgs/_losses.pxd. Everything the Python
-side needs to know about it is one row of `LOSSES` here: its name and integer id (the
-``LossId`` enum of pgs/_losses.pxd), whether it classifies or regresses, how smooth it is,
-whether its derivative is bounded, whether its margins map to probabilities, and its
-shape parameter ``epsilon``. Validation (`pgs.rules.validation`), `pgs.train`, the
-scikit-learn estimators and the command line all read this table, so adding a loss is
+compiled as an inline ``loss`` / ``dloss`` pair in pgs/_losses.pxd. What the Python side
+needs to know about it is one row of `LOSSES` here (a `LossSpec`). Validation, `pgs.train`,
+the scikit-learn estimators and the command line all read this table, so adding a loss is
 its two compiled functions (with their tag lines) in pgs/_losses.pxd, one line in the
 `_dispatch` of pgs/_core.pyx, and one row below.
 
@@ -56,19 +53,15 @@ class LossSpec:
         function of ``y z``; "regression": real targets.
     dloss_bound : float, callable or None
         :math:`\sup_{z, y} |\ell'(z, y)|` (a number, or a function of epsilon), or None
-        when the derivative is unbounded. A loss with an unbounded derivative must be
-        smooth and have :math:`\ell'(y, y) = 0`, so that on the domain
-        :math:`|z| \le R` its derivative is at most :math:`L (R + \max |y|)`
-        (`dloss_bound_on`).
+        when unbounded; the loss must then be smooth with :math:`\ell'(y, y) = 0`, so that
+        on :math:`|z| \le R` it is at most :math:`L (R + \max |y|)` (`dloss_bound_on`).
     dloss_lipschitz : float, callable or None
-        Lipschitz constant L of :math:`z \mapsto \ell'(z, y)` (a number, or a function of
-        epsilon), or None when the loss is not smooth (a kink: hinge, absolute, ...).
+        Lipschitz constant L of :math:`z \mapsto \ell'(z, y)` (or a function of epsilon);
+        None when the loss has a kink (hinge, absolute, ...).
     auto_radius : bool
-        ``B=None`` means ``B="auto"`` (DESIGN.md 2): the domain radius that contains the
-        optimum. Every loss with an unbounded derivative needs it.
+        ``B=None`` means ``B="auto"`` (DESIGN.md 2), as every unbounded derivative needs.
     proba : callable or None
-        Maps margins to P(y = +1) (an array function); None when the loss has no
-        probability estimates (`PGSClassifier.predict_proba` is then unavailable).
+        Maps margins to P(y = +1); None: no ``predict_proba``.
     default_epsilon : float or None
         Default of the shape parameter ``epsilon``; None when the loss has none (it then
         ignores epsilon, which defaults to 0).
@@ -125,51 +118,19 @@ class LossSpec:
         return self.default_epsilon is not None
 
     def max_dloss(self, epsilon):
-        r"""The bound on :math:`|\ell'|` over all z and y for this `epsilon` (None: unbounded).
-
-        Parameters
-        ----------
-        epsilon : float
-            The loss's shape parameter (ignored by losses without one).
-
-        Returns
-        -------
-        float or None
-        """
+        r"""The bound on :math:`|\ell'|` over all z and y for this `epsilon` (None: unbounded)."""
         return _evaluate(self.dloss_bound, epsilon)
 
     def lipschitz(self, epsilon):
-        r"""The Lipschitz constant of :math:`\ell'` for this `epsilon` (None: not smooth).
-
-        Parameters
-        ----------
-        epsilon : float
-            The loss's shape parameter (ignored by losses without one).
-
-        Returns
-        -------
-        float or None
-        """
+        r"""The Lipschitz constant of :math:`\ell'` for this `epsilon` (None: not smooth)."""
         return _evaluate(self.dloss_lipschitz, epsilon)
 
     def dloss_bound_on(self, radius, y_max, epsilon):
         r"""A bound on :math:`|\ell'(z, y)|` over :math:`|z| \le` `radius`, :math:`|y| \le` `y_max`.
 
         The global bound when there is one; else (smooth, :math:`\ell'(y, y) = 0`)
-        :math:`|\ell'(z, y)| \le L |z - y| \le L (\text{radius} + \text{y\_max})`.
-
-        Parameters
-        ----------
-        radius : float or None
-            Bound on the margins; only read when the derivative is unbounded.
-        y_max : float
-            Bound on the targets' absolute values.
-        epsilon : float
-            The loss's shape parameter.
-
-        Returns
-        -------
-        float
+        :math:`|\ell'(z, y)| \le L |z - y| \le L (\text{radius} + \text{y\_max})`
+        (`radius` is only read then).
         """
         bound = self.max_dloss(epsilon)
         if bound is not None:
@@ -225,22 +186,7 @@ if [spec.id for spec in LOSSES] != list(range(len(LOSSES))):
 
 
 def loss_spec(name):
-    """The `LossSpec` of the loss called `name`.
-
-    Parameters
-    ----------
-    name : str
-        A name in `LOSS_NAMES`.
-
-    Returns
-    -------
-    LossSpec
-
-    Raises
-    ------
-    ValueError
-        When `name` is not a loss.
-    """
+    """The `LossSpec` of the loss called `name` (a ValueError if there is none)."""
     try:
         return LOSS_SPECS[name]
     except (KeyError, TypeError):
@@ -248,17 +194,7 @@ def loss_spec(name):
 
 
 def loss_names(task=None):
-    """The loss names, in id order, optionally of one task only.
-
-    Parameters
-    ----------
-    task : {"classification", "regression"} or None
-        None: all losses.
-
-    Returns
-    -------
-    tuple of str
-    """
+    """The loss names, in id order, of one task ("classification", "regression") or all."""
     if task is not None and task not in TASKS:
         raise ValueError(f"task must be one of {TASKS} or None, got {task!r}")
     return tuple(spec.name for spec in LOSSES if task is None or spec.task == task)
@@ -267,16 +203,8 @@ def loss_names(task=None):
 def ovr_probabilities(prob):
     """Rows of class probabilities from P(+1) of each one-vs-rest problem.
 
-    One problem (two classes): columns ``1 - P, P``. Several: each row normalised to sum
-    to 1; a row where every problem says 0 is uniform.
-
-    Parameters
-    ----------
-    prob : ndarray of shape (n_samples,) or (n_samples, n_problems)
-
-    Returns
-    -------
-    ndarray of shape (n_samples, n_classes)
+    One problem (`prob` 1-D, two classes): columns ``1 - P, P``. Several (one column
+    each): each row normalised to sum to 1; a row where every problem says 0 is uniform.
     """
     if prob.ndim == 1:
         return np.column_stack([1.0 - prob, prob])

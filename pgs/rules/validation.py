@@ -5,10 +5,9 @@ import numbers
 
 import numpy as np
 
-# LOSS_NAMES stays importable from here (it was, before the table).
-from pgs.rules.losses import LOSS_NAMES, LOSS_SPECS, LOSSES, loss_names, loss_spec  # noqa: F401
+from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, loss_spec
 
-# Views of pgs/rules/losses.py, kept under their historical names.
+# Views of pgs/rules/losses.py.
 #: Losses whose targets are two classes, mapped to -1 / +1.
 CLASSIFICATION_LOSSES = frozenset(loss_names("classification"))
 #: Losses whose targets are real numbers.
@@ -22,11 +21,11 @@ DEFAULT_EPSILON = {spec.name: spec.default_epsilon for spec in LOSSES if spec.ha
 ITERATES = ("random", "last", "average")
 
 
-def _is_real(x):
+def is_real(x):
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
-def _is_int(x):
+def is_int(x):
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
@@ -39,7 +38,7 @@ def check_loss(loss):
 
 def check_p(p):
     """p must be a real number in (1, 2]."""
-    if not _is_real(p):
+    if not is_real(p):
         raise TypeError(f"p must be a real number in (1, 2], got {p!r}")
     p = float(p)
     if not (1.0 < p <= 2.0):
@@ -47,11 +46,9 @@ def check_p(p):
     return p
 
 
-def check_positive(name, value, *, allow_none=False):
-    """A finite real number > 0 (or None when allowed)."""
-    if value is None and allow_none:
-        return None
-    if not _is_real(value):
+def check_positive(name, value):
+    """A finite real number > 0."""
+    if not is_real(value):
         raise TypeError(f"{name} must be a positive real number, got {value!r}")
     value = float(value)
     if not math.isfinite(value) or value <= 0.0:
@@ -67,7 +64,7 @@ def check_count(name, value, *, allow_none=False):
     """An integer >= 1 (or None when allowed)."""
     if value is None and allow_none:
         return None
-    if not _is_int(value):
+    if not is_int(value):
         raise TypeError(f"{name} must be an integer >= 1, got {value!r}")
     value = int(value)
     if value < 1:
@@ -80,9 +77,7 @@ def check_count(name, value, *, allow_none=False):
 
 def check_iterate(iterate):
     """One of "random", "last", "average"."""
-    if not isinstance(iterate, str) or iterate not in ITERATES:
-        raise ValueError(f"iterate must be one of {', '.join(ITERATES)}, got iterate={iterate!r}")
-    return iterate
+    return check_choice("iterate", iterate, ITERATES)
 
 
 def check_B(B):
@@ -100,7 +95,7 @@ def check_epsilon(loss, epsilon):
     spec = LOSS_SPECS.get(loss)
     if epsilon is None:
         return spec.default_epsilon if spec is not None and spec.has_epsilon else 0.0
-    if not _is_real(epsilon):
+    if not is_real(epsilon):
         raise TypeError(f"epsilon must be a real number, got {epsilon!r}")
     epsilon = float(epsilon)
     if not math.isfinite(epsilon) or epsilon < 0.0:
@@ -114,21 +109,28 @@ def check_seed(seed):
     """None, an int >= 0, or a numpy SeedSequence."""
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return seed
-    if not _is_int(seed) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise ValueError(f"seed must be None or an integer >= 0, got seed={seed!r}")
     return int(seed)
 
 
-def check_t_offset(t_offset, *, allow_auto=True):
+def check_t_offset(t_offset):
     """The iteration offset: a finite real number >= 0 (as a float), or "auto"."""
-    if allow_auto and isinstance(t_offset, str) and t_offset == "auto":
+    if isinstance(t_offset, str) and t_offset == "auto":
         return t_offset
-    if not _is_real(t_offset):
+    if not is_real(t_offset):
         raise TypeError(f"t_offset must be 'auto' or a real number >= 0, got {t_offset!r}")
     t_offset = float(t_offset)
     if not math.isfinite(t_offset) or t_offset < 0.0:
         raise ValueError(f"t_offset must be a finite number >= 0, got t_offset={t_offset!r}")
     return t_offset
+
+
+def check_bool(name, value):
+    """A Python or numpy bool, as a bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
 
 
 def check_choice(name, value, choices):

@@ -9,13 +9,12 @@ wraps the result in a model.
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
 from pgs._csgd import VARIANT_NAMES, CSGDSolver
 from pgs.engine.chunks import run_chunked
 from pgs.models.csgd_model import CAdalineModel, CSGDModel, check_variant
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, check_targets
+from pgs.rules.data import as_csr_buffers, check_targets, check_y_shape
 
 #: The iterates `train_csgd` can return.
 CSGD_ITERATES = ("last", "average")
@@ -28,28 +27,6 @@ AUTO_FACTOR = 2.0
 #: Most step sizes eta0="auto" tries.
 AUTO_MAX_TRIALS = 16
 
-_STATUS_MESSAGES = {
-    1: "{name} diverged at step {t}: a prediction became infinite or NaN; eta0={eta0!r} is "
-    "too large for this data (use a smaller eta0, or eta0='auto')",
-    2: "fixed_rows holds a row index outside [0, n_samples)",
-}
-
-
-def default_T(n_samples):
-    """The default number of steps: 10 passes' worth of samples, 10 * n_samples."""
-    return 10 * n_samples
-
-
-# ------------------------------------------------------------------ validation
-
-def _check_eta0(eta0):
-    if isinstance(eta0, str):
-        if eta0 == "auto":
-            return eta0
-        raise ValueError(f"eta0 must be 'auto' or a number > 0, got eta0={eta0!r}")
-    return V.check_positive("eta0", eta0)
-
-
 def _check_switch(switch, n_samples):
     """The step m_switch where the 2-phase step size starts decaying as 1/t."""
     if isinstance(switch, str):
@@ -59,47 +36,25 @@ def _check_switch(switch, n_samples):
     return V.check_count("switch", switch)
 
 
-def _check_iterate(iterate):
-    if not isinstance(iterate, str) or iterate not in CSGD_ITERATES:
-        raise ValueError(
-            f"iterate must be one of {', '.join(CSGD_ITERATES)}, got iterate={iterate!r}"
-        )
-    return iterate
-
-
-def _check_sampling(sampling):
-    if not isinstance(sampling, str) or sampling not in SAMPLINGS:
-        raise ValueError(
-            f"sampling must be one of {', '.join(SAMPLINGS)}, got sampling={sampling!r}"
-        )
-    return sampling
-
-
-def _check_bool(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
-    return bool(value)
-
-
 # ------------------------------------------------------------------ running
 
 def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
-           fixed_rows=None, constant_step=False, permutation=False, name="CSGD"):
+           fixed_rows=None, permutation=False, name="CSGD"):
     """Run the kernel for T steps; return the selected weights, shape (n_cols, K)."""
-    n_features = Xb.shape[1]
     K = Y.shape[1]
-    solver = CSGDSolver(n_features, K, variant_id, eta0, switch, icpt, average, rng_state,
-                        constant_step, permutation)
+    solver = CSGDSolver(Xb.shape[1], K, variant_id, eta0, switch, icpt, average, rng_state,
+                        permutation=permutation)
     y = Y.reshape(-1)
 
     def advance(t_end):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, y, fixed_rows)
         if status == 2:
-            raise ValueError(_STATUS_MESSAGES[2])
+            raise ValueError("fixed_rows holds a row index outside [0, n_samples)")
         if status != 0:
             raise FloatingPointError(
-                _STATUS_MESSAGES[1].format(name=name, t=solver.t + 1, eta0=eta0)
-            )
+                f"{name} diverged at step {solver.t + 1}: a prediction became infinite or "
+                f"NaN; eta0={eta0!r} is too large for this data (use a smaller eta0, or "
+                "eta0='auto')")
 
     # In chunks, so that Ctrl-C stops a long run (a chunked run is bit-identical); a
     # step reads a row and updates K outputs.
@@ -110,49 +65,32 @@ def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
 
 def _half_squared_loss(Xb, Y, W, icpt):
     """Mean over rows and outputs of (y - <w, x>)^2 / 2; W has shape (n_cols, K)."""
-    X = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape)
-    Z = np.asarray(X @ W[:-1]) + icpt * W[-1]
+    Z = np.asarray(Xb.matrix() @ W[:-1]) + icpt * W[-1]
     return 0.5 * float(np.mean((Y - Z) ** 2))
-
-
-def _subsample(Xb, Y, n_rows, rng):
-    """The CSR buffers and targets of `n_rows` rows drawn without replacement."""
-    m = Xb.shape[0]
-    rows = np.sort(rng.choice(m, size=n_rows, replace=False)) if n_rows < m else np.arange(m)
-    X = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape)[rows]
-    return as_csr_buffers(X), np.ascontiguousarray(Y[rows])
 
 
 def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=False):
     """Pick eta0 by short trial runs on a subsample (after Bottou's sgd, `determineEta0`).
 
-    The search starts at the classical LMS scale 1 / mean ||x||^2 (constant column
-    included), runs the requested variant for four passes over a subsample of at most
-    `AUTO_SUBSAMPLE` rows with the same row sequence for every candidate, and moves by
-    factors of `AUTO_FACTOR` in the direction that lowers the subsample's least-squares
-    loss, until it rises again.  A run that diverges counts as an infinite loss.
-
-    Returns
-    -------
-    eta0 : float
-    trials : list of (eta0, loss)
+    From the LMS scale 1 / mean ||x||^2 (constant column included), it runs the variant
+    for four passes over at most `AUTO_SUBSAMPLE` rows (the same rows for every candidate)
+    and moves by factors of `AUTO_FACTOR` while the subsample's least-squares loss falls
+    (a diverged run's loss is infinite). Returns (eta0, the sorted (eta0, loss) tried).
     """
     m = Xb.shape[0]
     children = seq.spawn(2)
     rng = np.random.default_rng(children[0])
     n_sub = min(m, AUTO_SUBSAMPLE)
-    Xs, Ys = _subsample(Xb, Y, n_sub, rng)
+    rows = np.sort(rng.choice(m, size=n_sub, replace=False)) if n_sub < m else np.arange(m)
+    Xs, Ys = as_csr_buffers(Xb.matrix()[rows]), np.ascontiguousarray(Y[rows])
     rng_state = children[1].generate_state(4, dtype=np.uint64)
     # Four passes: shorter trials favour step sizes that are too small for a long run
     # (measured on the paper's d = n = 5000 set-up and on NCSGD, bench/micro/bench_csgd.py).
     T_trial = 4 * n_sub
     # The switch keeps its place relative to the data size.
     switch_trial = max(1, int(round(switch * n_sub / m)))
-    sq_norms = np.asarray(
-        sp.csr_matrix((Xs.data, Xs.indices, Xs.indptr), shape=Xs.shape).multiply(
-            sp.csr_matrix((Xs.data, Xs.indices, Xs.indptr), shape=Xs.shape)
-        ).sum(axis=1)
-    ).reshape(-1)
+    Xs_matrix = Xs.matrix()
+    sq_norms = np.asarray(Xs_matrix.multiply(Xs_matrix).sum(axis=1)).reshape(-1)
     mean_sq = float(np.mean(sq_norms)) + icpt * icpt
     if not math.isfinite(mean_sq):
         # (1 / inf would start the search at eta0 = 0 and blame that step size)
@@ -188,34 +126,25 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
     return best, sorted(trials.items())
 
 
-def _prepare(X, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling):
-    """Shared validation of train_csgd and train_cadaline."""
-    sampling = _check_sampling(sampling)
-    T = V.check_count("T", T, allow_none=True)
-    eta0 = _check_eta0(eta0)
-    variant_id = check_variant(variant)
-    fit_intercept = _check_bool("fit_intercept", fit_intercept)
-    iterate = _check_iterate(iterate)
-    seed = V.check_seed(seed)
-    Xb = as_csr_buffers(X)
-    m = Xb.shape[0]
-    switch = _check_switch(switch, m)
-    if T is None:
-        T = default_T(m)
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq, sampling
-
-
 def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling="iid",
-         fixed_rows=None, constant_step=False, name="CSGD"):
+         fixed_rows=None, name="CSGD"):
     """Validate, pick eta0, run; Y is the (m, K) float64 target matrix (a test/bench hook).
 
     Returns (W, eta0_used, params, Xb) with W of shape (n_features + 1, K), the
     constant column's weights last.
     """
-    Xb, T, eta0, switch, variant_id, fit_intercept, iterate, seq, sampling = _prepare(
-        X, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling
-    )
+    sampling = V.check_choice("sampling", sampling, SAMPLINGS)
+    T = V.check_count("T", T, allow_none=True)
+    eta0 = V.check_auto_or_positive("eta0", eta0)
+    variant_id = check_variant(variant)
+    fit_intercept = V.check_bool("fit_intercept", fit_intercept)
+    iterate = V.check_choice("iterate", iterate, CSGD_ITERATES)
+    seed = V.check_seed(seed)
+    Xb = as_csr_buffers(X)
+    switch = _check_switch(switch, Xb.shape[0])
+    if T is None:
+        T = 10 * Xb.shape[0]                 # ten passes' worth of samples
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     permutation = sampling == "permutation"
     if Y.shape[0] != Xb.shape[0]:
         raise ValueError(f"X has {Xb.shape[0]} rows but y has {Y.shape[0]} entries")
@@ -234,7 +163,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
     rng_state = seq.generate_state(4, dtype=np.uint64)
     W = _solve(Xb, Y, variant_id=variant_id, eta0=eta0_used, switch=switch, icpt=icpt,
                average=average, rng_state=rng_state, T=T, fixed_rows=fixed_rows,
-               constant_step=constant_step, permutation=permutation, name=name)
+               permutation=permutation, name=name)
     params = dict(T=T, eta0=eta0, switch=switch, variant=VARIANT_NAMES[variant_id],
                   fit_intercept=fit_intercept, iterate=iterate, sampling=sampling,
                   seed=seq.entropy)
@@ -309,34 +238,19 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     Mu, Ding, Zhou, Tao, "Constrained Stochastic Gradient Descent for Large-scale
     Least Squares Problem", KDD 2013, Algorithm 1 and section 4.2.
     """
-    T_ = V.check_count("T", T, allow_none=True)
-    Xb_shape = _rows_of(X)
-    y_kernel, _ = check_targets(y, Xb_shape, classification=False)
-    W, eta0_used, params, Xb = _fit(
-        X, y_kernel.reshape(-1, 1), T=T_, eta0=eta0, switch=switch, variant=variant,
+    Xb = as_csr_buffers(X)
+    y_kernel, _ = check_targets(y, Xb.shape[0], classification=False)
+    W, eta0_used, params, _ = _fit(
+        Xb, y_kernel.reshape(-1, 1), T=T, eta0=eta0, switch=switch, variant=variant,
         fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed,
     )
     return CSGDModel(coef=W[:-1, 0].copy(), intercept=W[-1, 0] if fit_intercept else 0.0,
                      T=params["T"], eta0_=eta0_used, params=params)
 
 
-def _rows_of(X):
-    """Number of rows of X, validated lightly (as_csr_buffers does the rest)."""
-    if sp.issparse(X):
-        return X.shape[0]
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array or sparse matrix, got shape {X.shape}")
-    return X.shape[0]
-
-
 def class_indicators(y, n_samples):
     """Validate class labels; return (classes, Y) with Y the (m, n_classes) 0/1 targets."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if y.shape[0] != n_samples:
-        raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} entries")
+    y = check_y_shape(y, n_samples)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
     try:
@@ -379,10 +293,10 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     ----------
     Mu, Ding, Zhou, Tao, KDD 2013, section 5.2 and Algorithm 2.
     """
-    T_ = V.check_count("T", T, allow_none=True)
-    classes, Y = class_indicators(y, _rows_of(X))
+    Xb = as_csr_buffers(X)
+    classes, Y = class_indicators(y, Xb.shape[0])
     W, eta0_used, params, _ = _fit(
-        X, Y, T=T_, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
+        Xb, Y, T=T, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
         iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline",
     )
     intercept = W[-1].copy() if fit_intercept else np.zeros(W.shape[1])

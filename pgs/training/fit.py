@@ -40,16 +40,14 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
 
 
 def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling):
-    r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``.
+    r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``, 0 if w = 0 is optimal.
 
     ``G^2 / (2 sigma F(0))`` minimises the bound ``t0 F(0) + G^2 ln((T + t0) / t0) /
-    (2 sigma)`` stated for `t_offset` in `train` as T grows (it does not depend on T, so
-    that warm starts and `partial_fit` continue exactly). G bounds the dual norm of every
-    sampled gradient: max_i ||(x_i, icpt)||_q times the loss's bound on :math:`|\ell'|`
-    (pgs/rules/losses.py; for an unbounded derivative, on the domain of radius B) times the
-    sampler's weight factor. The cap m (the number of rows) keeps the extra regulariser
-    :math:`t_0 \sigma r(w)` below one pass's worth of data. 0 when w = 0 is optimal.
-    `stats` is X's `pgs.rules.defaults.row_stats` (its ``max_q``).
+    (2 sigma)`` stated for `t_offset` in `train` as T grows (independent of T, so warm
+    starts and `partial_fit` continue exactly). G bounds every sampled gradient's dual
+    norm: max_i ||(x_i, icpt)||_q (from `stats`, X's `row_stats`) times the loss's bound on
+    :math:`|\ell'|` (on the domain of radius B if unbounded) times the sampler's weight
+    factor. The cap m keeps the extra regulariser :math:`t_0 \sigma r(w)` below one pass.
     """
     q = p / (p - 1.0)
     m = y_kernel.shape[0]
@@ -148,8 +146,7 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
     callback_every = V.check_count("callback_every", callback_every, allow_none=True)
-    if not isinstance(keep_state, (bool, np.bool_)):
-        raise TypeError(f"keep_state must be a bool, got {keep_state!r}")
+    V.check_bool("keep_state", keep_state)
     n_jobs = V.check_count("n_jobs", n_jobs)
     merge_every = V.check_count("merge_every", merge_every, allow_none=True)
     if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
@@ -169,16 +166,13 @@ LOCKSTEP_ROWS = 256
 
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
               per_problem=None, **kwargs):
-    """`fit` for several target vectors over the same X, e.g. one-vs-rest problems.
+    """`fit` for several target vectors over the same X (one-vs-rest problems, a sigma grid).
 
-    Problem ``i`` is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
-    **per_problem[i], ...)`` and gives exactly its model, bit for bit (`per_problem`:
-    optional dicts of the arguments that differ, e.g. `pgs.training.sigma_auto`'s sigma grid).
-    The problems share the seed, so they draw the same rows, and running them in
-    lock-step (`pgs.engine.solver.run_lockstep`: each in turn takes the next `LOCKSTEP_ROWS`
-    rows) fetches each row from memory once for them all.
-    `n_jobs` threads take contiguous groups of problems (the kernel drops the GIL); a
-    single problem is instead split by rows between them (`pgs.train`'s ``n_jobs``).
+    Problem ``i`` is exactly ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
+    **per_problem[i], ...)``, bit for bit. Sharing the seed, the problems draw the same
+    rows, so running them in lock-step (`run_lockstep`: each takes `LOCKSTEP_ROWS` rows in
+    turn) fetches each row once for all. `n_jobs` threads take contiguous groups of
+    problems; a single problem is instead split by rows between them.
     """
     if V.check_seed(seed) is None:
         # One fresh seed for all (not one each: they would draw different rows).
@@ -253,8 +247,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
     schedule = V.check_choice("schedule", schedule, D.SCHEDULES)
     eta0 = V.check_auto_or_positive("eta0", eta0)
     iterate = V.check_iterate(iterate)
-    if not isinstance(fit_intercept, (bool, np.bool_)):
-        raise TypeError(f"fit_intercept must be a bool, got {fit_intercept!r}")
+    fit_intercept = V.check_bool("fit_intercept", fit_intercept)
     intercept = V.check_choice("intercept", intercept, D.INTERCEPTS)
     intercept_scaling = V.check_auto_or_positive("intercept_scaling", intercept_scaling)
     seed = V.check_seed(seed)
@@ -264,7 +257,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         V.check_count("n_threads", n_threads)
         warnings.warn("n_threads has no effect (the mini-batch threads were removed) and "
                       "will be removed", DeprecationWarning, stacklevel=3)
-    t_offset = V.check_t_offset(t_offset, allow_auto=True)
+    t_offset = V.check_t_offset(t_offset)
 
     # Entries are checked by the kernel as it reads each row (see _margin).
     Xb = as_csr_buffers(X, check_entries=False)
@@ -284,10 +277,8 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         T = default_T(m, k)
 
     if B == "auto" or (B is None and loss in V.UNBOUNDED_GRADIENT_LOSSES):
-        if warm_start is None:
-            B = auto_B(y_kernel, loss, p, sigma, epsilon, weights)
-        else:
-            B = warm_start.params["B"]
+        B = (auto_B(y_kernel, loss, p, sigma, epsilon, weights) if warm_start is None
+             else warm_start.params["B"])
 
     # The "auto" rules (pgs/rules/defaults.py); a warm start keeps its model's values.
     if warm_start is not None:
@@ -322,7 +313,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
                                      icpt=icpt, epsilon=epsilon, weights=weights,
                                      sampling=sampling)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
-                  iterate=iterate, fit_intercept=bool(fit_intercept), intercept=intercept,
+                  iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
                   intercept_scaling=intercept_scaling, seed=None, epsilon=epsilon,
                   sampling=sampling, t_offset=t_offset)
     state = _check_warm_start(warm_start, params, n_features, iterate)

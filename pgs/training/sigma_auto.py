@@ -8,11 +8,9 @@ the caller, so the final model is exactly a plain fit at the chosen sigma.
 """
 
 import math
-import numbers
 from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 
 from pgs.models.pgs_model import Model
 from pgs.rules import validation as V
@@ -30,23 +28,11 @@ DEFAULT_GRID_FACTORS = tuple(float(c) for c in 10.0 ** np.arange(-2.0, 1.01, 0.5
 #: regression set the short runs favour a larger sigma (test R^2 0.60, against 0.67 at
 #: 0.3 and for the best of the grid).
 GRID_T_FRACTION = 0.2
-#: Default share of the training rows held out to score the grid.
-DEFAULT_VALIDATION_FRACTION = 0.2
 
 
 class SigmaSearch(NamedTuple):
-    """The outcome of `search_sigma`.
-
-    Attributes
-    ----------
-    sigma : float
-        The chosen value: the largest of the grid values whose score is within one
-        standard error of the best (`choose`).
-    grid : ndarray of float64
-        The grid, ascending.
-    scores : ndarray of float64
-        Validation score of each grid value (accuracy or R^2).
-    """
+    """The outcome of `search_sigma`: the chosen sigma (`choose`), the ascending grid and
+    each grid value's validation score (accuracy or R^2)."""
 
     sigma: float
     grid: np.ndarray
@@ -69,17 +55,15 @@ def check_sigma(sigma):
 
 def check_validation_fraction(fraction):
     """Validate `validation_fraction`: a float in (0, 1)."""
-    if not V._is_real(fraction) or not 0.0 < float(fraction) < 1.0:
+    if not V.is_real(fraction) or not 0.0 < float(fraction) < 1.0:
         raise ValueError(f"validation_fraction must be a float in (0, 1), "
                          f"got validation_fraction={fraction!r}")
     return float(fraction)
 
 
 def check_sigma_grid(grid):
-    """Validate `sigma_grid`: None (the default grid) or a non-empty sequence of floats > 0.
-
-    Returns None or the values as an ascending float64 array without duplicates.
-    """
+    """None (the default grid), or the non-empty `sigma_grid` of floats > 0 as an ascending
+    float64 array without duplicates."""
     if grid is None:
         return None
     if isinstance(grid, (str, bytes)) or not np.iterable(grid):
@@ -92,17 +76,7 @@ def check_sigma_grid(grid):
 
 
 def default_sigma_grid(Xb):
-    """`DEFAULT_GRID_FACTORS` times ``mean_i ||x_i||^2 / m`` (times 1 / m if X is 0).
-
-    Parameters
-    ----------
-    Xb : CSRBuffers
-        The rows the grid is for.
-
-    Returns
-    -------
-    ndarray of float64
-    """
+    """`DEFAULT_GRID_FACTORS` times ``mean_i ||x_i||^2 / m`` (times 1 / m if X is 0)."""
     m = max(Xb.shape[0], 1)
     data = np.asarray(Xb.data, dtype=np.float64)
     mean_sq = float(np.dot(data, data)) / m
@@ -112,24 +86,10 @@ def default_sigma_grid(Xb):
 
 
 def validation_split(n_rows, fraction, seed, strata=None):
-    """Row indices (train, validation), shuffled by `seed`, stratified by `strata`.
+    """Sorted row indices (train, validation), shuffled by `seed`, stratified by `strata`.
 
-    Each stratum (class) gives ``floor(fraction * n_c)`` rows to validation, and at least
-    one when it has two rows or more, so every class with two rows or more is in both
-    parts. Without strata, ``floor(fraction * n)`` rows (at least one when n >= 2).
-
-    Parameters
-    ----------
-    n_rows : int
-    fraction : float in (0, 1)
-    seed : int
-    strata : ndarray of shape (n_rows,), optional
-        Labels to stratify by.
-
-    Returns
-    -------
-    (ndarray, ndarray) of int64, both sorted; the validation part is empty when no row
-    can be held out (fewer than two rows, or a single row per class).
+    Each stratum (class; without strata, all rows) gives ``floor(fraction * n_c)`` rows to
+    validation, at least one when it has two or more, so such a class is in both parts.
     """
     rng = np.random.default_rng([seed, 0x5167])   # (its own stream, not the sampler's)
     groups = [np.arange(n_rows)] if strata is None else \
@@ -144,21 +104,14 @@ def validation_split(n_rows, fraction, seed, strata=None):
     return train, val
 
 
-def _rows(Xb, rows):
-    """The given rows of CSR buffers, as a new CSR matrix."""
-    X = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape, copy=False)
-    return X[rows]
-
-
 def accuracy_standard_error(accuracy, n_eff):
     """The standard error of an accuracy measured on `n_eff` (effective) rows."""
     return math.sqrt(max(accuracy * (1.0 - accuracy), 0.0) / max(n_eff, 1.0))
 
 
 def r2_standard_error(r2, n_eff):
-    """The standard error of an R^2 measured on `n_eff` (effective) rows: (1 - R^2)
-    sqrt(2 / n), as the mean of n squared Gaussian residuals has relative error
-    sqrt(2 / n)."""
+    """The standard error of an R^2 on `n_eff` (effective) rows: (1 - R^2) sqrt(2 / n), the
+    relative error of the mean of n squared Gaussian residuals."""
     return max(1.0 - r2, 0.0) * math.sqrt(2.0 / max(n_eff, 1.0))
 
 
@@ -176,11 +129,6 @@ def choose(grid, scores, standard_error):
     return float(grid[ok[-1]])
 
 
-def weighted_accuracy(y_true, y_pred, sample_weight=None):
-    """(Weighted) share of exact matches."""
-    return float(np.average(y_true == y_pred, weights=sample_weight))
-
-
 def weighted_r2(y_true, y_pred, sample_weight=None):
     """(Weighted) coefficient of determination; 0 for a constant target (no spread)."""
     mean = np.average(y_true, weights=sample_weight)
@@ -195,39 +143,12 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
                  sample_weight=None, strata=None, n_jobs=1, **train_kwargs):
     """Train every grid value on a training split in lock-step; score each on the rest.
 
-    Parameters
-    ----------
-    Xb : CSRBuffers
-        All the training rows.
-    targets : list of ndarray of shape (m,)
-        One target vector per problem (several for one-vs-rest); every grid value trains
-        all of them.
-    score : callable
-        ``score(models, X_val, val_rows)`` -> float, higher is better: `models` are one
-        grid value's trained problems (in the order of `targets`), `X_val` the validation
-        rows (CSR) and `val_rows` their indices in X. Its attribute
-        ``score.standard_error(score, n_eff)`` gives the tolerance of `choose`
-        (`accuracy_standard_error`, `r2_standard_error`).
-    grid : ndarray of float64 or None
-        Ascending sigma values; None for `default_sigma_grid` of X.
-    validation_fraction : float in (0, 1)
-    seed : int
-        Seeds the split and every grid run.
-    T : int
-        Iterations of a fit on all m rows; the grid runs take as many passes:
-        ``ceil(T * m_train / m)`` iterations.
-    sample_weight : ndarray of shape (m,), optional
-    strata : ndarray of shape (m,), optional
-        Labels to stratify the split by (classification).
-    n_jobs : int
-        Threads for the lock-step groups (see `pgs.training.fit.fit_many`).
-    **train_kwargs
-        The other `pgs.train` arguments (sigma excluded).
-
-    Returns
-    -------
-    SigmaSearch
-        When no row can be held out (tiny data), the grid is scored on the training rows.
+    `targets` holds one target vector per problem (several for one-vs-rest), all trained
+    at every grid value (None: `default_sigma_grid`). ``score(models, X_val, val_rows)``
+    (higher is better) scores one grid value's problems on the validation rows; its
+    ``score.standard_error(score, n_eff)`` is the tolerance of `choose`. The grid runs take
+    `GRID_T_FRACTION` of the passes of `T` iterations on all m rows. When no row can be held
+    out (tiny data), the grid is scored on the training rows.
     """
     if grid is None:
         grid = default_sigma_grid(Xb)
@@ -240,10 +161,8 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     train, val = validation_split(m, validation_fraction, seed, strata)
     if val.shape[0] == 0:
         train = val = np.arange(m, dtype=np.int64)
-    X_train, X_val = _rows(Xb, train), _rows(Xb, val)
-    weights = None if sample_weight is None else sample_weight[train]
-    if weights is not None and not np.any(weights > 0):
-        weights = None          # (the held-out rows carried all the weight)
+    X_train, X_val = Xb.matrix()[train], Xb.matrix()[val]
+    weights = validation_weights(sample_weight, train)   # (None if val had all the weight)
     T_train = max(1, math.ceil(GRID_T_FRACTION * T * train.shape[0] / m))
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     n = len(ys)
@@ -275,7 +194,7 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
 
 
 def validation_weights(sample_weight, rows):
-    """The weights of the validation rows, or None (no weights, or all zero there)."""
+    """The weights of `rows`, or None (no weights, or all zero there)."""
     if sample_weight is None:
         return None
     w = sample_weight[rows]
@@ -285,19 +204,14 @@ def validation_weights(sample_weight, rows):
 def classifier_score(y_index, weights, *, threshold=0.0):
     """`search_sigma`'s score for one-vs-rest problems: (weighted) accuracy of the argmax.
 
-    Parameters
-    ----------
-    y_index : ndarray of int, shape (m,)
-        Each row's class index; a single problem is the binary one of class 1.
-    weights : ndarray of shape (m,) or None
-    threshold : float
-        A single problem predicts class 1 above it (0.5 for 0/1 least squares).
+    `y_index` is each row's class index; a single problem is the binary one of class 1,
+    predicted above `threshold` (0.5 for 0/1 least squares).
     """
     def score(models, X_val, rows):
         Z = np.asarray(X_val @ np.column_stack([model.coef for model in models]))
         Z = Z + np.array([model.intercept for model in models])
         pred = (Z[:, 0] > threshold).astype(np.intp) if len(models) == 1 else Z.argmax(axis=1)
-        return weighted_accuracy(y_index[rows], pred, validation_weights(weights, rows))
+        return float(np.average(y_index[rows] == pred, weights=validation_weights(weights, rows)))
     score.standard_error = accuracy_standard_error
     return score
 
@@ -316,17 +230,14 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwa
 
     The returned `Model` is exactly ``pgs.train(X, y, sigma=model.params["sigma"],
     seed=model.params["seed"], ...)``, plus ``sigma_grid`` and ``sigma_scores``. A warm
-    start keeps its model's sigma (no search).
+    start keeps its model's sigma (no search). `sigma_grid` and `validation_fraction` come
+    checked by `pgs.train`.
     """
-    grid = check_sigma_grid(sigma_grid)
-    fraction = check_validation_fraction(validation_fraction)
     if isinstance(warm_start, Model):
         return fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
                     **kwargs)
     if warm_start is not None:
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
-    if kwargs.get("fixed_rows") is not None:
-        raise ValueError("fixed_rows is not supported with sigma='auto'")
     seed = resolve_seed(seed)
     loss = kwargs["loss"]
     V.check_loss(loss)
@@ -338,19 +249,13 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwa
     T = V.check_count("T", kwargs.get("T"), allow_none=True)
     T = default_T(m, V.check_count("k", kwargs.get("k", 1))) if T is None else T
 
-    def score(models, X_val, rows):
-        z = models[0].decision_function(X_val)
-        w = validation_weights(weights, rows)
-        if classification:
-            return weighted_accuracy(y_kernel[rows], np.where(z > 0, 1.0, -1.0), w)
-        return weighted_r2(y_kernel[rows], z, w)
-
-    score.standard_error = accuracy_standard_error if classification else r2_standard_error
-
+    score = (classifier_score((y_kernel > 0).astype(np.intp), weights) if classification
+             else regressor_score(y_kernel, weights))
     search_kwargs = {key: value for key, value in kwargs.items()
                      if key not in ("T", "sample_weight", "callback", "callback_every",
-                                    "keep_state", "fixed_rows", "merge_every")}
-    search = search_sigma(Xb, [y_kernel], score, grid=grid, validation_fraction=fraction,
+                                    "keep_state", "merge_every")}
+    search = search_sigma(Xb, [y_kernel], score, grid=sigma_grid,
+                          validation_fraction=validation_fraction,
                           seed=seed, T=T, sample_weight=weights,
                           strata=y_kernel if classification else None,
                           known_classes=np.array([-1.0, 1.0]) if classification else None,
@@ -364,9 +269,5 @@ def resolve_seed(seed):
     """An int seed: `seed` itself, or fresh entropy for None (one draw for split and runs)."""
     seed = V.check_seed(seed)
     if seed is None:
-        return int(np.random.SeedSequence().entropy)
-    if isinstance(seed, np.random.SeedSequence):
-        return int(seed.entropy)
-    if isinstance(seed, numbers.Integral):
-        return int(seed)
-    return seed
+        seed = np.random.SeedSequence()
+    return int(seed.entropy) if isinstance(seed, np.random.SeedSequence) else seed

@@ -223,8 +223,8 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     Zhu, Chen, Zhu, Wang, Wang, Chen, "Inverse Time Dependency in Convex
     Regularized Learning", ICDM 2009, Figure 1 and section VII.
     """
-    sigma_auto.check_sigma_grid(sigma_grid)
-    sigma_auto.check_validation_fraction(validation_fraction)
+    sigma_grid = sigma_auto.check_sigma_grid(sigma_grid)
+    validation_fraction = sigma_auto.check_validation_fraction(validation_fraction)
     if sigma_auto.is_auto(sigma):
         return sigma_auto.train_auto(
             X, y, sigma_grid=sigma_grid, validation_fraction=validation_fraction, seed=seed,
