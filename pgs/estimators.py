@@ -275,22 +275,18 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     p : float in (1, 2], default 2.0
         Norm of the regulariser (2: Pegasos).
     sigma : float > 0 or "auto", default "auto"
-        Regularisation strength (scikit-learn's ``alpha`` of SGDClassifier). "auto"
-        holds out `validation_fraction` of the rows (stratified by class), trains every
-        value of `sigma_grid` on the rest, all in lock-step (each row fetched from memory
-        once for every value and class), and refits the value with the best held-out
-        accuracy (ties: the largest) on all the rows: the model is exactly the fit at
-        ``sigma=sigma_`` (see :func:`pgs.train`). One sigma is shared by all the
-        one-vs-rest problems and scored on their joint (argmax) prediction, since their
-        margins are compared with each other. `partial_fit`'s first call chooses it on
-        its batch; warm starts and later calls keep `sigma_`.
+        Regularisation strength (scikit-learn's ``alpha`` of SGDClassifier). "auto" is
+        `pgs.train`'s search (the largest value of `sigma_grid` whose held-out accuracy
+        is within one standard error of the best, then the fit at it on all the rows),
+        with one sigma shared by all the one-vs-rest problems and scored on their joint
+        (argmax) prediction, the grid's problems run in lock-step. `partial_fit`'s first
+        call chooses it on its batch; warm starts and later calls keep `sigma_`.
     T : int >= 1 or None, default None
         Iterations per binary problem and per `fit`; None means ``ceil(10 m / k)``,
         ten passes over the data. Ignored by `partial_fit`.
     k : int >= 1, default 1
-        Mini-batch size: at most n_samples in `fit` (larger is a ValueError). A
-        `partial_fit` batch of fewer rows than k runs one iteration that draws k rows
-        from it, so its rows repeat, and warns.
+        Mini-batch size, at most n_samples in `fit`; a `partial_fit` batch of fewer rows
+        than k runs one iteration that draws k rows from it (with a warning).
     B : None, "auto" or float > 0, default None
         Radius of the domain :math:`\|w\|_p \le B`; see :func:`pgs.train`.
     schedule : {"asgd", "pgs"}, default "asgd"
@@ -667,7 +663,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         domain radius defaults to the automatic B (see :func:`pgs.train`).
     p, sigma, T, k, B, schedule, eta0, iterate, random_state, sigma_grid
         As in `PGSClassifier`, with the same defaults (`pgs.DEFAULTS`); "auto" sigma
-        picks the best held-out R^2.
+        scores held-out R^2 (the largest sigma within one standard error of the best).
     fit_intercept, intercept, intercept_scaling, sampling, t_offset, validation_fraction
         As in `PGSClassifier`.
     n_jobs, warm_start
