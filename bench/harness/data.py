@@ -177,7 +177,7 @@ def _token_rows(rng_parent, n_rows, model, n_features):
     return X, np.concatenate(labels)
 
 
-def rcv1_like_partition(part, n_rows, *, seed=0, n_features=RCV1_N_FEATURES):
+def rcv1_like_partition(part, n_rows, *, seed=0, n_features=RCV1_N_FEATURES, hard=False):
     """Partition `part` of an RCV1-like set of any size, made without the others.
 
     `generate_rcv1_like` weighs its values by the idf of its whole training set and
@@ -185,7 +185,8 @@ def rcv1_like_partition(part, n_rows, *, seed=0, n_features=RCV1_N_FEATURES):
     sample of the same hidden model (`_CHUNK_ROWS` rows), so that every partition can be
     generated on its own (e.g. on the worker that will hold it) and the partitions
     together are one data set, as large as wanted. Returns (X, y), y = ±1 with
-    `LABEL_NOISE` flipped; partition -1 is a test set.
+    `LABEL_NOISE` flipped, or with `hard` `rcv1_hard`'s kind of labels (`_hard_model`
+    on the calibration sample); partition -1 is a test set.
     """
     ss = np.random.SeedSequence([seed, _GEN_VERSION, 0x9A27])
     model_ss, calib_ss, rows_ss = ss.spawn(3)
@@ -199,6 +200,10 @@ def rcv1_like_partition(part, n_rows, *, seed=0, n_features=RCV1_N_FEATURES):
     rows_parent, noise_ss = part_ss.spawn(2)
     C, _ = _token_rows(rows_parent, n_rows, model, n_features)
     X = _ltc(C, idf)
+    if hard:
+        model_rng = np.random.default_rng([seed, _GEN_VERSION, _HARD_VERSION])
+        w, scale, cut = _hard_model(model_rng, _ltc(C_calib, idf))
+        return X, _hard_draw(X @ w, scale, cut, np.random.default_rng(noise_ss))
     return X, _noisy_labels(X @ w_true, threshold, np.random.default_rng(noise_ss))
 
 
@@ -345,6 +350,28 @@ _HARD_WIDTH = 0.04
 _HARD_FLIP = 0.04
 
 
+def _hard_model(rng, X_ref):
+    """The hard labels' hidden model: weights on `_HARD_SUPPORT` of the features seen in
+    `X_ref`, and the scale and threshold of its scores there."""
+    n_features = X_ref.shape[1]
+    seen = np.flatnonzero(np.bincount(X_ref.indices, minlength=n_features) > 0)
+    w = np.zeros(n_features)
+    w[rng.choice(seen, min(_HARD_SUPPORT, seen.size), replace=False)] = (
+        rng.standard_normal(min(_HARD_SUPPORT, seen.size)))
+    s_ref = X_ref @ w
+    return w, s_ref.std(), np.quantile(s_ref, 1.0 - _POSITIVE_RATE)
+
+
+def _hard_draw(scores, scale, threshold, rng):
+    """±1 labels with P(+1) = sigmoid((score - threshold) / (scale _HARD_WIDTH)), then
+    `_HARD_FLIP` of them flipped."""
+    z = (scores / scale - threshold / scale) / _HARD_WIDTH
+    y = np.where(rng.random(scores.size) < 1.0 / (1.0 + np.exp(-z)), 1.0, -1.0)
+    flip = rng.random(scores.size) < _HARD_FLIP
+    y[flip] = -y[flip]
+    return y
+
+
 def hard_labels(split, seed=0):
     """Labels of the hard RCV1-like variant for `split`'s rows (train, test, val).
 
@@ -359,23 +386,12 @@ def hard_labels(split, seed=0):
     tuple of three ndarray of ±1
     """
     rng = np.random.default_rng([seed, _GEN_VERSION, _HARD_VERSION])
-    n_features = split.X_train.shape[1]
-    seen = np.flatnonzero(np.bincount(split.X_train.indices, minlength=n_features) > 0)
-    w = np.zeros(n_features)
-    w[rng.choice(seen, min(_HARD_SUPPORT, seen.size), replace=False)] = (
-        rng.standard_normal(min(_HARD_SUPPORT, seen.size)))
-    s_train = split.X_train @ w
-    scale = s_train.std()
-    threshold = np.quantile(s_train, 1.0 - _POSITIVE_RATE)
+    w, scale, threshold = _hard_model(rng, split.X_train)
 
     def draw(scores):
-        z = (scores / scale - threshold / scale) / _HARD_WIDTH
-        y = np.where(rng.random(scores.size) < 1.0 / (1.0 + np.exp(-z)), 1.0, -1.0)
-        flip = rng.random(scores.size) < _HARD_FLIP
-        y[flip] = -y[flip]
-        return y
+        return _hard_draw(scores, scale, threshold, rng)
 
-    return draw(s_train), draw(split.X_test @ w), draw(split.X_val @ w)
+    return draw(split.X_train @ w), draw(split.X_test @ w), draw(split.X_val @ w)
 
 
 def rcv1_hard(m=RCV1_N_TRAIN, *, seed=0, dtype=np.float64):
