@@ -292,28 +292,23 @@ def _describe(name, X, seconds=None):
 
 
 def _scores(model, X, y, with_objective=True):
-    """(name, value) pairs: accuracy, or RMSE and R^2; and the objective when defined."""
+    """'accuracy A', or 'RMSE E, R^2 R'; and the objective when defined."""
     out = []
     pred = model.predict(X)
     if model.is_classifier:
-        out.append(("accuracy", float(np.mean(pred == y))))
+        out.append(f"accuracy {np.mean(pred == y):.4f}")
     else:
         y = np.asarray(y, dtype=np.float64)
         sse = float(np.sum((pred - y) ** 2))
         sst = float(np.sum((y - y.mean()) ** 2)) if y.size else 0.0
-        out.append(("RMSE", math.sqrt(sse / y.size) if y.size else math.nan))
-        out.append(("R^2", 1.0 - sse / sst if sst > 0 else math.nan))
+        out.append(f"RMSE {math.sqrt(sse / y.size) if y.size else math.nan:.4f}")
+        out.append(f"R^2 {1.0 - sse / sst if sst > 0 else math.nan:.4f}")
     if with_objective:
         try:
-            out.append(("objective", float(model.objective(X, y))))
+            out.append(f"objective {float(model.objective(X, y)):.6g}")
         except (ValueError, NotImplementedError):
             pass  # labels outside the model's classes, or a kind without one objective
-    return out
-
-
-def _format_scores(scores):
-    return ", ".join(f"{k} {v:.6g}" if k == "objective" else f"{k} {v:.4f}"
-                     for k, v in scores)
+    return ", ".join(out)
 
 
 def _check_continuous(y, path):
@@ -428,10 +423,9 @@ def _cmd_train(args, out):
         f"{model.params['iterate']}, seed {model.params['seed']}"
         + (f", sigma chosen {chosen:g}" if chosen is not None else ""))
     weighted = is_classifier and estimator.class_weight is not None
-    say("train: " + _format_scores(_scores(model, X, y, with_objective=not weighted)))
+    say("train: " + _scores(model, X, y, with_objective=not weighted))
     if args.test:
-        say("test:  " + _format_scores(_scores(model, loaded[2], loaded[3],
-                                                with_objective=not weighted)))
+        say("test:  " + _scores(model, loaded[2], loaded[3], with_objective=not weighted))
     model.save(path)
     say(f"model saved to {path}")
     return 0
@@ -491,11 +485,13 @@ def _cmd_eval(args, out):
     out(_describe(f"data {args.data}", X, seconds))
     out(f"model {args.model}: {model!r}")
     weighted = model.params.get("class_weight") is not None
-    out(_format_scores(_scores(model, X, y, with_objective=not weighted)))
+    out(_scores(model, X, y, with_objective=not weighted))
     return 0
 
 
 def _cmd_info(args, out):
+    from pgs.io.svmlight import _OPENERS
+
     X, y, seconds = _load(args.data)
     size = os.path.getsize(args.data)
     out(_describe(f"data {args.data}", X, seconds))
@@ -510,8 +506,7 @@ def _cmd_info(args, out):
     else:
         out(f"targets: {len(labels):,} distinct values, min {y.min():g}, "
             f"mean {y.mean():g}, max {y.max():g}")
-    compressed = os.path.splitext(os.fspath(args.data))[1].lower() in (".gz", ".bz2", ".xz",
-                                                                         ".lzma")
+    compressed = os.path.splitext(os.fspath(args.data))[1].lower() in _OPENERS
     if seconds > 0:
         out(f"file: {size / 1e6:.1f} MB on disk{' (compressed)' if compressed else ''}, "
             f"read at {size / 1e6 / seconds:.0f} MB/s")
