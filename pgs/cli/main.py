@@ -428,7 +428,6 @@ def _cmd_train(args, out):
         say("test:  " + _scores(model, loaded[2], loaded[3], with_objective=not weighted))
     model.save(path)
     say(f"model saved to {path}")
-    return 0
 
 
 def _write_atomic(path, text):
@@ -474,7 +473,6 @@ def _cmd_predict(args, out):
         _write_atomic(args.out, text)
     else:
         sys.stdout.write(text)
-    return 0
 
 
 def _cmd_eval(args, out):
@@ -486,7 +484,6 @@ def _cmd_eval(args, out):
     out(f"model {args.model}: {model!r}")
     weighted = model.params.get("class_weight") is not None
     out(_scores(model, X, y, with_objective=not weighted))
-    return 0
 
 
 def _cmd_info(args, out):
@@ -510,14 +507,12 @@ def _cmd_info(args, out):
     if seconds > 0:
         out(f"file: {size / 1e6:.1f} MB on disk{' (compressed)' if compressed else ''}, "
             f"read at {size / 1e6 / seconds:.0f} MB/s")
-    return 0
 
 
 def _cmd_demo(args, out):
     from pgs.cli.demo import run_demo
 
     run_demo(out=out)
-    return 0
 
 
 # ----------------------------------------------------------------------- entry point
@@ -566,7 +561,7 @@ def main(argv=None):
         if args.command is None:
             parser.print_help()
             return 0
-        status = args.func(args, out)
+        args.func(args, out)            # (a command's report on stdout)
     except _UsageError as exc:
         error, status, message = exc, 2, _one_line(exc)
     except _Interrupted as exc:
@@ -580,7 +575,7 @@ def main(argv=None):
         message = (f"pgs: internal error: {type(exc).__name__}: {_one_line(exc)} (run with "
                    f"--debug for the traceback, and please report it)")
     else:
-        return status
+        return 0
     if debug:
         traceback.print_exception(error)
     print(message, file=sys.stderr)
