@@ -1,12 +1,16 @@
-# Public C-level API of the Primal Gradient Solver kernel.
+# Public C-level API of the Primal Gradient Solver kernel: the one entry point pgs's own
+# solver (SolverCore, _lockstep) runs too.
 #
 # Downstream Cython code can `cimport pgs._core` and drive the solver over its own CSR
 # buffers: pgs_init (parameters), pgs_state_init (a zeroed state with your buffers),
-# pgs_run_f64_i64. The caller owns the buffers; the kernel never allocates, never raises
-# and never touches Python objects, so it runs with the GIL released. The dual vector's
-# own methods are in pgs/_dual.pxd.
+# pgs_sampler_init (how rows are drawn), pgs_run_f64_i64 (iterations), pgs_dual (the
+# state as a DualVector of pgs/_dual.pxd: w by dual_write_w, Q by dual_exact_Q). The
+# caller owns the buffers; the kernel never allocates, never raises and never touches
+# Python objects, so it runs with the GIL released.
 
 from libc.stdint cimport int64_t, uint64_t
+
+from pgs._dual cimport DualVector
 
 # Status codes returned by the kernel (errors are flags, never exceptions).
 cdef enum PGSStatus:
@@ -16,6 +20,7 @@ cdef enum PGSStatus:
     PGS_NONFINITE = 1
     PGS_BAD_ROW = 2      # a row index of a fixed sequence is outside [0, n_rows)
     PGS_BAD_SAMPLER = 3  # the sampler lacks a buffer its mode needs
+    # (pgs_run_f64_i64 returns -1 for a loss_id that names no loss)
 
 
 cdef enum Schedule:
@@ -48,12 +53,17 @@ cdef struct PGSParams:
 
 cdef struct PGSState:
     # Coordinates j = 0 .. n_cols - 1, n_cols = n_features + 1 (the last one is the
-    # intercept column). lam_j is lam[stride * j], u_j is u[stride * j]:
-    # stride 1 for two arrays (pgs_state_init's), 2 for lam and u interleaved in one
-    # buffer of 2 n_cols (u = buf, lam = buf + 1: an update finds lam_j on the line its
-    # margin read u_j from). p = 2: u is lam and stride 1.
+    # intercept column); w_j = c u_j for every p (write w with pgs_dual and dual_write_w).
+    # lam_j is lam[stride * j]; u_j, per p (prm.p_kind):
+    #   p = 2:   u is lam (the same buffer), stride 1;
+    #   p = 1.5: no u is kept (u unused, may be NULL): u_j = t |t|, t = lam_j / S, is
+    #            computed where it is read (dual_u), stride 1;
+    #   other p: u_j = u[stride * j] = sign(lam_j) (|lam_j| / S)^(q-1), stride 1 for two
+    #            arrays (pgs_state_init's), or 2 for lam and u interleaved in one buffer
+    #            of 2 n_cols (u = buf, lam = buf + 1: an update finds lam_j on the line
+    #            its margin read u_j from; SolverCore's).
     double* lam              # dual accumulator lambda = -sum_t lambda_t
-    double* u                # sign(lam) (|lam| / S)^(q-1) (p = 1.5: written as a run returns)
+    double* u
     Py_ssize_t stride
     # The average (NULL unless average): without prm.average_spans the sum of the
     # iterates is C u - wsum (clast unused); with it wsum is the lazily folded sum and
@@ -82,6 +92,24 @@ cdef struct PGSState:
     uint64_t rng[4]          # xoshiro256** state before the next unconsumed draw
 
 
+cdef enum SamplingMode:     # how rows are drawn
+    SAMPLE_IID = 0          # uniform with replacement (the paper's), or by alias table
+    SAMPLE_PERMUTATION = 1  # a fresh random order every pass, without replacement
+    SAMPLE_CYCLIC = 2       # rows in the given order
+    SAMPLE_FIXED = 3        # a caller-given sequence (a test hook)
+
+
+cdef struct PGSSampler:      # (the caller's buffers, as the state's)
+    int mode                 # a SamplingMode
+    const double* alias_prob  # iid by weight: Vose alias table (NULL: uniform)
+    const int64_t* alias_idx
+    const double* row_scale  # permutation / cyclic by weight: gradient factor per row
+    double grad_scale        # gradient factor for every row (the mean weight with alias)
+    int64_t* perm            # permutation mode: the order, length n_rows (st.pos = n_rows
+    const int64_t* fixed     # shuffles it first); fixed mode: the row sequence ...
+    long long n_fixed        # ... and its length
+
+
 cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt,
                    double eps, Py_ssize_t k, long long t_pick, int average,
                    Py_ssize_t n_cols) noexcept nogil
@@ -89,10 +117,15 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
 cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
                          double* coefs, const uint64_t* rng) noexcept nogil
 
-cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
-                        Py_ssize_t n_cols) noexcept nogil
+cdef void pgs_sampler_init(PGSSampler* smp, int mode, const int64_t* fixed,
+                           long long n_fixed) noexcept nogil
 
+cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
+                   Py_ssize_t n_cols) noexcept nogil
+
+# Iterations st.t + 1 .. t_end; a PGSStatus. `_dispatch` of pgs/_core.pyx (the loop
+# SolverCore and _lockstep run) for float64 data and int64 indices.
 cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices,
                          const int64_t* indptr, const double* y, Py_ssize_t n_rows,
                          Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
-                         long long t_end, const int64_t* fixed_rows) noexcept nogil
+                         long long t_end, const PGSSampler* smp) noexcept nogil

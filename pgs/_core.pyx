@@ -25,7 +25,7 @@ from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, PGS_PREFETCH, pgs_powers_init,
     pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
-    dual_exact_Q, dual_u, dual_renormalise, dual_rescale, dual_recompute_Q,
+    dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
 
@@ -38,8 +38,8 @@ SIMD_POWERS = bool(pgs_powers_simd())
 
 # ------------------------------------------------------------------ the dual vector
 
-cdef void _dual_from_state(DualVector* dv, const PGSParams* prm, const PGSState* st,
-                           Py_ssize_t n_cols) noexcept nogil:
+cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
+                   Py_ssize_t n_cols) noexcept nogil:
     """The dual vector of a run: the state's buffers and scalars (O(1))."""
     dv.lam = st.lam
     dv.u = NULL if prm.p_kind == P_Q3 else st.u      # (p = 1.5: computed from lam)
@@ -74,24 +74,6 @@ cdef void _dual_to_state(const DualVector* dv, PGSState* st) noexcept nogil:
 
 
 # ------------------------------------------------------------------ row sampling
-
-cdef enum SamplingMode:     # how rows are drawn
-    SAMPLE_IID = 0          # uniform with replacement (the paper's), or by alias table
-    SAMPLE_PERMUTATION = 1  # a fresh random order every pass, without replacement
-    SAMPLE_CYCLIC = 2       # rows in the given order
-    SAMPLE_FIXED = 3        # a caller-given sequence (a test hook)
-
-
-cdef struct PGSSampler:
-    int mode                 # a SamplingMode
-    const double* alias_prob  # iid by weight: Vose alias table (NULL: uniform)
-    const int64_t* alias_idx
-    const double* row_scale  # permutation / cyclic by weight: gradient factor per row
-    double grad_scale        # gradient factor for every row (the mean weight with alias)
-    int64_t* perm            # permutation mode: the current order, length n_rows
-    const int64_t* fixed     # fixed mode: the row sequence
-    long long n_fixed        # its length
-
 
 # In iid mode RING rows are drawn ahead (a power of two) and the index pointer of each
 # is prefetched when it is drawn: its miss is the one that costs most. Against rows
@@ -235,7 +217,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         return PGS_BAD_SAMPLER
     if smp.mode == SAMPLE_FIXED and smp.fixed == NULL:
         return PGS_BAD_SAMPLER
-    _dual_from_state(&dv, prm, st, n_cols)
+    pgs_dual(&dv, prm, st, n_cols)
     _draws_start(&dr, smp, st, n_rows, indptr)
 
     while st.t < t_end:
@@ -322,7 +304,8 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
                    const index_t* indptr, const double* y, Py_ssize_t n_rows,
                    Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
                    long long t_end, const PGSSampler* smp) noexcept nogil:
-    """Select the loop compiled for `loss_id` (once per call, not per sample)."""
+    """Select the loop compiled for `loss_id` (once per call, not per sample); -1 for
+    an id that names no loss."""
     if loss_id == L.LOSS_HINGE:
         return _pgs_loop(<Hinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, st, t_end, smp)
@@ -347,8 +330,10 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
     elif loss_id == L.LOSS_EPSILON_INSENSITIVE:
         return _pgs_loop(<EpsilonInsensitive*>NULL, loss_id, data, indices, indptr, y,
                          n_rows, n_cols, prm, st, t_end, smp)
-    return _pgs_loop(<Absolute*>NULL, loss_id, data, indices, indptr, y, n_rows,
-                     n_cols, prm, st, t_end, smp)
+    elif loss_id == L.LOSS_ABSOLUTE:
+        return _pgs_loop(<Absolute*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                         n_cols, prm, st, t_end, smp)
+    return -1
 
 
 # ------------------------------------------------------------------- C-level API
@@ -379,8 +364,9 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
 cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
                          double* coefs, const uint64_t* rng) noexcept nogil:
     """Zero `st` and bind the caller's buffers: lam and u of length n_cols (zeroed by the
-    caller; u may be lam itself when p = 2), rows and coefs of length k, and the PRNG's
-    four words (not all zero). The average and the picked iterate are off (NULL)."""
+    caller; see pgs/_core.pxd for u per p), rows and coefs of length k, and the PRNG's
+    four words (all zero, xoshiro's fixed point, is replaced). The average and the
+    picked iterate are off (NULL)."""
     cdef int a
     memset(st, 0, sizeof(PGSState))
     st.lam = lam
@@ -390,45 +376,28 @@ cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
     st.coefs = coefs
     for a in range(4):
         st.rng[a] = rng[a]
+    if (rng[0] | rng[1] | rng[2] | rng[3]) == 0:
+        st.rng[0] = 0x9E3779B97F4A7C15ULL
     st.zs = 1.0
 
 
-cdef double pgs_exact_Q(const PGSParams* prm, const PGSState* st,
-                        Py_ssize_t n_cols) noexcept nogil:
-    """sum_j (|lam_j| / S)^q recomputed from lam and u."""
-    cdef DualVector dv
-    _dual_from_state(&dv, prm, st, n_cols)
-    return dual_exact_Q(&dv)
+cdef void pgs_sampler_init(PGSSampler* smp, int mode, const int64_t* fixed,
+                           long long n_fixed) noexcept nogil:
+    """Unweighted rows in `mode`; SAMPLE_FIXED takes `fixed`, n_fixed rows (the caller
+    then sets the weights' buffers, and perm for SAMPLE_PERMUTATION)."""
+    memset(smp, 0, sizeof(PGSSampler))
+    smp.mode = mode
+    smp.grad_scale = 1.0
+    smp.fixed = fixed
+    smp.n_fixed = n_fixed
 
 
 cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices,
                          const int64_t* indptr, const double* y, Py_ssize_t n_rows,
                          Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
-                         long long t_end, const int64_t* fixed_rows) noexcept nogil:
-    """Public entry point for float64 data with int64 indices (see pgs/_core.pxd).
-
-    Rows are drawn i.i.d. uniformly from st.rng, or taken from `fixed_rows`
-    (which must hold at least t_end * k entries) when it is not NULL.
-    """
-    cdef PGSSampler smp
-    cdef DualVector dv
-    cdef Py_ssize_t j
-    cdef int status
-    if loss_id < 0 or loss_id >= L.N_LOSSES:
-        return -1
-    memset(&smp, 0, sizeof(PGSSampler))
-    smp.grad_scale = 1.0
-    smp.mode = SAMPLE_IID
-    if fixed_rows != NULL:
-        smp.mode = SAMPLE_FIXED
-        smp.fixed = fixed_rows
-        smp.n_fixed = t_end * prm.k
-    status = _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, st, t_end, &smp)
-    if prm.p_kind == P_Q3 and st.u != NULL:
-        _dual_from_state(&dv, prm, st, n_cols)       # (p = 1.5: u written out once)
-        for j in range(n_cols):
-            st.u[st.stride * j] = dual_u(&dv, j)
-    return status
+                         long long t_end, const PGSSampler* smp) noexcept nogil:
+    """The public entry point: `_dispatch` for float64 data, int64 indices (pgs/_core.pxd)."""
+    return _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, st, t_end, smp)
 
 
 def build_alias(const double[::1] weights):
@@ -506,7 +475,6 @@ cdef class SolverCore:
                   bint average, uint64_t[::1] rng_state, int sampling=0,
                   bint track_loss=False, double t_offset=0.0, int schedule=SCHED_PGS,
                   double eta0=0.0, double icpt_rate=0.0):
-        cdef int a
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
         if sampling < 0 or sampling > 2:
@@ -528,13 +496,8 @@ cdef class SolverCore:
         self.prm.schedule = schedule
         self.prm.eta0 = eta0
         self.prm.icpt_rate = icpt_rate
-        memset(&self.st, 0, sizeof(PGSState))
-        self.st.zs = 1.0
-        memset(&self.smp, 0, sizeof(PGSSampler))
-        for a in range(4):
-            self.st.rng[a] = rng_state[a]
-        if (rng_state[0] | rng_state[1] | rng_state[2] | rng_state[3]) == 0:
-            self.st.rng[0] = 0x9E3779B97F4A7C15ULL   # all-zero is xoshiro's fixed point
+        pgs_state_init(&self.st, NULL, NULL, NULL, NULL, &rng_state[0])   # (_bind's)
+        pgs_sampler_init(&self.smp, SAMPLE_IID, NULL, 0)
         if self.prm.p_kind == P_TWO:
             self._buf = np.zeros(self.n_cols)
             self.lam = self.u = self._buf
@@ -626,7 +589,9 @@ cdef class SolverCore:
 
     def exact_Q(self):
         """sum_j (|lam_j| / S)^q recomputed from scratch (a test hook for the drift)."""
-        return pgs_exact_Q(&self.prm, &self.st, self.n_cols)
+        cdef DualVector dv
+        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
+        return dual_exact_Q(&dv)
 
     def set_t_pick(self, long long t_pick):
         """Choose (again) which future iteration's iterate to keep."""
@@ -642,25 +607,15 @@ cdef class SolverCore:
         if fixed_rows is not None:
             self._fixed = fixed_rows
             iv = self._fixed
-            self.smp.mode = SAMPLE_FIXED
-            self.smp.fixed = &iv[0] if iv.shape[0] > 0 else NULL
-            self.smp.n_fixed = iv.shape[0]
-            self.smp.grad_scale = 1.0
-            self.smp.alias_prob = NULL
-            self.smp.alias_idx = NULL
-            self.smp.row_scale = NULL
+            pgs_sampler_init(&self.smp, SAMPLE_FIXED, &iv[0] if iv.shape[0] > 0 else NULL,
+                             iv.shape[0])
             self._n_rows = -1           # rebuild the real sampler on the next call
             return
         if n_rows == self._n_rows and sample_weight is self._weights:
             return
         self._n_rows = n_rows
         self._weights = sample_weight
-        self.smp.mode = self.sampling
-        self.smp.fixed = NULL
-        self.smp.alias_prob = NULL
-        self.smp.alias_idx = NULL
-        self.smp.row_scale = NULL
-        self.smp.grad_scale = 1.0
+        pgs_sampler_init(&self.smp, self.sampling, NULL, 0)
         if sample_weight is not None:
             if self.sampling == SAMPLE_IID:
                 # Rows drawn with probability w_i / W, gradient times W / m: unbiased
@@ -685,14 +640,14 @@ cdef class SolverCore:
     def _average_to(self, double[::1] out):
         """The average into out (which may be wsum or clast: see `dual_average_to`)."""
         cdef DualVector dv
-        _dual_from_state(&dv, &self.prm, &self.st, self.n_cols)
+        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
         with nogil:
             dual_average_to(&dv, &out[0], self.st.rho_sum)
 
     def _write_w(self, double[::1] out):
         """out = w_t = c u (any p)."""
         cdef DualVector dv
-        _dual_from_state(&dv, &self.prm, &self.st, self.n_cols)
+        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
         with nogil:
             dual_write_w(&dv, &out[0])
 
@@ -705,7 +660,7 @@ cdef class SolverCore:
         if lam.shape[0] != self.n_cols:
             raise ValueError("lam has the wrong length")
         self.st.t = t
-        _dual_from_state(&dv, &self.prm, &self.st, self.n_cols)
+        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
         for j in range(self.n_cols):
             dv.lam[dv.stride * j] = lam[j]
         with nogil:

@@ -2,10 +2,10 @@
 
 A tiny extension is written and compiled in a temporary directory with Cython's cythonize and
 setuptools. It cimports the inline loss layer (`pgs._losses`), the PRNG (`pgs._random`), the
-kernel's public entry points (`pgs._core`: pgs_init, pgs_run_f64_i64, pgs_exact_Q) and the dual
-vector (`pgs._dual`, which includes the installed C header `_powers.h`), and drives the solver
-over CSR buffers and state arrays it allocates itself; the results are compared with the Python
-layer.
+kernel's public entry point (`pgs._core`: pgs_init, pgs_state_init, pgs_sampler_init,
+pgs_run_f64_i64, pgs_dual: the loop pgs's own solver runs) and the dual vector (`pgs._dual`,
+which includes the installed C header `_powers.h`), and drives the solver over CSR buffers and
+state arrays it allocates itself; the results are compared with the Python layer.
 """
 
 import importlib.util
@@ -32,10 +32,12 @@ PYX = '''
 # cython: language_level=3, boundscheck=False, wraparound=False
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free
+import numpy as np
 
 cimport pgs._losses as L
 from pgs._core cimport (
-    PGSParams, PGSState, pgs_init, pgs_state_init, pgs_exact_Q, pgs_run_f64_i64,
+    PGSParams, PGSState, PGSSampler, SAMPLE_IID, SAMPLE_FIXED, pgs_init, pgs_state_init,
+    pgs_sampler_init, pgs_run_f64_i64, pgs_dual,
 )
 from pgs._random cimport xoshiro_bounded
 cimport pgs._dual as D
@@ -90,27 +92,38 @@ def dual_p2_add_dot(double[::1] lam, const double[::1] data, const int32_t[::1] 
 def run_last(int loss_id, const double[::1] data, const int64_t[::1] indices,
              const int64_t[::1] indptr, const double[::1] y, Py_ssize_t n_features,
              double p, double sigma, double B, double icpt, double eps, Py_ssize_t k,
-             long long T, const int64_t[::1] fixed_rows):
-    """T iterations over caller-owned buffers: (status, w_T, maintained Q, exact Q, t)."""
+             long long T, const int64_t[::1] fixed_rows=None):
+    """T iterations over caller-owned buffers, rows i.i.d. from the seed 1, 2, 3, 4 or the
+    fixed ones: (status, w_T, maintained Q, exact Q, t). u: lam itself for p = 2, none for
+    p = 1.5, its own array for other p (pgs/_core.pxd)."""
     cdef PGSParams prm
     cdef PGSState st
+    cdef PGSSampler smp
+    cdef D.DualVector dv
     cdef Py_ssize_t n_cols = n_features + 1
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
     cdef int status
-    cdef Py_ssize_t j
     cdef uint64_t seed[4]
     cdef double* lam = <double*>calloc(n_cols, sizeof(double))
-    cdef double* u = lam if p == 2.0 else <double*>calloc(n_cols, sizeof(double))
+    cdef double* u = (lam if p == 2.0 else NULL if p == 1.5
+                      else <double*>calloc(n_cols, sizeof(double)))
+    w = np.zeros(n_cols)
+    cdef double[::1] wv = w
     seed[0] = 1; seed[1] = 2; seed[2] = 3; seed[3] = 4
     pgs_init(&prm, p, sigma, B, icpt, eps, k, 0, 0, n_cols)
     pgs_state_init(&st, lam, u, <int64_t*>calloc(k, sizeof(int64_t)),
                    <double*>calloc(k, sizeof(double)), seed)
+    if fixed_rows is None:
+        pgs_sampler_init(&smp, SAMPLE_IID, NULL, 0)
+    else:
+        pgs_sampler_init(&smp, SAMPLE_FIXED, &fixed_rows[0], fixed_rows.shape[0])
     try:
         with nogil:
             status = pgs_run_f64_i64(loss_id, &data[0], &indices[0], &indptr[0], &y[0],
-                                     n_rows, n_cols, &prm, &st, T, &fixed_rows[0])
-        w = [st.c * st.u[j] for j in range(n_cols)]
-        return status, w, st.Q + st.Q_comp, pgs_exact_Q(&prm, &st, n_cols), st.t
+                                     n_rows, n_cols, &prm, &st, T, &smp)
+            pgs_dual(&dv, &prm, &st, n_cols)
+            D.dual_write_w(&dv, &wv[0])
+        return status, w, st.Q + st.Q_comp, D.dual_exact_Q(&dv), st.t
     finally:
         free(st.coefs)
         free(st.rows)
@@ -235,8 +248,29 @@ def test_downstream_kernel_matches_python(downstream, loss, p, B, fit_intercept)
         X.indptr.astype(np.int64), y, 6, p, 0.1, B_used, 1.0 if fit_intercept else 0.0,
         model.params["epsilon"], k, T, rows)
     assert status == 0 and t == T
-    np.testing.assert_allclose(np.array(w), model.full_weights(), rtol=1e-13, atol=0)
+    np.testing.assert_allclose(w, model.full_weights(), rtol=1e-13, atol=0)
     assert Q == pytest.approx(exact_Q, rel=1e-12)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.7])
+def test_downstream_iid_run_is_the_solvers(downstream, p):
+    """Rows drawn i.i.d. from the same PRNG words: the downstream call and SolverCore (which
+    `pgs.train` runs) take the same rows and reach the same iterate."""
+    from pgs._core import SolverCore
+    X = sp.random(40, 7, density=0.3, random_state=3, format="csr")
+    y = np.where(np.random.default_rng(1).random(40) < 0.5, -1.0, 1.0)
+    indices, indptr, T, k = X.indices.astype(np.int64), X.indptr.astype(np.int64), 150, 2
+    core = SolverCore(7, pgs.LOSS_NAMES.index("logistic"), p, 0.05, 0.0, 1.0, 0.0, k, 0,
+                      False, np.array([1, 2, 3, 4], dtype=np.uint64))
+    core._prepare_sampler(40, None, None)
+    assert core._run_to(T, X.data, indices, indptr, y) == 0
+    w = np.zeros(8)
+    core._write_w(w)
+    status, w_down, Q, exact_Q, t = downstream.run_last(
+        core.loss_id, X.data, indices, indptr, y, 7, p, 0.05, 0.0, 1.0, 0.0, k, T)
+    assert status == 0 and t == T and np.count_nonzero(w) > 4
+    np.testing.assert_allclose(w_down, w, rtol=1e-13, atol=0)
+    assert Q == pytest.approx(core.Q, rel=1e-12)
 
 
 def test_downstream_kernel_reports_errors_as_status(downstream):

@@ -58,85 +58,89 @@ class _Formatter(argparse.HelpFormatter):
 
 # ----------------------------------------------------------------------- argument types
 
-def _number(text, *, low, strict, what, allow_auto=False):
-    if allow_auto and text == "auto":
-        return "auto"
-    try:
-        v = float(text)
-    except ValueError:
-        v = math.nan
-    if not (math.isfinite(v) and (v > low if strict else v >= low)):
-        auto = " or 'auto'" if allow_auto else ""
-        raise argparse.ArgumentTypeError(f"must be {what}{auto}, got {text!r}")
-    return v
+def _checked(convert, ok, what, auto=False):
+    """An argparse type: ``convert(text)`` where ``ok`` holds (or 'auto' if `auto`), else
+    the error 'must be `what`'."""
+    what += " or 'auto'" if auto else ""
+
+    def parse(text):
+        if auto and text == "auto":
+            return "auto"
+        try:
+            v = convert(text)
+        except ValueError:
+            v = None
+        if v is None or not ok(v):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return v
+    return parse
 
 
-def _positive_float(text):
-    return _number(text, low=0.0, strict=True, what="a positive number")
+def _finite(low, high=math.inf):
+    """The test of a number in (low, high] (low < v), or [0, high] for low = None."""
+    return lambda v: math.isfinite(v) and (v >= 0 if low is None else v > low) and v <= high
 
 
-def _positive_or_auto(text):
-    return _number(text, low=0.0, strict=True, what="a positive number", allow_auto=True)
-
-
-def _non_negative_or_auto(text):
-    return _number(text, low=0.0, strict=False, what="a number >= 0", allow_auto=True)
-
-
-def _non_negative_float(text):
-    return _number(text, low=0.0, strict=False, what="a number >= 0")
-
-
-def _p_value(text):
-    v = _number(text, low=1.0, strict=True, what="a number in (1, 2]")
-    if v > 2.0:
-        raise argparse.ArgumentTypeError(f"must be a number in (1, 2], got {text!r}")
-    return v
-
-
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return v
-
-
-def _seed(text):
-    try:
-        v = int(text)
-    except ValueError:
-        v = -1
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
-    return v
-
-
-def _jobs(text):
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v == 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a non-zero integer (-1: all cores), got {text!r}")
-    return v
+_positive_or_auto = _checked(float, _finite(0.0), "a positive number", auto=True)
+_non_negative_or_auto = _checked(float, _finite(None), "a number >= 0", auto=True)
+_non_negative_float = _checked(float, _finite(None), "a number >= 0")
+_p_value = _checked(float, _finite(1.0, 2.0), "a number in (1, 2]")
+_positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
+_seed = _checked(int, lambda v: v >= 0, "an integer >= 0")
+_jobs = _checked(int, lambda v: v != 0, "a non-zero integer (-1: all cores)")
 
 
 # ----------------------------------------------------------------------- the estimators
 
-#: `pgs train` option -> the estimators' parameter it sets. Options left out keep the
-#: estimator's default, read from its signature, so the command line and the
-#: estimators never disagree.
-_OPTION_PARAMS = {
-    "loss": "loss", "p": "p", "sigma": "sigma", "T": "T", "k": "k", "B": "B",
-    "schedule": "schedule", "eta0": "eta0", "intercept": "intercept",
-    "iterate": "iterate", "seed": "random_state", "epsilon": "epsilon",
-    "intercept_scaling": "intercept_scaling", "sampling": "sampling",
-    "t_offset": "t_offset", "class_weight": "class_weight", "jobs": "n_jobs",
-}
+def _estimator_options():
+    """`pgs train`'s options that set an estimator parameter: (flag, parameter, keywords
+    of `add_argument`). An option not given keeps the estimators' default, read from
+    their signatures ('<<name>>' in a help shows it), so the command line and the
+    estimators never disagree."""
+    from pgs._core import SAMPLING_MODES
+    from pgs.rules.defaults import INTERCEPTS, SCHEDULES
+    from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
+    from pgs.rules.validation import ITERATES
+
+    return [
+        ("--loss", "loss", dict(choices=LOSS_NAMES, help=(
+            f"classification: {', '.join(loss_names('classification'))}; "
+            f"regression: {', '.join(loss_names('regression'))} (<<loss>>)"))),
+        ("--p", "p", dict(type=_p_value, help="norm of the regulariser, in (1, 2] (<<p>>)")),
+        ("--sigma", "sigma", dict(type=_positive_or_auto, help="regularisation strength, or "
+                                  "'auto' to choose it on a held-out split (<<sigma>>)")),
+        ("--T", "T", dict(type=_positive_int, help="iterations per problem (<<T>>; None: the "
+                          "estimators' number of passes)")),
+        ("--k", "k", dict(type=_positive_int, help="mini-batch size (<<k>>)")),
+        ("--B", "B", dict(type=_positive_or_auto,
+                          help="radius of ||w||_p <= B, or 'auto' (<<B>>)")),
+        ("--schedule", "schedule", dict(choices=SCHEDULES, help="step schedule: averaged "
+                                        "SGD's or the paper's (<<schedule>>)")),
+        ("--eta0", "eta0", dict(type=_positive_or_auto, help="first step of the asgd "
+                                "schedule, or 'auto' (<<eta0>>)")),
+        ("--intercept", "intercept", dict(choices=INTERCEPTS, help="a free bias, or a "
+                                          "regularised constant column (<<intercept>>)")),
+        ("--iterate", "iterate", dict(choices=ITERATES,
+                                      help="the iterate returned (<<iterate>>)")),
+        ("--sampling", "sampling", dict(choices=SAMPLING_MODES + ("auto",),
+                                        help="how rows are drawn (<<sampling>>)")),
+        ("--t-offset", "t_offset", dict(type=_non_negative_or_auto, help="offset t0 of the "
+                                        "steps 1/(sigma (t + t0)), or 'auto' (<<t_offset>>)")),
+        ("--intercept-scaling", "intercept_scaling", dict(
+            type=_positive_or_auto, help="value of the constant column that carries the "
+            "intercept, or 'auto' (<<intercept_scaling>>)")),
+        ("--class-weight", "class_weight", dict(choices=["balanced"], help="weigh classes "
+                                                "by n_samples / (n_classes * count) "
+                                                "(classification)")),
+        ("--jobs", "n_jobs", dict(type=_jobs, help="threads for the one-vs-rest problems "
+                                  "(-1: all cores; default 1)")),
+        ("--seed", "random_state", dict(type=_seed,
+                                        help="seed of the row sampling (default: fresh)")),
+        ("--epsilon", "epsilon", dict(type=_non_negative_float, help="shape parameter of "
+                                      + " / ".join(f"{spec.name} (default "
+                                                   f"{spec.default_epsilon:g})"
+                                                   for spec in LOSSES if spec.has_epsilon))),
+    ]
 
 
 def _estimator_classes():
@@ -164,15 +168,6 @@ def estimator_defaults(cls):
             if par.default is not inspect.Parameter.empty}
 
 
-def _is_regression(loss, classifier_cls):
-    """True for a regression loss ("squared" is regression on the command line)."""
-    from pgs.rules.losses import loss_names
-
-    if loss is None:
-        loss = estimator_defaults(classifier_cls)["loss"]
-    return loss in loss_names("regression")
-
-
 def build_estimator(args):
     """The estimator `pgs train` fits for parsed `args`: only the options given are set.
 
@@ -185,16 +180,18 @@ def build_estimator(args):
     -------
     PGSClassifier or PGSRegressor
     """
+    from pgs.rules.losses import loss_names
+
     classifier, regressor = _estimator_classes()
-    cls = regressor if _is_regression(args.loss, classifier) else classifier
+    loss = args.loss or estimator_defaults(classifier)["loss"]     # (squared: regression)
+    cls = regressor if loss in loss_names("regression") else classifier
     accepted = estimator_defaults(cls)
     params = {}
-    for option, name in _OPTION_PARAMS.items():
-        value = getattr(args, option)
+    for flag, name, _ in _estimator_options():
+        value = getattr(args, flag[2:].replace("-", "_"))
         if value is None:
             continue
         if name not in accepted:
-            flag = "--" + option.replace("_", "-")
             raise _UsageError(f"pgs train: argument {flag}: not available for "
                               f"{cls.__name__} (loss {args.loss!r})")
         params[name] = value
@@ -219,11 +216,6 @@ def _default_text(name):
 
 
 def _build_parser():
-    from pgs._core import SAMPLING_MODES
-    from pgs.rules.defaults import INTERCEPTS, SCHEDULES
-    from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
-    from pgs.rules.validation import ITERATES
-
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true",
                         help="on an error, print the traceback too")
@@ -242,45 +234,8 @@ def _build_parser():
         "R^2), and save the model. Options not given take the estimators' defaults.")
     tr.add_argument("data", metavar="DATA", help="training data (svmlight; .gz/.bz2/.xz ok)")
     tr.add_argument("--test", metavar="TEST", help="test data, reported after training")
-    tr.add_argument("--loss", choices=LOSS_NAMES,
-                    help=f"classification: {', '.join(loss_names('classification'))}; "
-                    f"regression: {', '.join(loss_names('regression'))} "
-                    f"(<<loss>>)")
-    tr.add_argument("--p", type=_p_value, help="norm of the regulariser, in (1, 2] "
-                    "(<<p>>)")
-    tr.add_argument("--sigma", type=_positive_or_auto,
-                    help="regularisation strength, or 'auto' to choose it on a held-out "
-                    "split (<<sigma>>)")
-    tr.add_argument("--T", type=_positive_int,
-                    help="iterations per problem (<<T>>; None: the estimators' number of passes)")
-    tr.add_argument("--k", type=_positive_int, help="mini-batch size (<<k>>)")
-    tr.add_argument("--B", type=_positive_or_auto,
-                    help="radius of ||w||_p <= B, or 'auto' (<<B>>)")
-    tr.add_argument("--schedule", choices=SCHEDULES,
-                    help="step schedule: averaged SGD's or the paper's (<<schedule>>)")
-    tr.add_argument("--eta0", type=_positive_or_auto,
-                    help="first step of the asgd schedule, or 'auto' (<<eta0>>)")
-    tr.add_argument("--intercept", choices=INTERCEPTS,
-                    help="a free bias, or a regularised constant column (<<intercept>>)")
-    tr.add_argument("--iterate", choices=ITERATES,
-                    help="the iterate returned (<<iterate>>)")
-    tr.add_argument("--sampling", choices=SAMPLING_MODES + ("auto",),
-                    help="how rows are drawn (<<sampling>>)")
-    tr.add_argument("--t-offset", dest="t_offset", type=_non_negative_or_auto,
-                    help="offset t0 of the steps 1/(sigma (t + t0)), or 'auto' "
-                    "(<<t_offset>>)")
-    tr.add_argument("--intercept-scaling", dest="intercept_scaling", type=_positive_or_auto,
-                    help="value of the constant column that carries the intercept, or "
-                    "'auto' (<<intercept_scaling>>)")
-    tr.add_argument("--class-weight", dest="class_weight", choices=["balanced"],
-                    help="weigh classes by n_samples / (n_classes * count) (classification)")
-    tr.add_argument("--jobs", type=_jobs,
-                    help="threads for the one-vs-rest problems (-1: all cores; default 1)")
-    tr.add_argument("--seed", type=_seed, help="seed of the row sampling (default: fresh)")
-    tr.add_argument("--epsilon", type=_non_negative_float, default=None,
-                    help="shape parameter of " + " / ".join(
-                        f"{spec.name} (default {spec.default_epsilon:g})"
-                        for spec in LOSSES if spec.has_epsilon))
+    for flag, _, keywords in _estimator_options():
+        tr.add_argument(flag, **keywords)
     tr.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     tr.add_argument("--n-features", type=_positive_int, default=None,
                     help="number of features (default: largest index in the data + 1)")
@@ -320,55 +275,11 @@ def _build_parser():
 
 # ----------------------------------------------------------------------- helpers
 
-#: Set while a command's work runs in a thread that Ctrl-C abandoned (see `_wait_for`).
-_abandoned = threading.Event()
-
-
-def _wait_for(fn, *args, ticker=None):
-    """``fn(*args)`` run in a worker thread, the main thread waiting for it.
-
-    The compiled readers and solvers run long stretches without returning to Python;
-    in a worker thread they leave the main thread free to take Ctrl-C at once (it
-    raises KeyboardInterrupt here, and `main` reports it). `ticker`, if given, is
-    called about four times a second while waiting.
-    """
-    box = {}
-
-    def work():
-        try:
-            box["value"] = fn(*args)
-        except BaseException as exc:  # noqa: BLE001 (re-raised in the main thread)
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="pgs-cli-work", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.25)
-            if ticker is not None and worker.is_alive():
-                ticker()
-    except KeyboardInterrupt:
-        _abandoned.set()
-        raise
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def _read_error(path, exc):
-    """A damaged compressed file's exception as a ValueError naming the file."""
-    reason = str(exc) or type(exc).__name__
-    return ValueError(f"{path}: the compressed data is truncated or corrupt ({reason})")
-
-
 def _load(path, **kw):
     from pgs.io.svmlight import load_svmlight
 
     start = time.perf_counter()
-    try:
-        X, y = _wait_for(lambda: load_svmlight(path, **kw))
-    except (EOFError, zlib.error, lzma.LZMAError) as exc:
-        raise _read_error(path, exc) from exc
+    X, y = load_svmlight(path, **kw)
     return X, y, time.perf_counter() - start
 
 
@@ -381,28 +292,23 @@ def _describe(name, X, seconds=None):
 
 
 def _scores(model, X, y, with_objective=True):
-    """(name, value) pairs: accuracy, or RMSE and R^2; and the objective when defined."""
+    """'accuracy A', or 'RMSE E, R^2 R'; and the objective when defined."""
     out = []
     pred = model.predict(X)
     if model.is_classifier:
-        out.append(("accuracy", float(np.mean(pred == y))))
+        out.append(f"accuracy {np.mean(pred == y):.4f}")
     else:
         y = np.asarray(y, dtype=np.float64)
         sse = float(np.sum((pred - y) ** 2))
         sst = float(np.sum((y - y.mean()) ** 2)) if y.size else 0.0
-        out.append(("RMSE", math.sqrt(sse / y.size) if y.size else math.nan))
-        out.append(("R^2", 1.0 - sse / sst if sst > 0 else math.nan))
+        out.append(f"RMSE {math.sqrt(sse / y.size) if y.size else math.nan:.4f}")
+        out.append(f"R^2 {1.0 - sse / sst if sst > 0 else math.nan:.4f}")
     if with_objective:
         try:
-            out.append(("objective", float(model.objective(X, y))))
+            out.append(f"objective {float(model.objective(X, y)):.6g}")
         except (ValueError, NotImplementedError):
             pass  # labels outside the model's classes, or a kind without one objective
-    return out
-
-
-def _format_scores(scores):
-    return ", ".join(f"{k} {v:.6g}" if k == "objective" else f"{k} {v:.4f}"
-                     for k, v in scores)
+    return ", ".join(out)
 
 
 def _check_continuous(y, path):
@@ -426,25 +332,31 @@ def _check_model_out(path):
 
 
 class _Elapsed:
-    """Redraws 'training ... 12 s' on a terminal while the fit runs."""
+    """Redraws 'training ... 12 s' on a terminal, from a thread, until `stop`."""
 
     def __init__(self, stream, enabled, what):
-        self.stream, self.enabled, self.what = stream, enabled, what
-        self.start = time.perf_counter()
-        self._shown = 0
+        self.stream, self.what, self.start = stream, what, time.perf_counter()
+        self._stop, self._shown = threading.Event(), 0
+        self._thread = threading.Thread(target=self._run, name="pgs-cli-ticker", daemon=True)
+        if enabled:
+            self._thread.start()
 
-    def __call__(self):
-        if self.enabled:
-            text = f"training {self.what}: {time.perf_counter() - self.start:.0f} s"
-            self.stream.write("\r" + text.ljust(self._shown))
-            self.stream.flush()
-            self._shown = len(text)
+    def _draw(self, text):
+        self.stream.write("\r" + text.ljust(self._shown))
+        self.stream.flush()
+        self._shown = len(text)
 
-    def clear(self):
+    def _run(self):
+        while not self._stop.wait(0.25):
+            self._draw(f"training {self.what}: {time.perf_counter() - self.start:.0f} s")
+
+    def stop(self):
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
         if self._shown:
             self.stream.write("\r" + " " * self._shown + "\r")
             self.stream.flush()
-            self._shown = 0
 
 
 def _kept(path):
@@ -475,9 +387,7 @@ def _cmd_train(args, out):
     start = time.perf_counter()
     files = [args.data] + ([args.test] if args.test else [])
     try:
-        loaded = _wait_for(lambda: load_svmlight_files(files, n_features=args.n_features))
-    except (EOFError, zlib.error, lzma.LZMAError) as exc:
-        raise _read_error(" or ".join(map(str, files)), exc) from exc
+        loaded = load_svmlight_files(files, n_features=args.n_features)
     except KeyboardInterrupt:
         raise _Interrupted(f"pgs train: interrupted while reading the data; no model "
                            f"saved{_kept(path)}") from None
@@ -495,16 +405,17 @@ def _cmd_train(args, out):
     say(f"training {type(estimator).__name__} ({task}): {_params_text(estimator)}")
     sys.stdout.flush()
 
+    # (in this thread: the fit runs in chunks and waits for its threads in slices,
+    # pgs.engine.chunks, so Ctrl-C stops it within a fraction of a second)
     ticker = _Elapsed(sys.stderr, not args.quiet and sys.stderr.isatty(), args.data)
     start = time.perf_counter()
     try:
-        _wait_for(estimator.fit, X, y, ticker=ticker)
+        estimator.fit(X, y)
     except KeyboardInterrupt:
-        ticker.clear()
         raise _Interrupted(f"pgs train: interrupted after {time.perf_counter() - start:.1f} s "
                            f"of training; no model saved{_kept(path)}") from None
     finally:
-        ticker.clear()
+        ticker.stop()
     seconds = time.perf_counter() - start
     model = model_from_estimator(estimator)
     chosen = getattr(estimator, "sigma_", None)
@@ -512,13 +423,11 @@ def _cmd_train(args, out):
         f"{model.params['iterate']}, seed {model.params['seed']}"
         + (f", sigma chosen {chosen:g}" if chosen is not None else ""))
     weighted = is_classifier and estimator.class_weight is not None
-    say("train: " + _format_scores(_scores(model, X, y, with_objective=not weighted)))
+    say("train: " + _scores(model, X, y, with_objective=not weighted))
     if args.test:
-        say("test:  " + _format_scores(_scores(model, loaded[2], loaded[3],
-                                                with_objective=not weighted)))
+        say("test:  " + _scores(model, loaded[2], loaded[3], with_objective=not weighted))
     model.save(path)
     say(f"model saved to {path}")
-    return 0
 
 
 def _write_atomic(path, text):
@@ -536,12 +445,14 @@ def _write_atomic(path, text):
         raise
 
 
-def _label_text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
+def _label(v):
+    """A label or prediction as text (floats as the svmlight writer writes them)."""
+    from pgs.io.svmlight import _fmt
+
+    return _fmt(v) if isinstance(v, float) else v.decode() if isinstance(v, bytes) else str(v)
 
 
 def _cmd_predict(args, out):
-    from pgs.io.svmlight import _fmt
     from pgs.models.file_format import load_model
     from pgs.models.ovr import class_probabilities
 
@@ -551,25 +462,17 @@ def _cmd_predict(args, out):
             raise ValueError(f"--proba: {args.model} is a regression model (no classes)")
         class_probabilities(model, np.zeros((0, model.n_features)))  # loss has probabilities?
     X, _, _ = _load(args.data, n_features=model.n_features)
-    pred = model.predict(X)
-    if pred.dtype.kind == "f":
-        labels = [_fmt(v) for v in pred.tolist()]
-    else:
-        labels = [_label_text(v) for v in pred.tolist()]
+    lines = [_label(v) for v in model.predict(X).tolist()]
     if args.proba:
         proba = class_probabilities(model, X)
-        header = "labels " + " ".join(_label_text(c) if not isinstance(c, float) else _fmt(c)
-                                      for c in model.classes.tolist())
-        lines = [header] + [label + " " + " ".join(f"{p:.6g}" for p in row)
-                            for label, row in zip(labels, proba.tolist(), strict=True)]
-    else:
-        lines = labels
+        lines = (["labels " + " ".join(_label(c) for c in model.classes.tolist())]
+                 + [label + " " + " ".join(f"{p:.6g}" for p in row)
+                    for label, row in zip(lines, proba.tolist(), strict=True)])
     text = "\n".join(lines) + ("\n" if lines else "")
     if args.out:
         _write_atomic(args.out, text)
     else:
         sys.stdout.write(text)
-    return 0
 
 
 def _cmd_eval(args, out):
@@ -580,11 +483,12 @@ def _cmd_eval(args, out):
     out(_describe(f"data {args.data}", X, seconds))
     out(f"model {args.model}: {model!r}")
     weighted = model.params.get("class_weight") is not None
-    out(_format_scores(_scores(model, X, y, with_objective=not weighted)))
-    return 0
+    out(_scores(model, X, y, with_objective=not weighted))
 
 
 def _cmd_info(args, out):
+    from pgs.io.svmlight import _OPENERS
+
     X, y, seconds = _load(args.data)
     size = os.path.getsize(args.data)
     out(_describe(f"data {args.data}", X, seconds))
@@ -599,19 +503,16 @@ def _cmd_info(args, out):
     else:
         out(f"targets: {len(labels):,} distinct values, min {y.min():g}, "
             f"mean {y.mean():g}, max {y.max():g}")
-    compressed = os.path.splitext(os.fspath(args.data))[1].lower() in (".gz", ".bz2", ".xz",
-                                                                         ".lzma")
+    compressed = os.path.splitext(os.fspath(args.data))[1].lower() in _OPENERS
     if seconds > 0:
         out(f"file: {size / 1e6:.1f} MB on disk{' (compressed)' if compressed else ''}, "
             f"read at {size / 1e6 / seconds:.0f} MB/s")
-    return 0
 
 
 def _cmd_demo(args, out):
     from pgs.cli.demo import run_demo
 
     run_demo(out=out)
-    return 0
 
 
 # ----------------------------------------------------------------------- entry point
@@ -638,8 +539,7 @@ def main(argv=None):
     Parameters
     ----------
     argv : list of str, optional
-        Arguments without the program name (default: ``sys.argv[1:]``, i.e. run as the
-        program: then Ctrl-C during a long read or fit ends the process at once).
+        Arguments without the program name (default: ``sys.argv[1:]``).
 
     Returns
     -------
@@ -647,7 +547,6 @@ def main(argv=None):
         0 on success, 2 for errors in the input, arguments or files, 130 when
         interrupted, 1 for an unexpected internal error.
     """
-    as_program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     out = print
@@ -662,7 +561,7 @@ def main(argv=None):
         if args.command is None:
             parser.print_help()
             return 0
-        status = args.func(args, out)
+        args.func(args, out)            # (a command's report on stdout)
     except _UsageError as exc:
         error, status, message = exc, 2, _one_line(exc)
     except _Interrupted as exc:
@@ -676,15 +575,8 @@ def main(argv=None):
         message = (f"pgs: internal error: {type(exc).__name__}: {_one_line(exc)} (run with "
                    f"--debug for the traceback, and please report it)")
     else:
-        return status
+        return 0
     if debug:
         traceback.print_exception(error)
     print(message, file=sys.stderr)
-    if status == 130 and as_program and _abandoned.is_set():
-        # A compiled reader or solver is still running in the abandoned worker thread:
-        # end the process now (nothing is being written; a model is saved only after
-        # the fit, atomically) rather than wait for it or finalise under it.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
     return status

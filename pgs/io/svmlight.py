@@ -27,6 +27,7 @@ import stat
 import zlib
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
@@ -214,13 +215,6 @@ def _parse_one(buf, scratch, multilabel, require_qid, min_index, max_index):
                                  *scratch)
 
 
-class _Parsed:
-    """One file's parse: CSR pieces with the raw (unshifted) feature indices."""
-
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
-
-
 class _Assembler:
     """Collect block results in file order into the output arrays."""
 
@@ -319,7 +313,8 @@ class _Assembler:
             labels = np.concatenate(self.labels).tolist() if self.labels else []
             ptr = np.concatenate([[0]] + self.label_ptr).tolist()
             y = [tuple(labels[ptr[i]:ptr[i + 1]]) for i in range(n_rows)]
-        return _Parsed(data=self.data, indices=self.indices, indptr=indptr, y=y, qid=qid,
+        # one file's parse: CSR pieces with the raw (unshifted) feature indices
+        return SimpleNamespace(data=self.data, indices=self.indices, indptr=indptr, y=y, qid=qid,
                        nnz=nnz, n_rows=n_rows, min_index=self.min_index,
                        max_index=self.max_index, at_limit=self.at_limit)
 
@@ -337,8 +332,16 @@ def _block_size(size, n_threads):
 
 
 def _run_in_order(items, make_scratch, work, done, n_threads):
-    """``work(item, scratch)`` on `n_threads` threads, ``done(item, result, scratch)`` in
-    the items' order, with at most n_threads + 1 items in flight (bounded memory)."""
+    """``work(item, scratch)`` on `n_threads` threads (on this one for one thread or one
+    item), ``done(item, result, scratch)`` in the items' order, with at most
+    n_threads + 1 items in flight (bounded memory)."""
+    head = list(itertools.islice(items, 2))
+    items = itertools.chain(head, items)
+    if n_threads == 1 or len(head) < 2:
+        for item in items:
+            sc = make_scratch(item)
+            done(item, work(item, sc), sc)
+        return
     pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
     pending = deque()
     try:
@@ -364,9 +367,9 @@ def _placing(work, out):
     parallel. Items are ``(buf, offset_in, offset_out)``.
     """
     def place(item, scratch):
-        buf, start, stop = item
+        _, start, stop = item
         try:
-            res = work(buf, scratch)
+            res = work(item, scratch)
             off = start.result()
             nnz = res["nnz"] if res["status"] == 0 else 0
             stop.set_result(off + nnz)
@@ -405,8 +408,8 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
         data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
         blocks = _line_blocks(src, _block_size(src.size, n_threads), text_pool)
 
-        def work(buf, sc):
-            return _parse_one(buf, sc, *args)
+        def work(item, sc):
+            return _parse_one(item[0], sc, *args)
 
         def scratch(item):
             cap = len(item[0]) // 4 + 2
@@ -419,22 +422,9 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
             index_pool.put(sc[1])
 
         # A whole file's arrays are reserved up front: the workers place their own pieces.
-        place = src.whole_file and len(out.data) >= bound
-        items = _chained(blocks) if place else ((buf, None, None) for buf in blocks)
-        if place:
-            item_work = _placing(work, out)
-        else:
-            def item_work(item, sc):
-                return work(item[0], sc)
-        first = next(items, None)
-        second = next(items, None) if first is not None else None
-        items = itertools.chain(filter(None, [first, second]), items)
-        if n_threads == 1 or second is None:
-            for item in items:
-                sc = scratch(item)
-                done(item, item_work(item, sc), sc)
-        else:
-            _run_in_order(items, scratch, item_work, done, n_threads)
+        if src.whole_file and len(out.data) >= bound:
+            work = _placing(work, out)
+        _run_in_order(_chained(blocks), scratch, work, done, n_threads)
         return out.finish()
     except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         # A truncated or damaged .gz / .bz2 / .xz file is bad input, like a bad line
@@ -473,7 +463,7 @@ def check_format_args(n_features, dtype, zero_based):
 
 
 def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
-    dt = check_format_args(n_features, dtype, zero_based)[0]
+    checked = check_format_args(n_features, dtype, zero_based)
     for name, v in (("query_id", query_id), ("multilabel", multilabel)):
         if not isinstance(v, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {v!r}")
@@ -482,7 +472,7 @@ def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
     elif isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
             or n_threads < 1:
         raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
-    return dt, int(n_threads)
+    return checked + (int(n_threads),)
 
 
 def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based="auto",
@@ -527,13 +517,11 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
         For a missing or unreadable file, or a plain file that changed while it
         was read.
     """
-    dt, n_threads = _check_args(n_features, dtype, zero_based, query_id, multilabel,
-                                n_threads)
+    dt, min_index, max_index, n_threads = _check_args(n_features, dtype, zero_based,
+                                                      query_id, multilabel, n_threads)
     if isinstance(files, (str, bytes, os.PathLike)) or hasattr(files, "read"):
         raise TypeError("files must be a sequence of paths or file objects; "
                         "use load_svmlight for a single file")
-    min_index = 1 if zero_based is False else 0
-    max_index = MAX_FEATURES - 1 if zero_based is True else MAX_FEATURES
     parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel),
                           require_qid=bool(query_id), min_index=min_index,
                           max_index=max_index, n_threads=n_threads) for f in files]
