@@ -91,20 +91,42 @@ def _run_round(shard, task, params):
     return delta
 
 
+#: What a round's call and its delta carry instead of the shard's permutation when the
+#: other side holds it already (it changes once a pass: rounds are a fraction of one).
+_KEPT = "kept"
+
+
 class _ShardActor:
     """A shard on its worker, as a Dask actor: built once per fit from X's chunk (by
     `_make_shard`, with the run's constants), then called once a round (`run_round`),
-    straight from the client. It keeps nothing from one call to the next: a new one, made
-    from the same chunk after its worker is lost, gives the same bits."""
+    straight from the client. Between calls it keeps the shard's permutation
+    (``sampling="permutation"``, 8 bytes a row) so that it need not travel both ways
+    every round: the client holds it too, and a new actor, made from the same chunk after
+    its worker is lost, is sent it again with the same round: the same bits."""
 
     def __init__(self, X, y, weights, index, first_row, params):
         self.shard = _make_shard(X, y, weights, index, first_row)
         self.params = params
+        self.perm = None          # the permutation the client knows this actor holds
 
     def run_round(self, task):
         """`_run_round` of this shard (run in the worker's actor thread: the kernel
-        releases the GIL, the worker keeps answering)."""
-        return _run_round(self.shard, task, self.params)
+        releases the GIL, the worker keeps answering); its permutation as `_KEPT` both
+        ways when unchanged."""
+        sampler = task["sampler"]
+        if isinstance(sampler["perm"], str):
+            if self.perm is None:
+                raise RuntimeError("pgs.dask: the actor holds no permutation (internal)")
+            task = dict(task, sampler=dict(sampler, perm=self.perm))
+        start = task["sampler"]["perm"]
+        delta = _run_round(self.shard, task, self.params)
+        perm = delta["sampler"]["perm"]
+        if perm is not None and start is not None and np.array_equal(perm, start):
+            self.perm = start
+            delta["sampler"]["perm"] = _KEPT
+        else:
+            self.perm = perm
+        return delta
 
 
 def _partition(X, y, n_jobs, client, timeout=DEFAULT_TIMEOUT):
@@ -290,6 +312,7 @@ class _Actors:
         self.bounds = np.cumsum([0] + list(sizes))
         self.futures = [None] * len(parts)
         self.handles = [None] * len(parts)
+        self.perms = [None] * len(parts)   # the permutation each actor holds
         for w in range(len(parts)):
             self._submit(w, [homes[w]])
 
@@ -323,17 +346,31 @@ class _Actors:
     def call(self, w, task, renew=False):
         """Actor w's `run_round(task)` (an ActorFuture), the actor made again first if
         `renew` or if the scheduler knows it is lost: from X's chunk (which the scheduler
-        rebuilds from its graph), wherever it can run."""
-        for _ in range(2):
+        rebuilds from its graph), wherever it can run. The shard's permutation goes only
+        if the actor does not hold it (it holds the last one it returned)."""
+        for attempt in range(2):
             if renew or self.futures[w].status != "finished":
                 self.client.cancel([self.futures[w]])
                 self._submit(w)
                 self._bind([w])
+                self.perms[w] = None
+            sent, sampler = task, task["sampler"]
+            if sampler["perm"] is not None and sampler["perm"] is self.perms[w]:
+                sent = dict(task, sampler=dict(sampler, perm=_KEPT))
             try:
-                return self.handles[w].run_round(task)
+                return self.handles[w].run_round(sent)
             except RuntimeError:     # (the scheduler has just found the actor lost)
+                if attempt:
+                    raise
                 renew = True
-        return self.handles[w].run_round(task)
+
+    def received(self, w, task, delta):
+        """Actor w's `delta` for `task`, with the permutation it kept put back."""
+        sampler = delta["sampler"]
+        if isinstance(sampler["perm"], str):
+            sampler["perm"] = task["sampler"]["perm"]
+        self.perms[w] = sampler["perm"]
+        return delta
 
     def close(self):
         self.client.cancel(self.futures)
@@ -433,7 +470,7 @@ def _result(actors, call, w, task, timeout, what):
     retries = 0
     while True:
         try:
-            return call.result(timeout=timeout)
+            return actors.received(w, task, call.result(timeout=timeout))
         except TimeoutError:
             b = actors.bounds
             raise TimeoutError(
