@@ -71,8 +71,9 @@ def _name(index, first_row, rows):
 
 
 def _row_sq_norms(X, q):
-    """A chunk's `pgs.rules.defaults.row_sq_norms`."""
-    return row_sq_norms(as_csr_buffers(X, check_entries=False), q)
+    """A chunk's `pgs.rules.defaults.row_sq_norms` (one array for q = 2: both are it)."""
+    sq, sq_q = row_sq_norms(as_csr_buffers(X, check_entries=False), q)
+    return (sq,) if sq_q is sq else (sq, sq_q)
 
 
 def _run_round(shard, task, params):
@@ -280,7 +281,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
                                 np.zeros(m + 1, np.int32)), shape=(m, n_features))
     stats = row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
-                      norms=[np.concatenate([n[i] for n in norms]) for i in (0, 1)])
+                      norms=[np.concatenate([n[i] for n in norms]) for i in (0, -1)])
     run = prepare(shape_only, y, sample_weight=sample_weight,
                    track_loss=callback is not None, row_stats=stats, **kwargs)
     if merge_every is None:
