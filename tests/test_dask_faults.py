@@ -62,23 +62,30 @@ def _pids(client):
 
 
 class _KillOnRound(distributed.WorkerPlugin):
-    """Kill this worker's process (SIGKILL) as it starts its `at`-th round task: mid-round.
-    Only once in the cluster (the first worker there claims `marker`; the nanny's new
-    process gets the plugin again and must not kill itself)."""
+    """Kill this worker's process (SIGKILL) as its shard's actor starts its `at`-th
+    round: mid-round. Only once in the cluster (the first worker there claims `marker`;
+    the nanny's new process gets the plugin again and must not kill itself)."""
 
     def __init__(self, marker, at):
-        self.marker, self.at, self.seen = str(marker), at, 0
+        self.marker, self.at = str(marker), at
 
-    def transition(self, key, start, finish, **kwargs):
-        if finish != "executing" or "_run_round" not in str(key):
-            return
-        self.seen += 1
-        if self.seen == self.at:
-            try:
-                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            except FileExistsError:
-                return
-            os.kill(os.getpid(), signal.SIGKILL)
+    def setup(self, worker):
+        from pgs.dask.training import _ShardActor
+        marker, at, seen = self.marker, self.at, [0]
+        run_round = _ShardActor.run_round
+
+        def killing(actor, task):
+            seen[0] += 1
+            if seen[0] == at:
+                try:
+                    os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                except FileExistsError:
+                    pass
+                else:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return run_round(actor, task)
+
+        _ShardActor.run_round = killing
 
 
 @pytest.mark.parametrize("at", [3, 9])      # 10% and 30% into 8 passes (30 rounds)
@@ -194,7 +201,7 @@ def test_ctrl_c_cancels_the_fits_tasks(client):
 
     def ours(dask_scheduler):
         return [str(k) for k in dask_scheduler.tasks
-                if any(f in str(k) for f in ("_run_round", "_make_shard", "_identity"))]
+                if any(f in str(k) for f in ("_run_round", "_make_shard", "_ShardActor"))]
 
     deadline = time.monotonic() + 30
     while client.run_on_scheduler(ours) and time.monotonic() < deadline:

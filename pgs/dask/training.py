@@ -1,18 +1,21 @@
 """`pgs.dask.train`: parallel PGS by merging dual states (`pgs.engine.rounds`), one shard per
 row-chunk of a dask array.
 
-A round: the common lam goes to the workers once (one small task that holds it); each
-shard's task runs `pgs.engine.rounds.run_shard` from the round's starting state (lam, t and
-the shard's sampler state: its PRNG, position and permutation) and returns its delta with
-the sampler state after the round; the client merges the deltas in shard order with
-`pgs.engine.rounds.merge`, the same code as the threads engine (`pgs.train(n_jobs=W)`), so
-that both give the same bits.
+Each shard lives on a worker in a Dask actor (`_ShardActor`), built once per fit from X's
+chunk where the chunk lies. A round is one call per actor, straight from the client to its
+worker (no task, no scheduler): the call carries the shard's part of the round's starting
+state (lam, t and the shard's sampler state: its PRNG, position and permutation), runs
+`pgs.engine.rounds.run_shard` and returns the delta with the sampler state after the
+round; the client merges the deltas in shard order with `pgs.engine.rounds.merge`, the
+same code as the threads engine (`pgs.train(n_jobs=W)`), so that both give the same bits.
+(A round by tasks cost two trips through the scheduler, 30-60 ms a round on a loaded
+machine; an actor's call is one trip, some milliseconds: bench/results/dask_overhead.md.)
 
-Faults. A round's task is a pure function of the round's starting state and its shard,
-and nothing is kept on a worker that the client does not hold a future of: the shards are
-built by tasks from X's chunks, whose futures the client keeps for the whole fit. So when
-a worker is lost the scheduler rebuilds what it held from the graph that made it (X's
-chunk, then the shard) wherever it can, runs the round's tasks again, and the model has
+Faults. A round's call is a pure function of the round's starting state and its shard,
+and an actor keeps nothing between calls but its shard, built from a chunk of X whose
+future the client keeps for the whole fit. So when a worker is lost (its actor with it),
+the client creates the actor again from the chunk, which the scheduler rebuilds from the
+graph that made it wherever it can, calls it again with the same round, and the model has
 the same bits as without the fault. Data that no graph made (scattered) cannot be rebuilt:
 the fit then raises RuntimeError naming the partition and the worker that held it (an
 OSError for a file that cannot be read again). Every wait has a deadline (`timeout`).
@@ -42,18 +45,12 @@ RETRIES = 3
 
 
 class _Shard:
-    """A shard as its task builds it from a chunk of X: the CSR buffers of its rows, its
-    targets and weights (never changed: a round's task reads it only)."""
+    """A shard as its actor builds it from a chunk of X: the CSR buffers of its rows, its
+    targets and weights (never changed: a round reads it only)."""
 
     def __init__(self, Xb, y, weights, index, first_row):
         self.Xb, self.y, self.weights = Xb, y, weights
         self.index, self.first_row = index, first_row
-
-    def __sizeof__(self):
-        # (what dask.sizeof reports to the scheduler, which then runs a round's task
-        # where its shard is rather than where the small lam is)
-        arrays = (self.Xb.data, self.Xb.indices, self.Xb.indptr, self.y, self.weights)
-        return object.__sizeof__(self) + sum(a.nbytes for a in arrays if a is not None)
 
 
 def _make_shard(X, y, weights, index, first_row):
@@ -74,17 +71,14 @@ def _name(index, first_row, rows):
 
 
 def _row_sq_norms(X, q):
-    """A chunk's `pgs.rules.defaults.row_sq_norms`."""
-    return row_sq_norms(as_csr_buffers(X, check_entries=False), q)
+    """A chunk's `pgs.rules.defaults.row_sq_norms` (one array for q = 2: both are it)."""
+    sq, sq_q = row_sq_norms(as_csr_buffers(X, check_entries=False), q)
+    return (sq,) if sq_q is sq else (sq, sq_q)
 
 
-def _run_round(shard, task, lam, params):
+def _run_round(shard, task, params):
     """One shard's part of a round: `run_shard` from the round's starting state (the
-    common `lam`, a future's result, is None with one shard, whose task carries the whole
-    state). Pure: run again on the same arguments (after a fault) it gives the same bits.
-    The delta says where it ran (``"where"``: the worker's address)."""
-    if lam is not None:
-        task = dict(task, kernel=dict(task["kernel"], lam=lam))
+    task's). Pure: run again on the same arguments (after a fault) it gives the same bits."""
     Xb = shard.Xb
     delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, shard.y,
                         shard.weights)
@@ -95,15 +89,45 @@ def _run_round(shard, task, lam, params):
         except (ValueError, FloatingPointError) as exc:
             raise type(exc)(f"{_name(shard.index, shard.first_row, Xb.shape[0])}: "
                             f"{str(exc).removeprefix('X: ')}") from None
-    try:
-        delta["where"] = distributed.get_worker().address
-    except ValueError:           # (not in a worker: a test calling it directly)
-        delta["where"] = None
     return delta
 
 
-def _identity(x):
-    return x
+#: What a round's call and its delta carry instead of the shard's permutation when the
+#: other side holds it already (it changes once a pass: rounds are a fraction of one).
+_KEPT = "kept"
+
+
+class _ShardActor:
+    """A shard on its worker, as a Dask actor: built once per fit from X's chunk (by
+    `_make_shard`, with the run's constants), then called once a round (`run_round`),
+    straight from the client. Between calls it keeps the shard's permutation
+    (``sampling="permutation"``, 8 bytes a row) so that it need not travel both ways
+    every round: the client holds it too, and a new actor, made from the same chunk after
+    its worker is lost, is sent it again with the same round: the same bits."""
+
+    def __init__(self, X, y, weights, index, first_row, params):
+        self.shard = _make_shard(X, y, weights, index, first_row)
+        self.params = params
+        self.perm = None          # the permutation the client knows this actor holds
+
+    def run_round(self, task):
+        """`_run_round` of this shard (run in the worker's actor thread: the kernel
+        releases the GIL, the worker keeps answering); its permutation as `_KEPT` both
+        ways when unchanged."""
+        sampler = task["sampler"]
+        if isinstance(sampler["perm"], str):
+            if self.perm is None:
+                raise RuntimeError("pgs.dask: the actor holds no permutation (internal)")
+            task = dict(task, sampler=dict(sampler, perm=self.perm))
+        start = task["sampler"]["perm"]
+        delta = _run_round(self.shard, task, self.params)
+        perm = delta["sampler"]["perm"]
+        if perm is not None and start is not None and np.array_equal(perm, start):
+            self.perm = start
+            delta["sampler"]["perm"] = _KEPT
+        else:
+            self.perm = perm
+        return delta
 
 
 def _partition(X, y, n_jobs, client, timeout=DEFAULT_TIMEOUT):
@@ -257,32 +281,100 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
                                 np.zeros(m + 1, np.int32)), shape=(m, n_features))
     stats = row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
-                      norms=[np.concatenate([n[i] for n in norms]) for i in (0, 1)])
+                      norms=[np.concatenate([n[i] for n in norms]) for i in (0, -1)])
     run = prepare(shape_only, y, sample_weight=sample_weight,
                    track_loss=callback is not None, row_stats=stats, **kwargs)
     if merge_every is None:
         merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
     params, state = P.setup(run, sizes, track_loss=callback is not None)
 
-    # Each shard is built by a task from its chunk (where the chunk lies, as the
-    # scheduler prefers); its targets (and weights) go with the task (O(rows) once).
-    bounds = np.cumsum([0] + sizes)
-    shards = []
-    for w, part in enumerate(parts):
-        lo, hi = int(bounds[w]), int(bounds[w + 1])
-        weights = None if run.weights is None else run.weights[lo:hi]
-        shards.append(client.submit(_make_shard, part, run.y_kernel[lo:hi], weights, w, lo,
-                                    pure=False, workers=[homes[w]], allow_other_workers=True))
+    # Each shard is built by its actor from its chunk (where the chunk lies, as the
+    # scheduler prefers); its targets (and weights) go with it (O(rows) once).
+    actors = _Actors(client, parts, homes, sizes, run, params, timeout)
     try:
-        state, stopped = _rounds(client, shards, parts, homes, sizes, state, params, run,
-                                 merge_every, callback, callback_every, start, timeout)
-    except BaseException:
-        client.cancel(shards)        # (the fit's own tasks: X's chunks may be the user's)
-        raise
+        actors.wait()
+        state, stopped = _rounds(actors, state, params, run, merge_every, callback,
+                                 callback_every, start, timeout)
     finally:
-        del shards, parts
+        actors.close()               # (the fit's own: X's chunks may be the user's)
+        del actors, parts
     run.solver.set_state(P.final_solver_state(state))
     return finish(run, stopped, keep_state)
+
+
+class _Actors:
+    """The fit's `_ShardActor` s, one per partition of X: their futures (the client's
+    for the whole fit), the handles a round calls them by, and their making again after
+    a worker is lost."""
+
+    def __init__(self, client, parts, homes, sizes, run, params, timeout):
+        self.client, self.parts, self.homes, self.sizes = client, parts, homes, sizes
+        self.run, self.params, self.timeout = run, params, timeout
+        self.bounds = np.cumsum([0] + list(sizes))
+        self.futures = [None] * len(parts)
+        self.handles = [None] * len(parts)
+        self.perms = [None] * len(parts)   # the permutation each actor holds
+        for w in range(len(parts)):
+            self._submit(w, [homes[w]])
+
+    def wait(self):
+        """Wait for every actor to be built (see `_bind`)."""
+        self._bind(range(len(self.futures)))
+
+    def _submit(self, w, workers=None):
+        lo, hi = int(self.bounds[w]), int(self.bounds[w + 1])
+        weights = None if self.run.weights is None else self.run.weights[lo:hi]
+        self.futures[w:w + 1] = [self.client.submit(
+            _ShardActor, self.parts[w], self.run.y_kernel[lo:hi], weights, w, lo,
+            self.params, actor=True, pure=False, workers=workers,
+            allow_other_workers=workers is not None)]
+        return self.futures[w]
+
+    def _bind(self, which):
+        """Wait for actors `which` (each wait `timeout` seconds at most; errors as
+        `_gather`'s) and make their handles, bound to the fit's client (the handle a
+        future's result gives is bound to the default client, or to a worker)."""
+        which = list(which)
+        _gather(self.client, self.futures, self.sizes, self.homes, self.parts, self.futures,
+                self.timeout, "the shards", resubmit=self._submit, which=which)
+        who = self.client.who_has([self.futures[w] for w in which])
+        with self.client.as_current():
+            for w in which:
+                key = self.futures[w].key
+                self.homes[w] = min(who.get(key, ()), default=self.homes[w])
+                self.handles[w] = distributed.Actor(_ShardActor, self.homes[w], key)
+
+    def call(self, w, task, renew=False):
+        """Actor w's `run_round(task)` (an ActorFuture), the actor made again first if
+        `renew` or if the scheduler knows it is lost: from X's chunk (which the scheduler
+        rebuilds from its graph), wherever it can run. The shard's permutation goes only
+        if the actor does not hold it (it holds the last one it returned)."""
+        for attempt in range(2):
+            if renew or self.futures[w].status != "finished":
+                self.client.cancel([self.futures[w]])
+                self._submit(w)
+                self._bind([w])
+                self.perms[w] = None
+            sent, sampler = task, task["sampler"]
+            if sampler["perm"] is not None and sampler["perm"] is self.perms[w]:
+                sent = dict(task, sampler=dict(sampler, perm=_KEPT))
+            try:
+                return self.handles[w].run_round(sent)
+            except RuntimeError:     # (the scheduler has just found the actor lost)
+                if attempt:
+                    raise
+                renew = True
+
+    def received(self, w, task, delta):
+        """Actor w's `delta` for `task`, with the permutation it kept put back."""
+        sampler = delta["sampler"]
+        if isinstance(sampler["perm"], str):
+            sampler["perm"] = task["sampler"]["perm"]
+        self.perms[w] = sampler["perm"]
+        return delta
+
+    def close(self):
+        self.client.cancel(self.futures)
 
 
 def _homes(client, futures):
@@ -300,18 +392,22 @@ def _lost(client, futures, homes, sizes):
     return gone, names
 
 
-def _gather(client, futures, sizes, homes, parts, shards, timeout, what, resubmit=None):
-    """The results of `futures` (one per partition, in order), each wait `timeout`
-    seconds at most. A future cancelled because its partition's data is gone for good
-    (scattered data on a lost worker) is a RuntimeError naming the partition and the
-    worker; one cancelled otherwise is submitted again (`resubmit(w)`, at most
-    `RETRIES` times); a file that cannot be read again is an OSError naming them."""
+def _gather(client, futures, sizes, homes, parts, shards, timeout, what, resubmit=None,
+            which=None):
+    """The results of `futures` (one per partition, in order; of the partitions `which`
+    only, if given), each wait `timeout` seconds at most. A future cancelled because its
+    partition's data is gone for good (scattered data on a lost worker) is a RuntimeError
+    naming the partition and the worker; one cancelled otherwise is submitted again
+    (`resubmit(w)`, at most `RETRIES` times); a file that cannot be read again is an
+    OSError naming them."""
     bounds = np.cumsum([0] + list(sizes))
     futures = list(futures)
+    which = list(range(len(futures)) if which is None else which)
     results = [None] * len(futures)
     retries = 0
-    w = 0
-    while w < len(futures):
+    i = 0
+    while i < len(which):
+        w = which[i]
         f = futures[w]
         try:
             results[w] = f.result(timeout=timeout)
@@ -347,44 +443,46 @@ def _gather(client, futures, sizes, homes, parts, shards, timeout, what, resubmi
                 raise
             raise type(exc)(f"{_name(w, int(bounds[w]), sizes[w])}, last on worker "
                             f"{homes[w]}, could not be rebuilt: {exc}") from exc
-        w += 1
-    return results
+        i += 1
+    return [results[w] for w in which]
 
 
-def _rounds(client, shards, parts, homes, sizes, state, params, run, merge_every,
-            callback, every, start, timeout):
-    """`pgs.engine.rounds.run_rounds` (the threads engine's loop), each shard's task run where
-    the scheduler puts it (near its shard); returns (state, stopped by the callback)."""
-    remote = len(shards) > 1
+def _rounds(actors, state, params, run, merge_every, callback, every, start, timeout):
+    """`pgs.engine.rounds.run_rounds` (the threads engine's loop), each shard's part of a
+    round a call of its actor; returns (state, stopped by the callback)."""
     reports = RoundReports(run, state, callback, every, start)
     rounds = [state["round"]]
 
     def map_fn(tasks):
-        lam = None
-        if remote:
-            # lam leaves the client once, in a task of its own that the workers fetch it
-            # from (and that the scheduler can run again if its worker is lost).
-            lam = client.submit(_identity, tasks[0]["kernel"]["lam"], pure=False)
-            tasks = [dict(t, kernel={k: v for k, v in t["kernel"].items() if k != "lam"})
-                     for t in tasks]
-
-        def submit(w):
-            # (where its shard was last: another worker if that one is gone)
-            return client.submit(_run_round, shards[w], tasks[w], lam, params, pure=False,
-                                 workers=[homes[w]], allow_other_workers=True)
-
         rounds[0] += 1
-        futures = [submit(w) for w in range(len(shards))]
-        try:
-            deltas = _gather(client, futures, sizes, homes, parts, shards, timeout,
-                             f"round {rounds[0]}", resubmit=submit)
-        except BaseException:
-            client.cancel(futures + ([lam] if lam is not None else []))
-            raise
-        for w, d in enumerate(deltas):
-            homes[w] = d.pop("where") or homes[w]
-        return deltas
+        calls = [actors.call(w, task) for w, task in enumerate(tasks)]
+        return [_result(actors, call, w, task, timeout, f"round {rounds[0]}")
+                for w, (call, task) in enumerate(zip(calls, tasks, strict=True))]
 
     state = P.run_rounds(state, params, map_fn, run.t_total, merge_every,
                          on_round=reports.after_round)
     return state, reports.stopped
+
+
+def _result(actors, call, w, task, timeout, what):
+    """The delta of actor w's `call` for `task`, waited for `timeout` seconds at most;
+    when the actor is lost with its worker, it is made again and called again with the
+    same task (at most `RETRIES` times)."""
+    retries = 0
+    while True:
+        try:
+            return actors.received(w, task, call.result(timeout=timeout))
+        except TimeoutError:
+            b = actors.bounds
+            raise TimeoutError(
+                f"pgs.dask.train: {what} of {_name(w, int(b[w]), actors.sizes[w])} did "
+                f"not finish within timeout={timeout:g} s (on worker {actors.homes[w]}; are "
+                f"there workers left? raise timeout= for longer rounds)") from None
+        except Exception as exc:
+            # (a lost worker: the connection's OSError, or the scheduler's word that the
+            # actor is gone; any other error is the round's own: a bad entry of X)
+            lost = isinstance(exc, OSError) or actors.futures[w].status != "finished"
+            if not lost or retries == RETRIES:
+                raise
+        retries += 1
+        call = actors.call(w, task, renew=True)
