@@ -56,6 +56,8 @@ EXPERIMENTS = {
     "parallel_hard": "bench.experiments.exp_parallel_hard",
     "parallel_sim": "bench.experiments.exp_parallel_sim",
     "dask": "bench.experiments.exp_dask",
+    "dask_overhead": "bench.experiments.exp_dask_overhead",
+    "dask_scale": "bench.experiments.exp_dask_scale",
 }
 
 

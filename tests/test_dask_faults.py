@@ -123,7 +123,8 @@ def test_worker_killed_between_rounds_gives_the_same_bits(client):
 
 def test_worker_dropped_by_the_scheduler_gives_the_same_bits(client):
     """The scheduler drops a worker (as when its connection is lost: what it held is
-    gone) while a round runs, and another is retired gracefully later on."""
+    gone) while a round runs; a graceful retirement asked later (which the scheduler
+    does not carry out while the fit's actors live there) changes nothing either."""
     X, y = _problem(seed=2)
     kw = dict(KW, T=6 * M, merge_every=100)
     ref = pgs.train(X, y, n_jobs=2, **kw)

@@ -22,7 +22,7 @@ little when the load is above the 2 cores.
 
 Usage::
 
-    python bench/exp_dask_overhead.py [--quick] [--rows M] [--repeats R]
+    python bench/experiments/exp_dask_overhead.py [--quick] [--rows M] [--repeats R]
 
 Writes bench/results/dask_overhead.md (dask_overhead_quick.md with --quick: 50,000 rows).
 """
@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
-from bench.common import Config, fmt, markdown_table, write_report  # noqa: E402
-from bench.data import rcv1_hard  # noqa: E402
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+from bench.harness.common import Config, fmt, markdown_table, write_report  # noqa: E402
+from bench.harness.data import rcv1_hard  # noqa: E402
 
 N_WORKERS = 2
 PASSES = 4
