@@ -91,7 +91,8 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
 
 #: The largest merge step: in a direction where every worker's run converges within the
 #: round the merge multiplies the error by (1 - gamma) each round, so gamma < 2 is
-#: needed (measured: gamma = sqrt(8) and 4 diverge at W = 8, 16) and 3/2 halves it.
+#: needed (gamma = sqrt(8) and 4 diverge at W = 8 and 16:
+#: bench/results/parallel_start_steps.md) and 3/2 at least halves it.
 MAX_MERGE_STEP = 1.5
 
 
@@ -103,7 +104,8 @@ def merge_step_for(n_active):
     would cover W times) and independent noise; their mean keeps 1/W of the first and
     1/sqrt(W) of the second, so sqrt(W) times the mean has one worker's noise and sqrt(W)
     times the mean's drift. Measured (bench/results/parallel_start.md, W = 2): 5-28%
-    fewer passes to accuracy than the mean (model averaging) on four hard sets.
+    fewer passes to accuracy than the mean (model averaging) on four sets where passes
+    matter (docs/parallel.md, section 2).
     """
     return 1.0 if n_active <= 1 else min(float(np.sqrt(n_active)), MAX_MERGE_STEP)
 
