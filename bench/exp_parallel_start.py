@@ -175,16 +175,20 @@ def _cell(values):
 
 
 def throughput(split, loss, sigma, repeats):
-    """Samples per second of pgs.train(n_jobs=W), W = 1, 2, for 2 passes: medians."""
+    """Samples per second of pgs.train(n_jobs=W), W = 1, 2, for 2 passes, the ratios
+    W = 2 / W = 1 of the rates and of the process's CPU seconds (both threads), and the
+    load average before and after."""
     X, y = split.X_train, split.y_train
-    rates, load = {1: [], 2: []}, [os.getloadavg()[0]]
+    rates, cpu, load = {1: [], 2: []}, {1: [], 2: []}, [os.getloadavg()[0]]
     for _ in range(repeats):
         for W in (1, 2):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             pgs.train(X, y, loss=loss, sigma=sigma, T=2 * X.shape[0], n_jobs=W, seed=0)
             rates[W].append(2 * X.shape[0] / (time.perf_counter() - t0))
+            cpu[W].append(time.process_time() - c0)
     ratio = [b / a for a, b in zip(rates[1], rates[2], strict=True)]
-    return rates, ratio, load + [os.getloadavg()[0]]
+    cpu_ratio = [b / a for a, b in zip(cpu[1], cpu[2], strict=True)]
+    return rates, ratio, cpu_ratio, load + [os.getloadavg()[0]]
 
 
 def run(cfg, only=None, do_throughput=True, W=2, seeds=(0, 1), keep=None):
@@ -224,11 +228,13 @@ def run(cfg, only=None, do_throughput=True, W=2, seeds=(0, 1), keep=None):
         summary.append(f"- {name}: best of W=1 and the W={W} mean over {passes} passes "
                        + ", ".join(f"{b:.2f}%" for b in best))
         if do_throughput:
-            rates, ratio, load = throughput(split, loss, sigma, cfg.repeats)
+            rates, ratio, cpu, load = throughput(split, loss, sigma, cfg.repeats)
             summary.append(f"  - throughput W=2 / W=1 (pgs.train, 2 passes, {cfg.repeats} "
                            f"runs each): {fmt(ratio, 3)}; W=1 {fmt(rates[1], 3, 1e-6)} M "
-                           f"samples/s; 1-minute load average {load[0]:.1f} before, "
-                           f"{load[1]:.1f} after (2 cores)")
+                           f"samples/s; CPU seconds W=2 / W=1 {fmt(cpu, 3)}; 1-minute "
+                           f"load average {load[0]:.1f} before, {load[1]:.1f} after "
+                           f"(2 cores: a throughput ratio means something only on two "
+                           f"idle cores)")
         print("\n".join(summary[-2:]), flush=True)
     intro = (
         f"Simulated workers (one process, `pgs.engine.rounds`' own plan, shard run and "
