@@ -55,6 +55,7 @@ EXPERIMENTS = {
     "parallel": "bench.experiments.exp_parallel",
     "parallel_hard": "bench.experiments.exp_parallel_hard",
     "parallel_sim": "bench.experiments.exp_parallel_sim",
+    "parallel_start": "bench.experiments.exp_parallel_start",
     "dask": "bench.experiments.exp_dask",
     "dask_overhead": "bench.experiments.exp_dask_overhead",
     "dask_scale": "bench.experiments.exp_dask_scale",

@@ -17,7 +17,7 @@ from reference import (
 
 import pgs
 from pgs.engine import rounds as P
-from pgs.training.fit import fit
+from pgs.training.fit import fit, prepare
 
 P_VALUES = [2.0, 1.5, 1.8, 1.3]
 
@@ -135,10 +135,10 @@ def test_asgd_state_resumes_bit_for_bit(p, iterate):
 
 @pytest.mark.parametrize("W, tau", [(2, 7), (3, 5)])
 @pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
-def test_asgd_rounds_match_the_model_averaging_reference(p, W, tau):
+def test_asgd_rounds_match_the_reference(p, W, tau):
     """Threads under "asgd": each worker runs from the common dual point and bias, the
-    merge averages them weighted by the workers' shares; the average weighs every local
-    iterate by its t."""
+    merge moves it by the merge step times the workers' changes averaged with their
+    shares; the average weighs every local iterate by its t."""
     X, y = _data(m=60, n=8)
     sigma, eta0, T = 0.05, 0.4, 101
     rate = 0.01 * np.mean(np.sum(X * X, axis=1))
@@ -156,6 +156,47 @@ def test_asgd_rounds_match_the_model_averaging_reference(p, W, tau):
     b_avg = sum(c * b for (_, b, _), c in zip(its, wt, strict=True)) / wt.sum()
     np.testing.assert_allclose(np.r_[avg.coef, avg.intercept], np.r_[w_avg[:-1], b_avg],
                                rtol=1e-9, atol=1e-12)
+
+
+def test_asgd_merge_step_rule():
+    """gamma = sqrt(workers that ran), at most 3/2 (1 for one worker)."""
+    assert P.merge_step_for(0) == P.merge_step_for(1) == 1.0
+    assert P.merge_step_for(2) == np.sqrt(2.0)
+    assert P.merge_step_for(3) == P.merge_step_for(64) == P.MAX_MERGE_STEP == 1.5
+
+
+@pytest.mark.parametrize("schedule, steps, merge_step, gamma", [
+    ("asgd", (3, 3), None, np.sqrt(2.0)),     # two workers ran: sqrt(2)
+    ("asgd", (3, 3, 3), None, 1.5),           # sqrt(3) > 3/2: the cap
+    ("asgd", (6, 0), None, 1.0),              # one worker ran: its state, unscaled
+    ("asgd", (3, 3), 1.0, 1.0),               # merge_step=1: model averaging
+    ("pgs", (3, 3), None, 1.0),               # the paper's schedule: no step
+])
+def test_merge_moves_by_gamma_times_the_workers_changes(schedule, steps, merge_step, gamma):
+    """A hand-made round: lam <- lam0 + gamma sum_w dlam_w, b <- b0 + gamma sum_w db_w
+    (the dlam_w, db_w already weighted by the shares), t <- t0 + sum_w steps_w."""
+    W = len(steps)
+    X, y = _data(m=6 * W, n=3)
+    run = prepare(X, y, loss="logistic", sigma=0.1, T=6 * W, schedule=schedule, eta0=0.5,
+                  iterate="last", seed=0)
+    params, state = P.setup(run, [6] * W, merge_step=merge_step)
+    lam0 = np.array([1.0, -2.0, 0.5, 0.0])
+    state["kernel"].update(lam=lam0.copy(), b=0.25)
+    dlam = [np.array([0.5, 0.5, 0.0, 0.0]), np.array([0.1, -0.1, 0.2, 0.0]),
+            np.array([0.0, 0.0, 0.0, 1.0])]
+    db = [0.1, 0.3, -0.2]
+    deltas = [dict(worker=w, steps=steps[w], status=0, stopped=False, t=steps[w],
+                   loss_sum=0.0, sampler=state["workers"][w],
+                   dlam=dlam[w] if steps[w] else np.zeros(4), db=db[w] if steps[w] else 0.0,
+                   b_sum=0.0, rho_sum=0.0, b_pick=0.0, avg_sum=None, w_pick=None)
+              for w in range(W)]
+    nxt = P.merge(state, deltas, params)["kernel"]
+    ran = [w for w in range(W) if steps[w]]
+    np.testing.assert_allclose(nxt["lam"], lam0 + gamma * sum(dlam[w] for w in ran),
+                               rtol=1e-15)
+    assert nxt["b"] == pytest.approx(0.25 + gamma * sum(db[w] for w in ran), rel=1e-15)
+    assert nxt["t"] == sum(steps)
+    np.testing.assert_array_equal(state["kernel"]["lam"], lam0)    # (input untouched)
 
 
 def test_asgd_one_worker_is_the_plain_run():

@@ -66,7 +66,7 @@ def shard_steps(total, sizes):
 
 def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling,
                 t_offset, track_loss=False, extrapolate=True, schedule=0, eta0=0.0,
-                icpt_rate=0.0):
+                icpt_rate=0.0, merge_step=None):
     """The solver's constants, shared by all the workers and rounds (a plain dict; the
     arguments are `pgs.engine.solver.Solver`'s).
 
@@ -76,12 +76,38 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
     from lam and t unscaled (the delayed-gradient form, which diverges once a round grows
     past about ``sigma t / L`` iterations; docs/parallel.md). The "asgd" schedule's
     workers start from the common dual point either way.
+
+    `merge_step` (the "asgd" schedule): the merge's step gamma, ``x <- x0 + gamma
+    sum_w rho_w (x_w - x0)`` for the dual point and the free bias, in rounds where more
+    than one worker ran; None: `merge_step_for` their number; 1.0: model averaging.
     """
     return dict(n_features=int(n_features), loss_id=int(loss_id), p=float(p),
                 sigma=float(sigma), B=float(B), icpt=float(icpt), eps=float(eps), k=int(k),
                 average=bool(average), sampling=int(sampling), t_offset=float(t_offset),
                 track_loss=bool(track_loss), extrapolate=bool(extrapolate),
-                schedule=int(schedule), eta0=float(eta0), icpt_rate=float(icpt_rate))
+                schedule=int(schedule), eta0=float(eta0), icpt_rate=float(icpt_rate),
+                merge_step=None if merge_step is None else float(merge_step))
+
+
+#: The largest merge step: in a direction where every worker's run converges within the
+#: round the merge multiplies the error by (1 - gamma) each round, so gamma < 2 is
+#: needed (gamma = sqrt(8) and 4 diverge at W = 8 and 16:
+#: bench/results/parallel_start_steps.md) and 3/2 at least halves it.
+MAX_MERGE_STEP = 1.5
+
+
+def merge_step_for(n_active):
+    """The "asgd" merge's default step for a round run by `n_active` workers:
+    ``min(sqrt(n_active), MAX_MERGE_STEP)`` (1 for one worker: its state is taken).
+
+    The workers' changes have a common part (drift, which one run over the whole round
+    would cover W times) and independent noise; their mean keeps 1/W of the first and
+    1/sqrt(W) of the second, so sqrt(W) times the mean has one worker's noise and sqrt(W)
+    times the mean's drift. Measured (bench/results/parallel_start.md, W = 2): 5-28%
+    fewer passes to accuracy than the mean (model averaging) on four sets where passes
+    matter (docs/parallel.md, section 2).
+    """
+    return 1.0 if n_active <= 1 else min(float(np.sqrt(n_active)), MAX_MERGE_STEP)
 
 
 def _solver(params, t_pick, rng, t_offset=None):
@@ -93,16 +119,17 @@ def _solver(params, t_pick, rng, t_offset=None):
                   params["eta0"], params["icpt_rate"])
 
 
-def setup(run, sizes, track_loss=False, extrapolate=True):
+def setup(run, sizes, track_loss=False, extrapolate=True, merge_step=None):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
-    are split into shards of `sizes` rows, in worker order."""
+    are split into shards of `sizes` rows, in worker order (`make_params` for
+    `extrapolate` and `merge_step`)."""
     solver, prm, own = run.solver, run.params, run.solver._params()
     params = make_params(run.n_features, solver.loss_id, prm["p"], prm["sigma"],
                          prm["B"] if prm["B"] is not None else 0.0, own["icpt"],
                          prm["epsilon"] if prm["epsilon"] is not None else 0.0, solver.k,
                          prm["iterate"] == "average", solver.sampling, prm["t_offset"],
                          track_loss, extrapolate, own["schedule"], own["eta0"],
-                         own["icpt_rate"])
+                         own["icpt_rate"], merge_step)
     return params, start_state(solver.get_state(), sizes, prm["seed"], params)
 
 
@@ -296,8 +323,10 @@ def _sampler_of(solver):
 def merge(state, deltas, params):
     """The common state after a round: the workers' deltas summed in worker order.
 
-    ``lam <- lam + sum_w dlam_w`` (each worker's change from the rho_w lam it started
-    from: see `run_shard`), ``t <- t + sum_w steps_w``, the sum of the iterates
+    ``lam <- lam + gamma sum_w dlam_w`` (each worker's change from the rho_w lam it
+    started from: see `run_shard`; gamma, the merge step, is 1 under the paper's schedule
+    and `merge_step_for` the active workers under "asgd", and scales the free bias's
+    change too), ``t <- t + sum_w steps_w``, the sum of the iterates
     plus each worker's, the random iterate's snapshot from the worker that holds it;
     u, S, Q and c are rebuilt from the new lam where the state is set (`Solver.set_lam`,
     O(n)). With one worker,
@@ -334,8 +363,9 @@ def merge(state, deltas, params):
     lam = np.array(old["lam"], dtype=np.float64)
     steps = 0
     loss_sum = float(old["loss_sum"])
+    gamma = _merge_step(params, deltas)
     for d in deltas:
-        lam += d["dlam"]
+        lam += d["dlam"] if gamma == 1.0 else gamma * d["dlam"]
         steps += d["steps"]
         loss_sum += d["loss_sum"]
     t = int(old["t"]) + steps
@@ -345,7 +375,7 @@ def merge(state, deltas, params):
     kernel.update(lam=lam, t=t, C=0.0, loss_sum=loss_sum, t_pick=state["t_pick"],
                   consumed=sum(s["consumed"] for s in workers), rng=workers[0]["rng"],
                   pos=workers[0]["pos"], perm=workers[0]["perm"],
-                  b=old["b"] + sum(d["db"] for d in deltas),
+                  b=old["b"] + gamma * sum(d["db"] for d in deltas),
                   b_sum=old["b_sum"] + sum(d["b_sum"] for d in deltas),
                   rho_sum=old["rho_sum"] + sum(d["rho_sum"] for d in deltas))
     if old["wsum"] is not None:
@@ -359,6 +389,16 @@ def merge(state, deltas, params):
             kernel.update(w_pick=d["w_pick"], b_pick=d["b_pick"])
     nxt["kernel"] = kernel
     return nxt
+
+
+def _merge_step(params, deltas):
+    """The merge's step gamma for these deltas: 1 under the paper's schedule (whose
+    workers extrapolate instead) or when one worker ran (its state is taken), else
+    `make_params`' merge_step or `merge_step_for` the workers that ran."""
+    active = sum(1 for d in deltas if d["steps"] > 0)
+    if params["schedule"] == 0 or active <= 1:
+        return 1.0
+    return params["merge_step"] if params["merge_step"] is not None else merge_step_for(active)
 
 
 def run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=None):
