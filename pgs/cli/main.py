@@ -430,21 +430,6 @@ def _cmd_train(args, out):
     say(f"model saved to {path}")
 
 
-def _write_atomic(path, text):
-    """Write `text` to `path` through a temporary file, so no partial output is left."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=".pgs-out-", suffix=".tmp",
-                               dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def _label(v):
     """A label or prediction as text (floats as the svmlight writer writes them)."""
     from pgs.io.svmlight import _fmt
@@ -470,7 +455,9 @@ def _cmd_predict(args, out):
                     for label, row in zip(lines, proba.tolist(), strict=True)])
     text = "\n".join(lines) + ("\n" if lines else "")
     if args.out:
-        _write_atomic(args.out, text)
+        from pgs.io import write_atomic
+
+        write_atomic(args.out, lambda fh: fh.write(text.encode("utf-8")))
     else:
         sys.stdout.write(text)
 

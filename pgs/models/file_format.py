@@ -35,13 +35,13 @@ import json
 import lzma
 import math
 import os
-import tempfile
 import zipfile
 import zlib
 
 import numpy as np
 
 from pgs._version import __version__
+from pgs.io import write_atomic
 from pgs.rules.validation import is_int, is_real
 
 FORMAT_NAME = "pgs-model"
@@ -159,21 +159,9 @@ def save_model(model, path):
     if hasattr(path, "write"):
         np.savez(path, **arrays)
         return
-    # Atomic: a temporary file in the same directory, flushed to disk, then renamed over
-    # `path`, so that an interrupted or failed save never leaves a truncated model nor
-    # destroys the one already there.
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(prefix=".pgs-model-", suffix=".tmp",
-                               dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    # Atomic: an interrupted or failed save never leaves a truncated model nor destroys
+    # the one already there.
+    write_atomic(os.fspath(path), lambda fh: np.savez(fh, **arrays))
 
 
 def load_model(path):
