@@ -27,13 +27,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from pgs._core import SAMPLING_MODES
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
 from pgs.training import sigma_auto
-from pgs.training.fit import default_T, fit_many
+from pgs.training.fit import CHECKED_ARGS, check_args, default_T, fit_many
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
@@ -149,33 +148,16 @@ class _PGSBase(BaseEstimator):
                 f"loss={self.loss!r} is not supported by {type(self).__name__}; "
                 f"use one of {', '.join(self._allowed_losses)}"
             )
-        V.check_p(self.p)
+        check_args(**{name: getattr(self, name) for name in CHECKED_ARGS})
         sigma_auto.check_sigma(self.sigma)
         sigma_auto.check_sigma_grid(self.sigma_grid)
         sigma_auto.check_validation_fraction(self.validation_fraction)
-        V.check_count("T", self.T, allow_none=True)
-        V.check_count("k", self.k)
-        V.check_B(self.B)
-        V.check_choice("schedule", self.schedule, D.SCHEDULES)
-        V.check_auto_or_positive("eta0", self.eta0)
-        V.check_iterate(self.iterate)
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}")
-        V.check_choice("intercept", self.intercept, D.INTERCEPTS)
-        V.check_auto_or_positive("intercept_scaling", self.intercept_scaling)
-        V.check_epsilon(self.loss, self.epsilon)
-        V.check_choice("sampling", self.sampling, SAMPLING_MODES + ("auto",))
-        V.check_t_offset(self.t_offset)
-        if not isinstance(self.warm_start, (bool, np.bool_)):
-            raise TypeError(f"warm_start must be a bool, got {self.warm_start!r}")
+        V.check_bool("warm_start", self.warm_start)
         _effective_n_jobs(self.n_jobs)
 
     def _train_kwargs(self):
-        return dict(loss=self.loss, p=self.p, sigma=self.sigma, k=self.k, B=self.B,
-                    schedule=self.schedule, eta0=self.eta0, iterate=self.iterate,
-                    fit_intercept=bool(self.fit_intercept), intercept=self.intercept,
-                    intercept_scaling=self.intercept_scaling, epsilon=self.epsilon,
-                    sampling=self.sampling, t_offset=self.t_offset)
+        kwargs = {name: getattr(self, name) for name in CHECKED_ARGS if name != "T"}
+        return dict(kwargs, sigma=self.sigma, fit_intercept=bool(self.fit_intercept))
 
     def _validate_X(self, X, *, reset):
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],

@@ -2,6 +2,7 @@
 solver built (`prepare`), run in chunks or in rounds of threads (`fit`, `fit_many`) and
 turned into a `Model` (`finish`)."""
 
+import inspect
 import math
 import time
 import warnings
@@ -227,6 +228,25 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     return [finish(run, False, keep_state) for run in runs]
 
 
+def check_args(loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, intercept,
+               intercept_scaling, epsilon, sampling, t_offset):
+    """The checks of the training arguments but sigma (`prepare`'s and the estimators'
+    `_check_params`: one set of messages); the arguments, normalised, in order."""
+    return (V.check_p(p), V.check_count("T", T, allow_none=True), V.check_count("k", k),
+            V.check_B(B), V.check_choice("schedule", schedule, D.SCHEDULES),
+            V.check_auto_or_positive("eta0", eta0), V.check_iterate(iterate),
+            V.check_bool("fit_intercept", fit_intercept),
+            V.check_choice("intercept", intercept, D.INTERCEPTS),
+            V.check_auto_or_positive("intercept_scaling", intercept_scaling),
+            V.check_epsilon(loss, epsilon),
+            V.check_choice("sampling", sampling, SAMPLING_MODES + ("auto",)),
+            V.check_t_offset(t_offset))
+
+
+#: The arguments `check_args` checks.
+CHECKED_ARGS = tuple(inspect.signature(check_args).parameters)
+
+
 def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, k=1,
              B=None, schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
              iterate=D.DEFAULTS["iterate"], fit_intercept=True,
@@ -239,25 +259,16 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
     a mini-batch hold more rows than X has (the estimators' partial_fit); `row_stats`
     (`pgs.rules.defaults.row_stats`) stands for X's when X is not here (`pgs.dask`)."""
     loss_id = V.check_loss(loss)
-    p = V.check_p(p)
     sigma = V.check_positive("sigma", sigma)
-    T = V.check_count("T", T, allow_none=True)
-    k = V.check_count("k", k)
-    B = V.check_B(B)
-    schedule = V.check_choice("schedule", schedule, D.SCHEDULES)
-    eta0 = V.check_auto_or_positive("eta0", eta0)
-    iterate = V.check_iterate(iterate)
-    fit_intercept = V.check_bool("fit_intercept", fit_intercept)
-    intercept = V.check_choice("intercept", intercept, D.INTERCEPTS)
-    intercept_scaling = V.check_auto_or_positive("intercept_scaling", intercept_scaling)
     seed = V.check_seed(seed)
-    epsilon = V.check_epsilon(loss, epsilon)
-    sampling = V.check_choice("sampling", sampling, SAMPLING_MODES + ("auto",))
+    (p, T, k, B, schedule, eta0, iterate, fit_intercept, intercept, intercept_scaling,
+     epsilon, sampling, t_offset) = check_args(
+        loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, intercept,
+        intercept_scaling, epsilon, sampling, t_offset)
     if n_threads is not None:
         V.check_count("n_threads", n_threads)
         warnings.warn("n_threads has no effect (the mini-batch threads were removed) and "
                       "will be removed", DeprecationWarning, stacklevel=3)
-    t_offset = V.check_t_offset(t_offset)
 
     # Entries are checked by the kernel as it reads each row (see _margin).
     Xb = as_csr_buffers(X, check_entries=False)
