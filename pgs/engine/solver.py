@@ -2,6 +2,7 @@
 given iteration, the iterates, and the state handed out and restored (chunked, resumed
 and warm-started runs equal an unsplit run bit for bit)."""
 
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -239,6 +240,14 @@ class Progress(NamedTuple):
     seconds: float
     loss_estimate: float
     objective_estimate: float
+
+
+def progress(t, T, start, loss_sum, rows, sigma, p, norm_w):
+    """The `Progress` at iteration t of a run started at `start` (``perf_counter``), whose
+    `rows` rows sampled since the last report lost `loss_sum`, at ``||w_t||_p = norm_w``."""
+    loss = loss_sum / rows if rows else float("nan")
+    reg = sigma * norm_w**2 / (2.0 * (p - 1.0))
+    return Progress(t, T, time.perf_counter() - start, loss, reg + loss)
 
 
 class DivergedError(FloatingPointError, ValueError):

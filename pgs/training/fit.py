@@ -13,7 +13,7 @@ import numpy as np
 from pgs._core import SAMPLING_MODES, mean_loss
 from pgs.engine import threads
 from pgs.engine.chunks import run_chunked, run_threads
-from pgs.engine.solver import Progress, Solver, raise_status, run_lockstep
+from pgs.engine.solver import Solver, progress, raise_status, run_lockstep
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
@@ -443,11 +443,8 @@ def _run_chunks(run, callback, every, start, stop=None):
     while solver.t < t_total:
         loss_before, rows_before = solver.loss_sum, solver.consumed
         run_to(min(solver.t + every, t_total))
-        rows = solver.consumed - rows_before
-        loss_est = (solver.loss_sum - loss_before) / rows if rows else float("nan")
-        reg = sigma * solver.norm_w**2 / (2.0 * (p - 1.0))
-        progress = Progress(t=solver.t, T=t_total, seconds=time.perf_counter() - start,
-                            loss_estimate=loss_est, objective_estimate=reg + loss_est)
-        if callback(progress) is False:
+        report = progress(solver.t, t_total, start, solver.loss_sum - loss_before,
+                          solver.consumed - rows_before, sigma, p, solver.norm_w)
+        if callback(report) is False:
             return solver.t < t_total
     return False
