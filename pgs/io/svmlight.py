@@ -1,22 +1,16 @@
 """Read and write svmlight / libsvm text files.
 
-The reader reads the input into recycled blocks of whole lines, parses the
-blocks on several threads with the GIL released (`pgs._svmlight.parse_block`)
-and copies each block's pieces, in file order, into the output arrays. For a
-plain file the output arrays are reserved at an upper bound of their size
-(``np.empty`` leaves the pages untouched, so they cost no memory until written)
-and shrunk in place at the end, and each worker copies its own block's values
-into place; only a few blocks are alive at a time, so the peak memory is about
-the final matrix plus a few blocks. Compressed files and file objects are
-streamed the same way (the decompressor runs on the calling thread while the
-parser threads work), into arrays that grow.
-
-Plain files are read with ``readinto``, not memory-mapped: a mapped file that
-another process truncates kills the reader with SIGBUS, whereas a short read is
-an ordinary ``OSError`` ("the file changed while being read").
+The reader parses recycled blocks of whole lines on several threads with the GIL released
+(`pgs._svmlight.parse_block`) and copies the pieces, in file order, into the output arrays:
+for a plain file reserved up front at a bound of their size (untouched pages cost no
+memory) and filled by the workers, then shrunk in place; for a compressed file or a file
+object, arrays that grow. The peak memory is about the matrix plus a few blocks. Plain
+files are read with ``readinto``, not memory-mapped: a file truncated meanwhile is then an
+``OSError``, not a SIGBUS.
 """
 
 import bz2
+import contextlib
 import gzip
 import io
 import itertools
@@ -76,28 +70,16 @@ class _Source:
     """An opened input: a binary file object, a display name and, for plain files, a size."""
 
     def __init__(self, f):
-        self.owned = False
-        self.compressed = False
-        self.size = None
-        self.whole_file = False  # a regular file read from its start: size bytes expected
-        self.stat = None
+        self.owned, self.compressed, self.size, self.stat = True, False, None, None
         if isinstance(f, int) and not isinstance(f, bool):
             self.name = f"<file descriptor {f}>"
             self.fileobj = open(f, "rb", buffering=0, closefd=False)  # noqa: SIM115
-            self.owned = True
-            self._set_size()
-            self.whole_file = False  # read from the descriptor's current position
         elif isinstance(f, (str, bytes, os.PathLike)):
-            path = os.fsdecode(os.fspath(f))
-            self.name = path
-            opener = _OPENERS.get(os.path.splitext(path)[1].lower())
+            self.name = os.fsdecode(os.fspath(f))
+            opener = _OPENERS.get(os.path.splitext(self.name)[1].lower())
             self.compressed = opener is not None
-            if opener is not None:
-                self.fileobj = opener(path, "rb")
-            else:
-                self.fileobj = open(path, "rb", buffering=0)  # noqa: SIM115
-                self._set_size()
-            self.owned = True
+            self.fileobj = opener(self.name, "rb") if opener else open(  # noqa: SIM115
+                self.name, "rb", buffering=0)
         elif hasattr(f, "read"):
             probe = f.read(0)
             if not isinstance(probe, (bytes, bytearray)):
@@ -105,20 +87,20 @@ class _Source:
                                 f"('rb'), got a file object returning {type(probe).__name__}")
             name = getattr(f, "name", None)
             self.name = os.fsdecode(name) if isinstance(name, (str, bytes)) else "<file object>"
-            self.fileobj = f
+            self.fileobj, self.owned = f, False
         else:
             raise TypeError(f"f must be a path, a file descriptor or a binary file object, "
                             f"got {type(f).__name__}")
-
-    def _set_size(self):
-        try:
-            st = os.fstat(self.fileobj.fileno())
-        except (OSError, io.UnsupportedOperation):
-            return
-        if stat.S_ISREG(st.st_mode):
-            self.size = st.st_size
-            self.whole_file = True
-            self.stat = st
+        if self.owned and not self.compressed:
+            try:
+                st = os.fstat(self.fileobj.fileno())
+            except (OSError, io.UnsupportedOperation):
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode):
+                self.size, self.stat = st.st_size, st
+        # A regular file read from its start: `size` bytes expected (a descriptor is read
+        # from its current position).
+        self.whole_file = self.stat is not None and not isinstance(f, int)
 
     def changed(self, detail):
         return OSError(f"{self.name}: the file changed while being read ({detail}); "
@@ -210,11 +192,6 @@ def _line_blocks(src, block_size, pool):
         yield buf[:cut + 1]
 
 
-def _parse_one(buf, scratch, multilabel, require_qid, min_index, max_index):
-    return _svmlight.parse_block(buf, multilabel, require_qid, min_index, max_index,
-                                 *scratch)
-
-
 class _Assembler:
     """Collect block results in file order into the output arrays."""
 
@@ -256,7 +233,7 @@ class _Assembler:
             # Parse again one below the limit: the error names the line and column.
             args = self.args[:3] + (MAX_FEATURES - 1,)
             try:
-                self._raise(buf, _parse_one(buf, (None, None), *args))
+                self._raise(buf, _svmlight.parse_block(buf, *args, None, None))
             except ValueError as exc:
                 self.at_limit = exc
         if not res.get("placed"):
@@ -409,7 +386,7 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
         blocks = _line_blocks(src, _block_size(src.size, n_threads), text_pool)
 
         def work(item, sc):
-            return _parse_one(item[0], sc, *args)
+            return _svmlight.parse_block(item[0], *args, *sc)
 
         def scratch(item):
             cap = len(item[0]) // 4 + 2
@@ -482,24 +459,11 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     Parameters
     ----------
     files : sequence of path or binary file object
-        As for `load_svmlight`.
-    n_features : int, optional
-        Number of columns of every matrix; by default the largest feature index
-        found in any file, plus one. At most `MAX_FEATURES` = 2**31 - 1.
-    dtype : {numpy.float64, numpy.float32}
-        dtype of the matrices' values (parsed as float64, then cast).
-    zero_based : bool or "auto", default "auto"
-        Whether feature indices start at 0. "auto" (as scikit-learn does) treats
-        the files as one-based, shifting every index down by one, when every
-        file holds at least one feature and none holds index 0; otherwise as
-        zero-based. The same decision applies to all files.
-    query_id : bool, default False
-        Also return each file's ``qid:`` values (every line must have one).
-    multilabel : bool, default False
-        Targets are comma-separated label lists (``1,3,7``); each file's y is
-        then a list of sorted tuples of floats.
-    n_threads : int, optional
-        Parser threads (default: the usable CPUs, at most 8).
+        As `f` of `load_svmlight`.
+    n_features, dtype, zero_based, query_id, multilabel, n_threads
+        As for `load_svmlight`, for every file: `n_features` defaults to the largest
+        feature index in any file plus one, and "auto" `zero_based` reads the files as
+        one-based when every file holds a feature and none holds index 0.
 
     Returns
     -------
@@ -509,13 +473,8 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
 
     Raises
     ------
-    ValueError
-        For a malformed line (naming the file, the 1-based line number, the
-        column and an excerpt), a damaged compressed file or an `n_features`
-        smaller than the data needs.
-    OSError
-        For a missing or unreadable file, or a plain file that changed while it
-        was read.
+    ValueError, OSError, TypeError
+        As `load_svmlight`.
     """
     dt, min_index, max_index, n_threads = _check_args(n_features, dtype, zero_based,
                                                       query_id, multilabel, n_threads)
@@ -701,14 +660,12 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
 
     if isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(os.fspath(f))
-        opener = _OPENERS.get(os.path.splitext(path)[1].lower(), open)
-        out = opener(path, "wb")
-        owned = True
+        out = _OPENERS.get(os.path.splitext(path)[1].lower(), open)(path, "wb")
     elif hasattr(f, "write"):
-        out, owned = f, False
+        out = contextlib.nullcontext(f)
     else:
         raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
-    try:
+    with out as fh:
         step = 4096
         for start in range(0, m, step):
             lines = []
@@ -717,7 +674,4 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
                 feats = " ".join(f"{j}:{v}" for j, v in zip(indices[a:b], values[a:b],
                                                             strict=True))
                 lines.append(f"{targets[i]} {feats}\n" if feats else f"{targets[i]}\n")
-            out.write("".join(lines).encode("ascii"))
-    finally:
-        if owned:
-            out.close()
+            fh.write("".join(lines).encode("ascii"))
