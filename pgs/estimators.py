@@ -1,27 +1,17 @@
 """scikit-learn estimators around `pgs.train`: `PGSClassifier` (one-vs-rest) and `PGSRegressor`.
 
 This module imports scikit-learn; `pgs/__init__.py` loads it lazily so that `pgs.train`
-never needs scikit-learn (install it with ``pip install pgs[sklearn]``).
-
-Multiclass problems are split one-vs-rest. Every binary problem is seeded with
-`random_state` itself, so each draws the same rows: the kernel runs them in lock-step,
-fetching each row from memory once for all of them (`pgs.engine.solver.run_lockstep`), and
-`n_jobs` threads take groups of problems (the kernel releases the GIL). A problem's
-result does not depend on the others, on `n_jobs` or on thread scheduling: it is
-bit-identical to ``pgs.train`` on that problem, and to ``n_jobs=1``. A fit of a single
-problem (two classes, or regression) instead splits the rows between the `n_jobs`
-threads, which merge their dual states (``pgs.train(..., n_jobs=n_jobs)``,
-docs/parallel.md): its result then depends on `n_jobs` (deterministically).
+never needs scikit-learn (install it with ``pip install pgs[sklearn]``). How the
+one-vs-rest problems share their rows and threads: `PGSClassifier`'s `random_state` and
+`n_jobs`.
 """
 
 import math
-import numbers
 import os
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -96,7 +86,7 @@ def _effective_n_jobs(n_jobs):
     """Threads to use: None -> 1, -1 -> all cores, -2 -> all but one, ..."""
     if n_jobs is None:
         return 1
-    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
+    if not V.is_int(n_jobs) or n_jobs == 0:
         raise ValueError(f"n_jobs must be None or a non-zero integer, got n_jobs={n_jobs!r}")
     n_jobs = int(n_jobs)
     if n_jobs < 0:
@@ -105,24 +95,17 @@ def _effective_n_jobs(n_jobs):
 
 
 def _base_entropy(random_state):
-    """The int >= 0 every binary problem is seeded with.
-
-    An int is used as is (so a problem reproduces ``pgs.train(seed=random_state)``);
-    None draws fresh entropy; a RandomState instance gives one draw from it.
-    """
+    """The int >= 0 every binary problem is seeded with: an int as is (a problem reproduces
+    ``pgs.train(seed=random_state)``), fresh entropy for None, a RandomState's next draw."""
     if random_state is None:
         return int(np.random.SeedSequence().entropy)
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(
-                f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
-            )
-        return int(random_state)
     if isinstance(random_state, np.random.RandomState):
-        return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-    raise ValueError(
-        f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
-    )
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    if not V.is_int(random_state) or random_state < 0:
+        raise ValueError(
+            f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
+        )
+    return int(random_state)
 
 
 # ------------------------------------------------------------------------- base class
@@ -167,13 +150,9 @@ class _PGSBase(BaseEstimator):
 
     def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state,
                       partial=False, strata=None):
-        """Train one problem per column of `targets` (a list of 1-D arrays).
-
-        Returns the list of `pgs.Model`, in order. `warm_models` (or None) continues
-        existing models instead of starting from zero. `partial` (partial_fit) lets a
-        batch have fewer rows than k, with a warning. `strata` (class indices) stratify
-        the held-out split of ``sigma="auto"``.
-        """
+        """One `pgs.Model` per target array, continuing `warm_models` (or None); `partial`
+        (partial_fit) lets a batch have fewer rows than k; `strata` (class indices) stratify
+        the held-out split of ``sigma="auto"``."""
         if partial and X.shape[0] < self.k:
             warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
                           f"k={self.k}: its one iteration draws {self.k} rows from them "
@@ -204,6 +183,18 @@ class _PGSBase(BaseEstimator):
                          seed=entropy, warm_starts=warm_models, sample_weight=sample_weight,
                          keep_state=True, known_classes=known,
                          k_above_rows=partial, **train_kwargs)
+
+    def _train(self, X, targets, weights, *, warm, partial, strata=None):
+        """`_fit_problems` for `fit` (T iterations, default ten passes) or `partial_fit`
+        (one pass of the batch); `warm` continues the fitted models."""
+        if partial:
+            T = max(1, math.ceil(X.shape[0] / self.k))
+        else:
+            T = self.T if self.T is not None else default_T(X.shape[0], self.k)
+        return self._fit_problems(X, targets, weights, T=T,
+                                  warm_models=self._models if warm else None,
+                                  random_state=self.random_state, partial=partial,
+                                  strata=strata)
 
     def _set_fitted(self, models):
         """Copy the trained models into scikit-learn's fitted attributes."""
@@ -463,14 +454,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             warm = False  # new classes: the old problems do not apply, start afresh
         weights = self._weights(sample_weight, X, y, classes)
         self._check_weighted_classes(y, weights)
-        T = self.T if self.T is not None else default_T(X.shape[0], self.k)
-        models = self._fit_problems(
-            X, self._targets(y_index, classes.shape[0]), weights, T=T,
-            warm_models=self._models if warm else None,
-            random_state=self.random_state, strata=y_index,
-        )
-        self.classes_ = classes
-        self._set_fitted(models)
+        models = self._train(X, self._targets(y_index, classes.shape[0]), weights, warm=warm,
+                             partial=False, strata=y_index)
+        self._set_fitted(models, classes)
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -518,17 +504,13 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             raise ValueError(f"y holds labels {unknown!r} that are not in classes_")
         y_index = np.searchsorted(all_classes, y)
         weights = self._weights(sample_weight, X, y, all_classes)
-        models = self._fit_problems(
-            X, self._targets(y_index, all_classes.shape[0]), weights,
-            T=max(1, math.ceil(X.shape[0] / self.k)),
-            warm_models=None if first else self._models,
-            random_state=self.random_state, partial=True, strata=y_index,
-        )
-        self.classes_ = all_classes
-        self._set_fitted(models)
+        models = self._train(X, self._targets(y_index, all_classes.shape[0]), weights,
+                             warm=not first, partial=True, strata=y_index)
+        self._set_fitted(models, all_classes)
         return self
 
-    def _set_fitted(self, models):
+    def _set_fitted(self, models, classes):
+        self.classes_ = classes
         super()._set_fitted(models)
         if len(models) == 1:
             # (a view of its model's coef, no copy of n_features)
@@ -697,19 +679,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         -------
         self : PGSRegressor
         """
-        self._check_params()
-        warm = bool(self.warm_start) and hasattr(self, "_models")
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             y_numeric=True, reset=not warm)
-        weights = _sample_weight_or_none(sample_weight, X)
-        T = self.T if self.T is not None else default_T(X.shape[0], self.k)
-        models = self._fit_problems(
-            X, [np.asarray(y, dtype=np.float64)], weights, T=T,
-            warm_models=self._models if warm else None,
-            random_state=self.random_state,
-        )
-        self._set_fitted(models)
-        return self
+        return self._fit(X, y, sample_weight, partial=False)
 
     def partial_fit(self, X, y, sample_weight=None):
         """Continue training on one batch: ``ceil(n_batch / k)`` more iterations.
@@ -724,19 +694,17 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         -------
         self : PGSRegressor
         """
-        first = not hasattr(self, "_models")
-        if first:
+        return self._fit(X, y, sample_weight, partial=True)
+
+    def _fit(self, X, y, sample_weight, *, partial):
+        warm = hasattr(self, "_models") and (partial or bool(self.warm_start))
+        if not (partial and warm):
             self._check_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             y_numeric=True, reset=first)
+                             y_numeric=True, reset=not warm)
         weights = _sample_weight_or_none(sample_weight, X)
-        models = self._fit_problems(
-            X, [np.asarray(y, dtype=np.float64)], weights,
-            T=max(1, math.ceil(X.shape[0] / self.k)),
-            warm_models=None if first else self._models,
-            random_state=self.random_state, partial=True,
-        )
-        self._set_fitted(models)
+        self._set_fitted(self._train(X, [np.asarray(y, dtype=np.float64)], weights, warm=warm,
+                                     partial=partial))
         return self
 
     def _sigma_score(self, strata, targets, weights):
