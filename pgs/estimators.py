@@ -251,9 +251,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Regularisation strength (scikit-learn's ``alpha`` of SGDClassifier). "auto" is
         `pgs.train`'s search (the largest value of `sigma_grid` whose held-out accuracy
         is within one standard error of the best, then the fit at it on all the rows),
-        with one sigma shared by all the one-vs-rest problems and scored on their joint
-        (argmax) prediction, the grid's problems run in lock-step. `partial_fit`'s first
-        call chooses it on its batch; warm starts and later calls keep `sigma_`.
+        one sigma for all the one-vs-rest problems, scored on their argmax prediction;
+        `partial_fit` chooses it on its first batch.
     T : int >= 1 or None, default None
         Iterations per binary problem and per `fit`; None means ``ceil(10 m / k)``,
         ten passes over the data. Ignored by `partial_fit`.
@@ -280,11 +279,10 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     epsilon : float or None, default None
         Shape parameter of "smooth_hinge" (default 1.0).
     random_state : None, int >= 0 or numpy RandomState, default None
-        Seeds row sampling. Every binary problem is seeded with ``random_state``
-        itself: problem ``c`` equals ``pgs.train(X, y == classes_[c], seed=random_state)``
-        (a binary fit: ``pgs.train(X, y, seed=random_state)``). The problems thus draw
-        the same rows, and are run in lock-step so that each row is fetched from memory
-        once for all of them (10-class RCV1-like: 1.7–2.3x faster than in turn).
+        Seeds row sampling. Problem ``c`` equals ``pgs.train(X, y == classes_[c],
+        seed=random_state)``: the problems draw the same rows, and run in lock-step so
+        that each row is fetched from memory once for all (10-class RCV1-like: 1.7–2.3x
+        faster than in turn).
     n_jobs : int or None, default None
         Threads (None: 1, -1: all cores). With several one-vs-rest problems each thread
         trains a contiguous group of them, and results do not depend on `n_jobs`. With
@@ -295,9 +293,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Weight of each class, multiplied into `sample_weight`. "balanced" uses
         ``n_samples / (n_classes * bincount(y))``.
     warm_start : bool, default False
-        When True, `fit` continues the previous fit's solver state (dual accumulator,
-        iteration counter, random stream) for `T` more iterations instead of starting
-        from zero; see Notes.
+        When True, `fit` continues the previous fit's solver state (see Notes).
     sigma_grid : sequence of float > 0 or None, default None
         The values ``sigma="auto"`` tries; None: 7 values, ``10**[-2, -1.5, ..., 1]``
         times ``mean_i ||x_i||^2 / m`` (the best sigma scales as the squared row norm
@@ -314,11 +310,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     n_iter_ : int
         PGS iterations run per binary problem since the state was created (cumulative
         over warm-started fits and `partial_fit` calls).
-    intercept_scaling_ : float
-        The value of the constant column used (resolves "auto"; kept by warm starts
-        and `partial_fit`).
-    sigma_ : float
-        The sigma used (resolves "auto"; kept by warm starts and `partial_fit`).
+    intercept_scaling_, sigma_ : float
+        The values used (resolving "auto"; kept by warm starts and `partial_fit`).
     sigma_grid_, sigma_scores_ : ndarray or None
         With ``sigma="auto"``: the values tried (ascending) and their held-out
         accuracies (R^2 for `PGSRegressor`); None for a fixed sigma.
@@ -329,7 +322,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     Notes
     -----
     **Warm start.** With ``warm_start=True`` a second ``fit(X, y)`` runs `T` more
-    iterations from where the first stopped, on the same accumulator and random stream.
+    iterations from where the first stopped (same dual accumulator, iteration counter and
+    random stream).
     For ``iterate="last"`` or ``"average"``, fitting with ``T=T1`` and then again with
     ``T=T2`` gives bit for bit the model of one fit with ``T=T1 + T2`` (same data,
     same weights). The classes, the number of features and the hyper-parameters must
@@ -378,7 +372,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     # -- fitting ------------------------------------------------------------------------
 
-    def _check_class_weight(self):
+    def _check_params(self):
+        super()._check_params()
         cw = self.class_weight
         if cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced"):
             return
@@ -389,11 +384,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         sample_weight = _sample_weight_or_none(sample_weight, X)
         if self.class_weight is None:
             return sample_weight
-        if isinstance(self.class_weight, str):
-            # "balanced" from this fit's y (as scikit-learn does for fit).
-            cw = compute_class_weight("balanced", classes=classes, y=y)
-        else:
-            cw = compute_class_weight(self.class_weight, classes=classes, y=y)
+        # ("balanced": from this fit's y, as scikit-learn does for fit)
+        cw = compute_class_weight(self.class_weight, classes=classes, y=y)
         per_row = cw[np.searchsorted(classes, y)]
         weights = per_row if sample_weight is None else per_row * sample_weight
         return _sample_weight_or_none(weights, X)
@@ -418,9 +410,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     def _targets(self, y_index, n_classes):
         """The per-problem targets: +-1 (or 0/1 for "squared") for each class vs the rest."""
         positives = [1] if n_classes == 2 else range(n_classes)
-        if self.loss == "squared":
-            return [np.where(y_index == c, 1.0, 0.0) for c in positives]
-        return [np.where(y_index == c, 1.0, -1.0) for c in positives]
+        rest = 0.0 if self.loss == "squared" else -1.0
+        return [np.where(y_index == c, 1.0, rest) for c in positives]
 
     def fit(self, X, y, sample_weight=None):
         """Fit one-vs-rest binary problems with the Primal Gradient Solver.
@@ -439,7 +430,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         self : PGSClassifier
         """
         self._check_params()
-        self._check_class_weight()
         warm = bool(self.warm_start) and hasattr(self, "_models")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=not warm)
@@ -478,7 +468,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         first = not hasattr(self, "_models")
         if first:
             self._check_params()
-            self._check_class_weight()
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")
             all_classes = np.unique(np.asarray(classes))
