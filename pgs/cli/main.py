@@ -153,33 +153,14 @@ def _estimator_classes():
 
 
 def estimator_defaults(cls):
-    """The defaults of `cls.__init__`, as {parameter: default}.
-
-    Parameters
-    ----------
-    cls : type
-        PGSClassifier or PGSRegressor.
-
-    Returns
-    -------
-    dict
-    """
+    """The defaults of `cls.__init__` (an estimator class), as {parameter: default}."""
     return {name: par.default for name, par in inspect.signature(cls.__init__).parameters.items()
             if par.default is not inspect.Parameter.empty}
 
 
 def build_estimator(args):
-    """The estimator `pgs train` fits for parsed `args`: only the options given are set.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        As parsed by the ``train`` sub-command.
-
-    Returns
-    -------
-    PGSClassifier or PGSRegressor
-    """
+    """The estimator `pgs train` fits for its parsed `args`: only the options given set a
+    parameter."""
     from pgs.rules.losses import loss_names
 
     classifier, regressor = _estimator_classes()
@@ -248,20 +229,17 @@ def _build_parser():
 
     pr = sub.add_parser("predict", parents=[common],
                         help="write a model's predictions for an svmlight file")
-    pr.add_argument("model", metavar="MODEL")
-    pr.add_argument("data", metavar="DATA")
+    ev = sub.add_parser("eval", parents=[common],
+                        help="score a model on a labelled svmlight file")
+    for command, func in ((pr, _cmd_predict), (ev, _cmd_eval)):
+        command.add_argument("model", metavar="MODEL")
+        command.add_argument("data", metavar="DATA")
+        command.set_defaults(func=func)
     pr.add_argument("--proba", action="store_true",
                     help="class probabilities (models of loss logistic or modified_huber): "
                     "a first line 'labels C1 C2 ...', then per row the predicted label and "
                     "one probability per class")
     pr.add_argument("--out", metavar="FILE", help="output file (default: standard output)")
-    pr.set_defaults(func=_cmd_predict)
-
-    ev = sub.add_parser("eval", parents=[common],
-                        help="score a model on a labelled svmlight file")
-    ev.add_argument("model", metavar="MODEL")
-    ev.add_argument("data", metavar="DATA")
-    ev.set_defaults(func=_cmd_eval)
 
     info = sub.add_parser("info", parents=[common], help="describe an svmlight file")
     info.add_argument("data", metavar="DATA")
@@ -521,19 +499,9 @@ def _error_line(exc):
 
 
 def main(argv=None):
-    """Run the `pgs` command line; returns the exit status.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments without the program name (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        0 on success, 2 for errors in the input, arguments or files, 130 when
-        interrupted, 1 for an unexpected internal error.
-    """
+    """Run the `pgs` command line on `argv` (default ``sys.argv[1:]``); the exit status: 0 on
+    success, 2 for errors in the input, arguments or files, 130 when interrupted, 1 for an
+    unexpected internal error."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     out = print
