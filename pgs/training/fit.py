@@ -110,12 +110,10 @@ def _check_warm_start(warm_start, params, n_features, iterate):
         if saved != params[key]:
             raise ValueError(f"warm_start model was trained with {key}="
                              f"{saved!r}, this call has {key}={params[key]!r}")
-    if iterate == "average" and state["wsum"] is None:
-        raise ValueError("iterate='average' needs a warm_start model trained with "
-                         "iterate='average'")
-    if iterate == "random" and state["w_pick"] is None:
-        raise ValueError("iterate='random' needs a warm_start model trained with "
-                         "iterate='random'")
+    kept = {"average": "wsum", "random": "w_pick"}.get(iterate)    # (what the iterate needs)
+    if kept is not None and state[kept] is None:
+        raise ValueError(f"iterate={iterate!r} needs a warm_start model trained with "
+                         f"iterate={iterate!r}")
     return state
 
 
@@ -137,12 +135,8 @@ class Run(NamedTuple):
 
 def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
          merge_every=None, **kwargs):
-    """`train` with a test hook: `fixed_rows` replaces the sampler's row draws (every
-    internal path of the kernel is reached through the public parameters).
-
-    `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
-    only one of them, as a batch of a stream can; a warm start implies its model's.
-    """
+    """`train`, plus `prepare`'s `fixed_rows` (a test hook replacing the sampler's draws)
+    and `known_classes` (two labels of which y may hold one, as a stream's batch can)."""
     start = time.perf_counter()
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
@@ -167,14 +161,10 @@ LOCKSTEP_ROWS = 256
 
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
               per_problem=None, **kwargs):
-    """`fit` for several target vectors over the same X (one-vs-rest problems, a sigma grid).
-
-    Problem ``i`` is exactly ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
-    **per_problem[i], ...)``, bit for bit. Sharing the seed, the problems draw the same
-    rows, so running them in lock-step (`run_lockstep`: each takes `LOCKSTEP_ROWS` rows in
-    turn) fetches each row once for all. `n_jobs` threads take contiguous groups of
-    problems; a single problem is instead split by rows between them.
-    """
+    """`fit` for several target vectors over the same X (one-vs-rest problems, a sigma
+    grid): problem i is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
+    **per_problem[i], ...)`` bit for bit, run in lock-step (`run_lockstep`) with the others
+    of its group of `n_jobs` threads; a single problem is split by rows between them."""
     if V.check_seed(seed) is None:
         # One fresh seed for all (not one each: they would draw different rows).
         seed = int(np.random.SeedSequence().entropy)
@@ -255,9 +245,8 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
              sample_weight=None, sampling=D.DEFAULTS["sampling"], track_loss=False,
              warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
              fixed_rows=None, known_classes=None, row_stats=None, k_above_rows=False):
-    """Validate one `train` call and build its solver (see `fit`); `k_above_rows` lets
-    a mini-batch hold more rows than X has (the estimators' partial_fit); `row_stats`
-    (`pgs.rules.defaults.row_stats`) stands for X's when X is not here (`pgs.dask`)."""
+    """Validate one `train` call and build its solver; `k_above_rows` lets a mini-batch
+    hold more rows than X (partial_fit); `row_stats` stands for X's (`pgs.dask`)."""
     loss_id = V.check_loss(loss)
     sigma = V.check_positive("sigma", sigma)
     seed = V.check_seed(seed)
@@ -419,7 +408,6 @@ def _work_per_iteration(run):
 
 def _run_chunks(run, callback, every, start, stop=None):
     """Run the kernel to `run.t_total`, in chunks between callback calls; True if stopped.
-
     `stop` (a threading.Event, for worker threads) ends the run at its next chunk."""
     solver, Xb = run.solver, run.Xb
     sigma, p, t_total = run.params["sigma"], run.params["p"], run.t_total
