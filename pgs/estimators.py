@@ -44,36 +44,34 @@ EXPECTED_FAILED_CHECKS = {f"check_sample_weight_equivalence_on_{kind}_data": _RA
                           for kind in ("dense", "sparse")}
 
 
-def expected_failed_checks(estimator):
-    """The scikit-learn checks `estimator` is known to fail, as {check name: reason}.
+#: The checks PGSClassifier fails with a given loss, {loss: {check name: reason}}.
+_CLASSIFIER_FAILED_CHECKS = {
+    "modified_huber": {"check_classifiers_train": (
+        "modified Huber probabilities clip the one-vs-rest margins to [-1, 1], so several "
+        "classes can tie at the top (as in SGDClassifier); argmax(predict_proba) then "
+        "picks the first of them while predict uses the unclipped margins")},
+    "squared": {"check_class_weight_classifiers": (
+        "class weights 1000 / 1e-4 scale the data term by the mean weight (~333), i.e. "
+        "divide the effective sigma by it; with the check's unscaled features (|x| ~ 40) "
+        "least squares is then so ill-conditioned for PGS's 1/(sigma t) steps that "
+        "even 200,000 iterations do not converge")},
+    "logistic": {"check_class_weight_classifiers": (
+        "one seed: with class weights 1000 / 1e-4 every one-vs-rest problem sees (in "
+        "effect) only class 0's rows, and as the problems share the seed (lock-step) "
+        "classes 1 and 2 get exactly -w_0: class 0 is predicted where w_0 x + b_0 > 0. "
+        "The weights divide the effective sigma by ~333 and w_0 is far from its optimum "
+        "(T = 500 to 20,000 predict alike); with the check's random_state=0 the fit "
+        "predicts class 0 for 86% of the test rows against the check's 87%; over "
+        "random_state 0-99, 92% of the fits pass (hinge: 92% too, and 0 passes)")},
+}
 
-    Pass it as ``expected_failed_checks`` to `sklearn.utils.estimator_checks.check_estimator`
-    or `parametrize_with_checks`.
-    """
+
+def expected_failed_checks(estimator):
+    """The scikit-learn checks `estimator` is known to fail, as {check name: reason}: pass
+    it as ``expected_failed_checks`` to `check_estimator` or `parametrize_with_checks`."""
     failed = dict(EXPECTED_FAILED_CHECKS)
-    if isinstance(estimator, PGSClassifier) and estimator.loss == "modified_huber":
-        failed["check_classifiers_train"] = (
-            "modified Huber probabilities clip the one-vs-rest margins to [-1, 1], so several "
-            "classes can tie at the top (as in SGDClassifier); argmax(predict_proba) then "
-            "picks the first of them while predict uses the unclipped margins"
-        )
-    if isinstance(estimator, PGSClassifier) and estimator.loss == "squared":
-        failed["check_class_weight_classifiers"] = (
-            "class weights 1000 / 1e-4 scale the data term by the mean weight (~333), i.e. "
-            "divide the effective sigma by it; with the check's unscaled features (|x| ~ 40) "
-            "least squares is then so ill-conditioned for PGS's 1/(sigma t) steps that "
-            "even 200,000 iterations do not converge"
-        )
-    if isinstance(estimator, PGSClassifier) and estimator.loss == "logistic":
-        failed["check_class_weight_classifiers"] = (
-            "one seed: with class weights 1000 / 1e-4 every one-vs-rest problem sees (in "
-            "effect) only class 0's rows, and as the problems share the seed (lock-step) "
-            "classes 1 and 2 get exactly -w_0: class 0 is predicted where w_0 x + b_0 > 0. "
-            "The weights divide the effective sigma by ~333 and w_0 is far from its optimum "
-            "(T = 500 to 20,000 predict alike); with the check's random_state=0 the fit "
-            "predicts class 0 for 86% of the test rows against the check's 87%; over "
-            "random_state 0-99, 92% of the fits pass (hinge: 92% too, and 0 passes)"
-        )
+    if isinstance(estimator, PGSClassifier):
+        failed.update(_CLASSIFIER_FAILED_CHECKS.get(estimator.loss, {}))
     return failed
 
 
@@ -269,13 +267,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     intercept_scaling : float > 0 or "auto", default "auto"
     sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
     t_offset : float >= 0 or "auto", default "auto"
-        As for :func:`pgs.train`, with the same defaults (`pgs.DEFAULTS`): the
-        averaged-SGD step schedule with eta0 from the rows' norms, the iterates
-        averaged with weights proportional to t, a free bias, a fresh permutation of
-        the rows every pass ("iid", rows drawn with probability proportional to weight,
-        when sample or class weights are given). A warm start or `partial_fit` keeps
-        the resolved values of the first fit. "last" and "average" make warm starts
-        exact continuations (see Notes).
+        As for :func:`pgs.train`, with the same defaults (`pgs.DEFAULTS`). A warm start
+        or `partial_fit` keeps the resolved values of the first fit.
     epsilon : float or None, default None
         Shape parameter of "smooth_hinge" (default 1.0).
     random_state : None, int >= 0 or numpy RandomState, default None
@@ -330,21 +323,18 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     stay the same; changing them starts afresh (the classes) or raises (see
     :func:`pgs.train`).
 
-    **partial_fit.** Each call runs ``ceil(n_batch / k)`` iterations, one pass's worth
-    of samples, drawn from the new batch, continuing the accumulator of the previous
-    calls (or of a previous `fit`). The dual average is over all iterations so far,
-    exactly as in a single long run over the concatenated stream. A batch may lack
-    some classes. ``class_weight="balanced"`` is refused (the stream's class
-    frequencies are unknown); pass a dict.
+    **partial_fit.** Each call runs one pass's worth of iterations on the new batch,
+    continuing the previous calls (or `fit`): the average is over all iterations so far,
+    as in one long run over the stream. A batch may lack some classes;
+    ``class_weight="balanced"`` is refused (the stream's class frequencies are unknown).
 
     Every fitted binary problem keeps its solver state (about two to four float64
     arrays of length n_features + 1), which is what makes the above possible; it is
     pickled with the estimator.
 
-    **Weights.** The objective is the weighted empirical risk; `pgs.train` samples rows
-    with probability proportional to their weight and rescales the gradient by the mean
-    weight, so an iteration still costs O(k d). Weights that are all 1 are treated
-    as no weights.
+    **Weights.** `pgs.train` samples rows with probability proportional to their weight
+    and rescales the gradient by the mean weight (an iteration still costs O(k d)).
+    Weights that are all 1 are treated as no weights.
 
     Examples
     --------
