@@ -565,15 +565,12 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
     Raises
     ------
     ValueError
-        For a malformed line, naming the file, the 1-based line number, the
-        column (in bytes) of the bad token and an excerpt: bad numbers,
-        ``inf``/``nan``, duplicate feature indices, a missing ``:``, a bad
-        ``qid``, a feature index beyond the limit of 2**31 - 1 features (an
-        index above 2147483647 one-based, 2147483646 zero-based); for a damaged
-        compressed file (naming it); or for `n_features` too small.
+        For a malformed line (bad numbers, ``inf``/``nan``, duplicate indices, a missing
+        ``:``, a bad ``qid``, an index beyond `MAX_FEATURES`), naming the file, the line,
+        the column (in bytes) and an excerpt; a damaged compressed file; too small an
+        `n_features`.
     OSError
-        For a missing or unreadable file, or a plain file that changed (was
-        truncated, extended or written to) while it was read.
+        For a missing or unreadable file, or a plain file that changed while read.
     TypeError
         For a text-mode file object or arguments of the wrong type.
     """

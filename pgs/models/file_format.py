@@ -1,34 +1,24 @@
-"""The on-disk model format: a portable, pickle-free ``.npz``.
-
-Layout (format version 2), every member a plain numpy array readable with
-``numpy.load(path, allow_pickle=False)``:
+"""The on-disk model format: a portable, pickle-free ``.npz`` of plain numpy arrays,
+readable with ``numpy.load(path, allow_pickle=False)`` (format version 2):
 
 ``header``
-    0-d unicode array holding a JSON object: ``format`` ("pgs-model"),
-    ``format_version`` (int), ``kind`` (the class of model: "pgs" for `pgs.Model`,
-    "csgd" for `train_csgd`'s model, "cadaline" for `train_cadaline`'s),
-    ``pgs_version``, ``intercept`` (a number, or one number per output when
-    ``coef`` is 2-D), ``iteration``, ``T``, ``n_features``, ``classes_kind``
-    ("none", "number", "string" or "bytes"), ``params`` (every training argument,
-    from the model's ``params``), ``params_not_stored`` (names of arguments that
-    have no JSON form, such as a callback; they are restored as None) and
+    0-d unicode array holding a JSON object: ``format`` ("pgs-model"), ``format_version``,
+    ``kind`` ("pgs": `pgs.Model`; "csgd", "cadaline": `train_csgd`'s and
+    `train_cadaline`'s models), ``pgs_version``, ``intercept`` (a number, or one per
+    output when ``coef`` is 2-D), ``iteration``, ``T``, ``n_features``, ``classes_kind``
+    ("none", "number", "string" or "bytes"), ``params`` (the training arguments;
+    ``params_not_stored`` names those without a JSON form, restored as None) and
     ``attributes`` (what the kind keeps beyond these, e.g. ``eta0_``).
 ``coef``
-    float64 array of shape (n_features,), or (n_outputs, n_features) for C-Adaline.
+    float64, shape (n_features,), or (n_outputs, n_features) for C-Adaline.
 ``classes``
-    Only for classifiers: the original labels, as a numeric, unicode or bytes
-    array (never an object array).
+    Classifiers only: the labels, as a numeric, unicode or bytes array.
 
-``format_version`` is the oldest version whose readers load the file right: a
-`pgs.Model` is written as version 1 (a version-1 reader ignores ``kind`` and
-``attributes``), the other kinds as version 2, so that an older pgs refuses them
-instead of loading them as a `pgs.Model`. A reader refuses files whose
-``format_version`` is newer than it knows; a file without ``kind`` (written before
-version 2) is a `pgs.Model`.
-
-This module knows the format, not the model classes: `pgs/models/__init__.py` registers
-every kind here (`register_kind`), so the models import this module and never the other
-way round.
+``format_version`` is the oldest version whose readers load the file right: 1 for a
+`pgs.Model` (version-1 readers ignore ``kind`` and ``attributes``), 2 for the other kinds
+(so an older pgs refuses them). Newer versions are refused; a file without ``kind`` is a
+`pgs.Model`. pgs/models/__init__.py registers every kind here (`register_kind`): the models
+import this module, never the other way round.
 """
 
 import json
@@ -183,10 +173,8 @@ def load_model(path):
     Raises
     ------
     ValueError
-        When the file is not a pgs model, is damaged or edited into an inconsistent
-        state (the message names the file and what is wrong), holds a kind of model
-        this pgs does not know, or was written in a newer format version than this
-        pgs reads.
+        When the file is not a pgs model, is damaged or inconsistent (the message names
+        the file and the fault), or holds an unknown kind or a newer format version.
     OSError
         When `path` is missing or cannot be read.
     """
