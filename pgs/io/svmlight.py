@@ -195,23 +195,19 @@ def _line_blocks(src, block_size, pool):
 class _Assembler:
     """Collect block results in file order into the output arrays."""
 
-    def __init__(self, name, dtype, multilabel, nnz_bound, args):
+    def __init__(self, name, dtype, nnz_bound, args):
         self.name = name
-        self.dtype = dtype
-        self.multilabel = multilabel
         self.args = args  # parse_block's multilabel, require_qid, min_index, max_index
+        self.multilabel = args[0]
         try:
-            cap = nnz_bound if nnz_bound is not None else 0
-            self.data = np.empty(cap, dtype=dtype)
-            self.indices = np.empty(cap, dtype=np.int32)
+            self.data = np.empty(nnz_bound or 0, dtype=dtype)
+            self.indices = np.empty(nnz_bound or 0, dtype=np.int32)
         except MemoryError:  # no overcommit: grow as the stream path does
-            self.data = np.empty(0, dtype=dtype)
-            self.indices = np.empty(0, dtype=np.int32)
+            self.data, self.indices = np.empty(0, dtype=dtype), np.empty(0, dtype=np.int32)
         self.nnz = 0
         self.n_lines = 0  # newlines before the next block, for error line numbers
         self.y, self.qid, self.indptr, self.labels, self.label_ptr = [], [], [], [], []
-        self.min_index = None
-        self.max_index = -1
+        self.min_index, self.max_index = None, -1
         # where the file holds index MAX_FEATURES, too large if it turns out zero-based
         self.at_limit = None
 
@@ -241,9 +237,6 @@ class _Assembler:
             self._reserve(self.nnz + nnz)
             self.data[self.nnz:self.nnz + nnz] = res["data"]
             self.indices[self.nnz:self.nnz + nnz] = res["indices"]
-        self._add_rows(res, nnz)
-
-    def _add_rows(self, res, nnz):
         self.indptr.append(res["indptr"][1:] + self.nnz)
         self.nnz += nnz
         self.y.append(res["y"])
@@ -280,8 +273,7 @@ class _Assembler:
         self.data.resize(nnz, refcheck=False)
         self.indices.resize(nnz, refcheck=False)
         n_rows = sum(len(a) for a in self.y)
-        indptr = np.empty(n_rows + 1, dtype=np.int64)
-        indptr[0] = 0
+        indptr = np.zeros(n_rows + 1, dtype=np.int64)
         if self.indptr:
             np.concatenate(self.indptr, out=indptr[1:])
         y = np.concatenate(self.y) if self.y else np.empty(0, dtype=np.float64)
@@ -292,8 +284,8 @@ class _Assembler:
             y = [tuple(labels[ptr[i]:ptr[i + 1]]) for i in range(n_rows)]
         # one file's parse: CSR pieces with the raw (unshifted) feature indices
         return SimpleNamespace(data=self.data, indices=self.indices, indptr=indptr, y=y, qid=qid,
-                       nnz=nnz, n_rows=n_rows, min_index=self.min_index,
-                       max_index=self.max_index, at_limit=self.at_limit)
+                               nnz=nnz, n_rows=n_rows, min_index=self.min_index,
+                               max_index=self.max_index, at_limit=self.at_limit)
 
 
 def _excerpt(raw, limit):
@@ -380,7 +372,7 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
         # Each feature needs "i:v" and a separator: at most size // 4 + 1 of them.
         bound = src.size // 4 + 2 if src.size is not None else None
         args = (multilabel, require_qid, min_index, max_index)
-        out = _Assembler(src.name, dtype, multilabel, bound, args)
+        out = _Assembler(src.name, dtype, bound, args)
         text_pool = _Pool(np.uint8)
         data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
         blocks = _line_blocks(src, _block_size(src.size, n_threads), text_pool)
