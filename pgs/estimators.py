@@ -380,18 +380,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         weights = per_row if sample_weight is None else per_row * sample_weight
         return _sample_weight_or_none(weights, X)
 
-    @staticmethod
-    def _check_weighted_classes(y, weights):
-        """A fit needs two classes that carry weight, else the problem is degenerate."""
-        if weights is None:
-            return
-        weighted = np.unique(y[weights > 0])
-        if weighted.shape[0] < 2:
-            raise ValueError(
-                "PGSClassifier needs at least 2 classes with positive weight, but only "
-                f"class {weighted!r} has non-zero sample_weight * class_weight"
-            )
-
     def _sigma_score(self, y_index, targets, weights):
         """The validation score of ``sigma="auto"``: accuracy."""
         return sigma_auto.classifier_score(y_index, weights,
@@ -432,12 +420,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             )
         if warm and not np.array_equal(classes, self.classes_):
             warm = False  # new classes: the old problems do not apply, start afresh
-        weights = self._weights(sample_weight, X, y, classes)
-        self._check_weighted_classes(y, weights)
-        models = self._train(X, self._targets(y_index, classes.shape[0]), weights, warm=warm,
-                             partial=False, strata=y_index)
-        self._set_fitted(models, classes)
-        return self
+        return self._fit_classes(X, y, y_index, classes, sample_weight, warm=warm,
+                                 partial=False)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue training on one batch: ``ceil(n_batch / k)`` more iterations.
@@ -482,10 +466,22 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         if unknown.size:
             raise ValueError(f"y holds labels {unknown!r} that are not in classes_")
         y_index = np.searchsorted(all_classes, y)
-        weights = self._weights(sample_weight, X, y, all_classes)
-        models = self._train(X, self._targets(y_index, all_classes.shape[0]), weights,
-                             warm=not first, partial=True, strata=y_index)
-        self._set_fitted(models, all_classes)
+        return self._fit_classes(X, y, y_index, all_classes, sample_weight, warm=not first,
+                                 partial=True)
+
+    def _fit_classes(self, X, y, y_index, classes, sample_weight, *, warm, partial):
+        """Train the problems of `classes` (y's indices in them: `y_index`); returns self."""
+        weights = self._weights(sample_weight, X, y, classes)
+        # A fit needs two classes that carry weight (a partial_fit batch may hold one).
+        weighted = None if partial or weights is None else np.unique(y[weights > 0])
+        if weighted is not None and weighted.shape[0] < 2:
+            raise ValueError(
+                "PGSClassifier needs at least 2 classes with positive weight, but only "
+                f"class {weighted!r} has non-zero sample_weight * class_weight"
+            )
+        models = self._train(X, self._targets(y_index, classes.shape[0]), weights, warm=warm,
+                             partial=partial, strata=y_index)
+        self._set_fitted(models, classes)
         return self
 
     def _set_fitted(self, models, classes):
