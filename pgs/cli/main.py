@@ -262,11 +262,8 @@ def _load(path, **kw):
 
 
 def _describe(name, X, seconds=None):
-    text = (f"{name}: {X.shape[0]:,} rows, {X.shape[1]:,} features, "
-            f"{X.nnz:,} non-zeros")
-    if seconds is not None:
-        text += f" (read in {seconds:.2f} s)"
-    return text
+    read = f" (read in {seconds:.2f} s)" if seconds is not None else ""
+    return f"{name}: {X.shape[0]:,} rows, {X.shape[1]:,} features, {X.nnz:,} non-zeros{read}"
 
 
 def _scores(model, X, y, with_objective=True):
@@ -319,14 +316,12 @@ class _Elapsed:
         if enabled:
             self._thread.start()
 
-    def _draw(self, text):
-        self.stream.write("\r" + text.ljust(self._shown))
-        self.stream.flush()
-        self._shown = len(text)
-
     def _run(self):
         while not self._stop.wait(0.25):
-            self._draw(f"training {self.what}: {time.perf_counter() - self.start:.0f} s")
+            text = f"training {self.what}: {time.perf_counter() - self.start:.0f} s"
+            self.stream.write("\r" + text.ljust(self._shown))
+            self.stream.flush()
+            self._shown = len(text)
 
     def stop(self):
         self._stop.set()

@@ -14,16 +14,12 @@ _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
 
 
 class Solver(SolverCore):
-    """The resumable state of one PGS run.
+    """The resumable state of one PGS run (running to T1, then to T2 equals running to T2).
 
-    `run` advances it to a given iteration over CSR buffers; running to T1 and then to
-    T2 equals running to T2 at once. The arguments, in order: n_features, loss_id (index
-    in ``LOSS_NAMES``), p, sigma, B (<= 0: unbounded), icpt (the constant column's value,
-    0: none), eps, k, t_pick (the iteration whose iterate is kept, 0: none), average,
-    rng_state (4 uint64, xoshiro256**), sampling (index in ``SAMPLING_MODES``),
-    track_loss (sum the sampled losses, for progress reports), t_offset, schedule (index
-    in ``SCHEDULES``), eta0 and icpt_rate (> 0: a free bias moved by ``icpt_rate *
-    eta_t`` times the batch's loss derivatives); see `pgs.train` for their meaning.
+    Arguments: n_features, loss_id, p, sigma, B (<= 0: unbounded), icpt (the constant
+    column's value, 0: none), eps, k, t_pick (0: none), average, rng_state (4 uint64),
+    sampling, track_loss, t_offset, schedule, eta0 and icpt_rate (> 0: a free bias); ids
+    index ``LOSS_NAMES``, ``SAMPLING_MODES`` and ``SCHEDULES`` (see `pgs.train`).
     """
 
     def __init__(self, *args, **kwargs):
@@ -33,9 +29,8 @@ class Solver(SolverCore):
         self._handed = False     # `get_state(copy=False)`: its buffers are the caller's
 
     def run(self, t_end, data, indices, indptr, y, fixed_rows=None, sample_weight=None):
-        """Advance to iteration `t_end` (a global count) over the CSR buffers; a status
-        code (0: ok). `fixed_rows` replaces the sampler (a test hook, indexed by the rows
-        consumed so far, so chunked runs stay exact); `sample_weight` must be the same
+        """Advance to iteration `t_end` over the CSR buffers; a status code (0: ok).
+        `fixed_rows` replaces the sampler (a test hook); `sample_weight` must be the same
         object on every chunk."""
         if fixed_rows is not None:
             fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
@@ -70,8 +65,8 @@ class Solver(SolverCore):
         return out
 
     def finish(self):
-        """End the solver's run: its state and iterates can still be read; `run` refuses
-        it until `set_state`. (`take` and `get_state(copy=False)` finish it themselves.)"""
+        """End the run: the state and iterates can still be read, `run` refuses until
+        `set_state`."""
         self._finished = True
 
     def take(self, which):

@@ -160,11 +160,8 @@ class _Pool:
 
 
 def _line_blocks(src, block_size, pool):
-    """Yield uint8 arrays of whole lines (the last block may lack a final newline).
-
-    A whole regular file is read to exactly the size it had when opened; ending
-    early, or a size or time stamp that moved by the end, is an OSError.
-    """
+    """Yield uint8 arrays of whole lines (the last may lack a final newline); a whole file
+    that ends early or whose size or time stamp moved is an OSError."""
     carry = np.empty(0, dtype=np.uint8)
     left = src.size if src.whole_file else None
     while True:
@@ -329,12 +326,8 @@ def _run_in_order(items, make_scratch, work, done, n_threads):
 
 
 def _placing(work, out):
-    """Wrap `work` so each worker copies its block's values and indices into `out`.
-
-    Block i's pieces go to ``out.data[o_i:o_i + nnz_i]`` where o_i is known once block
-    i - 1 is parsed (a chain of futures), so the copies run on the worker threads, in
-    parallel. Items are ``(buf, offset_in, offset_out)``.
-    """
+    """Wrap `work` so each worker copies its block's pieces into `out` at its offset, which
+    the previous block's future gives (items ``(buf, offset_in, offset_out)``)."""
     def place(item, scratch):
         _, start, stop = item
         try:
@@ -407,11 +400,8 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
 
 
 def check_format_args(n_features, dtype, zero_based):
-    """The checks every svmlight reader of pgs makes (`load_svmlight_files` and
-    `pgs.dask.read_svmlight`: one set of types, limits and messages).
-
-    Returns (dtype, min_index, max_index): the feature indices a line may hold as written.
-    """
+    """The checks of every svmlight reader of pgs (`load_svmlight_files`, `pgs.dask`):
+    (dtype, min_index, max_index), the feature indices a line may hold as written."""
     if n_features is not None:
         if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
             raise TypeError(f"n_features must be None or an int, got {n_features!r}")

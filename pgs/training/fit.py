@@ -43,13 +43,9 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
 def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling):
     r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``, 0 if w = 0 is optimal.
 
-    ``G^2 / (2 sigma F(0))`` minimises the bound ``t0 F(0) + G^2 ln((T + t0) / t0) /
-    (2 sigma)`` stated for `t_offset` in `train` as T grows (independent of T, so warm
-    starts and `partial_fit` continue exactly). G bounds every sampled gradient's dual
-    norm: max_i ||(x_i, icpt)||_q (from `stats`, X's `row_stats`) times the loss's bound on
-    :math:`|\ell'|` (on the domain of radius B if unbounded) times the sampler's weight
-    factor. The cap m keeps the extra regulariser :math:`t_0 \sigma r(w)` below one pass.
-    """
+    It minimises `train`'s bound ``t0 F(0) + G^2 ln((T + t0) / t0) / (2 sigma)`` as T grows
+    (so warm starts continue exactly), G bounding the sampled gradients' dual norms; the
+    cap m keeps the extra regulariser :math:`t_0 \sigma r(w)` below one pass."""
     q = p / (p - 1.0)
     m = y_kernel.shape[0]
     spec = loss_spec(loss)
@@ -390,7 +386,7 @@ def finish(run, stopped, keep_state):
 
 def _intercept(params, w_column, bias, which):
     """The model's bias: the constant column's weight times its value, or the free bias
-    of the iterate `which` (`bias`: the solver's scalars b, b_sum, rho_sum and b_pick)."""
+    of the iterate `which` (from the solver's scalars `bias`)."""
     if not params["fit_intercept"]:
         return 0.0
     if params["intercept"] == "column":
