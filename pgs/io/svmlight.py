@@ -473,11 +473,9 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     for p in parsed:
         if not one_based and p.at_limit is not None:  # index MAX_FEATURES, zero-based
             raise p.at_limit
-    if one_based:
-        for p in parsed:
-            if p.nnz:
-                np.subtract(p.indices, 1, out=p.indices)
-                p.max_index -= 1
+        if one_based and p.nnz:
+            np.subtract(p.indices, 1, out=p.indices)
+            p.max_index -= 1
     needed = max([p.max_index if p.nnz else 0 for p in parsed] + [0]) + 1
     if n_features is None:
         n_features = needed
@@ -486,10 +484,7 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
                          f"index {needed - 1} (it needs n_features >= {needed})")
     result = []
     for p in parsed:
-        result.append(_to_csr(p, int(n_features)))
-        result.append(p.y)
-        if query_id:
-            result.append(p.qid)
+        result += [_to_csr(p, int(n_features)), p.y] + ([p.qid] if query_id else [])
     return result
 
 

@@ -352,16 +352,12 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
 
 def finish(run, stopped, keep_state):
     """The `Model` of a run that `_run_chunks` (or `run_lockstep`) has done."""
-    solver, params, iterate = run.solver, run.params, run.params["iterate"]
+    solver, params, n = run.solver, run.params, run.n_features
     t_done = solver.t
-    n_features = run.n_features
-    t_pick = run.t_pick
-    if iterate == "random":
-        if t_pick == -1:
-            t_pick = int(run.state["t_pick"])
+    which, iteration = params["iterate"], t_done
+    if which == "random":
+        t_pick = int(run.state["t_pick"]) if run.t_pick == -1 else run.t_pick
         which, iteration = ("pick", t_pick) if t_pick <= t_done else ("last", t_done)
-    else:
-        which, iteration = iterate, t_done
     # The solver is done: without keep_state the iterate is computed in one of its
     # buffers, with keep_state the model keeps its buffers as the state and the iterate
     # is the one new vector. Either way no copy of the state (the memory budget).
@@ -374,8 +370,7 @@ def finish(run, stopped, keep_state):
         w, state = solver.take(which), None
 
     params["T"] = t_done
-    model = Model(coef=w[:n_features], intercept=_intercept(params, w[n_features], bias,
-                                                             which),
+    model = Model(coef=w[:n], intercept=_intercept(params, w[n], bias, which),
                   iteration=iteration, T=t_done, classes=run.classes, params=params)
     if stopped:
         model.params["stopped_early"] = True
