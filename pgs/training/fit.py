@@ -166,10 +166,8 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
         seed = int(np.random.SeedSequence().entropy)
     if kwargs.get("fixed_rows") is not None:
         raise ValueError("fixed_rows is not supported for several problems")
-    if warm_starts is None:
-        warm_starts = [None] * len(ys)
-    if per_problem is None:
-        per_problem = [{}] * len(ys)
+    warm_starts = [None] * len(ys) if warm_starts is None else warm_starts
+    per_problem = [{}] * len(ys) if per_problem is None else per_problem
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
     runs = [prepare(X, y, seed=seed, warm_start=warm, **{**kwargs, **extra})
             for y, warm, extra in zip(ys, warm_starts, per_problem, strict=True)]
