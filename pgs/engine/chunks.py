@@ -39,11 +39,9 @@ def run_chunked(advance, t, t_end, work_per_step, stop=None):
 
 
 def wait_all(futures, stop):
-    """The results of `futures`, in order, the calling (main) thread waiting in slices of
-    `WAIT_SLICE` seconds, so that Ctrl-C reaches it at once (a plain wait on a lock may
-    not wake up for a signal). When it is interrupted, or a future raises, `stop` is
-    set, the others leave at their next chunk boundary (`run_chunked`), and the
-    exception propagates once they have: every long call waits this one way."""
+    """The results of `futures`, in order, waiting in slices of `WAIT_SLICE` s so that Ctrl-C
+    reaches the main thread; on an interruption or a worker's error `stop` is set, and the
+    exception propagates once the others have left at their next chunk."""
     pending = set(futures)
     try:
         while pending:
