@@ -421,6 +421,17 @@ def check_format_args(n_features, dtype, zero_based):
     return dt, min_index, max_index
 
 
+def check_n_features(n_features, needed):
+    """The matrices' columns: `n_features`, by default the `needed` ones the data holds
+    (every reader's rule and message)."""
+    if n_features is None:
+        return needed
+    if n_features < needed:
+        raise ValueError(f"n_features was set to {n_features}, but the data holds feature "
+                         f"index {needed - 1} (it needs n_features >= {needed})")
+    return int(n_features)
+
+
 def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
     checked = check_format_args(n_features, dtype, zero_based)
     for name, v in (("query_id", query_id), ("multilabel", multilabel)):
@@ -476,15 +487,11 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
         if one_based and p.nnz:
             np.subtract(p.indices, 1, out=p.indices)
             p.max_index -= 1
-    needed = max([p.max_index if p.nnz else 0 for p in parsed] + [0]) + 1
-    if n_features is None:
-        n_features = needed
-    elif n_features < needed:
-        raise ValueError(f"n_features was set to {n_features}, but the data holds feature "
-                         f"index {needed - 1} (it needs n_features >= {needed})")
+    n_features = check_n_features(
+        n_features, max([p.max_index if p.nnz else 0 for p in parsed] + [0]) + 1)
     result = []
     for p in parsed:
-        result += [_to_csr(p, int(n_features)), p.y] + ([p.qid] if query_id else [])
+        result += [_to_csr(p, n_features), p.y] + ([p.qid] if query_id else [])
     return result
 
 

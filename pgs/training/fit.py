@@ -134,12 +134,9 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
     """`train`, plus `prepare`'s `fixed_rows` (a test hook replacing the sampler's draws)
     and `known_classes` (two labels of which y may hold one, as a stream's batch can)."""
     start = time.perf_counter()
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable, got {callback!r}")
-    callback_every = V.check_count("callback_every", callback_every, allow_none=True)
+    callback_every, merge_every = check_reports(callback, callback_every, merge_every)
     V.check_bool("keep_state", keep_state)
     n_jobs = V.check_count("n_jobs", n_jobs)
-    merge_every = V.check_count("merge_every", merge_every, allow_none=True)
     if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
         raise ValueError("fixed_rows is not supported with n_jobs > 1")
     run = prepare(X, y, track_loss=callback is not None, **kwargs)
@@ -148,6 +145,15 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
     else:
         stopped = _run_chunks(run, callback, callback_every, start)
     return finish(run, stopped, keep_state)
+
+
+def check_reports(callback, callback_every, merge_every):
+    """The checks of the callback and merge arguments (`fit`'s and `pgs.dask.train`'s):
+    (callback_every, merge_every)."""
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r}")
+    return (V.check_count("callback_every", callback_every, allow_none=True),
+            V.check_count("merge_every", merge_every, allow_none=True))
 
 
 #: Rows a solver takes per turn in `fit_many`'s lock-step: about 230 KB of RCV1-like
