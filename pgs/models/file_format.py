@@ -91,22 +91,17 @@ def _from_json_value(v):
 
 
 def _classes_array(classes):
+    """`classes` as a numeric, unicode or bytes array, and its ``classes_kind``."""
     arr = np.asarray(classes)
-    if arr.dtype.kind in "biuf":
-        return arr, "number"
-    if arr.dtype.kind == "U":
-        return arr, "string"
-    if arr.dtype.kind == "S":
-        return arr, "bytes"
-    if arr.dtype.kind == "O":
-        items = list(arr.tolist())
-        if all(isinstance(c, str) for c in items):
-            return np.array(items, dtype=str), "string"
-        if all(isinstance(c, bytes) for c in items):
-            return np.array(items, dtype=bytes), "bytes"
-        if all(isinstance(c, (int, float, np.number)) and not isinstance(c, bool)
-               for c in items):
-            return np.array(items), "number"
+    if arr.dtype.kind == "O":       # (Python labels: all strings, all bytes or all numbers)
+        items = arr.tolist()
+        for types, dtype in ((str, str), (bytes, bytes), ((int, float, np.number), None)):
+            if all(isinstance(c, types) and not isinstance(c, bool) for c in items):
+                arr = np.array(items, dtype=dtype)
+                break
+    for kind, dtype_kinds in _CLASSES_DTYPE_KINDS.items():
+        if arr.dtype.kind in dtype_kinds:
+            return arr, kind
     raise TypeError(f"cannot save classes of dtype {arr.dtype} without pickle: "
                     f"{classes!r} (use numbers or strings)")
 
