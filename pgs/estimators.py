@@ -1,39 +1,28 @@
 """scikit-learn estimators around `pgs.train`: `PGSClassifier` (one-vs-rest) and `PGSRegressor`.
 
 This module imports scikit-learn; `pgs/__init__.py` loads it lazily so that `pgs.train`
-never needs scikit-learn (install it with ``pip install pgs[sklearn]``).
-
-Multiclass problems are split one-vs-rest. Every binary problem is seeded with
-`random_state` itself, so each draws the same rows: the kernel runs them in lock-step,
-fetching each row from memory once for all of them (`pgs.engine.solver.run_lockstep`), and
-`n_jobs` threads take groups of problems (the kernel releases the GIL). A problem's
-result does not depend on the others, on `n_jobs` or on thread scheduling: it is
-bit-identical to ``pgs.train`` on that problem, and to ``n_jobs=1``. A fit of a single
-problem (two classes, or regression) instead splits the rows between the `n_jobs`
-threads, which merge their dual states (``pgs.train(..., n_jobs=n_jobs)``,
-docs/parallel.md): its result then depends on `n_jobs` (deterministically).
+never needs scikit-learn (install it with ``pip install pgs[sklearn]``). How the
+one-vs-rest problems share their rows and threads: `PGSClassifier`'s `random_state` and
+`n_jobs`.
 """
 
 import math
-import numbers
 import os
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from pgs._core import SAMPLING_MODES
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
 from pgs.training import sigma_auto
-from pgs.training.fit import default_T, fit_many
+from pgs.training.fit import CHECKED_ARGS, check_args, default_T, fit_many
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
@@ -55,36 +44,34 @@ EXPECTED_FAILED_CHECKS = {f"check_sample_weight_equivalence_on_{kind}_data": _RA
                           for kind in ("dense", "sparse")}
 
 
-def expected_failed_checks(estimator):
-    """The scikit-learn checks `estimator` is known to fail, as {check name: reason}.
+#: The checks PGSClassifier fails with a given loss, {loss: {check name: reason}}.
+_CLASSIFIER_FAILED_CHECKS = {
+    "modified_huber": {"check_classifiers_train": (
+        "modified Huber probabilities clip the one-vs-rest margins to [-1, 1], so several "
+        "classes can tie at the top (as in SGDClassifier); argmax(predict_proba) then "
+        "picks the first of them while predict uses the unclipped margins")},
+    "squared": {"check_class_weight_classifiers": (
+        "class weights 1000 / 1e-4 scale the data term by the mean weight (~333), i.e. "
+        "divide the effective sigma by it; with the check's unscaled features (|x| ~ 40) "
+        "least squares is then so ill-conditioned for PGS's 1/(sigma t) steps that "
+        "even 200,000 iterations do not converge")},
+    "logistic": {"check_class_weight_classifiers": (
+        "one seed: with class weights 1000 / 1e-4 every one-vs-rest problem sees (in "
+        "effect) only class 0's rows, and as the problems share the seed (lock-step) "
+        "classes 1 and 2 get exactly -w_0: class 0 is predicted where w_0 x + b_0 > 0. "
+        "The weights divide the effective sigma by ~333 and w_0 is far from its optimum "
+        "(T = 500 to 20,000 predict alike); with the check's random_state=0 the fit "
+        "predicts class 0 for 86% of the test rows against the check's 87%; over "
+        "random_state 0-99, 92% of the fits pass (hinge: 92% too, and 0 passes)")},
+}
 
-    Pass it as ``expected_failed_checks`` to `sklearn.utils.estimator_checks.check_estimator`
-    or `parametrize_with_checks`.
-    """
+
+def expected_failed_checks(estimator):
+    """The scikit-learn checks `estimator` is known to fail, as {check name: reason}: pass
+    it as ``expected_failed_checks`` to `check_estimator` or `parametrize_with_checks`."""
     failed = dict(EXPECTED_FAILED_CHECKS)
-    if isinstance(estimator, PGSClassifier) and estimator.loss == "modified_huber":
-        failed["check_classifiers_train"] = (
-            "modified Huber probabilities clip the one-vs-rest margins to [-1, 1], so several "
-            "classes can tie at the top (as in SGDClassifier); argmax(predict_proba) then "
-            "picks the first of them while predict uses the unclipped margins"
-        )
-    if isinstance(estimator, PGSClassifier) and estimator.loss == "squared":
-        failed["check_class_weight_classifiers"] = (
-            "class weights 1000 / 1e-4 scale the data term by the mean weight (~333), i.e. "
-            "divide the effective sigma by it; with the check's unscaled features (|x| ~ 40) "
-            "least squares is then so ill-conditioned for PGS's 1/(sigma t) steps that "
-            "even 200,000 iterations do not converge"
-        )
-    if isinstance(estimator, PGSClassifier) and estimator.loss == "logistic":
-        failed["check_class_weight_classifiers"] = (
-            "one seed: with class weights 1000 / 1e-4 every one-vs-rest problem sees (in "
-            "effect) only class 0's rows, and as the problems share the seed (lock-step) "
-            "classes 1 and 2 get exactly -w_0: class 0 is predicted where w_0 x + b_0 > 0. "
-            "The weights divide the effective sigma by ~333 and w_0 is far from its optimum "
-            "(T = 500 to 20,000 predict alike); with the check's random_state=0 the fit "
-            "predicts class 0 for 86% of the test rows against the check's 87%; over "
-            "random_state 0-99, 92% of the fits pass (hinge: 92% too, and 0 passes)"
-        )
+    if isinstance(estimator, PGSClassifier):
+        failed.update(_CLASSIFIER_FAILED_CHECKS.get(estimator.loss, {}))
     return failed
 
 
@@ -97,7 +84,7 @@ def _effective_n_jobs(n_jobs):
     """Threads to use: None -> 1, -1 -> all cores, -2 -> all but one, ..."""
     if n_jobs is None:
         return 1
-    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
+    if not V.is_int(n_jobs) or n_jobs == 0:
         raise ValueError(f"n_jobs must be None or a non-zero integer, got n_jobs={n_jobs!r}")
     n_jobs = int(n_jobs)
     if n_jobs < 0:
@@ -106,24 +93,17 @@ def _effective_n_jobs(n_jobs):
 
 
 def _base_entropy(random_state):
-    """The int >= 0 every binary problem is seeded with.
-
-    An int is used as is (so a problem reproduces ``pgs.train(seed=random_state)``);
-    None draws fresh entropy; a RandomState instance gives one draw from it.
-    """
+    """The int >= 0 every binary problem is seeded with: an int as is (a problem reproduces
+    ``pgs.train(seed=random_state)``), fresh entropy for None, a RandomState's next draw."""
     if random_state is None:
         return int(np.random.SeedSequence().entropy)
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(
-                f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
-            )
-        return int(random_state)
     if isinstance(random_state, np.random.RandomState):
-        return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-    raise ValueError(
-        f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
-    )
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    if not V.is_int(random_state) or random_state < 0:
+        raise ValueError(
+            f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
+        )
+    return int(random_state)
 
 
 # ------------------------------------------------------------------------- base class
@@ -149,33 +129,16 @@ class _PGSBase(BaseEstimator):
                 f"loss={self.loss!r} is not supported by {type(self).__name__}; "
                 f"use one of {', '.join(self._allowed_losses)}"
             )
-        V.check_p(self.p)
+        check_args(**{name: getattr(self, name) for name in CHECKED_ARGS})
         sigma_auto.check_sigma(self.sigma)
         sigma_auto.check_sigma_grid(self.sigma_grid)
         sigma_auto.check_validation_fraction(self.validation_fraction)
-        V.check_count("T", self.T, allow_none=True)
-        V.check_count("k", self.k)
-        V.check_B(self.B)
-        V.check_choice("schedule", self.schedule, D.SCHEDULES)
-        V.check_auto_or_positive("eta0", self.eta0)
-        V.check_iterate(self.iterate)
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise TypeError(f"fit_intercept must be a bool, got {self.fit_intercept!r}")
-        V.check_choice("intercept", self.intercept, D.INTERCEPTS)
-        V.check_auto_or_positive("intercept_scaling", self.intercept_scaling)
-        V.check_epsilon(self.loss, self.epsilon)
-        V.check_choice("sampling", self.sampling, SAMPLING_MODES + ("auto",))
-        V.check_t_offset(self.t_offset)
-        if not isinstance(self.warm_start, (bool, np.bool_)):
-            raise TypeError(f"warm_start must be a bool, got {self.warm_start!r}")
+        V.check_bool("warm_start", self.warm_start)
         _effective_n_jobs(self.n_jobs)
 
     def _train_kwargs(self):
-        return dict(loss=self.loss, p=self.p, sigma=self.sigma, k=self.k, B=self.B,
-                    schedule=self.schedule, eta0=self.eta0, iterate=self.iterate,
-                    fit_intercept=bool(self.fit_intercept), intercept=self.intercept,
-                    intercept_scaling=self.intercept_scaling, epsilon=self.epsilon,
-                    sampling=self.sampling, t_offset=self.t_offset)
+        kwargs = {name: getattr(self, name) for name in CHECKED_ARGS if name != "T"}
+        return dict(kwargs, sigma=self.sigma, fit_intercept=bool(self.fit_intercept))
 
     def _validate_X(self, X, *, reset):
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
@@ -185,13 +148,9 @@ class _PGSBase(BaseEstimator):
 
     def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state,
                       partial=False, strata=None):
-        """Train one problem per column of `targets` (a list of 1-D arrays).
-
-        Returns the list of `pgs.Model`, in order. `warm_models` (or None) continues
-        existing models instead of starting from zero. `partial` (partial_fit) lets a
-        batch have fewer rows than k, with a warning. `strata` (class indices) stratify
-        the held-out split of ``sigma="auto"``.
-        """
+        """One `pgs.Model` per target array, continuing `warm_models` (or None); `partial`
+        (partial_fit) lets a batch have fewer rows than k; `strata` (class indices) stratify
+        the held-out split of ``sigma="auto"``."""
         if partial and X.shape[0] < self.k:
             warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
                           f"k={self.k}: its one iteration draws {self.k} rows from them "
@@ -222,6 +181,18 @@ class _PGSBase(BaseEstimator):
                          seed=entropy, warm_starts=warm_models, sample_weight=sample_weight,
                          keep_state=True, known_classes=known,
                          k_above_rows=partial, **train_kwargs)
+
+    def _train(self, X, targets, weights, *, warm, partial, strata=None):
+        """`_fit_problems` for `fit` (T iterations, default ten passes) or `partial_fit`
+        (one pass of the batch); `warm` continues the fitted models."""
+        if partial:
+            T = max(1, math.ceil(X.shape[0] / self.k))
+        else:
+            T = self.T if self.T is not None else default_T(X.shape[0], self.k)
+        return self._fit_problems(X, targets, weights, T=T,
+                                  warm_models=self._models if warm else None,
+                                  random_state=self.random_state, partial=partial,
+                                  strata=strata)
 
     def _set_fitted(self, models):
         """Copy the trained models into scikit-learn's fitted attributes."""
@@ -278,9 +249,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Regularisation strength (scikit-learn's ``alpha`` of SGDClassifier). "auto" is
         `pgs.train`'s search (the largest value of `sigma_grid` whose held-out accuracy
         is within one standard error of the best, then the fit at it on all the rows),
-        with one sigma shared by all the one-vs-rest problems and scored on their joint
-        (argmax) prediction, the grid's problems run in lock-step. `partial_fit`'s first
-        call chooses it on its batch; warm starts and later calls keep `sigma_`.
+        one sigma for all the one-vs-rest problems, scored on their argmax prediction;
+        `partial_fit` chooses it on its first batch.
     T : int >= 1 or None, default None
         Iterations per binary problem and per `fit`; None means ``ceil(10 m / k)``,
         ten passes over the data. Ignored by `partial_fit`.
@@ -297,21 +267,15 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     intercept_scaling : float > 0 or "auto", default "auto"
     sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
     t_offset : float >= 0 or "auto", default "auto"
-        As for :func:`pgs.train`, with the same defaults (`pgs.DEFAULTS`): the
-        averaged-SGD step schedule with eta0 from the rows' norms, the iterates
-        averaged with weights proportional to t, a free bias, a fresh permutation of
-        the rows every pass ("iid", rows drawn with probability proportional to weight,
-        when sample or class weights are given). A warm start or `partial_fit` keeps
-        the resolved values of the first fit. "last" and "average" make warm starts
-        exact continuations (see Notes).
+        As for :func:`pgs.train`, with the same defaults (`pgs.DEFAULTS`). A warm start
+        or `partial_fit` keeps the resolved values of the first fit.
     epsilon : float or None, default None
         Shape parameter of "smooth_hinge" (default 1.0).
     random_state : None, int >= 0 or numpy RandomState, default None
-        Seeds row sampling. Every binary problem is seeded with ``random_state``
-        itself: problem ``c`` equals ``pgs.train(X, y == classes_[c], seed=random_state)``
-        (a binary fit: ``pgs.train(X, y, seed=random_state)``). The problems thus draw
-        the same rows, and are run in lock-step so that each row is fetched from memory
-        once for all of them (10-class RCV1-like: 1.7–2.3x faster than in turn).
+        Seeds row sampling. Problem ``c`` equals ``pgs.train(X, y == classes_[c],
+        seed=random_state)``: the problems draw the same rows, and run in lock-step so
+        that each row is fetched from memory once for all (10-class RCV1-like: 1.7–2.3x
+        faster than in turn).
     n_jobs : int or None, default None
         Threads (None: 1, -1: all cores). With several one-vs-rest problems each thread
         trains a contiguous group of them, and results do not depend on `n_jobs`. With
@@ -322,9 +286,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Weight of each class, multiplied into `sample_weight`. "balanced" uses
         ``n_samples / (n_classes * bincount(y))``.
     warm_start : bool, default False
-        When True, `fit` continues the previous fit's solver state (dual accumulator,
-        iteration counter, random stream) for `T` more iterations instead of starting
-        from zero; see Notes.
+        When True, `fit` continues the previous fit's solver state (see Notes).
     sigma_grid : sequence of float > 0 or None, default None
         The values ``sigma="auto"`` tries; None: 7 values, ``10**[-2, -1.5, ..., 1]``
         times ``mean_i ||x_i||^2 / m`` (the best sigma scales as the squared row norm
@@ -341,11 +303,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     n_iter_ : int
         PGS iterations run per binary problem since the state was created (cumulative
         over warm-started fits and `partial_fit` calls).
-    intercept_scaling_ : float
-        The value of the constant column used (resolves "auto"; kept by warm starts
-        and `partial_fit`).
-    sigma_ : float
-        The sigma used (resolves "auto"; kept by warm starts and `partial_fit`).
+    intercept_scaling_, sigma_ : float
+        The values used (resolving "auto"; kept by warm starts and `partial_fit`).
     sigma_grid_, sigma_scores_ : ndarray or None
         With ``sigma="auto"``: the values tried (ascending) and their held-out
         accuracies (R^2 for `PGSRegressor`); None for a fixed sigma.
@@ -356,28 +315,26 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     Notes
     -----
     **Warm start.** With ``warm_start=True`` a second ``fit(X, y)`` runs `T` more
-    iterations from where the first stopped, on the same accumulator and random stream.
+    iterations from where the first stopped (same dual accumulator, iteration counter and
+    random stream).
     For ``iterate="last"`` or ``"average"``, fitting with ``T=T1`` and then again with
     ``T=T2`` gives bit for bit the model of one fit with ``T=T1 + T2`` (same data,
     same weights). The classes, the number of features and the hyper-parameters must
     stay the same; changing them starts afresh (the classes) or raises (see
     :func:`pgs.train`).
 
-    **partial_fit.** Each call runs ``ceil(n_batch / k)`` iterations, one pass's worth
-    of samples, drawn from the new batch, continuing the accumulator of the previous
-    calls (or of a previous `fit`). The dual average is over all iterations so far,
-    exactly as in a single long run over the concatenated stream. A batch may lack
-    some classes. ``class_weight="balanced"`` is refused (the stream's class
-    frequencies are unknown); pass a dict.
+    **partial_fit.** Each call runs one pass's worth of iterations on the new batch,
+    continuing the previous calls (or `fit`): the average is over all iterations so far,
+    as in one long run over the stream. A batch may lack some classes;
+    ``class_weight="balanced"`` is refused (the stream's class frequencies are unknown).
 
     Every fitted binary problem keeps its solver state (about two to four float64
     arrays of length n_features + 1), which is what makes the above possible; it is
     pickled with the estimator.
 
-    **Weights.** The objective is the weighted empirical risk; `pgs.train` samples rows
-    with probability proportional to their weight and rescales the gradient by the mean
-    weight, so an iteration still costs O(k d). Weights that are all 1 are treated
-    as no weights.
+    **Weights.** `pgs.train` samples rows with probability proportional to their weight
+    and rescales the gradient by the mean weight (an iteration still costs O(k d)).
+    Weights that are all 1 are treated as no weights.
 
     Examples
     --------
@@ -405,7 +362,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     # -- fitting ------------------------------------------------------------------------
 
-    def _check_class_weight(self):
+    def _check_params(self):
+        super()._check_params()
         cw = self.class_weight
         if cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced"):
             return
@@ -416,26 +374,11 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         sample_weight = _sample_weight_or_none(sample_weight, X)
         if self.class_weight is None:
             return sample_weight
-        if isinstance(self.class_weight, str):
-            # "balanced" from this fit's y (as scikit-learn does for fit).
-            cw = compute_class_weight("balanced", classes=classes, y=y)
-        else:
-            cw = compute_class_weight(self.class_weight, classes=classes, y=y)
+        # ("balanced": from this fit's y, as scikit-learn does for fit)
+        cw = compute_class_weight(self.class_weight, classes=classes, y=y)
         per_row = cw[np.searchsorted(classes, y)]
         weights = per_row if sample_weight is None else per_row * sample_weight
         return _sample_weight_or_none(weights, X)
-
-    @staticmethod
-    def _check_weighted_classes(y, weights):
-        """A fit needs two classes that carry weight, else the problem is degenerate."""
-        if weights is None:
-            return
-        weighted = np.unique(y[weights > 0])
-        if weighted.shape[0] < 2:
-            raise ValueError(
-                "PGSClassifier needs at least 2 classes with positive weight, but only "
-                f"class {weighted!r} has non-zero sample_weight * class_weight"
-            )
 
     def _sigma_score(self, y_index, targets, weights):
         """The validation score of ``sigma="auto"``: accuracy."""
@@ -445,9 +388,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     def _targets(self, y_index, n_classes):
         """The per-problem targets: +-1 (or 0/1 for "squared") for each class vs the rest."""
         positives = [1] if n_classes == 2 else range(n_classes)
-        if self.loss == "squared":
-            return [np.where(y_index == c, 1.0, 0.0) for c in positives]
-        return [np.where(y_index == c, 1.0, -1.0) for c in positives]
+        rest = 0.0 if self.loss == "squared" else -1.0
+        return [np.where(y_index == c, 1.0, rest) for c in positives]
 
     def fit(self, X, y, sample_weight=None):
         """Fit one-vs-rest binary problems with the Primal Gradient Solver.
@@ -466,7 +408,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         self : PGSClassifier
         """
         self._check_params()
-        self._check_class_weight()
         warm = bool(self.warm_start) and hasattr(self, "_models")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=not warm)
@@ -479,17 +420,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             )
         if warm and not np.array_equal(classes, self.classes_):
             warm = False  # new classes: the old problems do not apply, start afresh
-        weights = self._weights(sample_weight, X, y, classes)
-        self._check_weighted_classes(y, weights)
-        T = self.T if self.T is not None else default_T(X.shape[0], self.k)
-        models = self._fit_problems(
-            X, self._targets(y_index, classes.shape[0]), weights, T=T,
-            warm_models=self._models if warm else None,
-            random_state=self.random_state, strata=y_index,
-        )
-        self.classes_ = classes
-        self._set_fitted(models)
-        return self
+        return self._fit_classes(X, y, y_index, classes, sample_weight, warm=warm,
+                                 partial=False)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue training on one batch: ``ceil(n_batch / k)`` more iterations.
@@ -510,7 +442,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         first = not hasattr(self, "_models")
         if first:
             self._check_params()
-            self._check_class_weight()
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")
             all_classes = np.unique(np.asarray(classes))
@@ -535,18 +466,26 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         if unknown.size:
             raise ValueError(f"y holds labels {unknown!r} that are not in classes_")
         y_index = np.searchsorted(all_classes, y)
-        weights = self._weights(sample_weight, X, y, all_classes)
-        models = self._fit_problems(
-            X, self._targets(y_index, all_classes.shape[0]), weights,
-            T=max(1, math.ceil(X.shape[0] / self.k)),
-            warm_models=None if first else self._models,
-            random_state=self.random_state, partial=True, strata=y_index,
-        )
-        self.classes_ = all_classes
-        self._set_fitted(models)
+        return self._fit_classes(X, y, y_index, all_classes, sample_weight, warm=not first,
+                                 partial=True)
+
+    def _fit_classes(self, X, y, y_index, classes, sample_weight, *, warm, partial):
+        """Train the problems of `classes` (y's indices in them: `y_index`); returns self."""
+        weights = self._weights(sample_weight, X, y, classes)
+        # A fit needs two classes that carry weight (a partial_fit batch may hold one).
+        weighted = None if partial or weights is None else np.unique(y[weights > 0])
+        if weighted is not None and weighted.shape[0] < 2:
+            raise ValueError(
+                "PGSClassifier needs at least 2 classes with positive weight, but only "
+                f"class {weighted!r} has non-zero sample_weight * class_weight"
+            )
+        models = self._train(X, self._targets(y_index, classes.shape[0]), weights, warm=warm,
+                             partial=partial, strata=y_index)
+        self._set_fitted(models, classes)
         return self
 
-    def _set_fitted(self, models):
+    def _set_fitted(self, models, classes):
+        self.classes_ = classes
         super()._set_fitted(models)
         if len(models) == 1:
             # (a view of its model's coef, no copy of n_features)
@@ -715,19 +654,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         -------
         self : PGSRegressor
         """
-        self._check_params()
-        warm = bool(self.warm_start) and hasattr(self, "_models")
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             y_numeric=True, reset=not warm)
-        weights = _sample_weight_or_none(sample_weight, X)
-        T = self.T if self.T is not None else default_T(X.shape[0], self.k)
-        models = self._fit_problems(
-            X, [np.asarray(y, dtype=np.float64)], weights, T=T,
-            warm_models=self._models if warm else None,
-            random_state=self.random_state,
-        )
-        self._set_fitted(models)
-        return self
+        return self._fit(X, y, sample_weight, partial=False)
 
     def partial_fit(self, X, y, sample_weight=None):
         """Continue training on one batch: ``ceil(n_batch / k)`` more iterations.
@@ -742,19 +669,17 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         -------
         self : PGSRegressor
         """
-        first = not hasattr(self, "_models")
-        if first:
+        return self._fit(X, y, sample_weight, partial=True)
+
+    def _fit(self, X, y, sample_weight, *, partial):
+        warm = hasattr(self, "_models") and (partial or bool(self.warm_start))
+        if not (partial and warm):
             self._check_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             y_numeric=True, reset=first)
+                             y_numeric=True, reset=not warm)
         weights = _sample_weight_or_none(sample_weight, X)
-        models = self._fit_problems(
-            X, [np.asarray(y, dtype=np.float64)], weights,
-            T=max(1, math.ceil(X.shape[0] / self.k)),
-            warm_models=None if first else self._models,
-            random_state=self.random_state, partial=True,
-        )
-        self._set_fitted(models)
+        self._set_fitted(self._train(X, [np.asarray(y, dtype=np.float64)], weights, warm=warm,
+                                     partial=partial))
         return self
 
     def _sigma_score(self, strata, targets, weights):

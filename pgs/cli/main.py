@@ -153,33 +153,14 @@ def _estimator_classes():
 
 
 def estimator_defaults(cls):
-    """The defaults of `cls.__init__`, as {parameter: default}.
-
-    Parameters
-    ----------
-    cls : type
-        PGSClassifier or PGSRegressor.
-
-    Returns
-    -------
-    dict
-    """
+    """The defaults of `cls.__init__` (an estimator class), as {parameter: default}."""
     return {name: par.default for name, par in inspect.signature(cls.__init__).parameters.items()
             if par.default is not inspect.Parameter.empty}
 
 
 def build_estimator(args):
-    """The estimator `pgs train` fits for parsed `args`: only the options given are set.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        As parsed by the ``train`` sub-command.
-
-    Returns
-    -------
-    PGSClassifier or PGSRegressor
-    """
+    """The estimator `pgs train` fits for its parsed `args`: only the options given set a
+    parameter."""
     from pgs.rules.losses import loss_names
 
     classifier, regressor = _estimator_classes()
@@ -248,20 +229,17 @@ def _build_parser():
 
     pr = sub.add_parser("predict", parents=[common],
                         help="write a model's predictions for an svmlight file")
-    pr.add_argument("model", metavar="MODEL")
-    pr.add_argument("data", metavar="DATA")
+    ev = sub.add_parser("eval", parents=[common],
+                        help="score a model on a labelled svmlight file")
+    for command, func in ((pr, _cmd_predict), (ev, _cmd_eval)):
+        command.add_argument("model", metavar="MODEL")
+        command.add_argument("data", metavar="DATA")
+        command.set_defaults(func=func)
     pr.add_argument("--proba", action="store_true",
                     help="class probabilities (models of loss logistic or modified_huber): "
                     "a first line 'labels C1 C2 ...', then per row the predicted label and "
                     "one probability per class")
     pr.add_argument("--out", metavar="FILE", help="output file (default: standard output)")
-    pr.set_defaults(func=_cmd_predict)
-
-    ev = sub.add_parser("eval", parents=[common],
-                        help="score a model on a labelled svmlight file")
-    ev.add_argument("model", metavar="MODEL")
-    ev.add_argument("data", metavar="DATA")
-    ev.set_defaults(func=_cmd_eval)
 
     info = sub.add_parser("info", parents=[common], help="describe an svmlight file")
     info.add_argument("data", metavar="DATA")
@@ -284,11 +262,8 @@ def _load(path, **kw):
 
 
 def _describe(name, X, seconds=None):
-    text = (f"{name}: {X.shape[0]:,} rows, {X.shape[1]:,} features, "
-            f"{X.nnz:,} non-zeros")
-    if seconds is not None:
-        text += f" (read in {seconds:.2f} s)"
-    return text
+    read = f" (read in {seconds:.2f} s)" if seconds is not None else ""
+    return f"{name}: {X.shape[0]:,} rows, {X.shape[1]:,} features, {X.nnz:,} non-zeros{read}"
 
 
 def _scores(model, X, y, with_objective=True):
@@ -341,14 +316,12 @@ class _Elapsed:
         if enabled:
             self._thread.start()
 
-    def _draw(self, text):
-        self.stream.write("\r" + text.ljust(self._shown))
-        self.stream.flush()
-        self._shown = len(text)
-
     def _run(self):
         while not self._stop.wait(0.25):
-            self._draw(f"training {self.what}: {time.perf_counter() - self.start:.0f} s")
+            text = f"training {self.what}: {time.perf_counter() - self.start:.0f} s"
+            self.stream.write("\r" + text.ljust(self._shown))
+            self.stream.flush()
+            self._shown = len(text)
 
     def stop(self):
         self._stop.set()
@@ -430,21 +403,6 @@ def _cmd_train(args, out):
     say(f"model saved to {path}")
 
 
-def _write_atomic(path, text):
-    """Write `text` to `path` through a temporary file, so no partial output is left."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=".pgs-out-", suffix=".tmp",
-                               dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def _label(v):
     """A label or prediction as text (floats as the svmlight writer writes them)."""
     from pgs.io.svmlight import _fmt
@@ -470,7 +428,9 @@ def _cmd_predict(args, out):
                     for label, row in zip(lines, proba.tolist(), strict=True)])
     text = "\n".join(lines) + ("\n" if lines else "")
     if args.out:
-        _write_atomic(args.out, text)
+        from pgs.io import write_atomic
+
+        write_atomic(args.out, lambda fh: fh.write(text.encode("utf-8")))
     else:
         sys.stdout.write(text)
 
@@ -534,19 +494,9 @@ def _error_line(exc):
 
 
 def main(argv=None):
-    """Run the `pgs` command line; returns the exit status.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments without the program name (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        0 on success, 2 for errors in the input, arguments or files, 130 when
-        interrupted, 1 for an unexpected internal error.
-    """
+    """Run the `pgs` command line on `argv` (default ``sys.argv[1:]``); the exit status: 0 on
+    success, 2 for errors in the input, arguments or files, 130 when interrupted, 1 for an
+    unexpected internal error."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     out = print

@@ -1,12 +1,9 @@
 """Long runs in chunks, so that Ctrl-C stops every long call within a fraction of a second.
 
-A compiled kernel that runs a whole training in one call holds Python off for as long
-as it runs, and a SIGINT waits until it returns. Every solver here resumes exactly
-where it stopped (a run split into chunks is bit-identical to an unsplit one), so the
-long calls advance them `chunk_steps` at a time: between two chunks Python runs its
-signal handlers (a pending Ctrl-C raises KeyboardInterrupt there) and a worker thread
-checks whether it was told to stop. `run_threads` runs such workers and keeps the main
-thread, the only one Python delivers signals to, waiting in short slices.
+A SIGINT waits until the compiled kernel returns, so the solvers (which resume exactly: a
+chunked run is bit-identical to an unsplit one) advance `chunk_steps` at a time; between
+chunks Python runs its signal handlers and a worker thread checks whether it must stop.
+`run_threads` keeps the main thread, the only one signals reach, waiting in short slices.
 """
 
 import threading
@@ -30,21 +27,9 @@ def chunk_steps(work_per_step):
 
 
 def run_chunked(advance, t, t_end, work_per_step, stop=None):
-    """Advance a run from step `t` to `t_end` by calls ``advance(t_next)``, each at most
-    `chunk_steps` further, so that signals are handled between them.
-
-    Parameters
-    ----------
-    advance : callable
-        ``advance(t_next)`` runs the kernel to step t_next (and raises on failure).
-    t, t_end : int
-        The current step and the step to stop at.
-    work_per_step : float
-        Non-zeros one step reads (rows per step times non-zeros per row, times the
-        outputs or problems updated).
-    stop : threading.Event, optional
-        When set (by `run_threads`), the run raises `Stopped` at its next chunk.
-    """
+    """Advance a run from step `t` to `t_end` by calls ``advance(t_next)`` (the kernel, which
+    raises on failure), each `chunk_steps(work_per_step)` further at most (the non-zeros a
+    step reads, times the outputs updated); `Stopped` at a chunk once `stop` is set."""
     step = chunk_steps(work_per_step)
     while t < t_end:
         if stop is not None and stop.is_set():
@@ -54,11 +39,9 @@ def run_chunked(advance, t, t_end, work_per_step, stop=None):
 
 
 def wait_all(futures, stop):
-    """The results of `futures`, in order, the calling (main) thread waiting in slices of
-    `WAIT_SLICE` seconds, so that Ctrl-C reaches it at once (a plain wait on a lock may
-    not wake up for a signal). When it is interrupted, or a future raises, `stop` is
-    set, the others leave at their next chunk boundary (`run_chunked`), and the
-    exception propagates once they have: every long call waits this one way."""
+    """The results of `futures`, in order, waiting in slices of `WAIT_SLICE` s so that Ctrl-C
+    reaches the main thread; on an interruption or a worker's error `stop` is set, and the
+    exception propagates once the others have left at their next chunk."""
     pending = set(futures)
     try:
         while pending:

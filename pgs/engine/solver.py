@@ -2,6 +2,7 @@
 given iteration, the iterates, and the state handed out and restored (chunked, resumed
 and warm-started runs equal an unsplit run bit for bit)."""
 
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -13,16 +14,12 @@ _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
 
 
 class Solver(SolverCore):
-    """The resumable state of one PGS run.
+    """The resumable state of one PGS run (running to T1, then to T2 equals running to T2).
 
-    `run` advances it to a given iteration over CSR buffers; running to T1 and then to
-    T2 equals running to T2 at once. The arguments, in order: n_features, loss_id (index
-    in ``LOSS_NAMES``), p, sigma, B (<= 0: unbounded), icpt (the constant column's value,
-    0: none), eps, k, t_pick (the iteration whose iterate is kept, 0: none), average,
-    rng_state (4 uint64, xoshiro256**), sampling (index in ``SAMPLING_MODES``),
-    track_loss (sum the sampled losses, for progress reports), t_offset, schedule (index
-    in ``SCHEDULES``), eta0 and icpt_rate (> 0: a free bias moved by ``icpt_rate *
-    eta_t`` times the batch's loss derivatives); see `pgs.train` for their meaning.
+    Arguments: n_features, loss_id, p, sigma, B (<= 0: unbounded), icpt (the constant
+    column's value, 0: none), eps, k, t_pick (0: none), average, rng_state (4 uint64),
+    sampling, track_loss, t_offset, schedule, eta0 and icpt_rate (> 0: a free bias); ids
+    index ``LOSS_NAMES``, ``SAMPLING_MODES`` and ``SCHEDULES`` (see `pgs.train`).
     """
 
     def __init__(self, *args, **kwargs):
@@ -32,20 +29,23 @@ class Solver(SolverCore):
         self._handed = False     # `get_state(copy=False)`: its buffers are the caller's
 
     def run(self, t_end, data, indices, indptr, y, fixed_rows=None, sample_weight=None):
-        """Advance to iteration `t_end` (a global count) over the CSR buffers; a status
-        code (0: ok). `fixed_rows` replaces the sampler (a test hook, indexed by the rows
-        consumed so far, so chunked runs stay exact); `sample_weight` must be the same
+        """Advance to iteration `t_end` over the CSR buffers; a status code (0: ok).
+        `fixed_rows` replaces the sampler (a test hook); `sample_weight` must be the same
         object on every chunk."""
+        if fixed_rows is not None:
+            fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
+        self._ready(indptr, sample_weight, fixed_rows)
+        return self._run_to(t_end, data, indices, indptr, y)
+
+    def _ready(self, indptr, sample_weight, fixed_rows):
+        """Check that the solver may run over the rows of `indptr`; set its sampler up."""
         n_rows = indptr.shape[0] - 1
         self._check_runnable()
         if n_rows < 1:
             raise ValueError("no rows")
-        if fixed_rows is not None:
-            fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
         if sample_weight is not None and sample_weight.shape[0] != n_rows:
             raise ValueError("sample_weight and indptr disagree on the number of rows")
         self._prepare_sampler(n_rows, sample_weight, fixed_rows)
-        return self._run_to(t_end, data, indices, indptr, y)
 
     def last(self):
         """w_t of the current iteration, as a new array of length n_features + 1."""
@@ -65,19 +65,14 @@ class Solver(SolverCore):
         return out
 
     def finish(self):
-        """End the solver's run: its state and iterates can still be read; `run` refuses
-        it until `set_state`. (`take` and `get_state(copy=False)` finish it themselves.)"""
+        """End the run: the state and iterates can still be read, `run` refuses until
+        `set_state`."""
         self._finished = True
 
     def take(self, which):
-        """The iterate `which` ("last", "average" or "pick") in one of the solver's own
-        buffers where it can be computed in place (no temporary of n_cols).
-
-        Consumes the state: the solver then refuses to run, to hand out its state or
-        another iterate, until `set_state`. To keep the state, call `finish`, then
-        `iterate(which)` and `get_state(copy=False)`. This is how `pgs.train` returns its
-        model: the iterate costs no memory on top of the state.
-        """
+        """The iterate `which` ("last", "average" or "pick") computed in one of the solver's
+        buffers (no memory on top of the state, which it consumes until `set_state`; to
+        keep it: `finish`, `iterate(which)`, `get_state(copy=False)`)."""
         self._check_state()
         self._check_which(which)
         if self._handed:
@@ -132,12 +127,8 @@ class Solver(SolverCore):
                                "to run it again")
 
     def get_state(self, copy=True):
-        """A dict of copies of everything needed to resume (see `set_state`).
-
-        With ``copy=False``, the solver's own buffers instead, handed over: it is
-        finished (see `finish`). That is how `pgs.train(keep_state=True)` keeps a
-        finished run's state without copying it.
-        """
+        """A dict of copies of everything needed to resume (`set_state`); with
+        ``copy=False`` the solver's own buffers, handed over (it is then finished)."""
         self._check_state()
         state = self._scalars()
         for name in _ARRAYS:
@@ -152,9 +143,8 @@ class Solver(SolverCore):
         return state
 
     def set_state(self, state):
-        """Resume from `get_state()` of a solver built with the same arguments, or from a
-        state that holds lam but not the dual vector's scalars (no "Q": the parallel
-        engines' merged state), whose u, S, Q and c are then rebuilt (`set_lam`)."""
+        """Resume from `get_state()` of a solver built with the same arguments, or from the
+        parallel engines' merged state (lam without "Q": u, S, Q and c rebuilt)."""
         if state["lam"].shape[0] != self.n_cols:
             raise ValueError("the state belongs to a different number of features")
         if (state["wsum"] is None) != (self.wsum is None):
@@ -183,27 +173,18 @@ class Solver(SolverCore):
 
 
 def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):
-    """Advance several solvers over the same X to iteration `t_end`, in lock-step: each
-    in turn runs `block` iterations (whose rows should fit in L2), so that solvers that
-    draw the same rows (one-vs-rest problems sharing a seed) fetch each row from memory
-    once. A solver's result is bit-identical to its own ``run(t_end, ...)``, whatever
-    the others draw. Returns (index of the first solver that failed, its status), or
-    (-1, 0).
+    """Advance several solvers over the same X to `t_end` in lock-step, `block` iterations
+    each in turn, so that solvers drawing the same rows (sharing a seed) fetch each row
+    once; each bit-identical to its own `run`. (first failed solver, its status) or (-1, 0).
     """
-    n_rows = indptr.shape[0] - 1
     if len(ys) != len(solvers):
         raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
     if block < 1:
         raise ValueError(f"block must be >= 1, got {block}")
-    if sample_weight is not None and sample_weight.shape[0] != n_rows:
-        raise ValueError("sample_weight and indptr disagree on the number of rows")
-    if n_rows < 1:
-        raise ValueError("no rows")
-    for s in solvers:
-        s._check_runnable()
-        s._prepare_sampler(n_rows, sample_weight, None)
     if not solvers:
         return (-1, 0)
+    for s in solvers:
+        s._ready(indptr, sample_weight, None)
     return _lockstep(solvers, ys, data, indices, indptr, t_end, block)
 
 
@@ -239,6 +220,14 @@ class Progress(NamedTuple):
     seconds: float
     loss_estimate: float
     objective_estimate: float
+
+
+def progress(t, T, start, loss_sum, rows, sigma, p, norm_w):
+    """The `Progress` at iteration t of a run started at `start` (``perf_counter``), whose
+    `rows` rows sampled since the last report lost `loss_sum`, at ``||w_t||_p = norm_w``."""
+    loss = loss_sum / rows if rows else float("nan")
+    reg = sigma * norm_w**2 / (2.0 * (p - 1.0))
+    return Progress(t, T, time.perf_counter() - start, loss, reg + loss)
 
 
 class DivergedError(FloatingPointError, ValueError):

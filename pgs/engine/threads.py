@@ -3,14 +3,13 @@ contiguous shard of rows each, run the rounds of `pgs.engine.rounds` (the kernel
 GIL); the main thread merges. Results depend on (seed, W, merge_every) only."""
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from pgs.engine import rounds as P
 from pgs.engine.chunks import wait_all
-from pgs.engine.solver import Progress, raise_status
+from pgs.engine.solver import progress, raise_status
 
 
 def shards_of(Xb, y, weights, bounds):
@@ -97,12 +96,10 @@ class RoundReports:
         t = int(state["kernel"]["t"])
         if t < self.next and t < self.t_total:
             return True
-        loss_est = self.loss / self.rows if self.rows else float("nan")
-        reg = self.sigma * _norm_w(state["kernel"], self.params) ** 2 / (2.0 * (self.p - 1.0))
+        report = progress(t, self.t_total, self.start, self.loss, self.rows, self.sigma, self.p,
+                          _norm_w(state["kernel"], self.params))
         self.next, self.loss, self.rows = t + self.every, 0.0, 0
-        progress = Progress(t=t, T=self.t_total, seconds=time.perf_counter() - self.start,
-                            loss_estimate=loss_est, objective_estimate=reg + loss_est)
-        if self.callback(progress) is False:
+        if self.callback(report) is False:
             self.stopped = t < self.t_total
             return False
         return True

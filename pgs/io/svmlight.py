@@ -1,22 +1,16 @@
 """Read and write svmlight / libsvm text files.
 
-The reader reads the input into recycled blocks of whole lines, parses the
-blocks on several threads with the GIL released (`pgs._svmlight.parse_block`)
-and copies each block's pieces, in file order, into the output arrays. For a
-plain file the output arrays are reserved at an upper bound of their size
-(``np.empty`` leaves the pages untouched, so they cost no memory until written)
-and shrunk in place at the end, and each worker copies its own block's values
-into place; only a few blocks are alive at a time, so the peak memory is about
-the final matrix plus a few blocks. Compressed files and file objects are
-streamed the same way (the decompressor runs on the calling thread while the
-parser threads work), into arrays that grow.
-
-Plain files are read with ``readinto``, not memory-mapped: a mapped file that
-another process truncates kills the reader with SIGBUS, whereas a short read is
-an ordinary ``OSError`` ("the file changed while being read").
+The reader parses recycled blocks of whole lines on several threads with the GIL released
+(`pgs._svmlight.parse_block`) and copies the pieces, in file order, into the output arrays:
+for a plain file reserved up front at a bound of their size (untouched pages cost no
+memory) and filled by the workers, then shrunk in place; for a compressed file or a file
+object, arrays that grow. The peak memory is about the matrix plus a few blocks. Plain
+files are read with ``readinto``, not memory-mapped: a file truncated meanwhile is then an
+``OSError``, not a SIGBUS.
 """
 
 import bz2
+import contextlib
 import gzip
 import io
 import itertools
@@ -76,28 +70,16 @@ class _Source:
     """An opened input: a binary file object, a display name and, for plain files, a size."""
 
     def __init__(self, f):
-        self.owned = False
-        self.compressed = False
-        self.size = None
-        self.whole_file = False  # a regular file read from its start: size bytes expected
-        self.stat = None
+        self.owned, self.compressed, self.size, self.stat = True, False, None, None
         if isinstance(f, int) and not isinstance(f, bool):
             self.name = f"<file descriptor {f}>"
             self.fileobj = open(f, "rb", buffering=0, closefd=False)  # noqa: SIM115
-            self.owned = True
-            self._set_size()
-            self.whole_file = False  # read from the descriptor's current position
         elif isinstance(f, (str, bytes, os.PathLike)):
-            path = os.fsdecode(os.fspath(f))
-            self.name = path
-            opener = _OPENERS.get(os.path.splitext(path)[1].lower())
+            self.name = os.fsdecode(os.fspath(f))
+            opener = _OPENERS.get(os.path.splitext(self.name)[1].lower())
             self.compressed = opener is not None
-            if opener is not None:
-                self.fileobj = opener(path, "rb")
-            else:
-                self.fileobj = open(path, "rb", buffering=0)  # noqa: SIM115
-                self._set_size()
-            self.owned = True
+            self.fileobj = opener(self.name, "rb") if opener else open(  # noqa: SIM115
+                self.name, "rb", buffering=0)
         elif hasattr(f, "read"):
             probe = f.read(0)
             if not isinstance(probe, (bytes, bytearray)):
@@ -105,20 +87,20 @@ class _Source:
                                 f"('rb'), got a file object returning {type(probe).__name__}")
             name = getattr(f, "name", None)
             self.name = os.fsdecode(name) if isinstance(name, (str, bytes)) else "<file object>"
-            self.fileobj = f
+            self.fileobj, self.owned = f, False
         else:
             raise TypeError(f"f must be a path, a file descriptor or a binary file object, "
                             f"got {type(f).__name__}")
-
-    def _set_size(self):
-        try:
-            st = os.fstat(self.fileobj.fileno())
-        except (OSError, io.UnsupportedOperation):
-            return
-        if stat.S_ISREG(st.st_mode):
-            self.size = st.st_size
-            self.whole_file = True
-            self.stat = st
+        if self.owned and not self.compressed:
+            try:
+                st = os.fstat(self.fileobj.fileno())
+            except (OSError, io.UnsupportedOperation):
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode):
+                self.size, self.stat = st.st_size, st
+        # A regular file read from its start: `size` bytes expected (a descriptor is read
+        # from its current position).
+        self.whole_file = self.stat is not None and not isinstance(f, int)
 
     def changed(self, detail):
         return OSError(f"{self.name}: the file changed while being read ({detail}); "
@@ -178,11 +160,8 @@ class _Pool:
 
 
 def _line_blocks(src, block_size, pool):
-    """Yield uint8 arrays of whole lines (the last block may lack a final newline).
-
-    A whole regular file is read to exactly the size it had when opened; ending
-    early, or a size or time stamp that moved by the end, is an OSError.
-    """
+    """Yield uint8 arrays of whole lines (the last may lack a final newline); a whole file
+    that ends early or whose size or time stamp moved is an OSError."""
     carry = np.empty(0, dtype=np.uint8)
     left = src.size if src.whole_file else None
     while True:
@@ -210,31 +189,22 @@ def _line_blocks(src, block_size, pool):
         yield buf[:cut + 1]
 
 
-def _parse_one(buf, scratch, multilabel, require_qid, min_index, max_index):
-    return _svmlight.parse_block(buf, multilabel, require_qid, min_index, max_index,
-                                 *scratch)
-
-
 class _Assembler:
     """Collect block results in file order into the output arrays."""
 
-    def __init__(self, name, dtype, multilabel, nnz_bound, args):
+    def __init__(self, name, dtype, nnz_bound, args):
         self.name = name
-        self.dtype = dtype
-        self.multilabel = multilabel
         self.args = args  # parse_block's multilabel, require_qid, min_index, max_index
+        self.multilabel = args[0]
         try:
-            cap = nnz_bound if nnz_bound is not None else 0
-            self.data = np.empty(cap, dtype=dtype)
-            self.indices = np.empty(cap, dtype=np.int32)
+            self.data = np.empty(nnz_bound or 0, dtype=dtype)
+            self.indices = np.empty(nnz_bound or 0, dtype=np.int32)
         except MemoryError:  # no overcommit: grow as the stream path does
-            self.data = np.empty(0, dtype=dtype)
-            self.indices = np.empty(0, dtype=np.int32)
+            self.data, self.indices = np.empty(0, dtype=dtype), np.empty(0, dtype=np.int32)
         self.nnz = 0
         self.n_lines = 0  # newlines before the next block, for error line numbers
         self.y, self.qid, self.indptr, self.labels, self.label_ptr = [], [], [], [], []
-        self.min_index = None
-        self.max_index = -1
+        self.min_index, self.max_index = None, -1
         # where the file holds index MAX_FEATURES, too large if it turns out zero-based
         self.at_limit = None
 
@@ -256,7 +226,7 @@ class _Assembler:
             # Parse again one below the limit: the error names the line and column.
             args = self.args[:3] + (MAX_FEATURES - 1,)
             try:
-                self._raise(buf, _parse_one(buf, (None, None), *args))
+                self._raise(buf, _svmlight.parse_block(buf, *args, None, None))
             except ValueError as exc:
                 self.at_limit = exc
         if not res.get("placed"):
@@ -264,9 +234,6 @@ class _Assembler:
             self._reserve(self.nnz + nnz)
             self.data[self.nnz:self.nnz + nnz] = res["data"]
             self.indices[self.nnz:self.nnz + nnz] = res["indices"]
-        self._add_rows(res, nnz)
-
-    def _add_rows(self, res, nnz):
         self.indptr.append(res["indptr"][1:] + self.nnz)
         self.nnz += nnz
         self.y.append(res["y"])
@@ -303,8 +270,7 @@ class _Assembler:
         self.data.resize(nnz, refcheck=False)
         self.indices.resize(nnz, refcheck=False)
         n_rows = sum(len(a) for a in self.y)
-        indptr = np.empty(n_rows + 1, dtype=np.int64)
-        indptr[0] = 0
+        indptr = np.zeros(n_rows + 1, dtype=np.int64)
         if self.indptr:
             np.concatenate(self.indptr, out=indptr[1:])
         y = np.concatenate(self.y) if self.y else np.empty(0, dtype=np.float64)
@@ -315,8 +281,8 @@ class _Assembler:
             y = [tuple(labels[ptr[i]:ptr[i + 1]]) for i in range(n_rows)]
         # one file's parse: CSR pieces with the raw (unshifted) feature indices
         return SimpleNamespace(data=self.data, indices=self.indices, indptr=indptr, y=y, qid=qid,
-                       nnz=nnz, n_rows=n_rows, min_index=self.min_index,
-                       max_index=self.max_index, at_limit=self.at_limit)
+                               nnz=nnz, n_rows=n_rows, min_index=self.min_index,
+                               max_index=self.max_index, at_limit=self.at_limit)
 
 
 def _excerpt(raw, limit):
@@ -360,12 +326,8 @@ def _run_in_order(items, make_scratch, work, done, n_threads):
 
 
 def _placing(work, out):
-    """Wrap `work` so each worker copies its block's values and indices into `out`.
-
-    Block i's pieces go to ``out.data[o_i:o_i + nnz_i]`` where o_i is known once block
-    i - 1 is parsed (a chain of futures), so the copies run on the worker threads, in
-    parallel. Items are ``(buf, offset_in, offset_out)``.
-    """
+    """Wrap `work` so each worker copies its block's pieces into `out` at its offset, which
+    the previous block's future gives (items ``(buf, offset_in, offset_out)``)."""
     def place(item, scratch):
         _, start, stop = item
         try:
@@ -403,13 +365,13 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
         # Each feature needs "i:v" and a separator: at most size // 4 + 1 of them.
         bound = src.size // 4 + 2 if src.size is not None else None
         args = (multilabel, require_qid, min_index, max_index)
-        out = _Assembler(src.name, dtype, multilabel, bound, args)
+        out = _Assembler(src.name, dtype, bound, args)
         text_pool = _Pool(np.uint8)
         data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
         blocks = _line_blocks(src, _block_size(src.size, n_threads), text_pool)
 
         def work(item, sc):
-            return _parse_one(item[0], sc, *args)
+            return _svmlight.parse_block(item[0], *args, *sc)
 
         def scratch(item):
             cap = len(item[0]) // 4 + 2
@@ -438,11 +400,8 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
 
 
 def check_format_args(n_features, dtype, zero_based):
-    """The checks every svmlight reader of pgs makes (`load_svmlight_files` and
-    `pgs.dask.read_svmlight`: one set of types, limits and messages).
-
-    Returns (dtype, min_index, max_index): the feature indices a line may hold as written.
-    """
+    """The checks of every svmlight reader of pgs (`load_svmlight_files`, `pgs.dask`):
+    (dtype, min_index, max_index), the feature indices a line may hold as written."""
     if n_features is not None:
         if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)):
             raise TypeError(f"n_features must be None or an int, got {n_features!r}")
@@ -460,6 +419,17 @@ def check_format_args(n_features, dtype, zero_based):
     min_index = 1 if zero_based is False else 0
     max_index = MAX_FEATURES - 1 if zero_based is True else MAX_FEATURES
     return dt, min_index, max_index
+
+
+def check_n_features(n_features, needed):
+    """The matrices' columns: `n_features`, by default the `needed` ones the data holds
+    (every reader's rule and message)."""
+    if n_features is None:
+        return needed
+    if n_features < needed:
+        raise ValueError(f"n_features was set to {n_features}, but the data holds feature "
+                         f"index {needed - 1} (it needs n_features >= {needed})")
+    return int(n_features)
 
 
 def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
@@ -482,24 +452,11 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     Parameters
     ----------
     files : sequence of path or binary file object
-        As for `load_svmlight`.
-    n_features : int, optional
-        Number of columns of every matrix; by default the largest feature index
-        found in any file, plus one. At most `MAX_FEATURES` = 2**31 - 1.
-    dtype : {numpy.float64, numpy.float32}
-        dtype of the matrices' values (parsed as float64, then cast).
-    zero_based : bool or "auto", default "auto"
-        Whether feature indices start at 0. "auto" (as scikit-learn does) treats
-        the files as one-based, shifting every index down by one, when every
-        file holds at least one feature and none holds index 0; otherwise as
-        zero-based. The same decision applies to all files.
-    query_id : bool, default False
-        Also return each file's ``qid:`` values (every line must have one).
-    multilabel : bool, default False
-        Targets are comma-separated label lists (``1,3,7``); each file's y is
-        then a list of sorted tuples of floats.
-    n_threads : int, optional
-        Parser threads (default: the usable CPUs, at most 8).
+        As `f` of `load_svmlight`.
+    n_features, dtype, zero_based, query_id, multilabel, n_threads
+        As for `load_svmlight`, for every file: `n_features` defaults to the largest
+        feature index in any file plus one, and "auto" `zero_based` reads the files as
+        one-based when every file holds a feature and none holds index 0.
 
     Returns
     -------
@@ -509,13 +466,8 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
 
     Raises
     ------
-    ValueError
-        For a malformed line (naming the file, the 1-based line number, the
-        column and an excerpt), a damaged compressed file or an `n_features`
-        smaller than the data needs.
-    OSError
-        For a missing or unreadable file, or a plain file that changed while it
-        was read.
+    ValueError, OSError, TypeError
+        As `load_svmlight`.
     """
     dt, min_index, max_index, n_threads = _check_args(n_features, dtype, zero_based,
                                                       query_id, multilabel, n_threads)
@@ -532,23 +484,14 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     for p in parsed:
         if not one_based and p.at_limit is not None:  # index MAX_FEATURES, zero-based
             raise p.at_limit
-    if one_based:
-        for p in parsed:
-            if p.nnz:
-                np.subtract(p.indices, 1, out=p.indices)
-                p.max_index -= 1
-    needed = max([p.max_index if p.nnz else 0 for p in parsed] + [0]) + 1
-    if n_features is None:
-        n_features = needed
-    elif n_features < needed:
-        raise ValueError(f"n_features was set to {n_features}, but the data holds feature "
-                         f"index {needed - 1} (it needs n_features >= {needed})")
+        if one_based and p.nnz:
+            np.subtract(p.indices, 1, out=p.indices)
+            p.max_index -= 1
+    n_features = check_n_features(
+        n_features, max([p.max_index if p.nnz else 0 for p in parsed] + [0]) + 1)
     result = []
     for p in parsed:
-        result.append(_to_csr(p, int(n_features)))
-        result.append(p.y)
-        if query_id:
-            result.append(p.qid)
+        result += [_to_csr(p, n_features), p.y] + ([p.qid] if query_id else [])
     return result
 
 
@@ -606,15 +549,12 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
     Raises
     ------
     ValueError
-        For a malformed line, naming the file, the 1-based line number, the
-        column (in bytes) of the bad token and an excerpt: bad numbers,
-        ``inf``/``nan``, duplicate feature indices, a missing ``:``, a bad
-        ``qid``, a feature index beyond the limit of 2**31 - 1 features (an
-        index above 2147483647 one-based, 2147483646 zero-based); for a damaged
-        compressed file (naming it); or for `n_features` too small.
+        For a malformed line (bad numbers, ``inf``/``nan``, duplicate indices, a missing
+        ``:``, a bad ``qid``, an index beyond `MAX_FEATURES`), naming the file, the line,
+        the column (in bytes) and an excerpt; a damaged compressed file; too small an
+        `n_features`.
     OSError
-        For a missing or unreadable file, or a plain file that changed (was
-        truncated, extended or written to) while it was read.
+        For a missing or unreadable file, or a plain file that changed while read.
     TypeError
         For a text-mode file object or arguments of the wrong type.
     """
@@ -701,14 +641,12 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
 
     if isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(os.fspath(f))
-        opener = _OPENERS.get(os.path.splitext(path)[1].lower(), open)
-        out = opener(path, "wb")
-        owned = True
+        out = _OPENERS.get(os.path.splitext(path)[1].lower(), open)(path, "wb")
     elif hasattr(f, "write"):
-        out, owned = f, False
+        out = contextlib.nullcontext(f)
     else:
         raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
-    try:
+    with out as fh:
         step = 4096
         for start in range(0, m, step):
             lines = []
@@ -717,7 +655,4 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
                 feats = " ".join(f"{j}:{v}" for j, v in zip(indices[a:b], values[a:b],
                                                             strict=True))
                 lines.append(f"{targets[i]} {feats}\n" if feats else f"{targets[i]}\n")
-            out.write("".join(lines).encode("ascii"))
-    finally:
-        if owned:
-            out.close()
+            fh.write("".join(lines).encode("ascii"))

@@ -1,47 +1,37 @@
-"""The on-disk model format: a portable, pickle-free ``.npz``.
-
-Layout (format version 2), every member a plain numpy array readable with
-``numpy.load(path, allow_pickle=False)``:
+"""The on-disk model format: a portable, pickle-free ``.npz`` of plain numpy arrays,
+readable with ``numpy.load(path, allow_pickle=False)`` (format version 2):
 
 ``header``
-    0-d unicode array holding a JSON object: ``format`` ("pgs-model"),
-    ``format_version`` (int), ``kind`` (the class of model: "pgs" for `pgs.Model`,
-    "csgd" for `train_csgd`'s model, "cadaline" for `train_cadaline`'s),
-    ``pgs_version``, ``intercept`` (a number, or one number per output when
-    ``coef`` is 2-D), ``iteration``, ``T``, ``n_features``, ``classes_kind``
-    ("none", "number", "string" or "bytes"), ``params`` (every training argument,
-    from the model's ``params``), ``params_not_stored`` (names of arguments that
-    have no JSON form, such as a callback; they are restored as None) and
+    0-d unicode array holding a JSON object: ``format`` ("pgs-model"), ``format_version``,
+    ``kind`` ("pgs": `pgs.Model`; "csgd", "cadaline": `train_csgd`'s and
+    `train_cadaline`'s models), ``pgs_version``, ``intercept`` (a number, or one per
+    output when ``coef`` is 2-D), ``iteration``, ``T``, ``n_features``, ``classes_kind``
+    ("none", "number", "string" or "bytes"), ``params`` (the training arguments;
+    ``params_not_stored`` names those without a JSON form, restored as None) and
     ``attributes`` (what the kind keeps beyond these, e.g. ``eta0_``).
 ``coef``
-    float64 array of shape (n_features,), or (n_outputs, n_features) for C-Adaline.
+    float64, shape (n_features,), or (n_outputs, n_features) for C-Adaline.
 ``classes``
-    Only for classifiers: the original labels, as a numeric, unicode or bytes
-    array (never an object array).
+    Classifiers only: the labels, as a numeric, unicode or bytes array.
 
-``format_version`` is the oldest version whose readers load the file right: a
-`pgs.Model` is written as version 1 (a version-1 reader ignores ``kind`` and
-``attributes``), the other kinds as version 2, so that an older pgs refuses them
-instead of loading them as a `pgs.Model`. A reader refuses files whose
-``format_version`` is newer than it knows; a file without ``kind`` (written before
-version 2) is a `pgs.Model`.
-
-This module knows the format, not the model classes: `pgs/models/__init__.py` registers
-every kind here (`register_kind`), so the models import this module and never the other
-way round.
+``format_version`` is the oldest version whose readers load the file right: 1 for a
+`pgs.Model` (version-1 readers ignore ``kind`` and ``attributes``), 2 for the other kinds
+(so an older pgs refuses them). Newer versions are refused; a file without ``kind`` is a
+`pgs.Model`. pgs/models/__init__.py registers every kind here (`register_kind`): the models
+import this module, never the other way round.
 """
 
 import json
 import lzma
 import math
 import os
-import tempfile
 import zipfile
 import zlib
 
 import numpy as np
 
 from pgs._version import __version__
+from pgs.io import write_atomic
 from pgs.rules.validation import is_int, is_real
 
 FORMAT_NAME = "pgs-model"
@@ -101,22 +91,17 @@ def _from_json_value(v):
 
 
 def _classes_array(classes):
+    """`classes` as a numeric, unicode or bytes array, and its ``classes_kind``."""
     arr = np.asarray(classes)
-    if arr.dtype.kind in "biuf":
-        return arr, "number"
-    if arr.dtype.kind == "U":
-        return arr, "string"
-    if arr.dtype.kind == "S":
-        return arr, "bytes"
-    if arr.dtype.kind == "O":
-        items = list(arr.tolist())
-        if all(isinstance(c, str) for c in items):
-            return np.array(items, dtype=str), "string"
-        if all(isinstance(c, bytes) for c in items):
-            return np.array(items, dtype=bytes), "bytes"
-        if all(isinstance(c, (int, float, np.number)) and not isinstance(c, bool)
-               for c in items):
-            return np.array(items), "number"
+    if arr.dtype.kind == "O":       # (Python labels: all strings, all bytes or all numbers)
+        items = arr.tolist()
+        for types, dtype in ((str, str), (bytes, bytes), ((int, float, np.number), None)):
+            if all(isinstance(c, types) and not isinstance(c, bool) for c in items):
+                arr = np.array(items, dtype=dtype)
+                break
+    for kind, dtype_kinds in _CLASSES_DTYPE_KINDS.items():
+        if arr.dtype.kind in dtype_kinds:
+            return arr, kind
     raise TypeError(f"cannot save classes of dtype {arr.dtype} without pickle: "
                     f"{classes!r} (use numbers or strings)")
 
@@ -159,21 +144,9 @@ def save_model(model, path):
     if hasattr(path, "write"):
         np.savez(path, **arrays)
         return
-    # Atomic: a temporary file in the same directory, flushed to disk, then renamed over
-    # `path`, so that an interrupted or failed save never leaves a truncated model nor
-    # destroys the one already there.
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(prefix=".pgs-model-", suffix=".tmp",
-                               dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    # Atomic: an interrupted or failed save never leaves a truncated model nor destroys
+    # the one already there.
+    write_atomic(os.fspath(path), lambda fh: np.savez(fh, **arrays))
 
 
 def load_model(path):
@@ -195,10 +168,8 @@ def load_model(path):
     Raises
     ------
     ValueError
-        When the file is not a pgs model, is damaged or edited into an inconsistent
-        state (the message names the file and what is wrong), holds a kind of model
-        this pgs does not know, or was written in a newer format version than this
-        pgs reads.
+        When the file is not a pgs model, is damaged or inconsistent (the message names
+        the file and the fault), or holds an unknown kind or a newer format version.
     OSError
         When `path` is missing or cannot be read.
     """

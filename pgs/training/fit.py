@@ -2,6 +2,7 @@
 solver built (`prepare`), run in chunks or in rounds of threads (`fit`, `fit_many`) and
 turned into a `Model` (`finish`)."""
 
+import inspect
 import math
 import time
 import warnings
@@ -12,7 +13,7 @@ import numpy as np
 from pgs._core import SAMPLING_MODES, mean_loss
 from pgs.engine import threads
 from pgs.engine.chunks import run_chunked, run_threads
-from pgs.engine.solver import Progress, Solver, raise_status, run_lockstep
+from pgs.engine.solver import Solver, progress, raise_status, run_lockstep
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
@@ -42,13 +43,9 @@ def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
 def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling):
     r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``, 0 if w = 0 is optimal.
 
-    ``G^2 / (2 sigma F(0))`` minimises the bound ``t0 F(0) + G^2 ln((T + t0) / t0) /
-    (2 sigma)`` stated for `t_offset` in `train` as T grows (independent of T, so warm
-    starts and `partial_fit` continue exactly). G bounds every sampled gradient's dual
-    norm: max_i ||(x_i, icpt)||_q (from `stats`, X's `row_stats`) times the loss's bound on
-    :math:`|\ell'|` (on the domain of radius B if unbounded) times the sampler's weight
-    factor. The cap m keeps the extra regulariser :math:`t_0 \sigma r(w)` below one pass.
-    """
+    It minimises `train`'s bound ``t0 F(0) + G^2 ln((T + t0) / t0) / (2 sigma)`` as T grows
+    (so warm starts continue exactly), G bounding the sampled gradients' dual norms; the
+    cap m keeps the extra regulariser :math:`t_0 \sigma r(w)` below one pass."""
     q = p / (p - 1.0)
     m = y_kernel.shape[0]
     spec = loss_spec(loss)
@@ -109,12 +106,10 @@ def _check_warm_start(warm_start, params, n_features, iterate):
         if saved != params[key]:
             raise ValueError(f"warm_start model was trained with {key}="
                              f"{saved!r}, this call has {key}={params[key]!r}")
-    if iterate == "average" and state["wsum"] is None:
-        raise ValueError("iterate='average' needs a warm_start model trained with "
-                         "iterate='average'")
-    if iterate == "random" and state["w_pick"] is None:
-        raise ValueError("iterate='random' needs a warm_start model trained with "
-                         "iterate='random'")
+    kept = {"average": "wsum", "random": "w_pick"}.get(iterate)    # (what the iterate needs)
+    if kept is not None and state[kept] is None:
+        raise ValueError(f"iterate={iterate!r} needs a warm_start model trained with "
+                         f"iterate={iterate!r}")
     return state
 
 
@@ -136,19 +131,12 @@ class Run(NamedTuple):
 
 def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
          merge_every=None, **kwargs):
-    """`train` with a test hook: `fixed_rows` replaces the sampler's row draws (every
-    internal path of the kernel is reached through the public parameters).
-
-    `known_classes` (two labels, for the estimators' one-vs-rest problems) lets y hold
-    only one of them, as a batch of a stream can; a warm start implies its model's.
-    """
+    """`train`, plus `prepare`'s `fixed_rows` (a test hook replacing the sampler's draws)
+    and `known_classes` (two labels of which y may hold one, as a stream's batch can)."""
     start = time.perf_counter()
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable, got {callback!r}")
-    callback_every = V.check_count("callback_every", callback_every, allow_none=True)
+    callback_every, merge_every = check_reports(callback, callback_every, merge_every)
     V.check_bool("keep_state", keep_state)
     n_jobs = V.check_count("n_jobs", n_jobs)
-    merge_every = V.check_count("merge_every", merge_every, allow_none=True)
     if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
         raise ValueError("fixed_rows is not supported with n_jobs > 1")
     run = prepare(X, y, track_loss=callback is not None, **kwargs)
@@ -159,6 +147,15 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
     return finish(run, stopped, keep_state)
 
 
+def check_reports(callback, callback_every, merge_every):
+    """The checks of the callback and merge arguments (`fit`'s and `pgs.dask.train`'s):
+    (callback_every, merge_every)."""
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r}")
+    return (V.check_count("callback_every", callback_every, allow_none=True),
+            V.check_count("merge_every", merge_every, allow_none=True))
+
+
 #: Rows a solver takes per turn in `fit_many`'s lock-step: about 230 KB of RCV1-like
 #: rows, so that a turn's rows are still in L2 when the next problem takes them.
 LOCKSTEP_ROWS = 256
@@ -166,23 +163,17 @@ LOCKSTEP_ROWS = 256
 
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
               per_problem=None, **kwargs):
-    """`fit` for several target vectors over the same X (one-vs-rest problems, a sigma grid).
-
-    Problem ``i`` is exactly ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
-    **per_problem[i], ...)``, bit for bit. Sharing the seed, the problems draw the same
-    rows, so running them in lock-step (`run_lockstep`: each takes `LOCKSTEP_ROWS` rows in
-    turn) fetches each row once for all. `n_jobs` threads take contiguous groups of
-    problems; a single problem is instead split by rows between them.
-    """
+    """`fit` for several target vectors over the same X (one-vs-rest problems, a sigma
+    grid): problem i is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
+    **per_problem[i], ...)`` bit for bit, run in lock-step (`run_lockstep`) with the others
+    of its group of `n_jobs` threads; a single problem is split by rows between them."""
     if V.check_seed(seed) is None:
         # One fresh seed for all (not one each: they would draw different rows).
         seed = int(np.random.SeedSequence().entropy)
     if kwargs.get("fixed_rows") is not None:
         raise ValueError("fixed_rows is not supported for several problems")
-    if warm_starts is None:
-        warm_starts = [None] * len(ys)
-    if per_problem is None:
-        per_problem = [{}] * len(ys)
+    warm_starts = [None] * len(ys) if warm_starts is None else warm_starts
+    per_problem = [{}] * len(ys) if per_problem is None else per_problem
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
     runs = [prepare(X, y, seed=seed, warm_start=warm, **{**kwargs, **extra})
             for y, warm, extra in zip(ys, warm_starts, per_problem, strict=True)]
@@ -227,6 +218,25 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     return [finish(run, False, keep_state) for run in runs]
 
 
+def check_args(loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, intercept,
+               intercept_scaling, epsilon, sampling, t_offset):
+    """The checks of the training arguments but sigma (`prepare`'s and the estimators'
+    `_check_params`: one set of messages); the arguments, normalised, in order."""
+    return (V.check_p(p), V.check_count("T", T, allow_none=True), V.check_count("k", k),
+            V.check_B(B), V.check_choice("schedule", schedule, D.SCHEDULES),
+            V.check_auto_or_positive("eta0", eta0), V.check_iterate(iterate),
+            V.check_bool("fit_intercept", fit_intercept),
+            V.check_choice("intercept", intercept, D.INTERCEPTS),
+            V.check_auto_or_positive("intercept_scaling", intercept_scaling),
+            V.check_epsilon(loss, epsilon),
+            V.check_choice("sampling", sampling, SAMPLING_MODES + ("auto",)),
+            V.check_t_offset(t_offset))
+
+
+#: The arguments `check_args` checks.
+CHECKED_ARGS = tuple(inspect.signature(check_args).parameters)
+
+
 def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, k=1,
              B=None, schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
              iterate=D.DEFAULTS["iterate"], fit_intercept=True,
@@ -235,29 +245,19 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
              sample_weight=None, sampling=D.DEFAULTS["sampling"], track_loss=False,
              warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
              fixed_rows=None, known_classes=None, row_stats=None, k_above_rows=False):
-    """Validate one `train` call and build its solver (see `fit`); `k_above_rows` lets
-    a mini-batch hold more rows than X has (the estimators' partial_fit); `row_stats`
-    (`pgs.rules.defaults.row_stats`) stands for X's when X is not here (`pgs.dask`)."""
+    """Validate one `train` call and build its solver; `k_above_rows` lets a mini-batch
+    hold more rows than X (partial_fit); `row_stats` stands for X's (`pgs.dask`)."""
     loss_id = V.check_loss(loss)
-    p = V.check_p(p)
     sigma = V.check_positive("sigma", sigma)
-    T = V.check_count("T", T, allow_none=True)
-    k = V.check_count("k", k)
-    B = V.check_B(B)
-    schedule = V.check_choice("schedule", schedule, D.SCHEDULES)
-    eta0 = V.check_auto_or_positive("eta0", eta0)
-    iterate = V.check_iterate(iterate)
-    fit_intercept = V.check_bool("fit_intercept", fit_intercept)
-    intercept = V.check_choice("intercept", intercept, D.INTERCEPTS)
-    intercept_scaling = V.check_auto_or_positive("intercept_scaling", intercept_scaling)
     seed = V.check_seed(seed)
-    epsilon = V.check_epsilon(loss, epsilon)
-    sampling = V.check_choice("sampling", sampling, SAMPLING_MODES + ("auto",))
+    (p, T, k, B, schedule, eta0, iterate, fit_intercept, intercept, intercept_scaling,
+     epsilon, sampling, t_offset) = check_args(
+        loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, intercept,
+        intercept_scaling, epsilon, sampling, t_offset)
     if n_threads is not None:
         V.check_count("n_threads", n_threads)
         warnings.warn("n_threads has no effect (the mini-batch threads were removed) and "
                       "will be removed", DeprecationWarning, stacklevel=3)
-    t_offset = V.check_t_offset(t_offset)
 
     # Entries are checked by the kernel as it reads each row (see _margin).
     Xb = as_csr_buffers(X, check_entries=False)
@@ -356,16 +356,12 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
 
 def finish(run, stopped, keep_state):
     """The `Model` of a run that `_run_chunks` (or `run_lockstep`) has done."""
-    solver, params, iterate = run.solver, run.params, run.params["iterate"]
+    solver, params, n = run.solver, run.params, run.n_features
     t_done = solver.t
-    n_features = run.n_features
-    t_pick = run.t_pick
-    if iterate == "random":
-        if t_pick == -1:
-            t_pick = int(run.state["t_pick"])
+    which, iteration = params["iterate"], t_done
+    if which == "random":
+        t_pick = int(run.state["t_pick"]) if run.t_pick == -1 else run.t_pick
         which, iteration = ("pick", t_pick) if t_pick <= t_done else ("last", t_done)
-    else:
-        which, iteration = iterate, t_done
     # The solver is done: without keep_state the iterate is computed in one of its
     # buffers, with keep_state the model keeps its buffers as the state and the iterate
     # is the one new vector. Either way no copy of the state (the memory budget).
@@ -378,8 +374,7 @@ def finish(run, stopped, keep_state):
         w, state = solver.take(which), None
 
     params["T"] = t_done
-    model = Model(coef=w[:n_features], intercept=_intercept(params, w[n_features], bias,
-                                                             which),
+    model = Model(coef=w[:n], intercept=_intercept(params, w[n], bias, which),
                   iteration=iteration, T=t_done, classes=run.classes, params=params)
     if stopped:
         model.params["stopped_early"] = True
@@ -390,7 +385,7 @@ def finish(run, stopped, keep_state):
 
 def _intercept(params, w_column, bias, which):
     """The model's bias: the constant column's weight times its value, or the free bias
-    of the iterate `which` (`bias`: the solver's scalars b, b_sum, rho_sum and b_pick)."""
+    of the iterate `which` (from the solver's scalars `bias`)."""
     if not params["fit_intercept"]:
         return 0.0
     if params["intercept"] == "column":
@@ -408,7 +403,6 @@ def _work_per_iteration(run):
 
 def _run_chunks(run, callback, every, start, stop=None):
     """Run the kernel to `run.t_total`, in chunks between callback calls; True if stopped.
-
     `stop` (a threading.Event, for worker threads) ends the run at its next chunk."""
     solver, Xb = run.solver, run.Xb
     sigma, p, t_total = run.params["sigma"], run.params["p"], run.t_total
@@ -432,11 +426,8 @@ def _run_chunks(run, callback, every, start, stop=None):
     while solver.t < t_total:
         loss_before, rows_before = solver.loss_sum, solver.consumed
         run_to(min(solver.t + every, t_total))
-        rows = solver.consumed - rows_before
-        loss_est = (solver.loss_sum - loss_before) / rows if rows else float("nan")
-        reg = sigma * solver.norm_w**2 / (2.0 * (p - 1.0))
-        progress = Progress(t=solver.t, T=t_total, seconds=time.perf_counter() - start,
-                            loss_estimate=loss_est, objective_estimate=reg + loss_est)
-        if callback(progress) is False:
+        report = progress(solver.t, t_total, start, solver.loss_sum - loss_before,
+                          solver.consumed - rows_before, sigma, p, solver.norm_w)
+        if callback(report) is False:
             return solver.t < t_total
     return False
