@@ -204,13 +204,7 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
         for m in meta:
             if m[4] is not None:         # index MAX_FEATURES, zero-based: too large
                 raise ValueError(m[4])
-    needed = max(max_index - int(one_based), 0) + 1
-    if n_features is None:
-        n_features = needed
-    elif n_features < needed:
-        raise ValueError(f"n_features was set to {n_features}, but the data holds feature "
-                         f"index {needed - 1} (it needs n_features >= {needed})")
-    n_features = int(n_features)
+    n_features = svmlight.check_n_features(n_features, max(max_index - int(one_based), 0) + 1)
 
     keep = [j for j, m in enumerate(meta) if m[0] > 0] or [0]
     rows = [meta[j][0] for j in keep]

@@ -38,7 +38,7 @@ from pgs.engine.threads import RoundReports
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import DEFAULTS, row_sq_norms, row_stats
-from pgs.training.fit import finish, prepare
+from pgs.training.fit import check_reports, finish, prepare
 
 #: Times a round's task whose result was cancelled (not for lost data) is submitted again.
 RETRIES = 3
@@ -246,10 +246,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     """`train`, with `pgs.training.fit.prepare`'s `known_classes` (the estimators' one-vs-rest
     problems)."""
     start = time.perf_counter()
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable, got {callback!r}")
-    callback_every = V.check_count("callback_every", callback_every, allow_none=True)
-    merge_every = V.check_count("merge_every", merge_every, allow_none=True)
+    callback_every, merge_every = check_reports(callback, callback_every, merge_every)
     timeout = check_timeout(timeout)
     sigma = kwargs.get("sigma", DEFAULTS["sigma"])
     if isinstance(sigma, str) and sigma == "auto":
