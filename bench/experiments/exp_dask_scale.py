@@ -6,13 +6,16 @@ svmlight files, read back with ``pgs.dask.read_svmlight`` on a glob, trained wit
 it (README, "On a Dask cluster"). Measured:
 
 - the client's memory: the growth of its peak resident set (VmHWM) and its peak Python
-  allocation (tracemalloc) over read + train + save, against the size of one partition's
-  CSR arrays (the target: below twice one partition);
+  allocation (tracemalloc) over read + train (``n_jobs`` = the workers: one shard each)
+  + save, against the size of one partition's CSR arrays (the target: below twice one
+  partition);
 - time to accuracy against dask-ml's ``Incremental(SGDClassifier)`` (one ``partial_fit``
   per block, a point per pass; averaged SGD, alpha in `ALPHAS` times sigma, the best
   reported) on the same dask arrays, the target being the best test
   accuracy of either minus 0.2 points; pgs's curve is one run continued by warm starts,
-  observed every half pass; and one pass of ``pgs.train`` over one partition on one
+  observed every half pass, with one shard per worker (``n_jobs``) and with the default
+  of one shard per chunk of X (read_svmlight's blocks: many shards, whose merge costs
+  passes, docs/parallel.md); and one pass of ``pgs.train`` over one partition on one
   core (times the partitions: the set's single-core pass).
 
 Usage::
@@ -81,14 +84,15 @@ def _reset_peak():
         return False
 
 
-def _pgs_curve(X, y, test, m, passes, seed, client):
+def _pgs_curve(X, y, test, m, passes, seed, client, n_jobs):
     """(cumulative seconds, accuracy) every half pass: one run continued by warm starts."""
     import pgs.dask
     model, times, accs, total = None, [], [], 0.0
     for _ in range(2 * passes):
         t0 = time.perf_counter()
         model = pgs.dask.train(X, y, client=client, loss="logistic", sigma=SIGMA_ROWS / m,
-                               T=m // 2, seed=seed, keep_state=True, warm_start=model)
+                               T=m // 2, seed=seed, keep_state=True, warm_start=model,
+                               n_jobs=n_jobs)
         total += time.perf_counter() - t0
         times.append(total)
         accs.append(accuracy(test[1], model.decision_function(test[0])))
@@ -145,7 +149,7 @@ def run(cfg, partitions=None, rows=None):
                                       client=client)
         t_read = time.perf_counter() - t0
         model = pgs.dask.train(X, y, client=client, loss="logistic", sigma=SIGMA_ROWS / m,
-                               T=2 * m, seed=0)
+                               T=2 * m, seed=0, n_jobs=N_WORKERS)
         model.save(os.path.join(folder, "model.npz"))
         t_all = time.perf_counter() - t0
         traced_peak = tracemalloc.get_traced_memory()[1]
@@ -153,7 +157,8 @@ def run(cfg, partitions=None, rows=None):
         hwm_growth = _vm("VmHWM") - rss0 if peak_reset else np.nan
 
         test = rcv1_like_partition(-1, TEST_ROWS, hard=True)
-        pgs_curve = _pgs_curve(X, y, test, m, passes, 1, client)
+        pgs_curve = _pgs_curve(X, y, test, m, passes, 1, client, N_WORKERS)
+        chunk_curve = _pgs_curve(X, y, test, m, passes, 1, client, None)
         inc_curves = {a: _incremental_curve(X, y, test, m, passes, 1, a) for a in ALPHAS}
     finally:
         client.close()
@@ -164,10 +169,10 @@ def run(cfg, partitions=None, rows=None):
     return _report(cfg, dict(partitions=partitions, rows=rows, m=m, passes=passes,
                              part=max(part_bytes), files=file_bytes, pass_one=pass_one,
                              hwm=hwm_growth, traced=traced_peak, read=t_read, all=t_all,
-                             n_chunks=X.numblocks[0]), pgs_curve, inc_curves)
+                             n_chunks=X.numblocks[0]), pgs_curve, chunk_curve, inc_curves)
 
 
-def _report(cfg, r, pgs_curve, inc_curves):
+def _report(cfg, r, pgs_curve, chunk_curve, inc_curves):
     mb = 2.0**20
     best = max([max(pgs_curve[1])] + [max(c[1]) for c in inc_curves.values()])
     target = best - TOLERANCE
@@ -184,15 +189,20 @@ def _report(cfg, r, pgs_curve, inc_curves):
           f"{r['all']:.1f}"]])
     curves = markdown_table(
         ["passes"] + [f"{(i + 1) / 2:g}" for i in range(len(pgs_curve[0]))],
-        [["pgs.dask.train accuracy (%)"] + [f"{100 * a:.2f}" for a in pgs_curve[1]],
-         ["pgs.dask.train time (s)"] + [f"{t:.1f}" for t in pgs_curve[0]],
+        [[f"pgs.dask.train, n_jobs={N_WORKERS}: accuracy (%)"]
+         + [f"{100 * a:.2f}" for a in pgs_curve[1]],
+         ["time (s)"] + [f"{t:.1f}" for t in pgs_curve[0]],
+         [f"pgs.dask.train, a shard per chunk ({r['n_chunks']}): accuracy (%)"]
+         + [f"{100 * a:.2f}" for a in chunk_curve[1]],
+         ["time (s)"] + [f"{t:.1f}" for t in chunk_curve[0]],
          [f"Incremental(SGD) accuracy (%), alpha = {alpha:g} sigma"] + [
              f"{100 * inc_curve[1][i // 2]:.2f}" if i % 2 else "" for i in
              range(len(pgs_curve[0]))],
-         ["Incremental(SGD) time (s)"] + [
+         ["time (s)"] + [
              f"{inc_curve[0][i // 2]:.1f}" if i % 2 else "" for i in range(len(pgs_curve[0]))]])
     speed = markdown_table(
-        ["target (best − 0.2)", "pgs.dask.train", "dask-ml Incremental(SGDClassifier)",
+        ["target (best − 0.2)", f"pgs.dask.train, n_jobs={N_WORKERS}",
+         "dask-ml Incremental(SGDClassifier)",
          "pgs / dask-ml"],
         [[f"{100 * target:.2f}%", f"{t_pgs:.1f} s", f"{t_inc:.1f} s" if np.isfinite(t_inc)
           else f"not within {r['passes']} passes", f"{t_pgs / t_inc:.2f}"
