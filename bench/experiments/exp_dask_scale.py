@@ -11,12 +11,14 @@ it (README, "On a Dask cluster"). Measured:
   partition);
 - time to accuracy against dask-ml's ``Incremental(SGDClassifier)`` (one ``partial_fit``
   per block, a point per pass; averaged SGD, alpha in `ALPHAS` times sigma, the best
-  reported) on the same dask arrays, the target being the best test
-  accuracy of either minus 0.2 points; pgs's curve is one run continued by warm starts,
-  observed every half pass, with one shard per worker (``n_jobs``) and with the default
-  of one shard per chunk of X (read_svmlight's blocks: many shards, whose merge costs
-  passes, docs/parallel.md); and one pass of ``pgs.train`` over one partition on one
-  core (times the partitions: the set's single-core pass).
+  reported) on the same dask arrays, the target being the best test accuracy of either
+  minus 0.2 points. pgs's points are one call from scratch each (its set-up in its
+  time), with one shard per worker (X cut once into that many contiguous chunks, as
+  ``n_jobs`` would in every call: timed apart) and with the default of one shard per
+  chunk of X (read_svmlight's blocks: many shards, whose merge costs passes,
+  docs/parallel.md);
+- one pass of ``pgs.train`` over one partition on one core (times the partitions: the
+  set's single-core pass).
 
 Usage::
 
@@ -84,17 +86,16 @@ def _reset_peak():
         return False
 
 
-def _pgs_curve(X, y, test, m, passes, seed, client, n_jobs):
-    """(cumulative seconds, accuracy) every half pass: one run continued by warm starts."""
+def _pgs_curve(X, y, test, m, passes, seed, client):
+    """(seconds, accuracy) of one `pgs.dask.train` call from scratch per number of passes
+    in `passes` (a call's set-up, the actors and the rows' norms, is in its time)."""
     import pgs.dask
-    model, times, accs, total = None, [], [], 0.0
-    for _ in range(2 * passes):
+    times, accs = [], []
+    for n in passes:
         t0 = time.perf_counter()
         model = pgs.dask.train(X, y, client=client, loss="logistic", sigma=SIGMA_ROWS / m,
-                               T=m // 2, seed=seed, keep_state=True, warm_start=model,
-                               n_jobs=n_jobs)
-        total += time.perf_counter() - t0
-        times.append(total)
+                               T=int(n * m), seed=seed)
+        times.append(time.perf_counter() - t0)
         accs.append(accuracy(test[1], model.decision_function(test[0])))
     return times, accs
 
@@ -157,8 +158,16 @@ def run(cfg, partitions=None, rows=None):
         hwm_growth = _vm("VmHWM") - rss0 if peak_reset else np.nan
 
         test = rcv1_like_partition(-1, TEST_ROWS, hard=True)
-        pgs_curve = _pgs_curve(X, y, test, m, passes, 1, client, N_WORKERS)
-        chunk_curve = _pgs_curve(X, y, test, m, passes, 1, client, None)
+        # One shard per worker: X cut once into N_WORKERS contiguous chunks (as n_jobs
+        # does in every call), kept on the workers.
+        t0 = time.perf_counter()
+        X_w = client.persist(X.rechunk({0: tuple(np.diff(np.linspace(0, m, N_WORKERS + 1)
+                                                         .astype(int)))}))
+        distributed.wait(X_w)
+        t_rechunk = time.perf_counter() - t0
+        points = [0.5, 1, 2, 3, 4, passes]
+        pgs_curve = _pgs_curve(X_w, y, test, m, points, 1, client)
+        chunk_curve = _pgs_curve(X, y, test, m, points, 1, client)
         inc_curves = {a: _incremental_curve(X, y, test, m, passes, 1, a) for a in ALPHAS}
     finally:
         client.close()
@@ -169,7 +178,8 @@ def run(cfg, partitions=None, rows=None):
     return _report(cfg, dict(partitions=partitions, rows=rows, m=m, passes=passes,
                              part=max(part_bytes), files=file_bytes, pass_one=pass_one,
                              hwm=hwm_growth, traced=traced_peak, read=t_read, all=t_all,
-                             n_chunks=X.numblocks[0]), pgs_curve, chunk_curve, inc_curves)
+                             n_chunks=X.numblocks[0], rechunk=t_rechunk, points=points),
+                   pgs_curve, chunk_curve, inc_curves)
 
 
 def _report(cfg, r, pgs_curve, chunk_curve, inc_curves):
@@ -188,20 +198,20 @@ def _report(cfg, r, pgs_curve, chunk_curve, inc_curves):
           f"{r['traced'] / mb:.1f} MB", f"{r['hwm'] / r['part']:.2f}", f"{r['read']:.1f}",
           f"{r['all']:.1f}"]])
     curves = markdown_table(
-        ["passes"] + [f"{(i + 1) / 2:g}" for i in range(len(pgs_curve[0]))],
-        [[f"pgs.dask.train, n_jobs={N_WORKERS}: accuracy (%)"]
+        ["passes"] + [f"{n:g}" for n in r["points"]],
+        [[f"pgs.dask.train, {N_WORKERS} shards: accuracy (%)"]
          + [f"{100 * a:.2f}" for a in pgs_curve[1]],
          ["time (s)"] + [f"{t:.1f}" for t in pgs_curve[0]],
          [f"pgs.dask.train, a shard per chunk ({r['n_chunks']}): accuracy (%)"]
          + [f"{100 * a:.2f}" for a in chunk_curve[1]],
          ["time (s)"] + [f"{t:.1f}" for t in chunk_curve[0]],
-         [f"Incremental(SGD) accuracy (%), alpha = {alpha:g} sigma"] + [
-             f"{100 * inc_curve[1][i // 2]:.2f}" if i % 2 else "" for i in
-             range(len(pgs_curve[0]))],
-         ["time (s)"] + [
-             f"{inc_curve[0][i // 2]:.1f}" if i % 2 else "" for i in range(len(pgs_curve[0]))]])
+         [f"Incremental(SGD) accuracy (%), alpha = {alpha:g} sigma"]
+         + [f"{100 * inc_curve[1][int(n) - 1]:.2f}" if n == int(n) else ""
+            for n in r["points"]],
+         ["time (s)"] + [f"{inc_curve[0][int(n) - 1]:.1f}" if n == int(n) else ""
+                         for n in r["points"]]])
     speed = markdown_table(
-        ["target (best − 0.2)", f"pgs.dask.train, n_jobs={N_WORKERS}",
+        ["target (best − 0.2)", f"pgs.dask.train, {N_WORKERS} shards",
          "dask-ml Incremental(SGDClassifier)",
          "pgs / dask-ml"],
         [[f"{100 * target:.2f}%", f"{t_pgs:.1f} s", f"{t_inc:.1f} s" if np.isfinite(t_inc)
@@ -217,7 +227,8 @@ def _report(cfg, r, pgs_curve, chunk_curve, inc_curves):
              f"{', '.join(f'{a:g}' for a in ALPHAS)} times sigma (final accuracies "
              f"{', '.join(f'{100 * c[1][-1]:.2f}%' for c in inc_curves.values())}: the best "
              f"is shown). "
-             f"Test: {TEST_ROWS:,} rows of the same model.")
+             f"Test: {TEST_ROWS:,} rows of the same model. X cut into {N_WORKERS} shards "
+             f"once: {r['rechunk']:.1f} s.")
     return write_report("dask_scale", "pgs.dask on partitions never gathered",
                         [("The client's memory over read_svmlight + train + save", memory),
                          ("Accuracy against passes", curves),
