@@ -210,13 +210,16 @@ def _report(cfg, r, pgs_curve, chunk_curve, inc_curves):
             for n in r["points"]],
          ["time (s)"] + [f"{inc_curve[0][int(n) - 1]:.1f}" if n == int(n) else ""
                          for n in r["points"]]])
+    peer_best = max(inc_curve[1])
+    t_pgs_peer, t_inc_peer = _first(pgs_curve, peer_best), _first(inc_curve, peer_best)
     speed = markdown_table(
-        ["target (best − 0.2)", f"pgs.dask.train, {N_WORKERS} shards",
-         "dask-ml Incremental(SGDClassifier)",
+        ["target", f"pgs.dask.train, {N_WORKERS} shards", "dask-ml Incremental(SGDClassifier)",
          "pgs / dask-ml"],
-        [[f"{100 * target:.2f}%", f"{t_pgs:.1f} s", f"{t_inc:.1f} s" if np.isfinite(t_inc)
-          else f"not within {r['passes']} passes", f"{t_pgs / t_inc:.2f}"
-          if np.isfinite(t_inc) else "n/a"]])
+        [[f"best of either − 0.2: {100 * target:.2f}%", f"{t_pgs:.1f} s",
+          f"{t_inc:.1f} s" if np.isfinite(t_inc) else f"not within {r['passes']} passes",
+          f"{t_pgs / t_inc:.2f}" if np.isfinite(t_inc) else "n/a"],
+         [f"dask-ml's best: {100 * peer_best:.2f}%", f"{t_pgs_peer:.1f} s",
+          f"{t_inc_peer:.1f} s", f"{t_pgs_peer / t_inc_peer:.2f}"]])
     intro = (f"{r['partitions']} partitions of {r['rows']:,} RCV1-like rows ({r['m']:,} "
              f"rows, {RCV1_N_FEATURES:,} features), each made and written by a worker of a "
              f"LocalCluster of {N_WORKERS} single-threaded processes; read back as "
