@@ -22,20 +22,13 @@ it holds no Python object, never raises, and reports errors as status codes.
 """
 
 from libc.math cimport sqrt, isfinite
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset
 
 import numpy as np
 
+from pgs._dual cimport floating_t, index_t
 from pgs._random cimport xoshiro_bounded, xoshiro_shuffle
-
-ctypedef fused floating_t:
-    float
-    double
-
-ctypedef fused index_t:
-    int32_t
-    int64_t
 
 
 # Compile-time choice between CSGD/NCSGD (projected) and plain SGD.
