@@ -51,8 +51,9 @@ def module_names(root):
         if parts[-1] == "__init__":
             parts = parts[:-1]
         names[".".join(parts)] = path
-    for path in root.glob("*.pyx"):
-        names[f"{root.name}.{path.stem}"] = path
+    # the compiled modules: their sources in a checkout, their extensions once installed
+    for path in [*root.glob("*.pyx"), *root.glob("*.so"), *root.glob("*.pyd")]:
+        names[f"{root.name}.{path.name.split('.')[0]}"] = path
     return names
 
 
@@ -61,7 +62,7 @@ def import_graph(root):
     names = module_names(root)
     graph = {}
     for name, path in names.items():
-        if path.suffix != ".py":
+        if path.suffix != ".py":        # (compiled: imports nothing of the Python layers)
             graph[name] = set()
             continue
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -212,8 +213,9 @@ def test_load_model_knows_every_kind_in_a_fresh_interpreter(tmp_path):
     assert set(paths) == set(MODEL_KINDS)
     code = ("import sys; from pgs.models.file_format import load_model; "
             "print(' '.join(type(load_model(p)).__name__ for p in sys.argv[1:]))")
+    # (run outside the checkout, so that the installed pgs is the one imported)
     out = subprocess.run([sys.executable, "-c", code, *map(str, paths.values())],
-                         capture_output=True, text=True, check=True).stdout.split()
+                         capture_output=True, text=True, check=True, cwd=tmp_path).stdout.split()
     assert out == [MODEL_KINDS[kind].__name__ for kind in paths]
 
 
