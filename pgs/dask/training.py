@@ -461,6 +461,20 @@ def _rounds(actors, state, params, run, merge_every, callback, every, start, tim
     return state, reports.stopped
 
 
+def _wait_call(call, timeout):
+    """An actor call's result within `timeout` seconds. The wait polls (sleeps of 0.5 to
+    2 ms) rather than block in ``call.result``: a Ctrl-C there leaves Dask's coroutine
+    un-awaited (a RuntimeWarning), while here it lands in the sleep."""
+    deadline = time.monotonic() + timeout
+    pause = 0.0005
+    while not call.done():
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        time.sleep(pause)
+        pause = min(2.0 * pause, 0.002)
+    return call.result()
+
+
 def _result(actors, call, w, task, timeout, what):
     """The delta of actor w's `call` for `task`, waited for `timeout` seconds at most;
     when the actor is lost with its worker, it is made again and called again with the
@@ -468,7 +482,7 @@ def _result(actors, call, w, task, timeout, what):
     retries = 0
     while True:
         try:
-            return actors.received(w, task, call.result(timeout=timeout))
+            return actors.received(w, task, _wait_call(call, timeout))
         except TimeoutError:
             b = actors.bounds
             raise TimeoutError(
