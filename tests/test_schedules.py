@@ -17,6 +17,7 @@ from reference import (
 
 import pgs
 from pgs.engine import rounds as P
+from pgs.rules import defaults as D
 from pgs.training.fit import fit, prepare
 
 P_VALUES = [2.0, 1.5, 1.8, 1.3]
@@ -258,9 +259,11 @@ def test_auto_eta0_and_the_bias_rate_closed_forms():
     for loss, lip in (("logistic", 0.25), ("hinge", 1.0)):
         model = fit(X, y, loss=loss, sigma=1e-4, T=5, seed=0)
         assert model.params["eta0"] == pytest.approx(2.0 / (lip * 1.01 * r2), rel=1e-12)
+        assert model.params["intercept_rate"] == pytest.approx(0.01 * r2, rel=1e-12)
         col = fit(X, y, loss=loss, sigma=1e-4, T=5, seed=0, intercept="column",
                    intercept_scaling=0.5)
         assert col.params["eta0"] == pytest.approx(2.0 / (lip * (r2 + 0.25)), rel=1e-12)
+        assert col.params["intercept_rate"] == 0.0
     capped = fit(X, y, loss="logistic", sigma=10.0, T=5, seed=0)
     assert capped.params["eta0"] == 0.05
     reg = fit(X, y + 1.0, loss="squared", sigma=1e-4, T=5, seed=0, fit_intercept=False)
@@ -283,6 +286,19 @@ def test_scaling_x_scales_eta0_and_keeps_the_decisions():
     assert b.params["eta0"] == pytest.approx(a.params["eta0"] / 16.0, rel=1e-12)
     np.testing.assert_allclose(b.decision_function(4.0 * X), a.decision_function(X),
                                rtol=1e-8, atol=1e-10)
+
+
+def test_a_warm_start_keeps_its_models_auto_values_and_scans_no_rows(monkeypatch):
+    """The "auto" eta0 and the free bias's rate come from the first call's X (as
+    partial_fit's first batch sets them); a warm start on other rows keeps both, and
+    reads no row statistics (an O(nnz) scan a call)."""
+    X, y = _data(m=200, n=10)
+    first = fit(X, y, loss="logistic", sigma=1e-3, T=50, seed=0, keep_state=True)
+    monkeypatch.setattr(D, "row_stats", None)       # (a call would fail)
+    later = fit(3.0 * X, y, loss="logistic", sigma=1e-3, T=50, warm_start=first,
+                keep_state=True)
+    for key in ("eta0", "intercept_rate"):
+        assert later.params[key] == first.params[key]
 
 
 def test_objective_leaves_a_free_bias_out_of_the_regulariser():

@@ -96,11 +96,12 @@ def row_sq_norms(Xb, q=2.0):
         nnz = int(indptr[hi] - indptr[lo])
         if seg.shape[0] < nnz:
             seg, power = np.empty(nnz), np.empty(nnz)
-        np.abs(Xb.data[indptr[lo]:indptr[hi]], out=seg[:nnz])
+        values = Xb.data[indptr[lo]:indptr[hi]]
         starts = indptr[lo + full] - indptr[lo]
-        sq[lo + full] = np.add.reduceat(np.multiply(seg[:nnz], seg[:nnz], out=power[:nnz]),
-                                        starts)
+        sq[lo + full] = np.add.reduceat(np.multiply(values, values, out=power[:nnz],
+                                                    dtype=np.float64), starts)
         if q != 2.0:
+            np.abs(values, out=seg[:nnz])
             sq_q[lo + full] = np.add.reduceat(np.power(seg[:nnz], q, out=power[:nnz]),
                                               starts) ** (2.0 / q)
     return sq, (sq if q == 2.0 else sq_q)
@@ -114,7 +115,9 @@ def row_stats(Xb, q=2.0, norms=None):
     cache = Xb.__dict__.setdefault("_row_stats", {})
     if q not in cache:
         sq, sq_q = row_sq_norms(Xb, q) if norms is None else norms
-        cache[q] = dict(rows=Xb.shape[0], sq=math.fsum(sq), sq_q=math.fsum(sq_q),
+        total = math.fsum(sq)
+        cache[q] = dict(rows=Xb.shape[0], sq=total,
+                        sq_q=total if sq_q is sq else math.fsum(sq_q),
                         max_q=math.sqrt(float(np.max(sq_q))) if sq_q.shape[0] else 0.0)
     return cache[q]
 

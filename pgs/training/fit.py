@@ -288,6 +288,9 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
                              else intercept_scaling)
         eta0 = saved.get("eta0") if eta0 == "auto" else eta0
         t_offset = saved.get("t_offset", 0.0) if t_offset == "auto" else t_offset
+        icpt_rate = saved.get("intercept_rate")     # (None in models of older versions)
+    else:
+        icpt_rate = None
     def stats():            # (an O(nnz) scan: only for the rules that read it)
         return D.row_stats(Xb, p / (p - 1.0)) if row_stats is None else row_stats
 
@@ -297,7 +300,10 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         intercept_scaling = D.auto_intercept_scaling(stats())
     column = fit_intercept and intercept == "column"
     icpt = intercept_scaling if column else 0.0
-    icpt_rate = D.intercept_rate(stats()) if fit_intercept and not column else 0.0
+    if not fit_intercept or column:
+        icpt_rate = 0.0
+    elif icpt_rate is None:
+        icpt_rate = D.intercept_rate(stats())
     if schedule == "asgd":
         t_offset = 0.0          # (the paper schedule's; "asgd" has eta0)
         if eta0 == "auto":
@@ -315,7 +321,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
                   iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
                   intercept_scaling=intercept_scaling, seed=None, epsilon=epsilon,
-                  sampling=sampling, t_offset=t_offset)
+                  sampling=sampling, t_offset=t_offset, intercept_rate=icpt_rate)
     state = _check_warm_start(warm_start, params, n_features, iterate)
     if state is not None and classes is not None and warm_start.classes is not None \
             and not np.array_equal(classes, warm_start.classes):
