@@ -268,7 +268,7 @@ def test_shard_actor_keeps_the_permutation_between_rounds():
     kw = dict(loss="logistic", sigma=1e-3, T=3000, seed=2, sampling="permutation")
     run = prepare(X, y, **kw)
     params, state = P.setup(run, [300, 300])
-    actors = [_ShardActor(X[lo:lo + 300], run.y_kernel[lo:lo + 300], None, w, lo, params)
+    actors = [_ShardActor(X[lo:lo + 300], w, lo, (run.y_kernel[lo:lo + 300], None, params))
               for w, lo in enumerate((0, 300))]
     held = [None, None]                  # what the client knows each actor holds
     kept = changed = 0
@@ -293,7 +293,8 @@ def test_shard_actor_keeps_the_permutation_between_rounds():
             deltas.append(got)
         state = P.merge(state, deltas, params)
     assert kept > changed > 0
-    new = _ShardActor(X[:300], run.y_kernel[:300], None, 0, 0, params)
+    new = _ShardActor(X[:300], 0, 0)
+    new.setup(run.y_kernel[:300], None, params)
     task = P.plan_round(state, kw["T"], 100)[0]
     with pytest.raises(RuntimeError, match="holds no permutation"):
         new.run_round(dict(task, sampler=dict(task["sampler"], perm=_KEPT)))

@@ -21,6 +21,7 @@ the fit then raises RuntimeError naming the partition and the worker that held i
 OSError for a file that cannot be read again). Every wait has a deadline (`timeout`).
 """
 
+import functools
 import time
 import types
 from concurrent.futures import CancelledError
@@ -45,15 +46,15 @@ RETRIES = 3
 
 
 class _Shard:
-    """A shard as its actor builds it from a chunk of X: the CSR buffers of its rows, its
-    targets and weights (never changed: a round reads it only)."""
+    """A shard as its actor builds it from a chunk of X: the CSR buffers of its rows, then
+    (`_ShardActor.setup`) its targets and weights (never changed: a round reads it only)."""
 
-    def __init__(self, Xb, y, weights, index, first_row):
-        self.Xb, self.y, self.weights = Xb, y, weights
+    def __init__(self, Xb, index, first_row):
+        self.Xb, self.y, self.weights = Xb, None, None
         self.index, self.first_row = index, first_row
 
 
-def _make_shard(X, y, weights, index, first_row):
+def _make_shard(X, index, first_row):
     """A `_Shard` from a chunk of X (CSR read in place; NumPy converted and checked).
 
     As in `pgs.train`, the entries of a CSR chunk are checked by the kernel as it reads
@@ -63,17 +64,11 @@ def _make_shard(X, y, weights, index, first_row):
                             check_entries=False)
     except ValueError as exc:
         raise ValueError(str(exc)) from None
-    return _Shard(Xb, y, weights, index, first_row)
+    return _Shard(Xb, index, first_row)
 
 
 def _name(index, first_row, rows):
     return f"X's partition {index} (rows {first_row}..{first_row + rows - 1})"
-
-
-def _row_sq_norms(X, q):
-    """A chunk's `pgs.rules.defaults.row_sq_norms` (one array for q = 2: both are it)."""
-    sq, sq_q = row_sq_norms(as_csr_buffers(X, check_entries=False), q)
-    return (sq,) if sq_q is sq else (sq, sq_q)
 
 
 def _run_round(shard, task, params):
@@ -99,16 +94,29 @@ _KEPT = "kept"
 
 class _ShardActor:
     """A shard on its worker, as a Dask actor: built once per fit from X's chunk (by
-    `_make_shard`, with the run's constants), then called once a round (`run_round`),
-    straight from the client. Between calls it keeps the shard's permutation
-    (``sampling="permutation"``, 8 bytes a row) so that it need not travel both ways
-    every round: the client holds it too, and a new actor, made from the same chunk after
-    its worker is lost, is sent it again with the same round: the same bits."""
+    `_make_shard`), asked for its rows' norms if the "auto" rules need them, given its
+    targets, weights and the run's constants (`setup`, or at once when made again after
+    a fault), then called once a round (`run_round`), straight from the client. Between
+    calls it keeps the shard's permutation (``sampling="permutation"``, 8 bytes a row)
+    so that it need not travel both ways every round: the client holds it too, and a new
+    actor, made from the same chunk after its worker is lost, is sent it again with the
+    same round: the same bits."""
 
-    def __init__(self, X, y, weights, index, first_row, params):
-        self.shard = _make_shard(X, y, weights, index, first_row)
-        self.params = params
+    def __init__(self, X, index, first_row, setup=None):
+        self.shard = _make_shard(X, index, first_row)
+        self.params = None
         self.perm = None          # the permutation the client knows this actor holds
+        if setup is not None:
+            self.setup(*setup)
+
+    def row_sq_norms(self, q):
+        """The shard's `pgs.rules.defaults.row_sq_norms` (one array for q = 2)."""
+        sq, sq_q = row_sq_norms(self.shard.Xb, q)
+        return (sq,) if sq_q is sq else (sq, sq_q)
+
+    def setup(self, y, weights, params):
+        """The shard's targets and weights, and the run's constants."""
+        self.shard.y, self.shard.weights, self.params = y, weights, params
 
     def run_round(self, task):
         """`_run_round` of this shard (run in the worker's actor thread: the kernel
@@ -269,27 +277,30 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     wait_all(client, parts, timeout, "X's partitions")
     homes = _homes(client, parts)
 
-    # The run's constants and the solver state, as pgs.train makes them: prepare gets
-    # an X with the right shape and no entries (the rows are on the workers).
-    # The "auto" rules' sums over X's rows (pgs/rules/defaults.py), added up over the chunks.
-    p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
-    norms = [client.submit(_row_sq_norms, f, p / (p - 1.0), pure=False) for f in parts]
-    norms = _gather(client, norms, sizes, homes, parts, norms, timeout, "the rows' norms")
-    shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
-                                np.zeros(m + 1, np.int32)), shape=(m, n_features))
-    stats = row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
-                      norms=[np.concatenate([n[i] for n in norms]) for i in (0, -1)])
-    run = prepare(shape_only, y, sample_weight=sample_weight,
-                   track_loss=callback is not None, row_stats=stats, **kwargs)
-    if merge_every is None:
-        merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
-    params, state = P.setup(run, sizes, track_loss=callback is not None)
-
     # Each shard is built by its actor from its chunk (where the chunk lies, as the
-    # scheduler prefers); its targets (and weights) go with it (O(rows) once).
-    actors = _Actors(client, parts, homes, sizes, run, params, timeout)
+    # scheduler prefers); its targets (and weights) go to it once prepared (O(rows) once).
+    actors = _Actors(client, parts, homes, sizes, timeout)
     try:
         actors.wait()
+        # The run's constants and the solver state, as pgs.train makes them: prepare gets
+        # an X with the right shape and no entries (the rows are on the workers); the
+        # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
+        p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
+        shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
+                                    np.zeros(m + 1, np.int32)), shape=(m, n_features))
+
+        @functools.cache             # (the rules may ask up to three times: one scan)
+        def stats(actors=actors):
+            norms = actors.row_sq_norms(p / (p - 1.0))
+            return row_stats(as_csr_buffers(shape_only), p / (p - 1.0),
+                             norms=[np.concatenate([n[i] for n in norms]) for i in (0, -1)])
+
+        run = prepare(shape_only, y, sample_weight=sample_weight,
+                      track_loss=callback is not None, row_stats=stats, **kwargs)
+        if merge_every is None:
+            merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
+        params, state = P.setup(run, sizes, track_loss=callback is not None)
+        actors.setup(run, params)
         state, stopped = _rounds(actors, state, params, run, merge_every, callback,
                                  callback_every, start, timeout)
     finally:
@@ -301,16 +312,17 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
 
 class _Actors:
     """The fit's `_ShardActor` s, one per partition of X: their futures (the client's
-    for the whole fit), the handles a round calls them by, and their making again after
-    a worker is lost."""
+    for the whole fit), the handles they are called by, and their making again after a
+    worker is lost."""
 
-    def __init__(self, client, parts, homes, sizes, run, params, timeout):
+    def __init__(self, client, parts, homes, sizes, timeout):
         self.client, self.parts, self.homes, self.sizes = client, parts, homes, sizes
-        self.run, self.params, self.timeout = run, params, timeout
+        self.timeout = timeout
         self.bounds = np.cumsum([0] + list(sizes))
         self.futures = [None] * len(parts)
         self.handles = [None] * len(parts)
         self.perms = [None] * len(parts)   # the permutation each actor holds
+        self.setups = [None] * len(parts)  # each actor's `setup` arguments, once known
         for w in range(len(parts)):
             self._submit(w, [homes[w]])
 
@@ -319,12 +331,9 @@ class _Actors:
         self._bind(range(len(self.futures)))
 
     def _submit(self, w, workers=None):
-        lo, hi = int(self.bounds[w]), int(self.bounds[w + 1])
-        weights = None if self.run.weights is None else self.run.weights[lo:hi]
         self.futures[w:w + 1] = [self.client.submit(
-            _ShardActor, self.parts[w], self.run.y_kernel[lo:hi], weights, w, lo,
-            self.params, actor=True, pure=False, workers=workers,
-            allow_other_workers=workers is not None)]
+            _ShardActor, self.parts[w], w, int(self.bounds[w]), self.setups[w], actor=True,
+            pure=False, workers=workers, allow_other_workers=workers is not None)]
         return self.futures[w]
 
     def _bind(self, which):
@@ -341,34 +350,58 @@ class _Actors:
                 self.homes[w] = min(who.get(key, ()), default=self.homes[w])
                 self.handles[w] = distributed.Actor(_ShardActor, self.homes[w], key)
 
-    def call(self, w, task, renew=False):
-        """Actor w's `run_round(task)` (an ActorFuture), the actor made again first if
-        `renew` or if the scheduler knows it is lost: from X's chunk (which the scheduler
-        rebuilds from its graph), wherever it can run. The shard's permutation goes only
-        if the actor does not hold it (it holds the last one it returned)."""
+    def row_sq_norms(self, q):
+        """Every shard's rows' norms (`_ShardActor.row_sq_norms`), in shard order."""
+        return self.map("row_sq_norms", [q] * len(self.futures), "the rows' norms")
+
+    def setup(self, run, params):
+        """Give every shard its targets, weights and the run's constants."""
+        weights, b = run.weights, self.bounds
+        self.setups = [(run.y_kernel[b[w]:b[w + 1]],
+                        None if weights is None else weights[b[w]:b[w + 1]], params)
+                       for w in range(len(self.futures))]
+        self.map("setup", self.setups, "the shards' set-up", star=True)
+
+    def map(self, method, args, what, star=False):
+        """``actor_w.method(args[w])`` for every actor (``*args[w]`` with `star`), called
+        together; the results in shard order (`_result`: an actor lost is made again and
+        called again)."""
+        calls = [self.call(w, method, a, star) for w, a in enumerate(args)]
+        return [_result(self, c, w, method, a, star, self.timeout, what)
+                for w, (c, a) in enumerate(zip(calls, args, strict=True))]
+
+    def call(self, w, method, arg, star=False, renew=False):
+        """Actor w's `method` (an ActorFuture), the actor made again first if `renew` or
+        if the scheduler knows it is lost: from X's chunk (which the scheduler rebuilds
+        from its graph), wherever it can run. A round's task carries the shard's
+        permutation only if the actor does not hold it (it holds the last it returned)."""
         for attempt in range(2):
             if renew or self.futures[w].status != "finished":
                 self.client.cancel([self.futures[w]])
                 self._submit(w)
                 self._bind([w])
                 self.perms[w] = None
-            sent, sampler = task, task["sampler"]
-            if sampler["perm"] is not None and sampler["perm"] is self.perms[w]:
-                sent = dict(task, sampler=dict(sampler, perm=_KEPT))
+            sent = arg
+            if method == "run_round":
+                sampler = arg["sampler"]
+                if sampler["perm"] is not None and sampler["perm"] is self.perms[w]:
+                    sent = dict(arg, sampler=dict(sampler, perm=_KEPT))
             try:
-                return self.handles[w].run_round(sent)
+                bound = getattr(self.handles[w], method)
+                return bound(*sent) if star else bound(sent)
             except RuntimeError:     # (the scheduler has just found the actor lost)
                 if attempt:
                     raise
                 renew = True
 
-    def received(self, w, task, delta):
-        """Actor w's `delta` for `task`, with the permutation it kept put back."""
-        sampler = delta["sampler"]
-        if isinstance(sampler["perm"], str):
-            sampler["perm"] = task["sampler"]["perm"]
-        self.perms[w] = sampler["perm"]
-        return delta
+    def received(self, w, method, task, result):
+        """Actor w's `result`; a round's delta with the permutation it kept put back."""
+        if method == "run_round":
+            sampler = result["sampler"]
+            if isinstance(sampler["perm"], str):
+                sampler["perm"] = task["sampler"]["perm"]
+            self.perms[w] = sampler["perm"]
+        return result
 
     def close(self):
         self.client.cancel(self.futures)
@@ -452,9 +485,7 @@ def _rounds(actors, state, params, run, merge_every, callback, every, start, tim
 
     def map_fn(tasks):
         rounds[0] += 1
-        calls = [actors.call(w, task) for w, task in enumerate(tasks)]
-        return [_result(actors, call, w, task, timeout, f"round {rounds[0]}")
-                for w, (call, task) in enumerate(zip(calls, tasks, strict=True))]
+        return actors.map("run_round", tasks, f"round {rounds[0]}")
 
     state = P.run_rounds(state, params, map_fn, run.t_total, merge_every,
                          on_round=reports.after_round)
@@ -462,27 +493,28 @@ def _rounds(actors, state, params, run, merge_every, callback, every, start, tim
 
 
 def _wait_call(call, timeout):
-    """An actor call's result within `timeout` seconds. The wait polls (sleeps of 0.5 to
-    2 ms) rather than block in ``call.result``: a Ctrl-C there leaves Dask's coroutine
-    un-awaited (a RuntimeWarning), while here it lands in the sleep."""
+    """An actor call's result within `timeout` seconds. The wait polls (sleeps of 0.1 to
+    1 ms: a round waits at most 1 ms longer) rather than block in ``call.result``: a
+    Ctrl-C there leaves Dask's coroutine un-awaited (a RuntimeWarning), while here it
+    lands in the sleep."""
     deadline = time.monotonic() + timeout
-    pause = 0.0005
+    pause = 0.0001
     while not call.done():
         if time.monotonic() > deadline:
             raise TimeoutError
         time.sleep(pause)
-        pause = min(2.0 * pause, 0.002)
+        pause = min(2.0 * pause, 0.001)
     return call.result()
 
 
-def _result(actors, call, w, task, timeout, what):
-    """The delta of actor w's `call` for `task`, waited for `timeout` seconds at most;
-    when the actor is lost with its worker, it is made again and called again with the
-    same task (at most `RETRIES` times)."""
+def _result(actors, call, w, method, arg, star, timeout, what):
+    """The result of actor w's `call` of `method` on `arg`, waited for `timeout` seconds
+    at most; when the actor is lost with its worker, it is made again and called again
+    with the same argument (at most `RETRIES` times)."""
     retries = 0
     while True:
         try:
-            return actors.received(w, task, _wait_call(call, timeout))
+            return actors.received(w, method, arg, _wait_call(call, timeout))
         except TimeoutError:
             b = actors.bounds
             raise TimeoutError(
@@ -491,9 +523,9 @@ def _result(actors, call, w, task, timeout, what):
                 f"there workers left? raise timeout= for longer rounds)") from None
         except Exception as exc:
             # (a lost worker: the connection's OSError, or the scheduler's word that the
-            # actor is gone; any other error is the round's own: a bad entry of X)
+            # actor is gone; any other error is the call's own: a bad entry of X)
             lost = isinstance(exc, OSError) or actors.futures[w].status != "finished"
             if not lost or retries == RETRIES:
                 raise
         retries += 1
-        call = actors.call(w, task, renew=True)
+        call = actors.call(w, method, arg, star, renew=True)

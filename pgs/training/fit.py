@@ -246,7 +246,8 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
              warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
              fixed_rows=None, known_classes=None, row_stats=None, k_above_rows=False):
     """Validate one `train` call and build its solver; `k_above_rows` lets a mini-batch
-    hold more rows than X (partial_fit); `row_stats` stands for X's (`pgs.dask`)."""
+    hold more rows than X (partial_fit); `row_stats()` gives X's when the "auto" rules
+    need them (`pgs.dask`)."""
     loss_id = V.check_loss(loss)
     sigma = V.check_positive("sigma", sigma)
     seed = V.check_seed(seed)
@@ -292,7 +293,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
     else:
         icpt_rate = None
     def stats():            # (an O(nnz) scan: only for the rules that read it)
-        return D.row_stats(Xb, p / (p - 1.0)) if row_stats is None else row_stats
+        return D.row_stats(Xb, p / (p - 1.0)) if row_stats is None else row_stats()
 
     if sampling == "auto":
         sampling = D.auto_sampling(weights)
