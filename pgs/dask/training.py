@@ -41,50 +41,12 @@ from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import DEFAULTS, row_sq_norms, row_stats
 from pgs.training.fit import check_reports, finish, prepare
 
-#: Times a round's task whose result was cancelled (not for lost data) is submitted again.
+#: Times an actor lost with its worker is made again for the same call.
 RETRIES = 3
-
-
-class _Shard:
-    """A shard as its actor builds it from a chunk of X: the CSR buffers of its rows, then
-    (`_ShardActor.setup`) its targets and weights (never changed: a round reads it only)."""
-
-    def __init__(self, Xb, index, first_row):
-        self.Xb, self.y, self.weights = Xb, None, None
-        self.index, self.first_row = index, first_row
-
-
-def _make_shard(X, index, first_row):
-    """A `_Shard` from a chunk of X (CSR read in place; NumPy converted and checked).
-
-    As in `pgs.train`, the entries of a CSR chunk are checked by the kernel as it reads
-    each row (a scan up front would cost as much as a cyclic pass over the shard)."""
-    try:
-        Xb = as_csr_buffers(X, name=_name(index, first_row, X.shape[0]),
-                            check_entries=False)
-    except ValueError as exc:
-        raise ValueError(str(exc)) from None
-    return _Shard(Xb, index, first_row)
 
 
 def _name(index, first_row, rows):
     return f"X's partition {index} (rows {first_row}..{first_row + rows - 1})"
-
-
-def _run_round(shard, task, params):
-    """One shard's part of a round: `run_shard` from the round's starting state (the
-    task's). Pure: run again on the same arguments (after a fault) it gives the same bits."""
-    Xb = shard.Xb
-    delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, shard.y,
-                        shard.weights)
-    if delta["status"] != 0:
-        try:
-            raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
-                          dict(sigma=params["sigma"], intercept_scaling=params["icpt"]))
-        except (ValueError, FloatingPointError) as exc:
-            raise type(exc)(f"{_name(shard.index, shard.first_row, Xb.shape[0])}: "
-                            f"{str(exc).removeprefix('X: ')}") from None
-    return delta
 
 
 #: What a round's call and its delta carry instead of the shard's permutation when the
@@ -93,42 +55,56 @@ _KEPT = "kept"
 
 
 class _ShardActor:
-    """A shard on its worker, as a Dask actor: built once per fit from X's chunk (by
-    `_make_shard`), asked for its rows' norms if the "auto" rules need them, given its
-    targets, weights and the run's constants (`setup`, or at once when made again after
-    a fault), then called once a round (`run_round`), straight from the client. Between
-    calls it keeps the shard's permutation (``sampling="permutation"``, 8 bytes a row)
-    so that it need not travel both ways every round: the client holds it too, and a new
-    actor, made from the same chunk after its worker is lost, is sent it again with the
-    same round: the same bits."""
+    """A shard on its worker, as a Dask actor: built once per fit from X's chunk, asked
+    for its rows' norms if the "auto" rules need them, given its targets, weights and the
+    run's constants (`setup`, or at once when made again after a fault), then called
+    once a round (`run_round`), straight from the client. Between calls it keeps the
+    shard's permutation (``sampling="permutation"``, 8 bytes a row) so that it need not
+    travel both ways every round: the client holds it too, and a new actor, made from the
+    same chunk after its worker is lost, is sent it again with the same round."""
 
     def __init__(self, X, index, first_row, setup=None):
-        self.shard = _make_shard(X, index, first_row)
-        self.params = None
+        # As in pgs.train, the entries of a CSR chunk are checked by the kernel as it
+        # reads each row (a scan up front would cost as much as a cyclic pass).
+        self.name = _name(index, first_row, X.shape[0])
+        try:
+            self.Xb = as_csr_buffers(X, name=self.name, check_entries=False)
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        self.y = self.weights = self.params = None
         self.perm = None          # the permutation the client knows this actor holds
         if setup is not None:
             self.setup(*setup)
 
     def row_sq_norms(self, q):
         """The shard's `pgs.rules.defaults.row_sq_norms` (one array for q = 2)."""
-        sq, sq_q = row_sq_norms(self.shard.Xb, q)
+        sq, sq_q = row_sq_norms(self.Xb, q)
         return (sq,) if sq_q is sq else (sq, sq_q)
 
     def setup(self, y, weights, params):
         """The shard's targets and weights, and the run's constants."""
-        self.shard.y, self.shard.weights, self.params = y, weights, params
+        self.y, self.weights, self.params = y, weights, params
 
     def run_round(self, task):
-        """`_run_round` of this shard (run in the worker's actor thread: the kernel
-        releases the GIL, the worker keeps answering); its permutation as `_KEPT` both
-        ways when unchanged."""
+        """`pgs.engine.rounds.run_shard` on this shard from the round's starting state (run
+        in the worker's actor thread: the kernel releases the GIL, the worker keeps
+        answering). Pure: called again on the same task (after a fault), the same bits.
+        The permutation goes as `_KEPT` both ways when unchanged."""
         sampler = task["sampler"]
         if isinstance(sampler["perm"], str):
             if self.perm is None:
                 raise RuntimeError("pgs.dask: the actor holds no permutation (internal)")
             task = dict(task, sampler=dict(sampler, perm=self.perm))
         start = task["sampler"]["perm"]
-        delta = _run_round(self.shard, task, self.params)
+        Xb, params = self.Xb, self.params
+        delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, self.y,
+                            self.weights)
+        if delta["status"] != 0:
+            try:
+                raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
+                             dict(sigma=params["sigma"], intercept_scaling=params["icpt"]))
+            except (ValueError, FloatingPointError) as exc:
+                raise type(exc)(f"{self.name}: {str(exc).removeprefix('X: ')}") from None
         perm = delta["sampler"]["perm"]
         if perm is not None and start is not None and np.array_equal(perm, start):
             self.perm = start
@@ -302,7 +278,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         params, state = P.setup(run, sizes, track_loss=callback is not None)
         actors.setup(run, params)
         state, stopped = _rounds(actors, state, params, run, merge_every, callback,
-                                 callback_every, start, timeout)
+                                 callback_every, start)
     finally:
         actors.close()               # (the fit's own: X's chunks may be the user's)
         del actors, parts
@@ -313,7 +289,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
 class _Actors:
     """The fit's `_ShardActor` s, one per partition of X: their futures (the client's
     for the whole fit), the handles they are called by, and their making again after a
-    worker is lost."""
+    worker is lost. Every wait lasts `timeout` seconds at most."""
 
     def __init__(self, client, parts, homes, sizes, timeout):
         self.client, self.parts, self.homes, self.sizes = client, parts, homes, sizes
@@ -326,23 +302,26 @@ class _Actors:
         for w in range(len(parts)):
             self._submit(w, [homes[w]])
 
+    def name(self, w):
+        """Partition w's name and its worker's address, for the error messages."""
+        return f"{_name(w, int(self.bounds[w]), self.sizes[w])}, last on worker {self.homes[w]}"
+
     def wait(self):
         """Wait for every actor to be built (see `_bind`)."""
         self._bind(range(len(self.futures)))
 
     def _submit(self, w, workers=None):
-        self.futures[w:w + 1] = [self.client.submit(
+        self.futures[w] = self.client.submit(
             _ShardActor, self.parts[w], w, int(self.bounds[w]), self.setups[w], actor=True,
-            pure=False, workers=workers, allow_other_workers=workers is not None)]
-        return self.futures[w]
+            pure=False, workers=workers, allow_other_workers=workers is not None)
 
     def _bind(self, which):
-        """Wait for actors `which` (each wait `timeout` seconds at most; errors as
-        `_gather`'s) and make their handles, bound to the fit's client (the handle a
-        future's result gives is bound to the default client, or to a worker)."""
+        """Wait for actors `which` to be built (`_built`) and make their handles, bound to
+        the fit's client (the handle a future's result gives is bound to the default
+        client, or to a worker)."""
         which = list(which)
-        _gather(self.client, self.futures, self.sizes, self.homes, self.parts, self.futures,
-                self.timeout, "the shards", resubmit=self._submit, which=which)
+        for w in which:
+            self._built(w)
         who = self.client.who_has([self.futures[w] for w in which])
         with self.client.as_current():
             for w in which:
@@ -350,9 +329,40 @@ class _Actors:
                 self.homes[w] = min(who.get(key, ()), default=self.homes[w])
                 self.handles[w] = distributed.Actor(_ShardActor, self.homes[w], key)
 
+    def _built(self, w):
+        """Wait for actor w. Its future cancelled (its partition's data gone for good:
+        scattered data on a lost worker) is a RuntimeError naming the partitions lost and
+        their workers; a file that cannot be read again is an OSError naming them."""
+        f = self.futures[w]
+        try:
+            f.result(timeout=self.timeout)
+        except TimeoutError:
+            raise self._timeout("the shard", w) from None
+        except CancelledError:
+            gone = [v for v, g in enumerate(self.parts) if g.cancelled()] or [w]
+            raise RuntimeError(
+                f"pgs.dask.train: {'; '.join(self.name(v) for v in gone)} "
+                f"{'was lost with its worker' if len(gone) == 1 else 'were lost'} and "
+                f"cannot be rebuilt: no graph made it (scattered data?). Make X from a "
+                f"graph (dask.array.from_array, pgs.dask.read_svmlight) to survive the "
+                f"loss of a worker") from None
+        except KilledWorker as exc:
+            raise RuntimeError(f"pgs.dask.train: the shard of {self.name(w)} was running "
+                               f"on workers that died: {exc}") from None
+        except OSError as exc:
+            if f.status != "error":      # (not the task's own error: the connection's)
+                raise
+            raise type(exc)(f"{self.name(w)}, could not be rebuilt: {exc}") from exc
+
+    def _timeout(self, what, w):
+        return TimeoutError(
+            f"pgs.dask.train: {what} of {self.name(w)} did not finish within "
+            f"timeout={self.timeout:g} s (are there workers left? raise timeout= for "
+            f"longer rounds)")
+
     def row_sq_norms(self, q):
         """Every shard's rows' norms (`_ShardActor.row_sq_norms`), in shard order."""
-        return self.map("row_sq_norms", [q] * len(self.futures), "the rows' norms")
+        return self.map("row_sq_norms", [(q,)] * len(self.futures), "the rows' norms")
 
     def setup(self, run, params):
         """Give every shard its targets, weights and the run's constants."""
@@ -360,17 +370,16 @@ class _Actors:
         self.setups = [(run.y_kernel[b[w]:b[w + 1]],
                         None if weights is None else weights[b[w]:b[w + 1]], params)
                        for w in range(len(self.futures))]
-        self.map("setup", self.setups, "the shards' set-up", star=True)
+        self.map("setup", self.setups, "the shards' set-up")
 
-    def map(self, method, args, what, star=False):
-        """``actor_w.method(args[w])`` for every actor (``*args[w]`` with `star`), called
-        together; the results in shard order (`_result`: an actor lost is made again and
-        called again)."""
-        calls = [self.call(w, method, a, star) for w, a in enumerate(args)]
-        return [_result(self, c, w, method, a, star, self.timeout, what)
+    def map(self, method, args, what):
+        """``actor_w.method(*args[w])`` for every actor, called together; the results in
+        shard order (`_result`: an actor lost is made again and called again)."""
+        calls = [self.call(w, method, a) for w, a in enumerate(args)]
+        return [self._result(w, c, method, a, what)
                 for w, (c, a) in enumerate(zip(calls, args, strict=True))]
 
-    def call(self, w, method, arg, star=False, renew=False):
+    def call(self, w, method, args, renew=False):
         """Actor w's `method` (an ActorFuture), the actor made again first if `renew` or
         if the scheduler knows it is lost: from X's chunk (which the scheduler rebuilds
         from its graph), wherever it can run. A round's task carries the shard's
@@ -381,25 +390,39 @@ class _Actors:
                 self._submit(w)
                 self._bind([w])
                 self.perms[w] = None
-            sent = arg
             if method == "run_round":
-                sampler = arg["sampler"]
+                task = args[0]
+                sampler = task["sampler"]
                 if sampler["perm"] is not None and sampler["perm"] is self.perms[w]:
-                    sent = dict(arg, sampler=dict(sampler, perm=_KEPT))
+                    args = (dict(task, sampler=dict(sampler, perm=_KEPT)),)
             try:
-                bound = getattr(self.handles[w], method)
-                return bound(*sent) if star else bound(sent)
+                return getattr(self.handles[w], method)(*args)
             except RuntimeError:     # (the scheduler has just found the actor lost)
                 if attempt:
                     raise
                 renew = True
 
-    def received(self, w, method, task, result):
-        """Actor w's `result`; a round's delta with the permutation it kept put back."""
+    def _result(self, w, call, method, args, what):
+        """The result of actor w's `call` of `method`; when the actor is lost with its
+        worker, it is made again and called again (at most `RETRIES` times). A round's
+        delta gets the permutation the actor kept put back."""
+        for retries in range(RETRIES + 1):
+            try:
+                result = _wait_call(call, self.timeout)
+                break
+            except TimeoutError:
+                raise self._timeout(what, w) from None
+            except Exception as exc:
+                # (a lost worker: the connection's OSError, or the scheduler's word that
+                # the actor is gone; any other error is the call's own: a bad entry of X)
+                lost = isinstance(exc, OSError) or self.futures[w].status != "finished"
+                if not lost or retries == RETRIES:
+                    raise
+            call = self.call(w, method, args, renew=True)
         if method == "run_round":
             sampler = result["sampler"]
             if isinstance(sampler["perm"], str):
-                sampler["perm"] = task["sampler"]["perm"]
+                sampler["perm"] = args[0]["sampler"]["perm"]
             self.perms[w] = sampler["perm"]
         return result
 
@@ -413,71 +436,7 @@ def _homes(client, futures):
     return [min(who.get(f.key, ()), default="(none)") for f in futures]
 
 
-def _lost(client, futures, homes, sizes):
-    """The message for the partitions among `futures` whose data is gone for good."""
-    bounds = np.cumsum([0] + list(sizes))
-    gone = [w for w, f in enumerate(futures) if f.cancelled()]
-    names = ", ".join(f"{_name(w, int(bounds[w]), sizes[w])} on worker {homes[w]}"
-                      for w in gone)
-    return gone, names
-
-
-def _gather(client, futures, sizes, homes, parts, shards, timeout, what, resubmit=None,
-            which=None):
-    """The results of `futures` (one per partition, in order; of the partitions `which`
-    only, if given), each wait `timeout` seconds at most. A future cancelled because its
-    partition's data is gone for good (scattered data on a lost worker) is a RuntimeError
-    naming the partition and the worker; one cancelled otherwise is submitted again
-    (`resubmit(w)`, at most `RETRIES` times); a file that cannot be read again is an
-    OSError naming them."""
-    bounds = np.cumsum([0] + list(sizes))
-    futures = list(futures)
-    which = list(range(len(futures)) if which is None else which)
-    results = [None] * len(futures)
-    retries = 0
-    i = 0
-    while i < len(which):
-        w = which[i]
-        f = futures[w]
-        try:
-            results[w] = f.result(timeout=timeout)
-        except TimeoutError:
-            raise TimeoutError(
-                f"pgs.dask.train: {what} of {_name(w, int(bounds[w]), sizes[w])} did not "
-                f"finish within timeout={timeout:g} s (last on worker {homes[w]}; are there "
-                f"workers left? raise timeout= for longer rounds)") from None
-        except CancelledError:
-            gone, names = _lost(client, parts, homes, sizes)
-            if not gone:
-                gone, names = _lost(client, shards, homes, sizes)
-            if gone:
-                raise RuntimeError(
-                    f"pgs.dask.train: {names} "
-                    f"{'was lost with its worker' if len(gone) == 1 else 'were lost'} and "
-                    f"cannot be rebuilt: no graph made it (scattered data?). Make X from a graph "
-                    f"(dask.array.from_array, pgs.dask.read_svmlight) to survive the loss "
-                    f"of a worker") from None
-            if resubmit is None or retries >= RETRIES:
-                raise RuntimeError(f"pgs.dask.train: {what} of "
-                                   f"{_name(w, int(bounds[w]), sizes[w])} was cancelled "
-                                   f"(last on worker {homes[w]})") from None
-            retries += 1
-            futures[w] = resubmit(w)
-            continue
-        except KilledWorker as exc:
-            raise RuntimeError(f"pgs.dask.train: {what} of "
-                               f"{_name(w, int(bounds[w]), sizes[w])} was running on "
-                               f"workers that died, the last {homes[w]}: {exc}") from None
-        except OSError as exc:
-            if f.status != "error":      # (not the task's own error: the connection's)
-                raise
-            raise type(exc)(f"{_name(w, int(bounds[w]), sizes[w])}, last on worker "
-                            f"{homes[w]}, could not be rebuilt: {exc}") from exc
-        i += 1
-    return [results[w] for w in which]
-
-
-def _rounds(actors, state, params, run, merge_every, callback, every, start, timeout):
+def _rounds(actors, state, params, run, merge_every, callback, every, start):
     """`pgs.engine.rounds.run_rounds` (the threads engine's loop), each shard's part of a
     round a call of its actor; returns (state, stopped by the callback)."""
     reports = RoundReports(run, state, callback, every, start)
@@ -485,7 +444,7 @@ def _rounds(actors, state, params, run, merge_every, callback, every, start, tim
 
     def map_fn(tasks):
         rounds[0] += 1
-        return actors.map("run_round", tasks, f"round {rounds[0]}")
+        return actors.map("run_round", [(task,) for task in tasks], f"round {rounds[0]}")
 
     state = P.run_rounds(state, params, map_fn, run.t_total, merge_every,
                          on_round=reports.after_round)
@@ -505,27 +464,3 @@ def _wait_call(call, timeout):
         time.sleep(pause)
         pause = min(2.0 * pause, 0.001)
     return call.result()
-
-
-def _result(actors, call, w, method, arg, star, timeout, what):
-    """The result of actor w's `call` of `method` on `arg`, waited for `timeout` seconds
-    at most; when the actor is lost with its worker, it is made again and called again
-    with the same argument (at most `RETRIES` times)."""
-    retries = 0
-    while True:
-        try:
-            return actors.received(w, method, arg, _wait_call(call, timeout))
-        except TimeoutError:
-            b = actors.bounds
-            raise TimeoutError(
-                f"pgs.dask.train: {what} of {_name(w, int(b[w]), actors.sizes[w])} did "
-                f"not finish within timeout={timeout:g} s (on worker {actors.homes[w]}; are "
-                f"there workers left? raise timeout= for longer rounds)") from None
-        except Exception as exc:
-            # (a lost worker: the connection's OSError, or the scheduler's word that the
-            # actor is gone; any other error is the call's own: a bad entry of X)
-            lost = isinstance(exc, OSError) or actors.futures[w].status != "finished"
-            if not lost or retries == RETRIES:
-                raise
-        retries += 1
-        call = actors.call(w, method, arg, star, renew=True)
