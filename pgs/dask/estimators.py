@@ -11,7 +11,6 @@ import scipy.sparse as sp
 from pgs import estimators as E
 from pgs.dask.client import gather, get_client
 from pgs.dask.training import _partition, _train
-from pgs.rules.losses import LOSS_SPECS
 
 
 class _DaskFit:
@@ -44,23 +43,16 @@ class _DaskFit:
         with self._dask_input(X) as stand_in:
             return super().fit(stand_in, y, sample_weight)
 
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state,
-                      partial=False, strata=None):
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
         if self._dask_X is None:
-            return super()._fit_problems(X, targets, sample_weight, T=T,
-                                         warm_models=warm_models, random_state=random_state,
-                                         partial=partial, strata=strata)
-        Xd, client = self._dask_X, self._client
-        entropy = None if warm_models is not None else E._base_entropy(random_state)
-        kw = self._train_kwargs()
-        if warm_models is not None:
-            kw["sigma"] = warm_models[0].params["sigma"]
-        known = E._PLUS_MINUS if LOSS_SPECS[kw["loss"]].is_classification else None
-        warm_models = warm_models or [None] * len(targets)
-        return [_train(Xd, target, client=client, merge_every=self.merge_every, T=T,
-                       seed=entropy, warm_start=warm, sample_weight=sample_weight,
+            return super()._fit_problems(X, targets, sample_weight, T=T, partial=partial,
+                                         warm_models=warm_models, strata=strata)
+        entropy, kw, known = self._train_setup(warm_models)
+        return [_train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
+                       T=T, seed=entropy, warm_start=warm, sample_weight=sample_weight,
                        keep_state=True, known_classes=known, **kw)
-                for target, warm in zip(targets, warm_models, strict=True)]
+                for target, warm in zip(targets, warm_models or [None] * len(targets),
+                                        strict=True)]
 
 
 def _init_for(parent):
