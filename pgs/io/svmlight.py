@@ -563,8 +563,6 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
                                      multilabel=multilabel, n_threads=n_threads))
 
 
-# ------------------------------------------------------------------------ writer
-
 def _fmt(v):
     """Shortest text that parses back to exactly `v` (integral values without '.0')."""
     if v.is_integer() and v != 0.0 and abs(v) < 2.0**53:

@@ -27,6 +27,7 @@ AUTO_FACTOR = 2.0
 #: Most step sizes eta0="auto" tries.
 AUTO_MAX_TRIALS = 16
 
+
 def _check_switch(switch, n_samples):
     """The step m_switch where the 2-phase step size starts decaying as 1/t."""
     if isinstance(switch, str):
@@ -35,8 +36,6 @@ def _check_switch(switch, n_samples):
         raise ValueError(f"switch must be 'half' or an integer >= 1, got switch={switch!r}")
     return V.check_count("switch", switch)
 
-
-# ------------------------------------------------------------------ running
 
 def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
            fixed_rows=None, permutation=False, name="CSGD"):
