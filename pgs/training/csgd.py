@@ -1,9 +1,7 @@
 """`pgs.train_csgd` and `pgs.train_cadaline`: Constrained SGD for least squares.
 
-Mu, Ding, Zhou, Tao, "Constrained Stochastic Gradient Descent for Large-scale Least
-Squares Problem", KDD 2013 (DESIGN.md section 6).  The compiled loop is in
-``pgs/_csgd.pyx``; this module validates the arguments, picks the step size and
-wraps the result in a model.
+Mu, Ding, Zhou, Tao, KDD 2013 (DESIGN.md section 6). The compiled loop is in pgs/_csgd.pyx;
+this module validates the arguments, picks the step size and wraps the result in a model.
 """
 
 import math
@@ -71,10 +69,9 @@ def _half_squared_loss(Xb, Y, W, icpt):
 def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=False):
     """Pick eta0 by short trial runs on a subsample (after Bottou's sgd, `determineEta0`).
 
-    From the LMS scale 1 / mean ||x||^2 (constant column included), it runs the variant
-    for four passes over at most `AUTO_SUBSAMPLE` rows (the same rows for every candidate)
-    and moves by factors of `AUTO_FACTOR` while the subsample's least-squares loss falls
-    (a diverged run's loss is infinite). Returns (eta0, the sorted (eta0, loss) tried).
+    From the LMS scale 1 / mean ||x||^2 (constant column included), runs of four passes over
+    at most `AUTO_SUBSAMPLE` rows move by factors of `AUTO_FACTOR` while the subsample's
+    loss falls (a diverged run's is infinite). Returns (eta0, the sorted (eta0, loss) tried).
     """
     m = Xb.shape[0]
     children = seq.spawn(2)
@@ -176,8 +173,8 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     Minimises :math:`l(w) = \frac1m \sum_i \frac12 (y_i - \langle w, x_i\rangle - b)^2`
     by SGD on rows drawn i.i.d. uniformly, projecting every step onto the hyperplane
     :math:`\langle w, \bar x_t\rangle = \bar y_t` through the running mean of the rows
-    seen (the optimum lies on the hyperplane through the data's mean, the paper's
-    Theorem 2.1). Each step costs O(non-zeros of the row), not O(n_features).
+    seen (the optimum lies on the hyperplane through the data's mean, Theorem 2.1).
+    Each step costs O(non-zeros of the row), not O(n_features).
 
     Parameters
     ----------
@@ -189,31 +186,25 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     T : int >= 1, optional
         Number of steps (samples drawn); default ``10 * m`` (ten passes' worth).
     eta0 : "auto" or float > 0, default "auto"
-        Base step size. "auto" picks it by short trial runs of the same variant on a
-        subsample of at most 1000 rows (see `auto_eta0`); the value used is
-        ``model.eta0_``.
+        Base step size. "auto" picks it by short trial runs of the same variant on at
+        most 1000 rows (`auto_eta0`); the value used is ``model.eta0_``.
     switch : "half" or int >= 1, default "half"
-        m_switch of CSGD's 2-phase step size :math:`\eta_t = \eta_0/\sqrt t` for
-        :math:`t < m_{switch}` and :math:`\eta_0 \sqrt{m_{switch}}/t` afterwards;
-        "half" is ``m // 2``, the paper's choice. Ignored by the other variants.
+        m_switch of CSGD's 2-phase step size, :math:`\eta_0/\sqrt t` before it and
+        :math:`\eta_0 \sqrt{m_{switch}}/t` after; "half" is ``m // 2``, the paper's
+        choice. Ignored by the other variants.
     variant : {"csgd", "ncsgd", "sgd"}, default "csgd"
         "csgd": projection and the 2-phase step size; "ncsgd": projection and
-        :math:`\eta_0/\sqrt t`; "sgd": plain SGD (LMS) with :math:`\eta_0/\sqrt t`,
-        the baseline.
+        :math:`\eta_0/\sqrt t`; "sgd": plain SGD (LMS) with :math:`\eta_0/\sqrt t`.
     fit_intercept : bool, default True
-        Give the rows an implicit leading constant 1 (the paper's bias feature; X is
-        not copied). Without it the optimum lies on the hyperplane only if the
-        constant vector is in the span of X's columns (e.g. X has a constant
-        column); otherwise the projected variants converge to the best fit on the
-        hyperplane, not to the least-squares solution.
+        Give the rows an implicit constant 1 (the paper's bias feature; X is not copied).
+        Without it the projected variants reach the least-squares solution only if the
+        constant vector is in the span of X's columns.
     iterate : {"last", "average"}, default "last"
         Return the last iterate or the average of the iterates after steps 1..T
         (Polyak-Ruppert; "sgd" with "average" is ASGD).
     sampling : {"iid", "permutation"}, default "iid"
-        "iid": every step draws a row uniformly with replacement (the paper's set-up);
-        "permutation": each epoch visits every row once in a fresh random order (as
-        scikit-learn's SGD with shuffle=True). After each full epoch the running mean
-        is then exactly the data mean.
+        Draw every row uniformly with replacement (the paper's set-up), or visit every
+        row once per epoch in a fresh random order.
     seed : None or int >= 0, default None
         Seeds the row draws and the eta0 search; the same seed gives a bit-identical
         model. None draws fresh entropy, recorded in ``model.params["seed"]``.
@@ -267,11 +258,8 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
                    fit_intercept=True, iterate="last", sampling="iid", seed=None):
     """Multiclass classification by C-Adaline: one CSGD regressor per class, argmax.
 
-    Output k is trained on the 0/1 indicator of class k. All outputs see the same
-    sample sequence in one pass (the paper's Algorithm 2 trains the c neurons
-    together); they share the running row sum, so a step costs
-    O(non-zeros * n_classes). ``variant="sgd"`` with a constant step is the paper's
-    Adaline baseline.
+    Output k is trained on the 0/1 indicator of class k; all outputs see the same rows in
+    one pass (the paper's Algorithm 2), so a step costs O(non-zeros * n_classes).
 
     Parameters
     ----------
