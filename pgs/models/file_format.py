@@ -322,6 +322,9 @@ def _check_header(header, name):
 def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=False):
     """Array `what` of the archive, read once into its final array after its npy header
     is checked: dtype kind in `kinds` (native or byte-swapped), the given shape."""
+    def damaged(fault):
+        return _Damaged(f"{name} is damaged: {what} {fault}")
+
     with zf.open(info) as fp:
         version = np.lib.format.read_magic(fp)
         if version == (1, 0):
@@ -329,19 +332,16 @@ def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=F
         elif version == (2, 0):
             got_shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
         else:
-            raise _Damaged(f"{name} is damaged: {what} is stored in npy format version "
-                           f"{version}, which pgs does not read")
+            raise damaged(f"is stored in npy format version {version}, which pgs does not read")
         if dtype.kind not in kinds or dtype.hasobject or dtype.fields is not None \
                 or dtype.subdtype is not None:
-            raise _Damaged(f"{name} is damaged: {what} has dtype {dtype}, expected "
-                           f"{_kind_names(kinds)}")
+            raise damaged(f"has dtype {dtype}, expected {_kind_names(kinds)}")
         if kinds == "f" and dtype.itemsize != 8:
-            raise _Damaged(f"{name} is damaged: {what} has dtype {dtype}, expected float64")
+            raise damaged(f"has dtype {dtype}, expected float64")
         if tuple(got_shape) != tuple(shape):
-            raise _Damaged(f"{name} is damaged: {what} has shape {tuple(got_shape)}, the "
-                           f"header says {tuple(shape)}")
+            raise damaged(f"has shape {tuple(got_shape)}, the header says {tuple(shape)}")
         if max_items is not None and dtype.itemsize > 4 * max_items:
-            raise _Damaged(f"{name} is damaged: {what} is too long ({dtype})")
+            raise damaged(f"is too long ({dtype})")
         # Read in blocks straight into the array: no second copy of it, ever.
         native = dtype.newbyteorder("=")
         arr = np.empty(shape, dtype=native, order="F" if fortran else "C")
@@ -350,17 +350,15 @@ def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=F
         while pos < buf.nbytes:
             chunk = fp.read(min(READ_BLOCK, buf.nbytes - pos))
             if not chunk:
-                raise _Damaged(f"{name} is damaged: {what} is truncated "
-                               f"({pos} of {buf.nbytes} bytes)")
+                raise damaged(f"is truncated ({pos} of {buf.nbytes} bytes)")
             buf[pos:pos + len(chunk)] = chunk
             pos += len(chunk)
         if fp.read(1):
-            raise _Damaged(f"{name} is damaged: {what} holds more data than its shape "
-                           f"{tuple(shape)}")
+            raise damaged(f"holds more data than its shape {tuple(shape)}")
     if dtype.byteorder not in ("=", "|") and dtype != native:
         arr.byteswap(inplace=True)
     if finite and arr.dtype.kind == "f" and not _all_finite(arr):
-        raise _Damaged(f"{name} is damaged: {what} holds NaN or infinity")
+        raise damaged("holds NaN or infinity")
     return arr
 
 
