@@ -1,12 +1,10 @@
 """Read and write svmlight / libsvm text files.
 
-The reader parses recycled blocks of whole lines on several threads with the GIL released
-(`pgs._svmlight.parse_block`) and copies the pieces, in file order, into the output arrays:
-for a plain file reserved up front at a bound of their size (untouched pages cost no
-memory) and filled by the workers, then shrunk in place; for a compressed file or a file
-object, arrays that grow. The peak memory is about the matrix plus a few blocks. Plain
-files are read with ``readinto``, not memory-mapped: a file truncated meanwhile is then an
-``OSError``, not a SIGBUS.
+The reader parses recycled blocks of whole lines on several threads without the GIL
+(`pgs._svmlight.parse_block`) into output arrays filled in file order: for a plain file
+reserved up front (untouched pages cost no memory) then shrunk in place, else grown; the
+peak memory is about the matrix plus a few blocks. Plain files are read with ``readinto``,
+not memory-mapped: a file truncated meanwhile is an ``OSError``, not a SIGBUS.
 """
 
 import bz2
@@ -32,10 +30,9 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.
 _MAX_BLOCK = 16 << 20
 _MIN_BLOCK = 1 << 20
 _INT32_MAX = np.iinfo(np.int32).max
-# At most 2**31 - 1 columns: feature indices are stored as int32, as LIBSVM and LIBLINEAR
-# store them (an int) and scipy does by default, and a model's dense coefficient vector
-# (8 bytes a feature) stays allocatable. An index as written must be <= MAX_FEATURES
-# (one-based files) or <= MAX_FEATURES - 1 (zero-based).
+# At most 2**31 - 1 columns: int32 feature indices, as LIBSVM, LIBLINEAR and scipy store
+# them, and a model's dense coefficients stay allocatable. An index as written must be
+# <= MAX_FEATURES (one-based files) or <= MAX_FEATURES - 1 (zero-based).
 MAX_FEATURES = _svmlight.MAX_INDEX
 
 # Messages for parse_block's status codes (pgs/_svmlight.pyx).
@@ -454,9 +451,9 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     files : sequence of path or binary file object
         As `f` of `load_svmlight`.
     n_features, dtype, zero_based, query_id, multilabel, n_threads
-        As for `load_svmlight`, for every file: `n_features` defaults to the largest
-        feature index in any file plus one, and "auto" `zero_based` reads the files as
-        one-based when every file holds a feature and none holds index 0.
+        As for `load_svmlight`, over all the files: `n_features` defaults to the largest
+        index in any file plus one; "auto" `zero_based` reads them as one-based when every
+        file holds a feature and none holds index 0.
 
     Returns
     -------
@@ -516,32 +513,28 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
     Parameters
     ----------
     f : str, path-like, int or binary file object
-        A path (``.gz``, ``.bz2``, ``.xz`` are decompressed on the fly, without
-        holding the decompressed text in memory), a file descriptor or a file
-        object opened in binary mode.
+        A path (``.gz``, ``.bz2``, ``.xz`` are decompressed as they are read), a file
+        descriptor or a file object opened in binary mode.
     n_features : int, optional
-        Number of columns; by default the largest feature index plus one. At most
-        `MAX_FEATURES` = 2**31 - 1.
+        Number of columns (at most `MAX_FEATURES` = 2**31 - 1); by default the largest
+        feature index plus one.
     dtype : {numpy.float64, numpy.float32}
-        dtype of X's values. Values are parsed as correctly rounded float64
-        (bit-identical to Python's ``float``), then cast.
+        dtype of X's values, parsed as correctly rounded float64 (as Python's ``float``), then cast.
     zero_based : bool or "auto", default "auto"
-        Whether feature indices start at 0. "auto" (scikit-learn's rule)
-        treats the file as one-based when it holds at least one feature and no
-        index 0, and shifts every index down by one.
+        Whether feature indices start at 0. "auto" (scikit-learn's rule) reads the file as
+        one-based when it holds a feature and no index 0.
     query_id : bool, default False
         Also return the ``qid:`` of every line (every line must have one).
     multilabel : bool, default False
-        Targets are comma-separated label lists (``1,3,7``); y is then a list
-        of sorted tuples of floats.
+        Targets are comma-separated label lists (``1,3,7``); y is then a list of sorted
+        tuples of floats.
     n_threads : int, optional
         Parser threads (default: the usable CPUs, at most 8).
 
     Returns
     -------
     X : scipy.sparse.csr_matrix, shape (n_samples, n_features)
-        Canonical CSR (sorted indices, no duplicates); int32 indices when they
-        fit, int64 otherwise.
+        Canonical CSR (sorted indices, no duplicates); int32 indices when they fit.
     y : ndarray of float64, shape (n_samples,), or list of tuples
     qid : ndarray of int64, shape (n_samples,)
         Only when `query_id` is true.
@@ -549,10 +542,8 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
     Raises
     ------
     ValueError
-        For a malformed line (bad numbers, ``inf``/``nan``, duplicate indices, a missing
-        ``:``, a bad ``qid``, an index beyond `MAX_FEATURES`), naming the file, the line,
-        the column (in bytes) and an excerpt; a damaged compressed file; too small an
-        `n_features`.
+        For a malformed line or an index beyond `MAX_FEATURES` (naming the file, the line,
+        the byte column and an excerpt), a damaged compressed file, too small an `n_features`.
     OSError
         For a missing or unreadable file, or a plain file that changed while read.
     TypeError
@@ -573,24 +564,20 @@ def _fmt(v):
 
 
 def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
-    """Write `X` and `y` as svmlight / libsvm text that `load_svmlight` reads back exactly.
-
-    Floats are written with Python's ``repr`` (the shortest string that
-    round-trips), so loading the file gives bit-identical values.
+    """Write `X` and `y` as svmlight / libsvm text that `load_svmlight` reads back exactly
+    (floats as Python's shortest round-tripping ``repr``).
 
     Parameters
     ----------
     X : array_like or sparse matrix, shape (n_samples, n_features)
-        Finite values. Stored entries of a sparse matrix are written (explicit
-        zeros included); for dense input only the non-zeros.
+        Finite values: a sparse matrix's stored entries (explicit zeros included), a dense
+        array's non-zeros.
     y : array_like of shape (n_samples,), or sequence of sequences
-        Targets; a sequence of label sequences writes multilabel targets
-        (``1,3,7``).
+        Targets; a sequence of label sequences writes multilabel targets (``1,3,7``).
     f : str, path-like or binary file object
         Destination; ``.gz``, ``.bz2`` and ``.xz`` paths are compressed.
     zero_based : bool, default True
-        Write feature indices starting at 0 (True) or at 1 (False, libsvm's
-        convention).
+        Write feature indices starting at 0 (True) or at 1 (False, libsvm's convention).
     query_id : array_like of int, shape (n_samples,), optional
         Written as ``qid:<int>`` after each target.
 
