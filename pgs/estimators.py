@@ -93,9 +93,8 @@ def _base_entropy(random_state):
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(np.iinfo(np.int32).max))
     if not V.is_int(random_state) or random_state < 0:
-        raise ValueError(
-            f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
-        )
+        raise ValueError(f"random_state must be None, an int >= 0 or a RandomState, "
+                         f"got {random_state!r}")
     return int(random_state)
 
 
@@ -113,10 +112,8 @@ class _PGSBase(BaseEstimator):
     def _check_params(self):
         """Validate every hyper-parameter once, before any thread starts."""
         if not isinstance(self.loss, str) or self.loss not in self._allowed_losses:
-            raise ValueError(
-                f"loss={self.loss!r} is not supported by {type(self).__name__}; "
-                f"use one of {', '.join(self._allowed_losses)}"
-            )
+            raise ValueError(f"loss={self.loss!r} is not supported by {type(self).__name__}; "
+                             f"use one of {', '.join(self._allowed_losses)}")
         check_args(**{name: getattr(self, name) for name in CHECKED_ARGS})
         sigma_auto.check_sigma(self.sigma)
         sigma_auto.check_sigma_grid(self.sigma_grid)
@@ -378,10 +375,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         check_classification_targets(y)
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
-            raise ValueError(
-                "PGSClassifier needs samples of at least 2 classes in the data, but the "
-                f"data contains only one class: {classes[0]!r}"
-            )
+            raise ValueError("PGSClassifier needs samples of at least 2 classes in the data, but "
+                             f"the data contains only one class: {classes[0]!r}")
         if warm and not np.array_equal(classes, self.classes_):
             warm = False  # new classes: the old problems do not apply, start afresh
         return self._fit_classes(X, y, y_index, classes, sample_weight, warm=warm,
@@ -412,17 +407,13 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             if all_classes.shape[0] < 2:
                 raise ValueError(f"classes must hold at least 2 classes, got {all_classes!r}")
             if isinstance(self.class_weight, str):
-                raise ValueError(
-                    "class_weight='balanced' is not supported by partial_fit: the class "
-                    "frequencies of the whole stream are unknown; pass a dict"
-                )
+                raise ValueError("class_weight='balanced' is not supported by partial_fit: the "
+                                 "class frequencies of the whole stream are unknown; pass a dict")
         else:
             all_classes = self.classes_
             if classes is not None and not np.array_equal(np.unique(classes), all_classes):
-                raise ValueError(
-                    f"classes={classes!r} differs from the classes of the first call "
-                    f"{all_classes!r}"
-                )
+                raise ValueError(f"classes={classes!r} differs from the classes of the first "
+                                 f"call {all_classes!r}")
         X, y = self._validate(X, y, reset=first)
         check_classification_targets(y)
         unknown = np.setdiff1d(y, all_classes)
@@ -438,10 +429,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         # A fit needs two classes that carry weight (a partial_fit batch may hold one).
         weighted = None if partial or weights is None else np.unique(y[weights > 0])
         if weighted is not None and weighted.shape[0] < 2:
-            raise ValueError(
-                "PGSClassifier needs at least 2 classes with positive weight, but only "
-                f"class {weighted!r} has non-zero sample_weight * class_weight"
-            )
+            raise ValueError("PGSClassifier needs at least 2 classes with positive weight, but "
+                             f"only class {weighted!r} has non-zero sample_weight * class_weight")
         models = self._train(X, self._targets(y_index, classes.shape[0]), weights, warm=warm,
                              partial=partial, strata=y_index)
         self._set_fitted(models, classes)
@@ -501,10 +490,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def _has_proba(self):
         if self.loss not in PROBABILISTIC_LOSSES:
-            raise AttributeError(
-                f"probability estimates are only available for loss in "
-                f"{PROBABILISTIC_LOSSES}, got loss={self.loss!r}"
-            )
+            raise AttributeError(f"probability estimates are only available for loss in "
+                                 f"{PROBABILISTIC_LOSSES}, got loss={self.loss!r}")
         return True
 
     @available_if(_has_proba)

@@ -92,9 +92,7 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     else:
         X = np.asarray(X)
         if X.ndim != 2:
-            raise ValueError(
-                f"{name} must be a 2-D array or sparse matrix, got shape {X.shape}"
-            )
+            raise ValueError(f"{name} must be a 2-D array or sparse matrix, got shape {X.shape}")
         _check_numeric_dtype(X.dtype, name)
         if X.dtype not in _FLOATS:
             X = X.astype(np.float64)
@@ -198,14 +196,11 @@ def check_targets(y, n_samples, *, classification, classes=None):
         except TypeError as exc:
             raise TypeError(f"y's labels cannot be compared: {exc}") from None
         if classes.shape[0] == 1:
-            raise ValueError(
-                f"y has a single class ({classes[0]!r}); a classification loss needs two"
-            )
+            raise ValueError(f"y has a single class ({classes[0]!r}); a classification loss "
+                             "needs two")
         if classes.shape[0] > 2:
-            raise ValueError(
-                f"y has {classes.shape[0]} classes; pgs.train is binary: multiclass "
-                "(one-vs-rest) is handled by the estimator layer (pgs.PGSClassifier)"
-            )
+            raise ValueError(f"y has {classes.shape[0]} classes; pgs.train is binary: multiclass "
+                             "(one-vs-rest) is handled by the estimator layer (pgs.PGSClassifier)")
         return _plus_minus(y == classes[1]), classes
     if y.dtype.kind not in "biuf":
         raise TypeError(f"y must be numeric for a regression loss, got dtype {y.dtype}")

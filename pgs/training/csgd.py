@@ -232,8 +232,7 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     y_kernel, _ = check_targets(y, Xb.shape[0], classification=False)
     W, eta0_used, params, _ = _fit(
         Xb, y_kernel.reshape(-1, 1), T=T, eta0=eta0, switch=switch, variant=variant,
-        fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed,
-    )
+        fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed)
     return CSGDModel(coef=W[:-1, 0].copy(), intercept=W[-1, 0] if fit_intercept else 0.0,
                      T=params["T"], eta0_=eta0_used, params=params)
 
@@ -284,8 +283,7 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     classes, Y = class_indicators(y, Xb.shape[0])
     W, eta0_used, params, _ = _fit(
         Xb, Y, T=T, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
-        iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline",
-    )
+        iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline")
     intercept = W[-1].copy() if fit_intercept else np.zeros(W.shape[1])
     return CAdalineModel(coef=np.ascontiguousarray(W[:-1].T), intercept=intercept,
                          classes=classes, T=params["T"], eta0_=eta0_used, params=params)
