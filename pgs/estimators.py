@@ -46,18 +46,14 @@ _CLASSIFIER_FAILED_CHECKS = {
         "classes can tie at the top (as in SGDClassifier); argmax(predict_proba) then "
         "picks the first of them while predict uses the unclipped margins")},
     "squared": {"check_class_weight_classifiers": (
-        "class weights 1000 / 1e-4 scale the data term by the mean weight (~333), i.e. "
-        "divide the effective sigma by it; with the check's unscaled features (|x| ~ 40) "
-        "least squares is then so ill-conditioned for PGS's 1/(sigma t) steps that "
-        "even 200,000 iterations do not converge")},
+        "class weights 1000 / 1e-4 divide the effective sigma by the mean weight (~333): "
+        "with the check's unscaled features (|x| ~ 40) least squares is then so "
+        "ill-conditioned that even 200,000 iterations do not converge")},
     "logistic": {"check_class_weight_classifiers": (
-        "one seed: with class weights 1000 / 1e-4 every one-vs-rest problem sees (in "
-        "effect) only class 0's rows, and as the problems share the seed (lock-step) "
-        "classes 1 and 2 get exactly -w_0: class 0 is predicted where w_0 x + b_0 > 0. "
-        "The weights divide the effective sigma by ~333 and w_0 is far from its optimum "
-        "(T = 500 to 20,000 predict alike); with the check's random_state=0 the fit "
-        "predicts class 0 for 86% of the test rows against the check's 87%; over "
-        "random_state 0-99, 92% of the fits pass (hinge: 92% too, and 0 passes)")},
+        "one seed: with class weights 1000 / 1e-4 every one-vs-rest problem sees in effect "
+        "only class 0's rows, and as the problems share the seed classes 1 and 2 get exactly "
+        "-w_0; with random_state=0 the fit predicts class 0 for 86% of the test rows, the "
+        "check wants 87% (over random_state 0-99, 92% of the fits pass; hinge: 92% too)")},
 }
 
 
@@ -248,8 +244,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Shape parameter of "smooth_hinge" (default 1.0).
     random_state : None, int >= 0 or numpy RandomState, default None
         Seeds row sampling. Problem ``c`` equals ``pgs.train(X, y == classes_[c],
-        seed=random_state)``: the problems draw the same rows and run in lock-step, so
-        that each row is fetched from memory once for all.
+        seed=random_state)``: the problems draw the same rows, in lock-step.
     n_jobs : int or None, default None
         Threads (None: 1, -1: all cores). Several one-vs-rest problems are shared out in
         groups (the results do not depend on `n_jobs`); with two classes the threads
@@ -272,8 +267,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_ : ndarray of shape (n_classes,)
     n_iter_ : int
-        PGS iterations run per binary problem since the state was created (cumulative
-        over warm-started fits and `partial_fit` calls).
+        Iterations run per binary problem since the state was created (warm starts and
+        `partial_fit` calls included).
     intercept_scaling_, sigma_ : float
         The values used (resolving "auto"; kept by warm starts and `partial_fit`).
     sigma_grid_, sigma_scores_ : ndarray or None
@@ -285,20 +280,16 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     Notes
     -----
-    **Warm start.** With ``warm_start=True`` a second ``fit(X, y)`` runs `T` more
-    iterations from where the first stopped; for ``iterate="last"`` or ``"average"``,
-    ``T=T1`` then ``T=T2`` give bit for bit the model of one fit with ``T=T1 + T2``.
-    New classes start afresh; other changes (features, hyper-parameters) raise.
+    **Warm start.** With ``warm_start=True`` a second ``fit(X, y)`` runs `T` more iterations
+    from where the first stopped (for ``iterate="last"`` or ``"average"``, bit for bit one
+    fit of both Ts). New classes start afresh; changed features or hyper-parameters raise.
 
-    **partial_fit.** Each call runs one pass's worth of iterations on the new batch,
-    continuing the previous calls (or `fit`) as one long run over the stream. A batch
-    may lack some classes; ``class_weight="balanced"`` is refused.
+    **partial_fit.** Each call runs one pass's worth of iterations on the new batch, as
+    one long run over the stream; ``class_weight="balanced"`` is refused. Both keep every
+    problem's solver state (two to four arrays of n_features + 1 floats), pickled too.
 
-    Every binary problem keeps its solver state (two to four float64 arrays of length
-    n_features + 1), pickled with the estimator.
-
-    **Weights.** Rows are sampled with probability proportional to their weight and the
-    gradient is rescaled by the mean weight; weights that are all 1 are no weights.
+    **Weights** (sample times class weights) are sampled as `pgs.train` samples them;
+    weights that are all 1 are no weights.
 
     Examples
     --------

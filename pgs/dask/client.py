@@ -11,9 +11,8 @@ _LOCAL_LOCK = threading.Lock()
 
 
 def local_cluster_size():
-    """The workers of the `LocalCluster` pgs.dask starts: one single-threaded worker
-    process per usable core (the kernel runs one shard per thread and holds no GIL, but
-    a process per worker keeps the workers' Python parts apart too)."""
+    """The workers of the `LocalCluster` pgs.dask starts: one single-threaded process per
+    usable core (a process each keeps the workers' Python parts apart too)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:           # (not on Linux)
@@ -51,9 +50,8 @@ def get_client(client=None):
             cluster = distributed.LocalCluster(n_workers=local_cluster_size(),
                                                threads_per_worker=1, processes=True,
                                                dashboard_address=":0")
-            # (the default client from now on, so that X.compute() works as usual; the
-            # workers are local, so it talks to them itself rather than through the
-            # scheduler: a round's calls cost half as much, bench/results/dask_overhead.md)
+            # (the default client from now on, so that X.compute() works; it talks to the local
+            # workers directly: a round's calls cost half as much, bench/results/dask_overhead.md)
             _LOCAL = (cluster, distributed.Client(cluster, direct_to_workers=True))
         return _LOCAL[1]
 
@@ -69,8 +67,8 @@ def close_local_cluster():
             cluster.close()
 
 
-#: Seconds any one wait of pgs.dask may last by default (a round of training, with the
-#: shards a lost worker held rebuilt; the parse of a file's blocks): past it, TimeoutError.
+#: Seconds any one wait of pgs.dask (a round of training, the parse of a file's blocks) may
+#: last by default: past it, TimeoutError.
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -85,9 +83,8 @@ def check_timeout(timeout):
 
 
 def wait_all(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
-    """Wait for `futures` on `client` (any client, not only the default one), at most
-    `timeout` seconds (TimeoutError naming `what` past it); the first failed one
-    re-raises its task's exception here."""
+    """Wait at most `timeout` seconds for `futures` on `client` (TimeoutError naming `what`
+    past it); the first failed one re-raises its task's exception here."""
     try:
         with client.as_current():
             distributed.wait(futures, timeout=timeout)

@@ -32,28 +32,25 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     Parameters
     ----------
     X : array_like or scipy.sparse matrix/array, shape (m, n_features)
-        Training rows. CSR with float32/float64 data and int32/int64 indices is
-        read in place (no copy); anything else is converted once to CSR.
+        Training rows. CSR with float32/float64 data and int32/int64 indices is read in
+        place (no copy); anything else is converted once to CSR.
     y : array_like, shape (m,)
-        For classification losses any two distinct labels (the smaller one is
-        mapped to -1, the larger to +1); for regression losses real targets.
+        For classification losses any two distinct labels (the smaller one is mapped to
+        -1, the larger to +1); for regression losses real targets.
     loss : str, default "hinge"
         Classification: "hinge", "logistic", "squared_hinge", "smooth_hinge",
-        "modified_huber". Regression: "squared", "huber", "epsilon_insensitive",
-        "absolute".
+        "modified_huber". Regression: "squared", "huber", "epsilon_insensitive", "absolute".
     p : float in (1, 2], default 2.0
         Norm of the regulariser. p = 2 is Pegasos; p = 1.5 has a pow-free fast path.
     sigma : float > 0 or "auto", default "auto"
         Regularisation strength (Pegasos' lambda). "auto" trains every value of
-        `sigma_grid` for `GRID_T_FRACTION` of the passes on all but `validation_fraction`
-        of the rows (stratified for classification), takes the largest sigma whose
-        held-out accuracy (R^2 for regression) is within one standard error of the best,
-        and returns the plain fit at it on all the rows (``model.params["sigma"]``; the
-        grid and its scores are ``model.sigma_grid`` and ``model.sigma_scores``).
-        `callback` sees the final fit only; a warm start keeps its model's sigma.
+        `sigma_grid` briefly on all but `validation_fraction` of the rows and returns the
+        plain fit on all the rows at the largest sigma whose held-out accuracy (R^2 for
+        regression) is within one standard error of the best (the grid and its scores:
+        ``model.sigma_grid``, ``model.sigma_scores``); a warm start keeps its model's sigma.
     T : int >= 1, optional
-        Number of iterations (with `warm_start`, further ones); default
-        ``ceil(10 m / k)``, ten passes' worth of samples.
+        Number of iterations (with `warm_start`, further ones); default ``ceil(10 m / k)``,
+        ten passes' worth of samples.
     k : int >= 1, default 1
         Mini-batch size, at most m; all k margins are taken at the previous iterate.
     B : None, "auto" or float > 0, default None
@@ -62,14 +59,13 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         Lipschitz losses unbounded, and means "auto" for the losses whose gradient is
         unbounded ("squared", "squared_hinge", "modified_huber").
     schedule : {"asgd", "pgs"}, default "asgd"
-        The step size :math:`\eta_t` of the mirror descent (DESIGN.md 6c): "pgs" is the
-        paper's, :math:`1 / (\sigma (t + t_0))`; "asgd" is averaged SGD's,
-        :math:`\eta_0 (1 + \sigma \eta_0 t)^{-3/4}` (Xu 2011), which needs 0.14-0.33x the
-        passes of scikit-learn's averaged SGD on the hard sets (bench/results/passes.md).
+        The step size :math:`\eta_t` of the mirror descent (DESIGN.md 6c): averaged SGD's
+        :math:`\eta_0 (1 + \sigma \eta_0 t)^{-3/4}` (Xu 2011), or the paper's
+        :math:`1 / (\sigma (t + t_0))`.
     eta0 : float > 0 or "auto", default "auto"
-        The "asgd" schedule's first step (below 1 / sigma). "auto" is ``2 / (L R^2)``:
-        L the Lipschitz constant of the loss's derivative, R^2 the mean squared dual norm
-        of the rows (`pgs.rules.defaults.auto_eta0`). Ignored by "pgs".
+        The "asgd" schedule's first step (below 1 / sigma); "auto" is ``2 / (L R^2)``, L
+        the Lipschitz constant of the loss's derivative and R^2 the rows' mean squared dual
+        norm (`pgs.rules.defaults.auto_eta0`). Ignored by "pgs".
     iterate : {"average", "last", "random"}, default "average"
         The iterate returned: the average (weighted by t under "asgd", uniform under
         "pgs"), the last one, or the paper's, drawn uniformly from 1..T by the seed (its
@@ -78,31 +74,28 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         Fit a bias b (`intercept`).
     intercept : {"free", "column"}, default "free"
         "free": b is not regularised and moves by plain SGD steps
-        :math:`0.01 \bar R^2 \eta_t \ell'` (as scikit-learn's SGD on sparse data).
-        "column": the paper's section VII, a constant column of value
-        `intercept_scaling`, regularised like the rest. X is not copied for either.
+        :math:`0.01 \bar R^2 \eta_t \ell'`; "column": the paper's section VII, a constant
+        column of value `intercept_scaling`, regularised like the rest (X is not copied).
     intercept_scaling : float > 0 or "auto", default "auto"
         Value s of the constant column (``intercept="column"``); "auto" is 0.3 times the
-        root-mean-square row norm. The bias is penalised by :math:`\sigma b^2 / (2 s^2)`:
-        an s much larger than the rows' norm makes it noisy.
+        root-mean-square row norm. The bias is penalised by :math:`\sigma b^2 / (2 s^2)`.
     seed : None or int >= 0, default None
         Seeds row sampling and the random iterate; the same seed gives a bit-identical
         model. None draws fresh entropy, recorded in ``model.params["seed"]``.
     epsilon : float, optional
-        Shape parameter of "huber" (delta, default 1.0), "epsilon_insensitive"
-        (tube width, default 0.1) and "smooth_hinge" (smoothing width, default 1.0).
+        Shape parameter of "huber" (delta, default 1.0), "epsilon_insensitive" (tube
+        width, default 0.1) and "smooth_hinge" (smoothing width, default 1.0).
     sample_weight : array_like of shape (m,), optional
         Non-negative weights s_i. With ``sampling="iid"`` rows are drawn in proportion to
-        weight and the gradient is scaled by the mean weight (an iteration stays O(k d));
-        with the other modes each row's gradient is scaled by its weight.
+        weight and the gradient is scaled by the mean weight; otherwise each row's
+        gradient is scaled by its weight.
     sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
         How rows are drawn: i.i.d. uniformly (the paper's), a fresh random order every
-        pass, or in the given order (for data already shuffled). "auto" is
-        "permutation", or "iid" with weights.
+        pass, or in the given order. "auto" is "permutation", or "iid" with weights.
     callback : callable, optional
         Called as ``callback(progress)`` with a `Progress` every `callback_every`
-        iterations (the model is bit-identical to an unsplit run); returning ``False``
-        stops training, and the model holds the iterations done.
+        iterations of the final fit (bit-identical to an unsplit run); returning
+        ``False`` stops training, and the model holds the iterations done.
     callback_every : int >= 1, optional
         Iterations between callback calls; default ``min(max(T // 100, 1), 10**6)``.
     keep_state : bool, default False
@@ -115,18 +108,17 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     n_threads : None
         Deprecated, no effect (passing it warns): the mini-batch threads were removed.
     t_offset : float >= 0 or "auto", default "auto"
-        The "pgs" schedule's iteration offset t0 (ignored by "asgd"): steps
-        :math:`1/(\sigma(t + t_0))` instead of Pegasos' :math:`1/(\sigma t)`, i.e. dual
-        averaging with the proximal term :math:`t_0 \sigma r(w)` (Xiao 2010), whose
+        The "pgs" schedule's offset t0 (ignored by "asgd"): steps :math:`1/(\sigma(t + t_0))`,
+        dual averaging with the proximal term :math:`t_0 \sigma r(w)` (Xiao 2010), whose
         random or average iterate has :math:`E F(\bar w) - F^* \le (t_0 F(0) + G^2
-        \ln((T + t_0)/t_0) / (2\sigma)) / T`. 0 is the paper's Figure 1; "auto" is
-        :math:`G^2 / (2\sigma F(0))`, which minimises this bound for large T, capped at m
-        (`auto_t_offset`). The value used is ``model.params["t_offset"]``.
+        \ln((T + t_0)/t_0) / (2\sigma)) / T`. 0 is the paper's Figure 1; "auto"
+        (`auto_t_offset`) minimises this bound for large T, capped at m. The value used is
+        ``model.params["t_offset"]``.
     sigma_grid : sequence of float > 0, optional
         The values ``sigma="auto"`` tries; default 7 values, ``10**[-2, -1.5, ..., 1]``
         times ``mean_i ||x_i||^2 / m``.
     validation_fraction : float in (0, 1), default 0.2
-        Share of the rows ``sigma="auto"`` holds out to score the grid.
+        Share of the rows ``sigma="auto"`` holds out (stratified for classification).
     n_jobs : int >= 1, default 1
         Threads. W > 1 splits the rows into W shards, one per thread, and runs rounds of
         ``W * merge_every`` iterations, merging the states after each (docs/parallel.md):
@@ -144,16 +136,15 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     Raises
     ------
     ValueError, TypeError
-        For invalid arguments or data, naming the argument and the value. A CSR ``X``
-        (used in place) has its index pointer checked up front and its entries checked
-        by the solver as it reads each row (a bad row stops training before it changes
-        the model); other input is converted and then checked in full.
+        For invalid arguments or data, naming the argument and the value. A CSR ``X``'s
+        entries are checked by the solver as it reads each row (a bad row stops training
+        before it changes the model); other input is converted and then checked in full.
     DivergedError
         If the iterate overflows (huge feature values, intercept_scaling or 1/sigma): a
         `FloatingPointError` and a `ValueError` naming what sets the scale.
     KeyboardInterrupt
-        On Ctrl-C, within milliseconds: the kernel runs in chunks (`pgs.engine.chunks`), and
-        nothing the caller holds is changed.
+        On Ctrl-C, within milliseconds (the kernel runs in chunks); nothing the caller
+        holds is changed.
 
     References
     ----------
