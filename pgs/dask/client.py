@@ -25,11 +25,10 @@ def get_client(client=None):
     Parameters
     ----------
     client : distributed.Client, optional
-        Used as given. Otherwise the current client (`distributed.get_client`: the
-        default client of this process, or the worker's own inside a task); otherwise a
+        Used as given; by default the current client (`distributed.get_client`), else a
         `LocalCluster` of `local_cluster_size()` single-threaded worker processes, started
-        on first use and reused by later calls of this session. For a real cluster,
-        create the client yourself first: ``Client("tcp://scheduler:8786")``.
+        on first use and kept for the session. For a real cluster, create the client
+        first: ``Client("tcp://scheduler:8786")``.
 
     Returns
     -------

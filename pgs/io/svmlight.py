@@ -637,7 +637,6 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
             lines = []
             for i in range(start, min(m, start + step)):
                 a, b = indptr[i], indptr[i + 1]
-                feats = " ".join(f"{j}:{v}" for j, v in zip(indices[a:b], values[a:b],
-                                                            strict=True))
+                feats = " ".join(f"{j}:{v}" for j, v in zip(indices[a:b], values[a:b], strict=True))
                 lines.append(f"{targets[i]} {feats}\n" if feats else f"{targets[i]}\n")
             fh.write("".join(lines).encode("ascii"))

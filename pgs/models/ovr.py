@@ -21,11 +21,8 @@ class OneVsRestModel(LinearModel):
     iteration, T : int
         The returned iterate and the iterations run, per problem.
     classes : ndarray of shape (n_classes,)
-        The original labels.
     params : dict
-        The training arguments of every problem (as resolved for the fit: the
-        ``intercept_scaling``, ``sampling`` and ``t_offset`` used) and the
-        estimator's ``class_weight``.
+        The problems' training arguments (as resolved) and the estimator's ``class_weight``.
     """
 
     _kind = "ovr"

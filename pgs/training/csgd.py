@@ -179,8 +179,7 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     Parameters
     ----------
     X : array_like or scipy.sparse matrix/array, shape (m, n_features)
-        Training rows; CSR float32/float64 with int32/int64 indices is read in place,
-        anything else converted once to CSR.
+        Training rows, as for `pgs.train`.
     y : array_like, shape (m,)
         Real targets.
     T : int >= 1, optional
@@ -190,15 +189,14 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
         most 1000 rows (`auto_eta0`); the value used is ``model.eta0_``.
     switch : "half" or int >= 1, default "half"
         m_switch of CSGD's 2-phase step size, :math:`\eta_0/\sqrt t` before it and
-        :math:`\eta_0 \sqrt{m_{switch}}/t` after; "half" is ``m // 2``, the paper's
-        choice. Ignored by the other variants.
+        :math:`\eta_0 \sqrt{m_{switch}}/t` after; "half" is ``m // 2`` (the paper's). Only
+        "csgd" reads it.
     variant : {"csgd", "ncsgd", "sgd"}, default "csgd"
         "csgd": projection and the 2-phase step size; "ncsgd": projection and
         :math:`\eta_0/\sqrt t`; "sgd": plain SGD (LMS) with :math:`\eta_0/\sqrt t`.
     fit_intercept : bool, default True
-        Give the rows an implicit constant 1 (the paper's bias feature; X is not copied).
-        Without it the projected variants reach the least-squares solution only if the
-        constant vector is in the span of X's columns.
+        Give the rows an implicit constant 1 (the paper's bias feature). Without it the
+        projected variants find the least-squares fit only if X's columns span the constants.
     iterate : {"last", "average"}, default "last"
         Return the last iterate or the average of the iterates after steps 1..T
         (Polyak-Ruppert; "sgd" with "average" is ASGD).
@@ -221,7 +219,7 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     FloatingPointError
         If the run diverges (a user-given eta0 far too large).
     KeyboardInterrupt
-        On Ctrl-C, within milliseconds: the kernel runs in chunks (`pgs.engine.chunks`).
+        On Ctrl-C, within milliseconds (the kernel runs in chunks).
 
     References
     ----------
