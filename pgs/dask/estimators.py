@@ -14,10 +14,9 @@ from pgs.dask.training import _partition, _train
 
 
 class _DaskFit:
-    """`fit` on dask arrays: the estimator's own `fit` runs on a stand-in X of the same
-    shape (no entries; everything it needs from X is its shape), and `_fit_problems`
-    trains each binary problem on the dask X with `pgs.dask.train` (its shards: X's
-    row-chunks). NumPy / scipy input is fitted in memory as by the parent class."""
+    """`fit` on dask arrays: the estimator's own `fit` runs on an empty stand-in X of the same
+    shape (all it reads of X), and `_fit_problems` trains each problem on the dask X with
+    `pgs.dask.train`. In-memory input is fitted as by the parent class."""
 
     _dask_X = None
 
@@ -77,11 +76,9 @@ class PGSClassifier(_DaskFit, E.PGSClassifier):
     """`pgs.PGSClassifier` whose `fit` also takes dask arrays (dask-ml's convention).
 
     With a dask X (row-chunks of scipy.sparse CSR or NumPy), each one-vs-rest problem is
-    trained by `pgs.dask.train`, one shard per row-chunk, on the current `distributed`
-    client (as dask-ml's estimators; without one, on `pgs.dask`'s LocalCluster); y and
-    sample_weight are gathered to the client (O(n_samples)). With one chunk the model
-    equals `pgs.PGSClassifier`'s bit for bit. Prediction takes in-memory X (the
-    coefficients are small).
+    trained by `pgs.dask.train`, one shard per row-chunk, on `pgs.dask.get_client()`'s
+    client; y and sample_weight are gathered to it. With one chunk the model equals
+    `pgs.PGSClassifier`'s bit for bit. Prediction takes in-memory X.
 
     Parameters
     ----------

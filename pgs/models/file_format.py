@@ -152,9 +152,8 @@ def save_model(model, path):
 def load_model(path):
     """Read a model written by `pgs.Model.save` (or another pgs model's ``save``).
 
-    Every array is checked against the header (shape, dtype, finite values) before it
-    is used, and read once, straight into the array the model keeps: loading needs
-    about the memory of the model itself.
+    Every array is checked against the header (shape, dtype, finite values), and read
+    once, straight into the array the model keeps.
 
     Parameters
     ----------
