@@ -1,10 +1,11 @@
 """Which `distributed` client `pgs.dask` works with: the one given, the current one, or a
 `LocalCluster` of the machine's cores started once and kept for the session."""
 
-import os
 import threading
 
 import distributed
+
+from pgs.io.svmlight import usable_cpus
 
 _LOCAL = None          # the (cluster, client) pgs.dask started, if any
 _LOCAL_LOCK = threading.Lock()
@@ -13,10 +14,7 @@ _LOCAL_LOCK = threading.Lock()
 def local_cluster_size():
     """The workers of the `LocalCluster` pgs.dask starts: one single-threaded process per
     usable core (a process each keeps the workers' Python parts apart too)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:           # (not on Linux)
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def get_client(client=None):

@@ -8,6 +8,7 @@ import itertools
 import operator
 import os
 from glob import has_magic
+from types import SimpleNamespace
 
 import dask
 import dask.array as da
@@ -56,12 +57,8 @@ def _finish_block(parsed, shift, n_features):
     """The block's CSR with its indices shifted down by `shift` and `n_features` columns."""
     X = parsed[0]
     indices = X.indices - X.indices.dtype.type(shift) if shift else X.indices
-    if max(n_features, X.nnz) > np.iinfo(np.int32).max:
-        indices = indices.astype(np.int64, copy=False)
-    out = sp.csr_matrix((X.data, indices, X.indptr.astype(indices.dtype, copy=False)),
-                        shape=(X.shape[0], n_features), copy=False)
-    out.has_canonical_format = True     # (the parser sorts every row, refuses duplicates)
-    return out
+    return svmlight._to_csr(SimpleNamespace(data=X.data, indices=indices, indptr=X.indptr,
+                                            n_rows=X.shape[0], nnz=X.nnz), n_features)
 
 
 def _meta(parsed):

@@ -55,12 +55,12 @@ _MESSAGES = {
 }
 
 
-def _default_threads():
+def usable_cpus():
+    """The CPUs this process may run on."""
     try:
-        n = len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
-        n = os.cpu_count() or 1
-    return max(1, min(n, 8))
+        return max(1, os.cpu_count() or 1)
 
 
 class _Source:
@@ -435,7 +435,7 @@ def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
         if not isinstance(v, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {v!r}")
     if n_threads is None:
-        n_threads = _default_threads()
+        n_threads = min(usable_cpus(), 8)
     elif isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
             or n_threads < 1:
         raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
