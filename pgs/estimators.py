@@ -158,10 +158,9 @@ class _PGSBase(BaseEstimator):
             # prediction they make together (their margins are compared by argmax).
             search = sigma_auto.search_sigma(
                 X, targets, self._sigma_score(strata, targets, sample_weight),
-                grid=sigma_auto.check_sigma_grid(self.sigma_grid),
-                validation_fraction=self.validation_fraction, seed=entropy, T=T,
-                sample_weight=sample_weight, strata=strata, n_jobs=n_jobs,
-                known_classes=known, k_above_rows=partial,
+                grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
+                validation_fraction=self.validation_fraction, sample_weight=sample_weight,
+                strata=strata, n_jobs=n_jobs, known_classes=known, k_above_rows=partial,
                 **{key: v for key, v in train_kwargs.items() if key != "sigma"})
             train_kwargs["sigma"] = search.sigma
             self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores
@@ -370,8 +369,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                              f"the data contains only one class: {classes[0]!r}")
         if warm and not np.array_equal(classes, self.classes_):
             warm = False  # new classes: the old problems do not apply, start afresh
-        return self._fit_classes(X, y, y_index, classes, sample_weight, warm=warm,
-                                 partial=False)
+        return self._fit_classes(X, y, y_index, classes, sample_weight, warm=warm, partial=False)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue training on one batch: ``ceil(n_batch / k)`` more iterations.

@@ -181,12 +181,11 @@ def _default_text(name):
 
 def _build_parser():
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true",
-                        help="on an error, print the traceback too")
+    common.add_argument("--debug", action="store_true", help="on an error, print the traceback too")
 
-    top = _Parser(prog="pgs", description="Train lp-regularised linear models with the "
-                  "Primal Gradient Solver on svmlight / libsvm files.", epilog=_EPILOG,
-                  parents=[common])
+    top = _Parser(prog="pgs", epilog=_EPILOG, parents=[common], description="Train "
+                  "lp-regularised linear models with the Primal Gradient Solver on svmlight / "
+                  "libsvm files.")
     top.add_argument("--version", action="store_true", help="print the version and exit")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -204,9 +203,8 @@ def _build_parser():
     tr.add_argument("--n-features", type=_positive_int, default=None,
                     help="number of features (default: largest index in the data + 1)")
     tr.add_argument("--model-out", metavar="FILE", default=None,
-                    help="where to save the model (default: DATA's name + .model.npz, "
-                    "in the current directory); an existing file is replaced only by a "
-                    "complete new model")
+                    help="where to save the model (default: DATA's name + .model.npz, in the "
+                    "current directory); an existing file is replaced only by a complete new model")
     tr.add_argument("--quiet", action="store_true", help="print nothing but errors")
     tr.set_defaults(func=_cmd_train)
 
@@ -217,10 +215,9 @@ def _build_parser():
         command.add_argument("model", metavar="MODEL")
         command.add_argument("data", metavar="DATA")
         command.set_defaults(func=func)
-    pr.add_argument("--proba", action="store_true",
-                    help="class probabilities (models of loss logistic or modified_huber): "
-                    "a first line 'labels C1 C2 ...', then per row the predicted label and "
-                    "one probability per class")
+    pr.add_argument("--proba", action="store_true", help="class probabilities (models of loss "
+                    "logistic or modified_huber): a first line 'labels C1 C2 ...', then per row "
+                    "the predicted label and one probability per class")
     pr.add_argument("--out", metavar="FILE", help="output file (default: standard output)")
 
     info = sub.add_parser("info", parents=[common], help="describe an svmlight file")
@@ -271,9 +268,8 @@ def _check_continuous(y, path):
 
     if y.dtype.kind == "f" and y.size and not np.all(np.floor(y) == y):
         example = y[np.flatnonzero(np.floor(y) != y)[0]]
-        raise ValueError(f"{path} has real-valued targets (e.g. {example:g}), not class "
-                         f"labels: use a regression loss, --loss "
-                         f"{'|'.join(loss_names('regression'))}")
+        raise ValueError(f"{path} has real-valued targets (e.g. {example:g}), not class labels: "
+                         f"use a regression loss, --loss {'|'.join(loss_names('regression'))}")
 
 
 def _check_model_out(path):

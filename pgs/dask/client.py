@@ -35,8 +35,7 @@ def get_client(client=None):
     global _LOCAL
     if client is not None:
         if not isinstance(client, distributed.Client):
-            raise TypeError(f"client must be a distributed.Client, got "
-                            f"{type(client).__name__}")
+            raise TypeError(f"client must be a distributed.Client, got {type(client).__name__}")
         return client
     try:
         return distributed.get_client()
@@ -44,9 +43,8 @@ def get_client(client=None):
         pass
     with _LOCAL_LOCK:
         if _LOCAL is None or _LOCAL[1].status in ("closing", "closed"):
-            cluster = distributed.LocalCluster(n_workers=local_cluster_size(),
-                                               threads_per_worker=1, processes=True,
-                                               dashboard_address=":0")
+            cluster = distributed.LocalCluster(n_workers=local_cluster_size(), processes=True,
+                                               threads_per_worker=1, dashboard_address=":0")
             # (the default client from now on, so that X.compute() works; it talks to the local
             # workers directly: a round's calls cost half as much, bench/results/dask_overhead.md)
             _LOCAL = (cluster, distributed.Client(cluster, direct_to_workers=True))

@@ -34,11 +34,9 @@ class _DaskFit:
 
     def _fit_dask(self, X, y, sample_weight):
         client = get_client()
-        y = gather(client, [client.compute(y)], what="y")[0] \
-            if isinstance(y, da.Array) else y
+        y = gather(client, [client.compute(y)], what="y")[0] if isinstance(y, da.Array) else y
         if isinstance(sample_weight, da.Array):
-            sample_weight = gather(client, [client.compute(sample_weight)],
-                                   what="sample_weight")[0]
+            sample_weight = gather(client, [client.compute(sample_weight)], what="sample_weight")[0]
         with self._dask_input(X) as stand_in:
             return super().fit(stand_in, y, sample_weight)
 

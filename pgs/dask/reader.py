@@ -195,7 +195,6 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
     x_meta = sp.csr_matrix((0, n_features), dtype=dt)
     X = da.concatenate([da.from_delayed(f, shape=(r, n_features), dtype=dt, meta=x_meta)
                         for f, r in zip(xs, rows, strict=True)])
-    y = da.concatenate([da.from_delayed(f, shape=(r,), dtype=np.float64,
-                                        meta=np.empty(0))
+    y = da.concatenate([da.from_delayed(f, shape=(r,), dtype=np.float64, meta=np.empty(0))
                         for f, r in zip(ys, rows, strict=True)])
     return X, y

@@ -253,13 +253,11 @@ class _Assembler:
         line = (view if nl < 0 else view[:nl]).rstrip(b"\r")
         token = bytes(buf[res["token_start"]:res["token_end"]])
         template = _MESSAGES.get(res["status"], "malformed line (status {status})")
-        msg = template.format(token=_excerpt(token, 40), value=res["value"],
-                              status=res["status"])
+        msg = template.format(token=_excerpt(token, 40), value=res["value"], status=res["status"])
         where = f"line {line_no}"
         if res["status"] not in (8, 10, 12):  # errors about a token: its column (bytes)
             where += f", column {res['token_start'] - start + 1}"
-        raise ValueError(f"{self.name}, {where}: {msg}; the line reads "
-                         f"{_excerpt(line, 80)!r}")
+        raise ValueError(f"{self.name}, {where}: {msg}; the line reads {_excerpt(line, 80)!r}")
 
     def finish(self):
         nnz = self.nnz
@@ -471,9 +469,9 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     if isinstance(files, (str, bytes, os.PathLike)) or hasattr(files, "read"):
         raise TypeError("files must be a sequence of paths or file objects; "
                         "use load_svmlight for a single file")
-    parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel),
-                          require_qid=bool(query_id), min_index=min_index,
-                          max_index=max_index, n_threads=n_threads) for f in files]
+    parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel), require_qid=bool(query_id),
+                          min_index=min_index, max_index=max_index, n_threads=n_threads)
+              for f in files]
     if zero_based == "auto":
         one_based = bool(parsed) and all(p.nnz > 0 and p.min_index > 0 for p in parsed)
     else:
@@ -549,9 +547,8 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
     TypeError
         For a text-mode file object or arguments of the wrong type.
     """
-    return tuple(load_svmlight_files([f], n_features=n_features, dtype=dtype,
-                                     zero_based=zero_based, query_id=query_id,
-                                     multilabel=multilabel, n_threads=n_threads))
+    return tuple(load_svmlight_files([f], n_features=n_features, dtype=dtype, zero_based=zero_based,
+                                     query_id=query_id, multilabel=multilabel, n_threads=n_threads))
 
 
 def _fmt(v):

@@ -212,14 +212,12 @@ def _load_archive(zf, name):
                        if isinstance(header, dict) else f"{name} is not a pgs model file")
     version = header.get("format_version")
     if not is_int(version) or version < 1 or version > FORMAT_VERSION:
-        raise _Damaged(
-            f"{name} uses model format version {version!r} (written by pgs "
-            f"{header.get('pgs_version')}), but this pgs {__version__} reads versions 1 to "
-            f"{FORMAT_VERSION}; upgrade pgs to load it")
+        raise _Damaged(f"{name} uses model format version {version!r} (written by pgs "
+                       f"{header.get('pgs_version')}), but this pgs {__version__} reads "
+                       f"versions 1 to {FORMAT_VERSION}; upgrade pgs to load it")
     kind = header.get("kind", LEGACY_KIND)
     if not isinstance(kind, str):
-        raise _Damaged(f"{name} is damaged: header field 'kind' must be a string, "
-                       f"got {kind!r}")
+        raise _Damaged(f"{name} is damaged: header field 'kind' must be a string, got {kind!r}")
     cls = MODEL_KINDS.get(kind)
     if cls is None:
         raise _Damaged(f"{name} holds a model of kind {kind!r}, which this pgs "
@@ -230,9 +228,8 @@ def _load_archive(zf, name):
     # The shapes each array must have, from the header, checked before reading the data.
     classes_kind = fields["classes_kind"]
     if (classes_kind == "none") != ("classes.npy" not in members):
-        raise _Damaged(f"{name} is damaged: the header says classes_kind={classes_kind!r} "
-                       f"but the file {'has' if 'classes.npy' in members else 'has no'} "
-                       f"classes array")
+        raise _Damaged(f"{name} is damaged: the header says classes_kind={classes_kind!r} but "
+                       f"the file {'has' if 'classes.npy' in members else 'has no'} classes array")
     intercept = fields["intercept"]          # (finite floats: checked by _check_header)
     n_outputs = None
     if cls._coef_ndim == 2:
@@ -253,9 +250,8 @@ def _load_archive(zf, name):
     if classes_kind != "none":
         # (one output, or a 1-D coef: two classes, -1/+1; else one output per class)
         n_classes = n_outputs if n_outputs not in (None, 1) else 2
-        classes = _read_member(zf, members["classes.npy"], name, "classes",
-                               kinds=_CLASSES_DTYPE_KINDS[classes_kind], shape=(n_classes,),
-                               finite=True)
+        classes = _read_member(zf, members["classes.npy"], name, "classes", finite=True,
+                               kinds=_CLASSES_DTYPE_KINDS[classes_kind], shape=(n_classes,))
         if not np.all(classes[1:] > classes[:-1]):
             raise _Damaged(f"{name} is damaged: classes must be distinct and sorted, "
                            f"got {classes!r}")
@@ -370,6 +366,5 @@ def _all_finite(arr):
 
 
 def _kind_names(kinds):
-    names = {"b": "bool", "i": "int", "u": "uint", "f": "float64", "U": "unicode",
-             "S": "bytes"}
+    names = {"b": "bool", "i": "int", "u": "uint", "f": "float64", "U": "unicode", "S": "bytes"}
     return " or ".join(names[k] for k in kinds)

@@ -73,8 +73,7 @@ def model_from_estimator(estimator):
         return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,
                      T=first.T, classes=None if classes is None else np.asarray(classes),
                      params=first.params)
-    params = dict(first.params)
-    params["class_weight"] = getattr(estimator, "class_weight", None)
+    params = dict(first.params, class_weight=getattr(estimator, "class_weight", None))
     return OneVsRestModel(coef=np.atleast_2d(estimator.coef_), intercept=estimator.intercept_,
                           iteration=first.iteration, T=first.T, classes=np.asarray(classes),
                           params=params)

@@ -106,7 +106,5 @@ class Model(LinearModel):
         loss_id = LOSS_NAMES.index(self.params["loss"])
         if sample_weight is not None:
             sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
-        return reg + mean_loss(
-            np.ascontiguousarray(z), np.ascontiguousarray(y_num), loss_id,
-            self.params["epsilon"], sample_weight,
-        )
+        return reg + mean_loss(np.ascontiguousarray(z), np.ascontiguousarray(y_num), loss_id,
+                               self.params["epsilon"], sample_weight)

@@ -152,8 +152,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
             raise ValueError(f"fixed_rows must be 1-D with at least T={T} row indices")
     if eta0 == "auto":
         eta0_used, _ = auto_eta0(Xb, Y, variant_id=variant_id, switch=switch, icpt=icpt,
-                                 average=average, seq=seq.spawn(1)[0],
-                                 permutation=permutation)
+                                 average=average, seq=seq.spawn(1)[0], permutation=permutation)
     else:
         eta0_used = eta0
     rng_state = seq.generate_state(4, dtype=np.uint64)
@@ -161,8 +160,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
                average=average, rng_state=rng_state, T=T, fixed_rows=fixed_rows,
                permutation=permutation, name=name)
     params = dict(T=T, eta0=eta0, switch=switch, variant=VARIANT_NAMES[variant_id],
-                  fit_intercept=fit_intercept, iterate=iterate, sampling=sampling,
-                  seed=seq.entropy)
+                  fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seq.entropy)
     return W, eta0_used, params, Xb
 
 

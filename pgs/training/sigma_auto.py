@@ -159,12 +159,10 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     for lo in range(0, grid.shape[0], per):
         values = grid[lo:lo + per]
         models = fit_many(X_train, ys * values.shape[0], seed=seed, T=T_train,
-                           n_jobs=n_jobs if values.shape[0] * n > 1 else 1,
-                           sample_weight=weights,
-                           per_problem=[{"sigma": float(s)} for s in values for _ in range(n)],
-                           **train_kwargs)
-        scores += [score(models[g * n:(g + 1) * n], X_val, val)
-                   for g in range(values.shape[0])]
+                          n_jobs=n_jobs if values.shape[0] * n > 1 else 1, sample_weight=weights,
+                          per_problem=[{"sigma": float(s)} for s in values for _ in range(n)],
+                          **train_kwargs)
+        scores += [score(models[g * n:(g + 1) * n], X_val, val) for g in range(values.shape[0])]
         del models
     scores = np.array(scores, dtype=np.float64)
     w_val = validation_weights(sample_weight, val)
@@ -230,9 +228,8 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwa
                      if key not in ("T", "sample_weight", "callback", "callback_every",
                                     "keep_state", "merge_every")}
     search = search_sigma(Xb, [y_kernel], score, grid=sigma_grid,
-                          validation_fraction=validation_fraction,
-                          seed=seed, T=T, sample_weight=weights,
-                          strata=y_kernel if classification else None,
+                          validation_fraction=validation_fraction, seed=seed, T=T,
+                          sample_weight=weights, strata=y_kernel if classification else None,
                           known_classes=np.array([-1.0, 1.0]) if classification else None,
                           **search_kwargs)
     model = fit(Xb, y, sigma=search.sigma, seed=seed, **kwargs)
