@@ -142,9 +142,8 @@ class _PGSBase(BaseEstimator):
                                   warm_models=self._models if warm else None)
 
     def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
-        """One `pgs.Model` per target array, continuing `warm_models` (or None); `partial`
-        lets a batch have fewer rows than k; `strata` (class indices) stratify the held-out
-        split of ``sigma="auto"``."""
+        """One `pgs.Model` per target array, continuing `warm_models` (or None); `partial` lets a
+        batch have fewer rows than k; `strata` stratify the split of ``sigma="auto"``."""
         if partial and X.shape[0] < self.k:
             warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
                           f"k={self.k}: its one iteration draws {self.k} rows from them "

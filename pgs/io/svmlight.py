@@ -89,12 +89,10 @@ class _Source:
             raise TypeError(f"f must be a path, a file descriptor or a binary file object, "
                             f"got {type(f).__name__}")
         if self.owned and not self.compressed:
-            try:
+            with contextlib.suppress(OSError, io.UnsupportedOperation):
                 st = os.fstat(self.fileobj.fileno())
-            except (OSError, io.UnsupportedOperation):
-                st = None
-            if st is not None and stat.S_ISREG(st.st_mode):
-                self.size, self.stat = st.st_size, st
+                if stat.S_ISREG(st.st_mode):
+                    self.size, self.stat = st.st_size, st
         # A regular file read from its start: `size` bytes expected (a descriptor is read
         # from its current position).
         self.whole_file = self.stat is not None and not isinstance(f, int)
@@ -491,8 +489,7 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
 
 
 def _to_csr(p, n_features):
-    fits32 = max(n_features, p.nnz) <= _INT32_MAX
-    idx_dtype = np.int32 if fits32 else np.int64
+    idx_dtype = np.int32 if max(n_features, p.nnz) <= _INT32_MAX else np.int64
     indices = p.indices if p.indices.dtype == idx_dtype else p.indices.astype(idx_dtype)
     indptr = p.indptr.astype(idx_dtype, copy=False)
     X = sp.csr_matrix((p.data, indices, indptr), shape=(p.n_rows, n_features), copy=False)

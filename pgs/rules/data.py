@@ -163,8 +163,7 @@ def check_targets(y, n_samples, *, classification, classes=None):
     """Validate targets; return (y_kernel, classes): float64 targets, and for classification
     the two sorted labels, the smaller mapped to -1 and the larger to +1. Known `classes` (a
     warm start's) let y hold only one of them. y_kernel is `y` itself when it already is what
-    the kernel reads (at RCV1 sizes the copy took 1 ms of a train call's 3 ms set-up).
-    """
+    the kernel reads (at RCV1 sizes the copy took 1 ms of a train call's 3 ms set-up)."""
     y = check_y_shape(y, n_samples)
     if classification and y.dtype.kind in "biuf" and y.shape[0] > 0:
         # Numbers: min and max find the two classes in O(n) (np.unique sorts: 1.5 ms of a

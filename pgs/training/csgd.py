@@ -125,10 +125,7 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
 def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling="iid",
          fixed_rows=None, name="CSGD"):
     """Validate, pick eta0, run; Y is the (m, K) float64 target matrix (a test/bench hook).
-
-    Returns (W, eta0_used, params, Xb) with W of shape (n_features + 1, K), the
-    constant column's weights last.
-    """
+    Returns (W, eta0_used, params, Xb), W of shape (n_features + 1, K), the intercepts last."""
     sampling = V.check_choice("sampling", sampling, SAMPLINGS)
     T = V.check_count("T", T, allow_none=True)
     eta0 = V.check_auto_or_positive("eta0", eta0)

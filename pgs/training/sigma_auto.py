@@ -133,8 +133,7 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     """Train every grid value (None: `default_sigma_grid`) on a training split, each of the
     `targets` (one per problem) in lock-step, for `GRID_T_FRACTION` of `T`'s passes; score
     them on the rest (tiny data: on the training rows) with ``score(models, X_val, rows)``,
-    higher is better, whose ``score.standard_error(best, n_eff)`` is `choose`'s tolerance.
-    """
+    higher is better, whose ``score.standard_error(best, n_eff)`` is `choose`'s tolerance."""
     if grid is None:
         grid = default_sigma_grid(Xb)
     m = Xb.shape[0]

@@ -6,14 +6,13 @@ from pgs.training.fit import fit
 
 
 def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS["sigma"],
-          T=D.DEFAULTS["T"], k=D.DEFAULTS["k"], B=D.DEFAULTS["B"],
-          schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
-          iterate=D.DEFAULTS["iterate"], fit_intercept=D.DEFAULTS["fit_intercept"],
-          intercept=D.DEFAULTS["intercept"], intercept_scaling=D.DEFAULTS["intercept_scaling"],
-          seed=None, epsilon=D.DEFAULTS["epsilon"], sample_weight=None,
-          sampling=D.DEFAULTS["sampling"], callback=None, callback_every=None,
-          keep_state=False, warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
-          sigma_grid=D.DEFAULTS["sigma_grid"],
+          T=D.DEFAULTS["T"], k=D.DEFAULTS["k"], B=D.DEFAULTS["B"], schedule=D.DEFAULTS["schedule"],
+          eta0=D.DEFAULTS["eta0"], iterate=D.DEFAULTS["iterate"],
+          fit_intercept=D.DEFAULTS["fit_intercept"], intercept=D.DEFAULTS["intercept"],
+          intercept_scaling=D.DEFAULTS["intercept_scaling"], seed=None,
+          epsilon=D.DEFAULTS["epsilon"], sample_weight=None, sampling=D.DEFAULTS["sampling"],
+          callback=None, callback_every=None, keep_state=False, warm_start=None, n_threads=None,
+          t_offset=D.DEFAULTS["t_offset"], sigma_grid=D.DEFAULTS["sigma_grid"],
           validation_fraction=D.DEFAULTS["validation_fraction"], n_jobs=1, merge_every=None):
     r"""Train a linear model with the Primal Gradient Solver.
 
