@@ -32,7 +32,10 @@ class _DaskFit:
         finally:
             self._dask_X = self._client = None
 
-    def _fit_dask(self, X, y, sample_weight):
+    def fit(self, X, y, sample_weight=None):
+        """Fit on in-memory or dask arrays (see `pgs.dask.PGSClassifier`); returns self."""
+        if not isinstance(X, da.Array):
+            return super().fit(X, y, sample_weight)
         client = get_client()
         y = gather(client, [client.compute(y)], what="y")[0] if isinstance(y, da.Array) else y
         if isinstance(sample_weight, da.Array):
@@ -88,20 +91,8 @@ class PGSClassifier(_DaskFit, E.PGSClassifier):
 
     __init__ = _init_for(E.PGSClassifier)
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on in-memory or dask arrays (see the class docstring); returns self."""
-        if isinstance(X, da.Array):
-            return self._fit_dask(X, y, sample_weight)
-        return super().fit(X, y, sample_weight)
-
 
 class PGSRegressor(_DaskFit, E.PGSRegressor):
     """`pgs.PGSRegressor` whose `fit` also takes dask arrays (see `PGSClassifier`)."""
 
     __init__ = _init_for(E.PGSRegressor)
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit on in-memory or dask arrays (see `pgs.dask.PGSClassifier`); returns self."""
-        if isinstance(X, da.Array):
-            return self._fit_dask(X, y, sample_weight)
-        return super().fit(X, y, sample_weight)

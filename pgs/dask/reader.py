@@ -71,10 +71,7 @@ def _expand(paths):
     if isinstance(paths, (list, tuple)):
         if not paths:
             raise ValueError("paths is an empty list")
-        found = []
-        for p in paths:
-            found += _expand(p)
-        return found
+        return [found for p in paths for found in _expand(p)]
     if not isinstance(paths, str) and not hasattr(paths, "__fspath__"):
         raise TypeError(f"paths must be a path, a glob pattern or a list of them, "
                         f"got {type(paths).__name__}")

@@ -42,10 +42,8 @@ class LinearModel:
 
     def __init__(self, *, coef, intercept, iteration, T, classes, params):
         self.coef = coef
-        if np.ndim(coef) == 1:
-            self.intercept = float(intercept)
-        else:
-            self.intercept = np.asarray(intercept, dtype=np.float64)
+        self.intercept = (float(intercept) if np.ndim(coef) == 1
+                          else np.asarray(intercept, dtype=np.float64))
         self.iteration = int(iteration)
         self.T = int(T)
         self.classes = classes

@@ -127,17 +127,10 @@ def save_model(model, path):
         arrays["classes"], classes_kind = _classes_array(model.classes)
     intercept = model.intercept if coef.ndim == 1 else np.asarray(model.intercept).tolist()
     header = {
-        "format": FORMAT_NAME,
-        "format_version": _KIND_VERSIONS.get(kind, FORMAT_VERSION),
-        "kind": kind,
-        "pgs_version": __version__,
-        "intercept": _json_value(intercept),
-        "iteration": int(model.iteration),
-        "T": int(model.T),
-        "n_features": int(coef.shape[-1]),
-        "classes_kind": classes_kind,
-        "params": params,
-        "params_not_stored": not_stored,
+        "format": FORMAT_NAME, "format_version": _KIND_VERSIONS.get(kind, FORMAT_VERSION),
+        "kind": kind, "pgs_version": __version__, "intercept": _json_value(intercept),
+        "iteration": int(model.iteration), "T": int(model.T), "n_features": int(coef.shape[-1]),
+        "classes_kind": classes_kind, "params": params, "params_not_stored": not_stored,
         "attributes": {k: _json_value(v) for k, v in model._saved_attributes().items()},
     }
     arrays["header"] = np.array(json.dumps(header, sort_keys=True))
