@@ -487,9 +487,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         """Class probabilities (loss "logistic" or "modified_huber").
 
         Logistic: the sigmoid of each one-vs-rest margin; modified Huber:
-        ``(clip(margin, -1, 1) + 1) / 2``. For more than two classes the one-vs-rest
-        values are normalised to sum to 1 per row (uniform where they are all 0), as
-        scikit-learn's SGDClassifier does.
+        ``(clip(margin, -1, 1) + 1) / 2``. With more than two classes they are normalised to
+        sum to 1 per row (uniform where all are 0), as scikit-learn's SGDClassifier does.
 
         Parameters
         ----------

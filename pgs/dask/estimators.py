@@ -59,17 +59,13 @@ def _init_for(parent):
     """An ``__init__`` with the parameters of `parent`'s plus `merge_every` (keyword-only,
     default None), under its full signature as scikit-learn reads it."""
     sig = inspect.signature(parent.__init__)
-    extra = [name for name in ("merge_every",) if name not in sig.parameters]
 
-    def __init__(self, *args, **kwargs):
-        own = {name: kwargs.pop(name, None) for name in extra}
+    def __init__(self, *args, merge_every=None, **kwargs):
         parent.__init__(self, *args, **kwargs)
-        for name, value in own.items():
-            setattr(self, name, value)
+        self.merge_every = merge_every
 
-    __init__.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
-        for name in extra])
+    __init__.__signature__ = sig.replace(parameters=[*sig.parameters.values(), inspect.Parameter(
+        "merge_every", inspect.Parameter.KEYWORD_ONLY, default=None)])
     return __init__
 
 

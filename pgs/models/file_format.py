@@ -3,8 +3,8 @@ readable with ``numpy.load(path, allow_pickle=False)`` (format version 2):
 
 ``header``
     0-d unicode array holding a JSON object: ``format`` ("pgs-model"), ``format_version``,
-    ``kind`` ("pgs": `pgs.Model`; "csgd", "cadaline": `train_csgd`'s and
-    `train_cadaline`'s models), ``pgs_version``, ``intercept`` (a number, or one per
+    ``kind`` ("pgs": `pgs.Model`; "csgd", "cadaline": `train_csgd`'s and `train_cadaline`'s
+    models; "ovr": a saved estimator's), ``pgs_version``, ``intercept`` (a number, or one per
     output when ``coef`` is 2-D), ``iteration``, ``T``, ``n_features``, ``classes_kind``
     ("none", "number", "string" or "bytes"), ``params`` (the training arguments;
     ``params_not_stored`` names those without a JSON form, restored as None) and
@@ -15,10 +15,9 @@ readable with ``numpy.load(path, allow_pickle=False)`` (format version 2):
     Classifiers only: the labels, as a numeric, unicode or bytes array.
 
 ``format_version`` is the oldest version whose readers load the file right: 1 for a
-`pgs.Model` (version-1 readers ignore ``kind`` and ``attributes``), 2 for the other kinds
-(so an older pgs refuses them). Newer versions are refused; a file without ``kind`` is a
-`pgs.Model`. pgs/models/__init__.py registers every kind here (`register_kind`): the models
-import this module, never the other way round.
+`pgs.Model` (version-1 readers ignore ``kind`` and ``attributes``), 2 for the other kinds.
+Newer versions are refused; a file without ``kind`` is a `pgs.Model`. The models import this
+module and pgs/models/__init__.py registers them (`register_kind`), never the other way round.
 """
 
 import json
