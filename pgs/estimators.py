@@ -194,9 +194,7 @@ def _sample_weight_or_none(sample_weight, X):
             raise
         # (scikit-learn's "Sample weights must contain at least one non-zero number")
         raise type(exc)(f"sample_weight: {exc}") from None
-    if np.all(sample_weight == 1.0):
-        return None
-    return sample_weight
+    return None if np.all(sample_weight == 1.0) else sample_weight
 
 
 class PGSClassifier(ClassifierMixin, _PGSBase):
@@ -316,9 +314,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     def _check_params(self):
         super()._check_params()
         cw = self.class_weight
-        if cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced"):
-            return
-        raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+        if not (cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced")):
+            raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
 
     def _weights(self, sample_weight, X, y, classes):
         """sample_weight times class_weight, or None for the unweighted problem."""

@@ -60,12 +60,6 @@ def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
     return solver.average() if average else solver.last()
 
 
-def _half_squared_loss(Xb, Y, W, icpt):
-    """Mean over rows and outputs of (y - <w, x>)^2 / 2; W has shape (n_cols, K)."""
-    Z = np.asarray(Xb.matrix() @ W[:-1]) + icpt * W[-1]
-    return 0.5 * float(np.mean((Y - Z) ** 2))
-
-
 def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=False):
     """Pick eta0 by short trial runs on a subsample (after Bottou's sgd, `determineEta0`).
 
@@ -102,7 +96,8 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
                 W = _solve(Xs, Ys, variant_id=variant_id, eta0=eta, switch=switch_trial,
                            icpt=icpt, average=average, rng_state=rng_state, T=T_trial,
                            permutation=permutation)
-                value = _half_squared_loss(Xs, Ys, W, icpt)
+                Z = np.asarray(Xs_matrix @ W[:-1]) + icpt * W[-1]     # (W: n_cols x K)
+                value = 0.5 * float(np.mean((Ys - Z) ** 2))
             except FloatingPointError:
                 value = math.inf
             trials[eta] = value if math.isfinite(value) else math.inf
