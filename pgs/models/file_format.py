@@ -71,9 +71,7 @@ def _json_value(v):
         return int(v)
     if isinstance(v, (float, np.floating)):
         v = float(v)
-        if not math.isfinite(v):
-            return {"float": repr(v)}  # JSON has no inf/nan
-        return v
+        return v if math.isfinite(v) else {"float": repr(v)}  # (JSON has no inf/nan)
     if isinstance(v, (list, tuple)):
         return [_json_value(x) for x in v]
     raise TypeError(type(v).__name__)
