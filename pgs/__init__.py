@@ -16,9 +16,8 @@ from pgs.training.train import train
 
 __all__ = [
     "DEFAULTS", "DivergedError", "LOSS_NAMES", "Model", "PAPER", "Progress", "__version__",
-    "dump_svmlight",
-    "load_model", "load_svmlight", "load_svmlight_files", "train", "train_cadaline",
-    "train_csgd",
+    "dump_svmlight", "load_model", "load_svmlight", "load_svmlight_files", "train",
+    "train_cadaline", "train_csgd",
 ]
 
 _ESTIMATORS = ("PGSClassifier", "PGSRegressor")
@@ -31,9 +30,7 @@ def __getattr__(name):
         try:
             from pgs import estimators
         except ImportError as exc:
-            raise ImportError(
-                f"pgs.{name} needs scikit-learn: install it with `pip install pgs[sklearn]` "
-                f"({exc})"
-            ) from exc
+            raise ImportError(f"pgs.{name} needs scikit-learn: install it with "
+                              f"`pip install pgs[sklearn]` ({exc})") from exc
         return getattr(estimators, name)
     raise AttributeError(f"module 'pgs' has no attribute {name!r}")

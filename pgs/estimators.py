@@ -1,9 +1,6 @@
 """scikit-learn estimators around `pgs.train`: `PGSClassifier` (one-vs-rest) and `PGSRegressor`.
 
-This module imports scikit-learn; `pgs/__init__.py` loads it lazily so that `pgs.train`
-never needs scikit-learn (install it with ``pip install pgs[sklearn]``). How the
-one-vs-rest problems share their rows and threads: `PGSClassifier`'s `random_state` and
-`n_jobs`.
+`pgs/__init__.py` loads this module lazily, so that `pgs.train` never needs scikit-learn.
 """
 
 import math
@@ -26,23 +23,21 @@ from pgs.training.fit import CHECKED_ARGS, check_args, default_T, fit_many
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
-#: Losses PGSClassifier accepts: the binary classification losses of `pgs.train`, plus
-#: "squared" (least squares on one-hot 0/1 targets, argmax prediction: C-Adaline).
-#: (C-Adaline is this estimator's construction, not a property of the loss: not in the table.)
+#: Losses PGSClassifier accepts: `pgs.train`'s classification losses, plus "squared" (C-Adaline:
+#: this estimator's construction on one-hot 0/1 targets, not a property of the loss).
 CLASSIFIER_LOSSES = loss_names("classification") + ("squared",)
 #: Losses PGSRegressor accepts.
 REGRESSOR_LOSSES = loss_names("regression")
 #: Losses whose margins map to probabilities (as in scikit-learn's SGDClassifier).
 PROBABILISTIC_LOSSES = tuple(spec.name for spec in LOSSES if spec.probabilistic)
 
-#: scikit-learn estimator checks every PGS estimator is known to fail, with the reason.
-#: `expected_failed_checks` adds the ones that depend on the parameters.
+#: scikit-learn checks every PGS estimator fails, with the reason (`expected_failed_checks`
+#: adds those that depend on the parameters).
 _RANDOM_ROWS = ("PGS samples rows at random: integer weights equal row repetition in "
                 "expectation (same sampling distribution, same objective and optimum), not "
                 "bit for bit")
 EXPECTED_FAILED_CHECKS = {f"check_sample_weight_equivalence_on_{kind}_data": _RANDOM_ROWS
                           for kind in ("dense", "sparse")}
-
 
 #: The checks PGSClassifier fails with a given loss, {loss: {check name: reason}}.
 _CLASSIFIER_FAILED_CHECKS = {
@@ -51,18 +46,14 @@ _CLASSIFIER_FAILED_CHECKS = {
         "classes can tie at the top (as in SGDClassifier); argmax(predict_proba) then "
         "picks the first of them while predict uses the unclipped margins")},
     "squared": {"check_class_weight_classifiers": (
-        "class weights 1000 / 1e-4 scale the data term by the mean weight (~333), i.e. "
-        "divide the effective sigma by it; with the check's unscaled features (|x| ~ 40) "
-        "least squares is then so ill-conditioned for PGS's 1/(sigma t) steps that "
-        "even 200,000 iterations do not converge")},
+        "class weights 1000 / 1e-4 divide the effective sigma by the mean weight (~333): "
+        "with the check's unscaled features (|x| ~ 40) least squares is then so "
+        "ill-conditioned that even 200,000 iterations do not converge")},
     "logistic": {"check_class_weight_classifiers": (
-        "one seed: with class weights 1000 / 1e-4 every one-vs-rest problem sees (in "
-        "effect) only class 0's rows, and as the problems share the seed (lock-step) "
-        "classes 1 and 2 get exactly -w_0: class 0 is predicted where w_0 x + b_0 > 0. "
-        "The weights divide the effective sigma by ~333 and w_0 is far from its optimum "
-        "(T = 500 to 20,000 predict alike); with the check's random_state=0 the fit "
-        "predicts class 0 for 86% of the test rows against the check's 87%; over "
-        "random_state 0-99, 92% of the fits pass (hinge: 92% too, and 0 passes)")},
+        "one seed: with class weights 1000 / 1e-4 every one-vs-rest problem sees in effect "
+        "only class 0's rows, and as the problems share the seed classes 1 and 2 get exactly "
+        "-w_0; with random_state=0 the fit predicts class 0 for 86% of the test rows, the "
+        "check wants 87% (over random_state 0-99, 92% of the fits pass; hinge: 92% too)")},
 }
 
 
@@ -74,8 +65,6 @@ def expected_failed_checks(estimator):
         failed.update(_CLASSIFIER_FAILED_CHECKS.get(estimator.loss, {}))
     return failed
 
-
-# ----------------------------------------------------------------------------- helpers
 
 _PLUS_MINUS = np.array([-1.0, 1.0])
 
@@ -100,13 +89,9 @@ def _base_entropy(random_state):
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(np.iinfo(np.int32).max))
     if not V.is_int(random_state) or random_state < 0:
-        raise ValueError(
-            f"random_state must be None, an int >= 0 or a RandomState, got {random_state!r}"
-        )
+        raise ValueError(f"random_state must be None, an int >= 0 or a RandomState, "
+                         f"got {random_state!r}")
     return int(random_state)
-
-
-# ------------------------------------------------------------------------- base class
 
 
 class _PGSBase(BaseEstimator):
@@ -120,15 +105,11 @@ class _PGSBase(BaseEstimator):
             if name != "self":
                 setattr(self, name, value)
 
-    # -- validation -------------------------------------------------------------------
-
     def _check_params(self):
         """Validate every hyper-parameter once, before any thread starts."""
         if not isinstance(self.loss, str) or self.loss not in self._allowed_losses:
-            raise ValueError(
-                f"loss={self.loss!r} is not supported by {type(self).__name__}; "
-                f"use one of {', '.join(self._allowed_losses)}"
-            )
+            raise ValueError(f"loss={self.loss!r} is not supported by {type(self).__name__}; "
+                             f"use one of {', '.join(self._allowed_losses)}")
         check_args(**{name: getattr(self, name) for name in CHECKED_ARGS})
         sigma_auto.check_sigma(self.sigma)
         sigma_auto.check_sigma_grid(self.sigma_grid)
@@ -136,51 +117,19 @@ class _PGSBase(BaseEstimator):
         V.check_bool("warm_start", self.warm_start)
         _effective_n_jobs(self.n_jobs)
 
-    def _train_kwargs(self):
-        kwargs = {name: getattr(self, name) for name in CHECKED_ARGS if name != "T"}
-        return dict(kwargs, sigma=self.sigma, fit_intercept=bool(self.fit_intercept))
+    def _validate(self, X, *y, reset, **kwargs):
+        return validate_data(self, X, *y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             reset=reset, **kwargs)
 
-    def _validate_X(self, X, *, reset):
-        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             reset=reset)
-
-    # -- the shared fit loop ----------------------------------------------------------
-
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state,
-                      partial=False, strata=None):
-        """One `pgs.Model` per target array, continuing `warm_models` (or None); `partial`
-        (partial_fit) lets a batch have fewer rows than k; `strata` (class indices) stratify
-        the held-out split of ``sigma="auto"``."""
-        if partial and X.shape[0] < self.k:
-            warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
-                          f"k={self.k}: its one iteration draws {self.k} rows from them "
-                          f"(rows repeat)", UserWarning, stacklevel=3)
-        entropy = None if warm_models is not None else _base_entropy(random_state)
-        # Structure checked once here; entries by the kernel, as it reads each row.
-        X = as_csr_buffers(X, check_entries=False)
-        train_kwargs = self._train_kwargs()
-        known = _PLUS_MINUS if LOSS_SPECS[train_kwargs["loss"]].is_classification else None
-        if warm_models is not None:
-            train_kwargs["sigma"] = warm_models[0].params["sigma"]
-        elif train_kwargs["sigma"] == "auto":
-            # One sigma shared by all the one-vs-rest problems, scored on the multiclass
-            # prediction they make together (their margins are compared by argmax).
-            search = sigma_auto.search_sigma(
-                X, targets, self._sigma_score(strata, targets, sample_weight),
-                grid=sigma_auto.check_sigma_grid(self.sigma_grid),
-                validation_fraction=self.validation_fraction, seed=entropy, T=T,
-                sample_weight=sample_weight, strata=strata,
-                n_jobs=_effective_n_jobs(self.n_jobs), known_classes=known,
-                k_above_rows=partial,
-                **{key: v for key, v in train_kwargs.items() if key != "sigma"})
-            train_kwargs["sigma"] = search.sigma
-            self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores
-        else:
-            self.sigma_grid_ = self.sigma_scores_ = None
-        return fit_many(X, targets, n_jobs=_effective_n_jobs(self.n_jobs), T=T,
-                         seed=entropy, warm_starts=warm_models, sample_weight=sample_weight,
-                         keep_state=True, known_classes=known,
-                         k_above_rows=partial, **train_kwargs)
+    def _train_setup(self, warm_models):
+        """(seed, `pgs.train` keywords, known classes) of the problems; continuing
+        `warm_models` keeps their sigma and random streams."""
+        kw = {name: getattr(self, name) for name in CHECKED_ARGS if name != "T"}
+        kw.update(sigma=self.sigma if warm_models is None else warm_models[0].params["sigma"],
+                  fit_intercept=bool(self.fit_intercept))
+        known = _PLUS_MINUS if LOSS_SPECS[kw["loss"]].is_classification else None
+        entropy = None if warm_models is not None else _base_entropy(self.random_state)
+        return entropy, kw, known
 
     def _train(self, X, targets, weights, *, warm, partial, strata=None):
         """`_fit_problems` for `fit` (T iterations, default ten passes) or `partial_fit`
@@ -189,10 +138,36 @@ class _PGSBase(BaseEstimator):
             T = max(1, math.ceil(X.shape[0] / self.k))
         else:
             T = self.T if self.T is not None else default_T(X.shape[0], self.k)
-        return self._fit_problems(X, targets, weights, T=T,
-                                  warm_models=self._models if warm else None,
-                                  random_state=self.random_state, partial=partial,
-                                  strata=strata)
+        return self._fit_problems(X, targets, weights, T=T, partial=partial, strata=strata,
+                                  warm_models=self._models if warm else None)
+
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
+        """One `pgs.Model` per target array, continuing `warm_models` (or None); `partial` lets a
+        batch have fewer rows than k; `strata` stratify the split of ``sigma="auto"``."""
+        if partial and X.shape[0] < self.k:
+            warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
+                          f"k={self.k}: its one iteration draws {self.k} rows from them "
+                          f"(rows repeat)", UserWarning, stacklevel=3)
+        entropy, train_kwargs, known = self._train_setup(warm_models)
+        # Structure checked once here; entries by the kernel, as it reads each row.
+        X = as_csr_buffers(X, check_entries=False)
+        n_jobs = _effective_n_jobs(self.n_jobs)
+        if train_kwargs["sigma"] == "auto":
+            # One sigma shared by all the one-vs-rest problems, scored on the multiclass
+            # prediction they make together (their margins are compared by argmax).
+            search = sigma_auto.search_sigma(
+                X, targets, self._sigma_score(strata, targets, sample_weight),
+                grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
+                validation_fraction=self.validation_fraction, sample_weight=sample_weight,
+                strata=strata, n_jobs=n_jobs, known_classes=known, k_above_rows=partial,
+                **{key: v for key, v in train_kwargs.items() if key != "sigma"})
+            train_kwargs["sigma"] = search.sigma
+            self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores
+        elif warm_models is None:
+            self.sigma_grid_ = self.sigma_scores_ = None
+        return fit_many(X, targets, n_jobs=n_jobs, T=T, seed=entropy, warm_starts=warm_models,
+                        sample_weight=sample_weight, keep_state=True, known_classes=known,
+                        k_above_rows=partial, **train_kwargs)
 
     def _set_fitted(self, models):
         """Copy the trained models into scikit-learn's fitted attributes."""
@@ -219,12 +194,7 @@ def _sample_weight_or_none(sample_weight, X):
             raise
         # (scikit-learn's "Sample weights must contain at least one non-zero number")
         raise type(exc)(f"sample_weight: {exc}") from None
-    if np.all(sample_weight == 1.0):
-        return None
-    return sample_weight
-
-
-# ------------------------------------------------------------------------ classifier
+    return None if np.all(sample_weight == 1.0) else sample_weight
 
 
 class PGSClassifier(ClassifierMixin, _PGSBase):
@@ -238,19 +208,16 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     ----------
     loss : {"hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber", \
 "squared"}, default "hinge"
-        Loss of every binary problem. The binary losses use +1 for the class and -1 for
-        the rest. "squared" is least squares on one-hot 0/1 targets with argmax
-        prediction (C-Adaline); for two classes a single regressor on the 0/1 indicator
-        of ``classes_[1]`` is fitted and 0.5 is subtracted from its intercept, so the
-        decision function is positive for ``classes_[1]``.
+        Loss of every binary problem (+1 for the class, -1 for the rest). "squared" is
+        least squares on one-hot 0/1 targets with argmax prediction (C-Adaline); for two
+        classes, one regressor on the indicator of ``classes_[1]`` with 0.5 subtracted
+        from its intercept, so the decision function is positive for ``classes_[1]``.
     p : float in (1, 2], default 2.0
         Norm of the regulariser (2: Pegasos).
     sigma : float > 0 or "auto", default "auto"
-        Regularisation strength (scikit-learn's ``alpha`` of SGDClassifier). "auto" is
-        `pgs.train`'s search (the largest value of `sigma_grid` whose held-out accuracy
-        is within one standard error of the best, then the fit at it on all the rows),
-        one sigma for all the one-vs-rest problems, scored on their argmax prediction;
-        `partial_fit` chooses it on its first batch.
+        Regularisation strength (SGDClassifier's ``alpha``). "auto" is `pgs.train`'s
+        search, one sigma for all the one-vs-rest problems, scored on their argmax
+        prediction; `partial_fit` chooses it on its first batch.
     T : int >= 1 or None, default None
         Iterations per binary problem and per `fit`; None means ``ceil(10 m / k)``,
         ten passes over the data. Ignored by `partial_fit`.
@@ -273,24 +240,19 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Shape parameter of "smooth_hinge" (default 1.0).
     random_state : None, int >= 0 or numpy RandomState, default None
         Seeds row sampling. Problem ``c`` equals ``pgs.train(X, y == classes_[c],
-        seed=random_state)``: the problems draw the same rows, and run in lock-step so
-        that each row is fetched from memory once for all (10-class RCV1-like: 1.7–2.3x
-        faster than in turn).
+        seed=random_state)``: the problems draw the same rows, in lock-step.
     n_jobs : int or None, default None
-        Threads (None: 1, -1: all cores). With several one-vs-rest problems each thread
-        trains a contiguous group of them, and results do not depend on `n_jobs`. With
-        two classes the rows are split between the threads instead, which merge their
-        dual states (``pgs.train(..., n_jobs=n_jobs)``, default `merge_every`): the
-        model is then deterministic for a given `n_jobs` but differs between values.
+        Threads (None: 1, -1: all cores). Several one-vs-rest problems are shared out in
+        groups (the results do not depend on `n_jobs`); with two classes the threads
+        split the rows instead, as ``pgs.train(..., n_jobs=n_jobs)`` (deterministic for
+        a given `n_jobs`).
     class_weight : None, "balanced" or dict, default None
         Weight of each class, multiplied into `sample_weight`. "balanced" uses
         ``n_samples / (n_classes * bincount(y))``.
     warm_start : bool, default False
         When True, `fit` continues the previous fit's solver state (see Notes).
     sigma_grid : sequence of float > 0 or None, default None
-        The values ``sigma="auto"`` tries; None: 7 values, ``10**[-2, -1.5, ..., 1]``
-        times ``mean_i ||x_i||^2 / m`` (the best sigma scales as the squared row norm
-        and shrinks as the data grow).
+        The values ``sigma="auto"`` tries; None: `pgs.train`'s default grid.
     validation_fraction : float in (0, 1), default 0.2
         Share of the rows ``sigma="auto"`` holds out (at least one row of every class
         that has two).
@@ -301,8 +263,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_ : ndarray of shape (n_classes,)
     n_iter_ : int
-        PGS iterations run per binary problem since the state was created (cumulative
-        over warm-started fits and `partial_fit` calls).
+        Iterations run per binary problem since the state was created (warm starts and
+        `partial_fit` calls included).
     intercept_scaling_, sigma_ : float
         The values used (resolving "auto"; kept by warm starts and `partial_fit`).
     sigma_grid_, sigma_scores_ : ndarray or None
@@ -314,27 +276,16 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     Notes
     -----
-    **Warm start.** With ``warm_start=True`` a second ``fit(X, y)`` runs `T` more
-    iterations from where the first stopped (same dual accumulator, iteration counter and
-    random stream).
-    For ``iterate="last"`` or ``"average"``, fitting with ``T=T1`` and then again with
-    ``T=T2`` gives bit for bit the model of one fit with ``T=T1 + T2`` (same data,
-    same weights). The classes, the number of features and the hyper-parameters must
-    stay the same; changing them starts afresh (the classes) or raises (see
-    :func:`pgs.train`).
+    **Warm start.** With ``warm_start=True`` a second ``fit(X, y)`` runs `T` more iterations
+    from where the first stopped (for ``iterate="last"`` or ``"average"``, bit for bit one
+    fit of both Ts). New classes start afresh; changed features or hyper-parameters raise.
 
-    **partial_fit.** Each call runs one pass's worth of iterations on the new batch,
-    continuing the previous calls (or `fit`): the average is over all iterations so far,
-    as in one long run over the stream. A batch may lack some classes;
-    ``class_weight="balanced"`` is refused (the stream's class frequencies are unknown).
+    **partial_fit.** Each call runs one pass's worth of iterations on the new batch, as
+    one long run over the stream; ``class_weight="balanced"`` is refused. Both keep every
+    problem's solver state (two to four arrays of n_features + 1 floats), pickled too.
 
-    Every fitted binary problem keeps its solver state (about two to four float64
-    arrays of length n_features + 1), which is what makes the above possible; it is
-    pickled with the estimator.
-
-    **Weights.** `pgs.train` samples rows with probability proportional to their weight
-    and rescales the gradient by the mean weight (an iteration still costs O(k d)).
-    Weights that are all 1 are treated as no weights.
+    **Weights** (sample times class weights) are sampled as `pgs.train` samples them;
+    weights that are all 1 are no weights.
 
     Examples
     --------
@@ -360,14 +311,11 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                  validation_fraction=D.DEFAULTS["validation_fraction"]):
         self._store(locals())
 
-    # -- fitting ------------------------------------------------------------------------
-
     def _check_params(self):
         super()._check_params()
         cw = self.class_weight
-        if cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced"):
-            return
-        raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+        if not (cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced")):
+            raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
 
     def _weights(self, sample_weight, X, y, classes):
         """sample_weight times class_weight, or None for the unweighted problem."""
@@ -409,19 +357,15 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         """
         self._check_params()
         warm = bool(self.warm_start) and hasattr(self, "_models")
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             reset=not warm)
+        X, y = self._validate(X, y, reset=not warm)
         check_classification_targets(y)
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
-            raise ValueError(
-                "PGSClassifier needs samples of at least 2 classes in the data, but the "
-                f"data contains only one class: {classes[0]!r}"
-            )
+            raise ValueError("PGSClassifier needs samples of at least 2 classes in the data, but "
+                             f"the data contains only one class: {classes[0]!r}")
         if warm and not np.array_equal(classes, self.classes_):
             warm = False  # new classes: the old problems do not apply, start afresh
-        return self._fit_classes(X, y, y_index, classes, sample_weight, warm=warm,
-                                 partial=False)
+        return self._fit_classes(X, y, y_index, classes, sample_weight, warm=warm, partial=False)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue training on one batch: ``ceil(n_batch / k)`` more iterations.
@@ -448,19 +392,14 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             if all_classes.shape[0] < 2:
                 raise ValueError(f"classes must hold at least 2 classes, got {all_classes!r}")
             if isinstance(self.class_weight, str):
-                raise ValueError(
-                    "class_weight='balanced' is not supported by partial_fit: the class "
-                    "frequencies of the whole stream are unknown; pass a dict"
-                )
+                raise ValueError("class_weight='balanced' is not supported by partial_fit: the "
+                                 "class frequencies of the whole stream are unknown; pass a dict")
         else:
             all_classes = self.classes_
             if classes is not None and not np.array_equal(np.unique(classes), all_classes):
-                raise ValueError(
-                    f"classes={classes!r} differs from the classes of the first call "
-                    f"{all_classes!r}"
-                )
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             reset=first)
+                raise ValueError(f"classes={classes!r} differs from the classes of the first "
+                                 f"call {all_classes!r}")
+        X, y = self._validate(X, y, reset=first)
         check_classification_targets(y)
         unknown = np.setdiff1d(y, all_classes)
         if unknown.size:
@@ -475,10 +414,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         # A fit needs two classes that carry weight (a partial_fit batch may hold one).
         weighted = None if partial or weights is None else np.unique(y[weights > 0])
         if weighted is not None and weighted.shape[0] < 2:
-            raise ValueError(
-                "PGSClassifier needs at least 2 classes with positive weight, but only "
-                f"class {weighted!r} has non-zero sample_weight * class_weight"
-            )
+            raise ValueError("PGSClassifier needs at least 2 classes with positive weight, but "
+                             f"only class {weighted!r} has non-zero sample_weight * class_weight")
         models = self._train(X, self._targets(y_index, classes.shape[0]), weights, warm=warm,
                              partial=partial, strata=y_index)
         self._set_fitted(models, classes)
@@ -488,12 +425,10 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         self.classes_ = classes
         super()._set_fitted(models)
         if len(models) == 1:
-            # (a view of its model's coef, no copy of n_features)
-            self.coef_ = models[0].coef[np.newaxis, :]
+            self.coef_ = models[0].coef[np.newaxis, :]      # (a view: no copy)
         else:
-            # Each model's coef becomes its row of coef_ as it is copied there, so the
-            # models' own arrays are freed one by one: one copy of the coefficients
-            # stays, not two.
+            # Each model's coef becomes its row of coef_ as it is copied there: the models'
+            # own arrays are freed one by one, so one copy of the coefficients stays.
             self.coef_ = np.empty((len(models), models[0].coef.shape[0]))
             for i, model in enumerate(models):
                 self.coef_[i] = model.coef
@@ -503,8 +438,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             # 0/1 regression of the positive class: predict it above 1/2.
             intercepts = intercepts - 0.5
         self.intercept_ = intercepts
-
-    # -- prediction ---------------------------------------------------------------------
 
     def decision_function(self, X):
         """Margins of the rows: shape (n_samples,) for two classes, else (n_samples, n_classes).
@@ -520,7 +453,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             predicted class (multiclass).
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X = self._validate(X, reset=False)
         scores = np.asarray(X @ self.coef_.T, dtype=np.float64) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -542,10 +475,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def _has_proba(self):
         if self.loss not in PROBABILISTIC_LOSSES:
-            raise AttributeError(
-                f"probability estimates are only available for loss in "
-                f"{PROBABILISTIC_LOSSES}, got loss={self.loss!r}"
-            )
+            raise AttributeError(f"probability estimates are only available for loss in "
+                                 f"{PROBABILISTIC_LOSSES}, got loss={self.loss!r}")
         return True
 
     @available_if(_has_proba)
@@ -553,9 +484,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         """Class probabilities (loss "logistic" or "modified_huber").
 
         Logistic: the sigmoid of each one-vs-rest margin; modified Huber:
-        ``(clip(margin, -1, 1) + 1) / 2``. For more than two classes the one-vs-rest
-        values are normalised to sum to 1 per row (uniform where they are all 0), as
-        scikit-learn's SGDClassifier does.
+        ``(clip(margin, -1, 1) + 1) / 2``. With more than two classes they are normalised to
+        sum to 1 per row (uniform where all are 0), as scikit-learn's SGDClassifier does.
 
         Parameters
         ----------
@@ -565,10 +495,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        scores = self.decision_function(X)
-        # The loss's link from margins to P(+1), from pgs/rules/losses.py.
-        prob = LOSS_SPECS[self.loss].proba(scores)
-        return ovr_probabilities(prob)
+        return ovr_probabilities(LOSS_SPECS[self.loss].proba(self.decision_function(X)))
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
@@ -584,9 +511,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
-
-
-# ------------------------------------------------------------------------- regressor
 
 
 class PGSRegressor(RegressorMixin, _PGSBase):
@@ -675,8 +599,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         warm = hasattr(self, "_models") and (partial or bool(self.warm_start))
         if not (partial and warm):
             self._check_params()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             y_numeric=True, reset=not warm)
+        X, y = self._validate(X, y, reset=not warm, y_numeric=True)
         weights = _sample_weight_or_none(sample_weight, X)
         self._set_fitted(self._train(X, [np.asarray(y, dtype=np.float64)], weights, warm=warm,
                                      partial=partial))
@@ -703,5 +626,5 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X = self._validate(X, reset=False)
         return np.asarray(X @ self.coef_, dtype=np.float64).reshape(-1) + self.intercept_[0]

@@ -1,14 +1,9 @@
 """The `pgs` command line: train, predict, eval, info and demo on svmlight files.
 
-`pgs train` fits a `PGSClassifier` (binary or one-vs-rest multiclass) or, for a
-regression loss, a `PGSRegressor`, with the estimators' own defaults, and saves it in
-the pickle-free model format that `pgs predict`, `pgs eval` and `pgs.load_model` read.
-
-Every command prints a short report on stdout. The error contract: a malformed input,
-argument or file prints one line on stderr (``pgs: error: ...``, naming the file and
-line, or the argument) and exits with status 2; Ctrl-C prints one line and exits with
-status 130. ``--debug`` prints the traceback as well. An existing model file is
-replaced only by a complete new one (`pgs.Model.save` is atomic).
+`pgs train` fits a `PGSClassifier` or, for a regression loss, a `PGSRegressor` with the
+estimators' defaults, and saves it in the pickle-free model format. Each command reports on
+stdout; a malformed input, argument or file prints one line on stderr (``pgs: error: ...``)
+and exits with status 2, Ctrl-C with 130; ``--debug`` prints the traceback as well.
 """
 
 import argparse
@@ -28,9 +23,8 @@ import numpy as np
 
 _EPILOG = "Start with 'pgs demo': it trains on a built-in generated data set."
 
-#: Exceptions that mean a bad input, argument or file: one line, exit status 2.
-#: (EOFError, zlib.error and lzma.LZMAError: damaged compressed input; MemoryError: data
-#: too large for this machine.)
+#: Exceptions that mean a bad input, argument or file: one line, exit status 2 (EOFError,
+#: zlib.error, lzma.LZMAError: damaged compressed input; MemoryError: data too large).
 _INPUT_ERRORS = (ValueError, TypeError, OSError, EOFError, zlib.error, lzma.LZMAError,
                  zipfile.BadZipFile, FloatingPointError, MemoryError)
 
@@ -55,8 +49,6 @@ class _Formatter(argparse.HelpFormatter):
     def _get_help_string(self, action):
         return re.sub(r"<<(\w+)>>", lambda m: _default_text(m.group(1)), action.help)
 
-
-# ----------------------------------------------------------------------- argument types
 
 def _checked(convert, ok, what, auto=False):
     """An argparse type: ``convert(text)`` where ``ok`` holds (or 'auto' if `auto`), else
@@ -90,56 +82,49 @@ _seed = _checked(int, lambda v: v >= 0, "an integer >= 0")
 _jobs = _checked(int, lambda v: v != 0, "a non-zero integer (-1: all cores)")
 
 
-# ----------------------------------------------------------------------- the estimators
-
 def _estimator_options():
-    """`pgs train`'s options that set an estimator parameter: (flag, parameter, keywords
-    of `add_argument`). An option not given keeps the estimators' default, read from
-    their signatures ('<<name>>' in a help shows it), so the command line and the
-    estimators never disagree."""
+    """`pgs train`'s options that set an estimator parameter: (flag, parameter, keywords of
+    `add_argument`). An option not given keeps the estimators' default ('<<name>>' in a help
+    shows it), so the command line and the estimators never disagree."""
     from pgs._core import SAMPLING_MODES
     from pgs.rules.defaults import INTERCEPTS, SCHEDULES
     from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
     from pgs.rules.validation import ITERATES
 
+    def opt(flag, help, name=None, **keywords):
+        return flag, name or flag[2:].replace("-", "_"), dict(help=help, **keywords)
+
     return [
-        ("--loss", "loss", dict(choices=LOSS_NAMES, help=(
-            f"classification: {', '.join(loss_names('classification'))}; "
-            f"regression: {', '.join(loss_names('regression'))} (<<loss>>)"))),
-        ("--p", "p", dict(type=_p_value, help="norm of the regulariser, in (1, 2] (<<p>>)")),
-        ("--sigma", "sigma", dict(type=_positive_or_auto, help="regularisation strength, or "
-                                  "'auto' to choose it on a held-out split (<<sigma>>)")),
-        ("--T", "T", dict(type=_positive_int, help="iterations per problem (<<T>>; None: the "
-                          "estimators' number of passes)")),
-        ("--k", "k", dict(type=_positive_int, help="mini-batch size (<<k>>)")),
-        ("--B", "B", dict(type=_positive_or_auto,
-                          help="radius of ||w||_p <= B, or 'auto' (<<B>>)")),
-        ("--schedule", "schedule", dict(choices=SCHEDULES, help="step schedule: averaged "
-                                        "SGD's or the paper's (<<schedule>>)")),
-        ("--eta0", "eta0", dict(type=_positive_or_auto, help="first step of the asgd "
-                                "schedule, or 'auto' (<<eta0>>)")),
-        ("--intercept", "intercept", dict(choices=INTERCEPTS, help="a free bias, or a "
-                                          "regularised constant column (<<intercept>>)")),
-        ("--iterate", "iterate", dict(choices=ITERATES,
-                                      help="the iterate returned (<<iterate>>)")),
-        ("--sampling", "sampling", dict(choices=SAMPLING_MODES + ("auto",),
-                                        help="how rows are drawn (<<sampling>>)")),
-        ("--t-offset", "t_offset", dict(type=_non_negative_or_auto, help="offset t0 of the "
-                                        "steps 1/(sigma (t + t0)), or 'auto' (<<t_offset>>)")),
-        ("--intercept-scaling", "intercept_scaling", dict(
-            type=_positive_or_auto, help="value of the constant column that carries the "
-            "intercept, or 'auto' (<<intercept_scaling>>)")),
-        ("--class-weight", "class_weight", dict(choices=["balanced"], help="weigh classes "
-                                                "by n_samples / (n_classes * count) "
-                                                "(classification)")),
-        ("--jobs", "n_jobs", dict(type=_jobs, help="threads for the one-vs-rest problems "
-                                  "(-1: all cores; default 1)")),
-        ("--seed", "random_state", dict(type=_seed,
-                                        help="seed of the row sampling (default: fresh)")),
-        ("--epsilon", "epsilon", dict(type=_non_negative_float, help="shape parameter of "
-                                      + " / ".join(f"{spec.name} (default "
-                                                   f"{spec.default_epsilon:g})"
-                                                   for spec in LOSSES if spec.has_epsilon))),
+        opt("--loss", f"classification: {', '.join(loss_names('classification'))}; "
+            f"regression: {', '.join(loss_names('regression'))} (<<loss>>)", choices=LOSS_NAMES),
+        opt("--p", "norm of the regulariser, in (1, 2] (<<p>>)", type=_p_value),
+        opt("--sigma", "regularisation strength, or 'auto' to choose it on a held-out split "
+            "(<<sigma>>)", type=_positive_or_auto),
+        opt("--T", "iterations per problem (<<T>>; None: the estimators' number of passes)",
+            type=_positive_int),
+        opt("--k", "mini-batch size (<<k>>)", type=_positive_int),
+        opt("--B", "radius of ||w||_p <= B, or 'auto' (<<B>>)", type=_positive_or_auto),
+        opt("--schedule", "step schedule: averaged SGD's or the paper's (<<schedule>>)",
+            choices=SCHEDULES),
+        opt("--eta0", "first step of the asgd schedule, or 'auto' (<<eta0>>)",
+            type=_positive_or_auto),
+        opt("--intercept", "a free bias, or a regularised constant column (<<intercept>>)",
+            choices=INTERCEPTS),
+        opt("--iterate", "the iterate returned (<<iterate>>)", choices=ITERATES),
+        opt("--sampling", "how rows are drawn (<<sampling>>)", choices=SAMPLING_MODES + ("auto",)),
+        opt("--t-offset", "offset t0 of the steps 1/(sigma (t + t0)), or 'auto' (<<t_offset>>)",
+            type=_non_negative_or_auto),
+        opt("--intercept-scaling", "value of the constant column that carries the intercept, "
+            "or 'auto' (<<intercept_scaling>>)", type=_positive_or_auto),
+        opt("--class-weight", "weigh classes by n_samples / (n_classes * count) "
+            "(classification)", choices=["balanced"]),
+        opt("--jobs", "threads for the one-vs-rest problems (-1: all cores; default 1)",
+            name="n_jobs", type=_jobs),
+        opt("--seed", "seed of the row sampling (default: fresh)", name="random_state",
+            type=_seed),
+        opt("--epsilon", "shape parameter of " + " / ".join(
+            f"{spec.name} (default {spec.default_epsilon:g})" for spec in LOSSES
+            if spec.has_epsilon), type=_non_negative_float),
     ]
 
 
@@ -181,8 +166,6 @@ def build_estimator(args):
     return cls(**params)
 
 
-# ----------------------------------------------------------------------- the parser
-
 def _default_text(name):
     """'default: X' from the estimators' signatures (both values when they differ)."""
     try:
@@ -198,12 +181,11 @@ def _default_text(name):
 
 def _build_parser():
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true",
-                        help="on an error, print the traceback too")
+    common.add_argument("--debug", action="store_true", help="on an error, print the traceback too")
 
-    top = _Parser(prog="pgs", description="Train lp-regularised linear models with the "
-                  "Primal Gradient Solver on svmlight / libsvm files.", epilog=_EPILOG,
-                  parents=[common])
+    top = _Parser(prog="pgs", epilog=_EPILOG, parents=[common], description="Train "
+                  "lp-regularised linear models with the Primal Gradient Solver on svmlight / "
+                  "libsvm files.")
     top.add_argument("--version", action="store_true", help="print the version and exit")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -221,37 +203,31 @@ def _build_parser():
     tr.add_argument("--n-features", type=_positive_int, default=None,
                     help="number of features (default: largest index in the data + 1)")
     tr.add_argument("--model-out", metavar="FILE", default=None,
-                    help="where to save the model (default: DATA's name + .model.npz, "
-                    "in the current directory); an existing file is replaced only by a "
-                    "complete new model")
+                    help="where to save the model (default: DATA's name + .model.npz, in the "
+                    "current directory); an existing file is replaced only by a complete new model")
     tr.add_argument("--quiet", action="store_true", help="print nothing but errors")
     tr.set_defaults(func=_cmd_train)
 
     pr = sub.add_parser("predict", parents=[common],
                         help="write a model's predictions for an svmlight file")
-    ev = sub.add_parser("eval", parents=[common],
-                        help="score a model on a labelled svmlight file")
+    ev = sub.add_parser("eval", parents=[common], help="score a model on a labelled svmlight file")
     for command, func in ((pr, _cmd_predict), (ev, _cmd_eval)):
         command.add_argument("model", metavar="MODEL")
         command.add_argument("data", metavar="DATA")
         command.set_defaults(func=func)
-    pr.add_argument("--proba", action="store_true",
-                    help="class probabilities (models of loss logistic or modified_huber): "
-                    "a first line 'labels C1 C2 ...', then per row the predicted label and "
-                    "one probability per class")
+    pr.add_argument("--proba", action="store_true", help="class probabilities (models of loss "
+                    "logistic or modified_huber): a first line 'labels C1 C2 ...', then per row "
+                    "the predicted label and one probability per class")
     pr.add_argument("--out", metavar="FILE", help="output file (default: standard output)")
 
     info = sub.add_parser("info", parents=[common], help="describe an svmlight file")
     info.add_argument("data", metavar="DATA")
     info.set_defaults(func=_cmd_info)
 
-    demo = sub.add_parser("demo", parents=[common],
-                          help="train on a built-in generated data set")
+    demo = sub.add_parser("demo", parents=[common], help="train on a built-in generated data set")
     demo.set_defaults(func=_cmd_demo)
     return top
 
-
-# ----------------------------------------------------------------------- helpers
 
 def _load(path, **kw):
     from pgs.io.svmlight import load_svmlight
@@ -292,9 +268,8 @@ def _check_continuous(y, path):
 
     if y.dtype.kind == "f" and y.size and not np.all(np.floor(y) == y):
         example = y[np.flatnonzero(np.floor(y) != y)[0]]
-        raise ValueError(f"{path} has real-valued targets (e.g. {example:g}), not class "
-                         f"labels: use a regression loss, --loss "
-                         f"{'|'.join(loss_names('regression'))}")
+        raise ValueError(f"{path} has real-valued targets (e.g. {example:g}), not class labels: "
+                         f"use a regression loss, --loss {'|'.join(loss_names('regression'))}")
 
 
 def _check_model_out(path):
@@ -343,8 +318,6 @@ def _params_text(estimator):
     shown["T"] = shown["T"] if shown["T"] is not None else "auto"
     return " ".join(f"{k}={v}" for k, v in shown.items())
 
-
-# ----------------------------------------------------------------------- commands
 
 def _cmd_train(args, out):
     from pgs.io.svmlight import load_svmlight_files
@@ -474,8 +447,6 @@ def _cmd_demo(args, out):
 
     run_demo(out=out)
 
-
-# ----------------------------------------------------------------------- entry point
 
 def _one_line(text):
     return " ".join(str(text).split())

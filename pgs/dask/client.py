@@ -1,23 +1,20 @@
 """Which `distributed` client `pgs.dask` works with: the one given, the current one, or a
 `LocalCluster` of the machine's cores started once and kept for the session."""
 
-import os
 import threading
 
 import distributed
+
+from pgs.io.svmlight import usable_cpus
 
 _LOCAL = None          # the (cluster, client) pgs.dask started, if any
 _LOCAL_LOCK = threading.Lock()
 
 
 def local_cluster_size():
-    """The workers of the `LocalCluster` pgs.dask starts: one single-threaded worker
-    process per usable core (the kernel runs one shard per thread and holds no GIL, but
-    a process per worker keeps the workers' Python parts apart too)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:           # (not on Linux)
-        return max(1, os.cpu_count() or 1)
+    """The workers of the `LocalCluster` pgs.dask starts: one single-threaded process per
+    usable core (a process each keeps the workers' Python parts apart too)."""
+    return usable_cpus()
 
 
 def get_client(client=None):
@@ -26,11 +23,10 @@ def get_client(client=None):
     Parameters
     ----------
     client : distributed.Client, optional
-        Used as given. Otherwise the current client (`distributed.get_client`: the
-        default client of this process, or the worker's own inside a task); otherwise a
+        Used as given; by default the current client (`distributed.get_client`), else a
         `LocalCluster` of `local_cluster_size()` single-threaded worker processes, started
-        on first use and reused by later calls of this session. For a real cluster,
-        create the client yourself first: ``Client("tcp://scheduler:8786")``.
+        on first use and kept for the session. For a real cluster, create the client
+        first: ``Client("tcp://scheduler:8786")``.
 
     Returns
     -------
@@ -39,8 +35,7 @@ def get_client(client=None):
     global _LOCAL
     if client is not None:
         if not isinstance(client, distributed.Client):
-            raise TypeError(f"client must be a distributed.Client, got "
-                            f"{type(client).__name__}")
+            raise TypeError(f"client must be a distributed.Client, got {type(client).__name__}")
         return client
     try:
         return distributed.get_client()
@@ -48,12 +43,10 @@ def get_client(client=None):
         pass
     with _LOCAL_LOCK:
         if _LOCAL is None or _LOCAL[1].status in ("closing", "closed"):
-            cluster = distributed.LocalCluster(n_workers=local_cluster_size(),
-                                               threads_per_worker=1, processes=True,
-                                               dashboard_address=":0")
-            # (the default client from now on, so that X.compute() works as usual; the
-            # workers are local, so it talks to them itself rather than through the
-            # scheduler: a round's calls cost half as much, bench/results/dask_overhead.md)
+            cluster = distributed.LocalCluster(n_workers=local_cluster_size(), processes=True,
+                                               threads_per_worker=1, dashboard_address=":0")
+            # (the default client from now on, so that X.compute() works; it talks to the local
+            # workers directly: a round's calls cost half as much, bench/results/dask_overhead.md)
             _LOCAL = (cluster, distributed.Client(cluster, direct_to_workers=True))
         return _LOCAL[1]
 
@@ -69,8 +62,8 @@ def close_local_cluster():
             cluster.close()
 
 
-#: Seconds any one wait of pgs.dask may last by default (a round of training, with the
-#: shards a lost worker held rebuilt; the parse of a file's blocks): past it, TimeoutError.
+#: Seconds any one wait of pgs.dask (a round of training, the parse of a file's blocks) may
+#: last by default: past it, TimeoutError.
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -85,9 +78,8 @@ def check_timeout(timeout):
 
 
 def wait_all(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
-    """Wait for `futures` on `client` (any client, not only the default one), at most
-    `timeout` seconds (TimeoutError naming `what` past it); the first failed one
-    re-raises its task's exception here."""
+    """Wait at most `timeout` seconds for `futures` on `client` (TimeoutError naming `what`
+    past it); the first failed one re-raises its task's exception here."""
     try:
         with client.as_current():
             distributed.wait(futures, timeout=timeout)

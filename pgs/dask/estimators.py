@@ -11,14 +11,12 @@ import scipy.sparse as sp
 from pgs import estimators as E
 from pgs.dask.client import gather, get_client
 from pgs.dask.training import _partition, _train
-from pgs.rules.losses import LOSS_SPECS
 
 
 class _DaskFit:
-    """`fit` on dask arrays: the estimator's own `fit` runs on a stand-in X of the same
-    shape (no entries; everything it needs from X is its shape), and `_fit_problems`
-    trains each binary problem on the dask X with `pgs.dask.train` (its shards: X's
-    row-chunks). NumPy / scipy input is fitted in memory as by the parent class."""
+    """`fit` on dask arrays: the estimator's own `fit` runs on an empty stand-in X of the same
+    shape (all it reads of X), and `_fit_problems` trains each problem on the dask X with
+    `pgs.dask.train`. In-memory input is fitted as by the parent class."""
 
     _dask_X = None
 
@@ -34,50 +32,40 @@ class _DaskFit:
         finally:
             self._dask_X = self._client = None
 
-    def _fit_dask(self, X, y, sample_weight):
+    def fit(self, X, y, sample_weight=None):
+        """Fit on in-memory or dask arrays (see `pgs.dask.PGSClassifier`); returns self."""
+        if not isinstance(X, da.Array):
+            return super().fit(X, y, sample_weight)
         client = get_client()
-        y = gather(client, [client.compute(y)], what="y")[0] \
-            if isinstance(y, da.Array) else y
+        y = gather(client, [client.compute(y)], what="y")[0] if isinstance(y, da.Array) else y
         if isinstance(sample_weight, da.Array):
-            sample_weight = gather(client, [client.compute(sample_weight)],
-                                   what="sample_weight")[0]
+            sample_weight = gather(client, [client.compute(sample_weight)], what="sample_weight")[0]
         with self._dask_input(X) as stand_in:
             return super().fit(stand_in, y, sample_weight)
 
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, random_state,
-                      partial=False, strata=None):
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
         if self._dask_X is None:
-            return super()._fit_problems(X, targets, sample_weight, T=T,
-                                         warm_models=warm_models, random_state=random_state,
-                                         partial=partial, strata=strata)
-        Xd, client = self._dask_X, self._client
-        entropy = None if warm_models is not None else E._base_entropy(random_state)
-        kw = self._train_kwargs()
-        if warm_models is not None:
-            kw["sigma"] = warm_models[0].params["sigma"]
-        known = E._PLUS_MINUS if LOSS_SPECS[kw["loss"]].is_classification else None
-        warm_models = warm_models or [None] * len(targets)
-        return [_train(Xd, target, client=client, merge_every=self.merge_every, T=T,
-                       seed=entropy, warm_start=warm, sample_weight=sample_weight,
+            return super()._fit_problems(X, targets, sample_weight, T=T, partial=partial,
+                                         warm_models=warm_models, strata=strata)
+        entropy, kw, known = self._train_setup(warm_models)
+        return [_train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
+                       T=T, seed=entropy, warm_start=warm, sample_weight=sample_weight,
                        keep_state=True, known_classes=known, **kw)
-                for target, warm in zip(targets, warm_models, strict=True)]
+                for target, warm in zip(targets, warm_models or [None] * len(targets),
+                                        strict=True)]
 
 
 def _init_for(parent):
     """An ``__init__`` with the parameters of `parent`'s plus `merge_every` (keyword-only,
     default None), under its full signature as scikit-learn reads it."""
     sig = inspect.signature(parent.__init__)
-    extra = [name for name in ("merge_every",) if name not in sig.parameters]
 
-    def __init__(self, *args, **kwargs):
-        own = {name: kwargs.pop(name, None) for name in extra}
+    def __init__(self, *args, merge_every=None, **kwargs):
         parent.__init__(self, *args, **kwargs)
-        for name, value in own.items():
-            setattr(self, name, value)
+        self.merge_every = merge_every
 
-    __init__.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
-        for name in extra])
+    __init__.__signature__ = sig.replace(parameters=[*sig.parameters.values(), inspect.Parameter(
+        "merge_every", inspect.Parameter.KEYWORD_ONLY, default=None)])
     return __init__
 
 
@@ -85,11 +73,9 @@ class PGSClassifier(_DaskFit, E.PGSClassifier):
     """`pgs.PGSClassifier` whose `fit` also takes dask arrays (dask-ml's convention).
 
     With a dask X (row-chunks of scipy.sparse CSR or NumPy), each one-vs-rest problem is
-    trained by `pgs.dask.train`, one shard per row-chunk, on the current `distributed`
-    client (as dask-ml's estimators; without one, on `pgs.dask`'s LocalCluster); y and
-    sample_weight are gathered to the client (O(n_samples)). With one chunk the model
-    equals `pgs.PGSClassifier`'s bit for bit. Prediction takes in-memory X (the
-    coefficients are small).
+    trained by `pgs.dask.train`, one shard per row-chunk, on `pgs.dask.get_client()`'s
+    client; y and sample_weight are gathered to it. With one chunk the model equals
+    `pgs.PGSClassifier`'s bit for bit. Prediction takes in-memory X.
 
     Parameters
     ----------
@@ -101,20 +87,8 @@ class PGSClassifier(_DaskFit, E.PGSClassifier):
 
     __init__ = _init_for(E.PGSClassifier)
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on in-memory or dask arrays (see the class docstring); returns self."""
-        if isinstance(X, da.Array):
-            return self._fit_dask(X, y, sample_weight)
-        return super().fit(X, y, sample_weight)
-
 
 class PGSRegressor(_DaskFit, E.PGSRegressor):
     """`pgs.PGSRegressor` whose `fit` also takes dask arrays (see `PGSClassifier`)."""
 
     __init__ = _init_for(E.PGSRegressor)
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit on in-memory or dask arrays (see `pgs.dask.PGSClassifier`); returns self."""
-        if isinstance(X, da.Array):
-            return self._fit_dask(X, y, sample_weight)
-        return super().fit(X, y, sample_weight)

@@ -1,11 +1,14 @@
 """`pgs.dask.read_svmlight`: svmlight files parsed on the workers, block by block, into
 row-chunked dask arrays (scipy.sparse CSR chunks of X, NumPy chunks of y)."""
 
+import contextlib
 import errno
 import io
+import itertools
 import operator
 import os
 from glob import has_magic
+from types import SimpleNamespace
 
 import dask
 import dask.array as da
@@ -23,12 +26,9 @@ COMPRESSED = (".gz", ".bz2", ".xz")
 
 
 def _parse(source, where, dtype, min_index, max_index):
-    """Parse one block with pgs's parser (`pgs.io.svmlight`), indices as written (unshifted).
-
-    Returns (X, y, nnz, min_index, max_index, at_limit); X has max_index + 1 columns;
-    at_limit is the message for an index of MAX_FEATURES, too large if the data turns out
-    zero-based (None if there is none), as `pgs.load_svmlight_files` decides it.
-    """
+    """Parse one block with `pgs.io.svmlight`'s parser, indices as written: (X, y, nnz,
+    min_index, max_index, at_limit), X of max_index + 1 columns, at_limit the message for an
+    index of MAX_FEATURES (too large if the data turns out zero-based) or None."""
     if isinstance(source, bytes):
         source = io.BytesIO(source)
 
@@ -39,14 +39,11 @@ def _parse(source, where, dtype, min_index, max_index):
                 return f"{where}, {msg[len(name) + 2:]}"
         return msg
 
+    fsspec_file = hasattr(source, "open") and not isinstance(source, str)
     try:
-        if hasattr(source, "open") and not isinstance(source, str):   # (an fsspec file)
-            with source as f:
-                p = svmlight._parse_file(f, dtype=dtype, multilabel=False, require_qid=False,
-                                    min_index=min_index, max_index=max_index, n_threads=1)
-        else:
-            p = svmlight._parse_file(source, dtype=dtype, multilabel=False, require_qid=False,
-                                min_index=min_index, max_index=max_index, n_threads=1)
+        with source if fsspec_file else contextlib.nullcontext(source) as f:
+            p = svmlight._parse_file(f, dtype=dtype, multilabel=False, require_qid=False,
+                                     min_index=min_index, max_index=max_index, n_threads=1)
     except ValueError as exc:
         raise ValueError(located(exc)) from None
     at_limit = None if p.at_limit is None else located(p.at_limit)
@@ -60,12 +57,8 @@ def _finish_block(parsed, shift, n_features):
     """The block's CSR with its indices shifted down by `shift` and `n_features` columns."""
     X = parsed[0]
     indices = X.indices - X.indices.dtype.type(shift) if shift else X.indices
-    if max(n_features, X.nnz) > np.iinfo(np.int32).max:
-        indices = indices.astype(np.int64, copy=False)
-    out = sp.csr_matrix((X.data, indices, X.indptr.astype(indices.dtype, copy=False)),
-                        shape=(X.shape[0], n_features), copy=False)
-    out.has_canonical_format = True     # (the parser sorts every row, refuses duplicates)
-    return out
+    return svmlight._to_csr(SimpleNamespace(data=X.data, indices=indices, indptr=X.indptr,
+                                            n_rows=X.shape[0], nnz=X.nnz), n_features)
 
 
 def _meta(parsed):
@@ -78,10 +71,7 @@ def _expand(paths):
     if isinstance(paths, (list, tuple)):
         if not paths:
             raise ValueError("paths is an empty list")
-        found = []
-        for p in paths:
-            found += _expand(p)
-        return found
+        return [found for p in paths for found in _expand(p)]
     if not isinstance(paths, str) and not hasattr(paths, "__fspath__"):
         raise TypeError(f"paths must be a path, a glob pattern or a list of them, "
                         f"got {type(paths).__name__}")
@@ -120,12 +110,10 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
                   blocksize="64MiB", client=None):
     """Read svmlight / libsvm files on the workers into row-chunked dask arrays.
 
-    Each file is cut into blocks of about `blocksize` bytes at line ends
-    (`dask.bytes.read_bytes`); each block is read and parsed where its task runs, by
-    pgs's own parser (`pgs.load_svmlight`), and kept there: the chunks stay on the
-    workers, ready for `pgs.dask.train`. A compressed file (``.gz``, ``.bz2``,
-    ``.xz``) cannot be cut and is one block. The files are parsed once, when this
-    function is called (the arrays it returns are persisted, with known chunk sizes).
+    Each file is cut into blocks of about `blocksize` bytes at line ends (a compressed file
+    is one block); each block is parsed by `pgs.load_svmlight`'s parser where its task runs,
+    and kept there, ready for `pgs.dask.train`. The files are parsed once, by this call (the
+    arrays returned are persisted, with known chunk sizes).
 
     Parameters
     ----------
@@ -133,18 +121,11 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
         Files or glob patterns (``"data/part-*.svm"``); a pattern's files are taken in
         sorted order. Any file system fsspec knows (``s3://...``) as long as the
         workers can read it: a local path must exist on every worker.
-    n_features : int, optional
-        Number of columns; by default the largest feature index found plus one. At
-        most 2**31 - 1, as for `pgs.load_svmlight`.
-    dtype : {numpy.float64, numpy.float32}
-        dtype of X's values.
-    zero_based : bool or "auto", default "auto"
-        Whether feature indices start at 0; "auto" decides as `pgs.load_svmlight_files`
-        does over all the files: one-based when every file holds a feature and none
-        holds index 0.
+    n_features, dtype, zero_based
+        As for `pgs.load_svmlight_files`, over all the files.
     blocksize : int or str, default "64MiB"
-        Bytes per block of an uncompressed file (a block ends at the first line end
-        after it). The blocks are the chunks of X and y.
+        Bytes per block of an uncompressed file (a block ends at the first line end after
+        it). The blocks are the chunks of X and y.
     client : distributed.Client, optional
         See `pgs.dask.get_client`.
 
@@ -159,17 +140,14 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
     Raises
     ------
     ValueError, TypeError
-        As `pgs.load_svmlight` raises them, with its messages (the same checks: dtype,
-        n_features up to 2**31 - 1, zero_based; a feature index beyond the limit); a
-        malformed line names the file, and the block and the line within it when the
-        file is cut in several blocks; an `n_features` smaller than the data needs.
+        As `pgs.load_svmlight` raises them, with its messages; a malformed line names the
+        file, and the block and the line within it when the file is cut in blocks.
     FileNotFoundError
         For a missing file (as `pgs.load_svmlight`), or a pattern no file matches.
 
     See Also
     --------
-    pgs.load_svmlight : the same files read into memory in one process; the chunks of X
-        stacked equal its X.
+    pgs.load_svmlight : the same files read into memory in one process (the same X).
     """
     # (the checks, limits and messages of pgs.load_svmlight)
     dt, lowest, highest = svmlight.check_format_args(n_features, dtype, zero_based)
@@ -189,10 +167,8 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
     meta = gather(client, client.map(_meta, parsed), what="the files' blocks")
 
     # The indexing decision and the width, over all files (as load_svmlight_files).
-    file_meta, i = [], 0
-    for blocks in per_file:
-        file_meta.append(meta[i:i + len(blocks)])
-        i += len(blocks)
+    ends = list(itertools.accumulate(map(len, per_file), initial=0))
+    file_meta = [meta[a:b] for a, b in itertools.pairwise(ends)]
     nnz = [sum(m[1] for m in fm) for fm in file_meta]
     min_index = [min((m[2] for m in fm if m[1]), default=0) for fm in file_meta]
     max_index = max((m[3] for m in meta), default=-1)
@@ -216,7 +192,6 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
     x_meta = sp.csr_matrix((0, n_features), dtype=dt)
     X = da.concatenate([da.from_delayed(f, shape=(r, n_features), dtype=dt, meta=x_meta)
                         for f, r in zip(xs, rows, strict=True)])
-    y = da.concatenate([da.from_delayed(f, shape=(r,), dtype=np.float64,
-                                        meta=np.empty(0))
+    y = da.concatenate([da.from_delayed(f, shape=(r,), dtype=np.float64, meta=np.empty(0))
                         for f, r in zip(ys, rows, strict=True)])
     return X, y

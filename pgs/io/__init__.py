@@ -6,9 +6,8 @@ import tempfile
 
 
 def write_atomic(path, write):
-    """Call ``write(fh)`` on a temporary binary file beside `path`, synced to disk, then
-    renamed over `path`: a failed or interrupted write leaves `path` as it was and no
-    temporary file behind."""
+    """Call ``write(fh)`` on a temporary binary file beside `path`, synced, then renamed over
+    `path`: a failed or interrupted write leaves `path` as it was and no temporary file."""
     fd, tmp = tempfile.mkstemp(prefix=".pgs-", suffix=".tmp",
                                dir=os.path.dirname(os.path.abspath(path)))
     try:

@@ -1,12 +1,10 @@
 """Read and write svmlight / libsvm text files.
 
-The reader parses recycled blocks of whole lines on several threads with the GIL released
-(`pgs._svmlight.parse_block`) and copies the pieces, in file order, into the output arrays:
-for a plain file reserved up front at a bound of their size (untouched pages cost no
-memory) and filled by the workers, then shrunk in place; for a compressed file or a file
-object, arrays that grow. The peak memory is about the matrix plus a few blocks. Plain
-files are read with ``readinto``, not memory-mapped: a file truncated meanwhile is then an
-``OSError``, not a SIGBUS.
+The reader parses recycled blocks of whole lines on several threads without the GIL
+(`pgs._svmlight.parse_block`) into output arrays filled in file order: for a plain file
+reserved up front (untouched pages cost no memory) then shrunk in place, else grown; the
+peak memory is about the matrix plus a few blocks. Plain files are read with ``readinto``,
+not memory-mapped: a file truncated meanwhile is an ``OSError``, not a SIGBUS.
 """
 
 import bz2
@@ -32,10 +30,9 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.
 _MAX_BLOCK = 16 << 20
 _MIN_BLOCK = 1 << 20
 _INT32_MAX = np.iinfo(np.int32).max
-# At most 2**31 - 1 columns: feature indices are stored as int32, as LIBSVM and LIBLINEAR
-# store them (an int) and scipy does by default, and a model's dense coefficient vector
-# (8 bytes a feature) stays allocatable. An index as written must be <= MAX_FEATURES
-# (one-based files) or <= MAX_FEATURES - 1 (zero-based).
+# At most 2**31 - 1 columns: int32 feature indices, as LIBSVM, LIBLINEAR and scipy store
+# them, and a model's dense coefficients stay allocatable. An index as written must be
+# <= MAX_FEATURES (one-based files) or <= MAX_FEATURES - 1 (zero-based).
 MAX_FEATURES = _svmlight.MAX_INDEX
 
 # Messages for parse_block's status codes (pgs/_svmlight.pyx).
@@ -58,12 +55,12 @@ _MESSAGES = {
 }
 
 
-def _default_threads():
+def usable_cpus():
+    """The CPUs this process may run on."""
     try:
-        n = len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
-        n = os.cpu_count() or 1
-    return max(1, min(n, 8))
+        return max(1, os.cpu_count() or 1)
 
 
 class _Source:
@@ -92,12 +89,10 @@ class _Source:
             raise TypeError(f"f must be a path, a file descriptor or a binary file object, "
                             f"got {type(f).__name__}")
         if self.owned and not self.compressed:
-            try:
+            with contextlib.suppress(OSError, io.UnsupportedOperation):
                 st = os.fstat(self.fileobj.fileno())
-            except (OSError, io.UnsupportedOperation):
-                st = None
-            if st is not None and stat.S_ISREG(st.st_mode):
-                self.size, self.stat = st.st_size, st
+                if stat.S_ISREG(st.st_mode):
+                    self.size, self.stat = st.st_size, st
         # A regular file read from its start: `size` bytes expected (a descriptor is read
         # from its current position).
         self.whole_file = self.stat is not None and not isinstance(f, int)
@@ -256,13 +251,11 @@ class _Assembler:
         line = (view if nl < 0 else view[:nl]).rstrip(b"\r")
         token = bytes(buf[res["token_start"]:res["token_end"]])
         template = _MESSAGES.get(res["status"], "malformed line (status {status})")
-        msg = template.format(token=_excerpt(token, 40), value=res["value"],
-                              status=res["status"])
+        msg = template.format(token=_excerpt(token, 40), value=res["value"], status=res["status"])
         where = f"line {line_no}"
         if res["status"] not in (8, 10, 12):  # errors about a token: its column (bytes)
             where += f", column {res['token_start'] - start + 1}"
-        raise ValueError(f"{self.name}, {where}: {msg}; the line reads "
-                         f"{_excerpt(line, 80)!r}")
+        raise ValueError(f"{self.name}, {where}: {msg}; the line reads {_excerpt(line, 80)!r}")
 
     def finish(self):
         nnz = self.nnz
@@ -438,7 +431,7 @@ def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
         if not isinstance(v, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {v!r}")
     if n_threads is None:
-        n_threads = _default_threads()
+        n_threads = min(usable_cpus(), 8)
     elif isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
             or n_threads < 1:
         raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
@@ -454,9 +447,9 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     files : sequence of path or binary file object
         As `f` of `load_svmlight`.
     n_features, dtype, zero_based, query_id, multilabel, n_threads
-        As for `load_svmlight`, for every file: `n_features` defaults to the largest
-        feature index in any file plus one, and "auto" `zero_based` reads the files as
-        one-based when every file holds a feature and none holds index 0.
+        As for `load_svmlight`, over all the files: `n_features` defaults to the largest
+        index in any file plus one; "auto" `zero_based` reads them as one-based when every
+        file holds a feature and none holds index 0.
 
     Returns
     -------
@@ -474,9 +467,9 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     if isinstance(files, (str, bytes, os.PathLike)) or hasattr(files, "read"):
         raise TypeError("files must be a sequence of paths or file objects; "
                         "use load_svmlight for a single file")
-    parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel),
-                          require_qid=bool(query_id), min_index=min_index,
-                          max_index=max_index, n_threads=n_threads) for f in files]
+    parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel), require_qid=bool(query_id),
+                          min_index=min_index, max_index=max_index, n_threads=n_threads)
+              for f in files]
     if zero_based == "auto":
         one_based = bool(parsed) and all(p.nnz > 0 and p.min_index > 0 for p in parsed)
     else:
@@ -496,8 +489,7 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
 
 
 def _to_csr(p, n_features):
-    fits32 = max(n_features, p.nnz) <= _INT32_MAX
-    idx_dtype = np.int32 if fits32 else np.int64
+    idx_dtype = np.int32 if max(n_features, p.nnz) <= _INT32_MAX else np.int64
     indices = p.indices if p.indices.dtype == idx_dtype else p.indices.astype(idx_dtype)
     indptr = p.indptr.astype(idx_dtype, copy=False)
     X = sp.csr_matrix((p.data, indices, indptr), shape=(p.n_rows, n_features), copy=False)
@@ -516,32 +508,28 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
     Parameters
     ----------
     f : str, path-like, int or binary file object
-        A path (``.gz``, ``.bz2``, ``.xz`` are decompressed on the fly, without
-        holding the decompressed text in memory), a file descriptor or a file
-        object opened in binary mode.
+        A path (``.gz``, ``.bz2``, ``.xz`` are decompressed as they are read), a file
+        descriptor or a file object opened in binary mode.
     n_features : int, optional
-        Number of columns; by default the largest feature index plus one. At most
-        `MAX_FEATURES` = 2**31 - 1.
+        Number of columns (at most `MAX_FEATURES` = 2**31 - 1); by default the largest
+        feature index plus one.
     dtype : {numpy.float64, numpy.float32}
-        dtype of X's values. Values are parsed as correctly rounded float64
-        (bit-identical to Python's ``float``), then cast.
+        dtype of X's values, parsed as correctly rounded float64 (as Python's ``float``), then cast.
     zero_based : bool or "auto", default "auto"
-        Whether feature indices start at 0. "auto" (scikit-learn's rule)
-        treats the file as one-based when it holds at least one feature and no
-        index 0, and shifts every index down by one.
+        Whether feature indices start at 0. "auto" (scikit-learn's rule) reads the file as
+        one-based when it holds a feature and no index 0.
     query_id : bool, default False
         Also return the ``qid:`` of every line (every line must have one).
     multilabel : bool, default False
-        Targets are comma-separated label lists (``1,3,7``); y is then a list
-        of sorted tuples of floats.
+        Targets are comma-separated label lists (``1,3,7``); y is then a list of sorted
+        tuples of floats.
     n_threads : int, optional
         Parser threads (default: the usable CPUs, at most 8).
 
     Returns
     -------
     X : scipy.sparse.csr_matrix, shape (n_samples, n_features)
-        Canonical CSR (sorted indices, no duplicates); int32 indices when they
-        fit, int64 otherwise.
+        Canonical CSR (sorted indices, no duplicates); int32 indices when they fit.
     y : ndarray of float64, shape (n_samples,), or list of tuples
     qid : ndarray of int64, shape (n_samples,)
         Only when `query_id` is true.
@@ -549,21 +537,16 @@ def load_svmlight(f, *, n_features=None, dtype=np.float64, zero_based="auto", qu
     Raises
     ------
     ValueError
-        For a malformed line (bad numbers, ``inf``/``nan``, duplicate indices, a missing
-        ``:``, a bad ``qid``, an index beyond `MAX_FEATURES`), naming the file, the line,
-        the column (in bytes) and an excerpt; a damaged compressed file; too small an
-        `n_features`.
+        For a malformed line or an index beyond `MAX_FEATURES` (naming the file, the line,
+        the byte column and an excerpt), a damaged compressed file, too small an `n_features`.
     OSError
         For a missing or unreadable file, or a plain file that changed while read.
     TypeError
         For a text-mode file object or arguments of the wrong type.
     """
-    return tuple(load_svmlight_files([f], n_features=n_features, dtype=dtype,
-                                     zero_based=zero_based, query_id=query_id,
-                                     multilabel=multilabel, n_threads=n_threads))
+    return tuple(load_svmlight_files([f], n_features=n_features, dtype=dtype, zero_based=zero_based,
+                                     query_id=query_id, multilabel=multilabel, n_threads=n_threads))
 
-
-# ------------------------------------------------------------------------ writer
 
 def _fmt(v):
     """Shortest text that parses back to exactly `v` (integral values without '.0')."""
@@ -575,24 +558,20 @@ def _fmt(v):
 
 
 def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
-    """Write `X` and `y` as svmlight / libsvm text that `load_svmlight` reads back exactly.
-
-    Floats are written with Python's ``repr`` (the shortest string that
-    round-trips), so loading the file gives bit-identical values.
+    """Write `X` and `y` as svmlight / libsvm text that `load_svmlight` reads back exactly
+    (floats as Python's shortest round-tripping ``repr``).
 
     Parameters
     ----------
     X : array_like or sparse matrix, shape (n_samples, n_features)
-        Finite values. Stored entries of a sparse matrix are written (explicit
-        zeros included); for dense input only the non-zeros.
+        Finite values: a sparse matrix's stored entries (explicit zeros included), a dense
+        array's non-zeros.
     y : array_like of shape (n_samples,), or sequence of sequences
-        Targets; a sequence of label sequences writes multilabel targets
-        (``1,3,7``).
+        Targets; a sequence of label sequences writes multilabel targets (``1,3,7``).
     f : str, path-like or binary file object
         Destination; ``.gz``, ``.bz2`` and ``.xz`` paths are compressed.
     zero_based : bool, default True
-        Write feature indices starting at 0 (True) or at 1 (False, libsvm's
-        convention).
+        Write feature indices starting at 0 (True) or at 1 (False, libsvm's convention).
     query_id : array_like of int, shape (n_samples,), optional
         Written as ``qid:<int>`` after each target.
 
@@ -652,7 +631,6 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
             lines = []
             for i in range(start, min(m, start + step)):
                 a, b = indptr[i], indptr[i + 1]
-                feats = " ".join(f"{j}:{v}" for j, v in zip(indices[a:b], values[a:b],
-                                                            strict=True))
+                feats = " ".join(f"{j}:{v}" for j, v in zip(indices[a:b], values[a:b], strict=True))
                 lines.append(f"{targets[i]} {feats}\n" if feats else f"{targets[i]}\n")
             fh.write("".join(lines).encode("ascii"))

@@ -1,8 +1,5 @@
-"""The fitted models and their file format.
-
-Every kind of model is registered here, by name, so that `load_model` knows them all as
-soon as any part of this package is imported.
-"""
+"""The fitted models and their file format; every kind is registered here, so that
+`load_model` knows them all as soon as any part of this package is imported."""
 
 from pgs.models.csgd_model import CAdalineModel, CSGDModel
 from pgs.models.file_format import register_kind

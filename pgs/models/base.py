@@ -1,9 +1,6 @@
-"""`LinearModel`, the base of every model pgs returns (`pgs.Model`, CSGD, C-Adaline).
-
-The base holds what the models share: the weights, the training arguments,
-prediction and saving. A subclass adds its objective, its repr fields and, when it
-has them, the extra attributes the file must keep; setting `_kind` registers it with
-`pgs.models.file_format` so that `pgs.load_model` returns the class that was saved.
+"""`LinearModel`, the base of every model pgs returns: weights, training arguments,
+prediction and saving. A subclass adds its objective, its repr fields and the attributes its
+file must keep; its `_kind` names it in the file, so that `pgs.load_model` returns its class.
 """
 
 import numpy as np
@@ -45,10 +42,8 @@ class LinearModel:
 
     def __init__(self, *, coef, intercept, iteration, T, classes, params):
         self.coef = coef
-        if np.ndim(coef) == 1:
-            self.intercept = float(intercept)
-        else:
-            self.intercept = np.asarray(intercept, dtype=np.float64)
+        self.intercept = (float(intercept) if np.ndim(coef) == 1
+                          else np.asarray(intercept, dtype=np.float64))
         self.iteration = int(iteration)
         self.T = int(T)
         self.classes = classes
@@ -141,12 +136,8 @@ class LinearModel:
         raise NotImplementedError(f"{type(self).__name__} defines no objective")
 
     def save(self, path):
-        """Write the model to `path` as a portable, pickle-free ``.npz``.
-
-        The format (arrays plus a JSON header with the kind of model, every
-        training argument, the pgs version and a format version) is documented in
-        `pgs.models.file_format`; read it back with `pgs.load_model`, which returns a model
-        of the same class.
+        """Write the model to `path` as a portable, pickle-free ``.npz``
+        (`pgs.models.file_format`); `pgs.load_model` reads it back as a model of this class.
 
         Parameters
         ----------
@@ -154,16 +145,14 @@ class LinearModel:
         """
         file_format.save_model(self, path)
 
-    # -------------------------------------------------------------- the file's view
-
     def _saved_attributes(self):
         """The attributes beyond the base's that the file must keep, as a JSON-able dict."""
         return {}
 
     @classmethod
     def _check_saved(cls, params, attributes, classes):
-        """Raise ValueError or TypeError naming a missing or bad field of a file that this
-        class needs (`pgs.load_model` calls it before `_from_saved`; the base needs none)."""
+        """Raise ValueError or TypeError naming a bad or missing field this class needs (the
+        base needs none); `pgs.load_model` calls it before `_from_saved`."""
 
     @classmethod
     def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):

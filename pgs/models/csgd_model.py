@@ -56,13 +56,12 @@ class CSGDModel(_LeastSquaresModel):
     intercept : float
         Weight of the implicit constant column (0.0 without `fit_intercept`).
     iteration, T : int
-        Steps run (the returned iterate is the last one or the average of all).
+        Steps run.
     classes : None
     eta0_ : float
         The base step size used (the one picked when ``eta0="auto"``).
     params : dict
-        The training arguments (``switch`` resolved to an int, ``seed`` the entropy
-        that reproduces the run).
+        The training arguments (``switch`` as an int, ``seed`` the entropy used).
     """
 
     _kind = "csgd"
@@ -93,9 +92,8 @@ class CSGDModel(_LeastSquaresModel):
 
 
 class CAdalineModel(_LeastSquaresModel):
-    """A multiclass linear classifier: one least-squares regressor per class (C-Adaline).
-
-    It predicts the class whose output is largest (the paper's Algorithm 2).
+    """A multiclass linear classifier: one least-squares regressor per class, predicting the
+    largest output (C-Adaline, the paper's Algorithm 2).
 
     Attributes
     ----------

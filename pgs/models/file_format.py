@@ -3,8 +3,8 @@ readable with ``numpy.load(path, allow_pickle=False)`` (format version 2):
 
 ``header``
     0-d unicode array holding a JSON object: ``format`` ("pgs-model"), ``format_version``,
-    ``kind`` ("pgs": `pgs.Model`; "csgd", "cadaline": `train_csgd`'s and
-    `train_cadaline`'s models), ``pgs_version``, ``intercept`` (a number, or one per
+    ``kind`` ("pgs": `pgs.Model`; "csgd", "cadaline": `train_csgd`'s and `train_cadaline`'s
+    models; "ovr": a saved estimator's), ``pgs_version``, ``intercept`` (a number, or one per
     output when ``coef`` is 2-D), ``iteration``, ``T``, ``n_features``, ``classes_kind``
     ("none", "number", "string" or "bytes"), ``params`` (the training arguments;
     ``params_not_stored`` names those without a JSON form, restored as None) and
@@ -15,10 +15,9 @@ readable with ``numpy.load(path, allow_pickle=False)`` (format version 2):
     Classifiers only: the labels, as a numeric, unicode or bytes array.
 
 ``format_version`` is the oldest version whose readers load the file right: 1 for a
-`pgs.Model` (version-1 readers ignore ``kind`` and ``attributes``), 2 for the other kinds
-(so an older pgs refuses them). Newer versions are refused; a file without ``kind`` is a
-`pgs.Model`. pgs/models/__init__.py registers every kind here (`register_kind`): the models
-import this module, never the other way round.
+`pgs.Model` (version-1 readers ignore ``kind`` and ``attributes``), 2 for the other kinds.
+Newer versions are refused; a file without ``kind`` is a `pgs.Model`. The models import this
+module and pgs/models/__init__.py registers them (`register_kind`), never the other way round.
 """
 
 import json
@@ -72,9 +71,7 @@ def _json_value(v):
         return int(v)
     if isinstance(v, (float, np.floating)):
         v = float(v)
-        if not math.isfinite(v):
-            return {"float": repr(v)}  # JSON has no inf/nan
-        return v
+        return v if math.isfinite(v) else {"float": repr(v)}  # (JSON has no inf/nan)
     if isinstance(v, (list, tuple)):
         return [_json_value(x) for x in v]
     raise TypeError(type(v).__name__)
@@ -127,17 +124,10 @@ def save_model(model, path):
         arrays["classes"], classes_kind = _classes_array(model.classes)
     intercept = model.intercept if coef.ndim == 1 else np.asarray(model.intercept).tolist()
     header = {
-        "format": FORMAT_NAME,
-        "format_version": _KIND_VERSIONS.get(kind, FORMAT_VERSION),
-        "kind": kind,
-        "pgs_version": __version__,
-        "intercept": _json_value(intercept),
-        "iteration": int(model.iteration),
-        "T": int(model.T),
-        "n_features": int(coef.shape[-1]),
-        "classes_kind": classes_kind,
-        "params": params,
-        "params_not_stored": not_stored,
+        "format": FORMAT_NAME, "format_version": _KIND_VERSIONS.get(kind, FORMAT_VERSION),
+        "kind": kind, "pgs_version": __version__, "intercept": _json_value(intercept),
+        "iteration": int(model.iteration), "T": int(model.T), "n_features": int(coef.shape[-1]),
+        "classes_kind": classes_kind, "params": params, "params_not_stored": not_stored,
         "attributes": {k: _json_value(v) for k, v in model._saved_attributes().items()},
     }
     arrays["header"] = np.array(json.dumps(header, sort_keys=True))
@@ -152,9 +142,8 @@ def save_model(model, path):
 def load_model(path):
     """Read a model written by `pgs.Model.save` (or another pgs model's ``save``).
 
-    Every array is checked against the header (shape, dtype, finite values) before it
-    is used, and read once, straight into the array the model keeps: loading needs
-    about the memory of the model itself.
+    Every array is checked against the header (shape, dtype, finite values), and read
+    once, straight into the array the model keeps.
 
     Parameters
     ----------
@@ -213,14 +202,12 @@ def _load_archive(zf, name):
                        if isinstance(header, dict) else f"{name} is not a pgs model file")
     version = header.get("format_version")
     if not is_int(version) or version < 1 or version > FORMAT_VERSION:
-        raise _Damaged(
-            f"{name} uses model format version {version!r} (written by pgs "
-            f"{header.get('pgs_version')}), but this pgs {__version__} reads versions 1 to "
-            f"{FORMAT_VERSION}; upgrade pgs to load it")
+        raise _Damaged(f"{name} uses model format version {version!r} (written by pgs "
+                       f"{header.get('pgs_version')}), but this pgs {__version__} reads "
+                       f"versions 1 to {FORMAT_VERSION}; upgrade pgs to load it")
     kind = header.get("kind", LEGACY_KIND)
     if not isinstance(kind, str):
-        raise _Damaged(f"{name} is damaged: header field 'kind' must be a string, "
-                       f"got {kind!r}")
+        raise _Damaged(f"{name} is damaged: header field 'kind' must be a string, got {kind!r}")
     cls = MODEL_KINDS.get(kind)
     if cls is None:
         raise _Damaged(f"{name} holds a model of kind {kind!r}, which this pgs "
@@ -231,9 +218,8 @@ def _load_archive(zf, name):
     # The shapes each array must have, from the header, checked before reading the data.
     classes_kind = fields["classes_kind"]
     if (classes_kind == "none") != ("classes.npy" not in members):
-        raise _Damaged(f"{name} is damaged: the header says classes_kind={classes_kind!r} "
-                       f"but the file {'has' if 'classes.npy' in members else 'has no'} "
-                       f"classes array")
+        raise _Damaged(f"{name} is damaged: the header says classes_kind={classes_kind!r} but "
+                       f"the file {'has' if 'classes.npy' in members else 'has no'} classes array")
     intercept = fields["intercept"]          # (finite floats: checked by _check_header)
     n_outputs = None
     if cls._coef_ndim == 2:
@@ -254,9 +240,8 @@ def _load_archive(zf, name):
     if classes_kind != "none":
         # (one output, or a 1-D coef: two classes, -1/+1; else one output per class)
         n_classes = n_outputs if n_outputs not in (None, 1) else 2
-        classes = _read_member(zf, members["classes.npy"], name, "classes",
-                               kinds=_CLASSES_DTYPE_KINDS[classes_kind], shape=(n_classes,),
-                               finite=True)
+        classes = _read_member(zf, members["classes.npy"], name, "classes", finite=True,
+                               kinds=_CLASSES_DTYPE_KINDS[classes_kind], shape=(n_classes,))
         if not np.all(classes[1:] > classes[:-1]):
             raise _Damaged(f"{name} is damaged: classes must be distinct and sorted, "
                            f"got {classes!r}")
@@ -322,6 +307,9 @@ def _check_header(header, name):
 def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=False):
     """Array `what` of the archive, read once into its final array after its npy header
     is checked: dtype kind in `kinds` (native or byte-swapped), the given shape."""
+    def damaged(fault):
+        return _Damaged(f"{name} is damaged: {what} {fault}")
+
     with zf.open(info) as fp:
         version = np.lib.format.read_magic(fp)
         if version == (1, 0):
@@ -329,19 +317,16 @@ def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=F
         elif version == (2, 0):
             got_shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
         else:
-            raise _Damaged(f"{name} is damaged: {what} is stored in npy format version "
-                           f"{version}, which pgs does not read")
+            raise damaged(f"is stored in npy format version {version}, which pgs does not read")
         if dtype.kind not in kinds or dtype.hasobject or dtype.fields is not None \
                 or dtype.subdtype is not None:
-            raise _Damaged(f"{name} is damaged: {what} has dtype {dtype}, expected "
-                           f"{_kind_names(kinds)}")
+            raise damaged(f"has dtype {dtype}, expected {_kind_names(kinds)}")
         if kinds == "f" and dtype.itemsize != 8:
-            raise _Damaged(f"{name} is damaged: {what} has dtype {dtype}, expected float64")
+            raise damaged(f"has dtype {dtype}, expected float64")
         if tuple(got_shape) != tuple(shape):
-            raise _Damaged(f"{name} is damaged: {what} has shape {tuple(got_shape)}, the "
-                           f"header says {tuple(shape)}")
+            raise damaged(f"has shape {tuple(got_shape)}, the header says {tuple(shape)}")
         if max_items is not None and dtype.itemsize > 4 * max_items:
-            raise _Damaged(f"{name} is damaged: {what} is too long ({dtype})")
+            raise damaged(f"is too long ({dtype})")
         # Read in blocks straight into the array: no second copy of it, ever.
         native = dtype.newbyteorder("=")
         arr = np.empty(shape, dtype=native, order="F" if fortran else "C")
@@ -350,17 +335,15 @@ def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=F
         while pos < buf.nbytes:
             chunk = fp.read(min(READ_BLOCK, buf.nbytes - pos))
             if not chunk:
-                raise _Damaged(f"{name} is damaged: {what} is truncated "
-                               f"({pos} of {buf.nbytes} bytes)")
+                raise damaged(f"is truncated ({pos} of {buf.nbytes} bytes)")
             buf[pos:pos + len(chunk)] = chunk
             pos += len(chunk)
         if fp.read(1):
-            raise _Damaged(f"{name} is damaged: {what} holds more data than its shape "
-                           f"{tuple(shape)}")
+            raise damaged(f"holds more data than its shape {tuple(shape)}")
     if dtype.byteorder not in ("=", "|") and dtype != native:
         arr.byteswap(inplace=True)
     if finite and arr.dtype.kind == "f" and not _all_finite(arr):
-        raise _Damaged(f"{name} is damaged: {what} holds NaN or infinity")
+        raise damaged("holds NaN or infinity")
     return arr
 
 
@@ -373,6 +356,5 @@ def _all_finite(arr):
 
 
 def _kind_names(kinds):
-    names = {"b": "bool", "i": "int", "u": "uint", "f": "float64", "U": "unicode",
-             "S": "bytes"}
+    names = {"b": "bool", "i": "int", "u": "uint", "f": "float64", "U": "unicode", "S": "bytes"}
     return " or ".join(names[k] for k in kinds)

@@ -1,10 +1,6 @@
-"""Fitted estimators as plain pgs models, so that they are saved without pickle.
-
-`model_from_estimator` turns a fitted `PGSClassifier` or `PGSRegressor` into a model that
-predicts exactly as the estimator did: a regressor or a binary classifier of a PGS loss is
-one `pgs.Model` (the estimator's labels as `classes`); a multiclass (one-vs-rest) or
-"squared" (C-Adaline) classifier is a `OneVsRestModel` (kind "ovr"). `class_probabilities`
-gives either's probabilities, as ``predict_proba`` does. No scikit-learn import here.
+"""Fitted estimators as plain pgs models, saved without pickle (no scikit-learn import here):
+a regressor or a binary classifier of a PGS loss is a `pgs.Model`; a one-vs-rest or "squared"
+(C-Adaline) classifier a `OneVsRestModel` (kind "ovr").
 """
 
 import numpy as np
@@ -15,10 +11,8 @@ from pgs.rules.losses import LOSS_SPECS, ovr_probabilities
 
 
 class OneVsRestModel(LinearModel):
-    """A fitted one-vs-rest `PGSClassifier`: one row of weights per binary problem.
-
-    With one row (two classes) the model predicts ``classes[1]`` where the output is
-    positive; with one row per class it predicts the class of the largest output.
+    """A fitted one-vs-rest `PGSClassifier`: one row of weights per binary problem (one row:
+    ``classes[1]`` where the output is positive; else the class of the largest output).
 
     Attributes
     ----------
@@ -27,11 +21,8 @@ class OneVsRestModel(LinearModel):
     iteration, T : int
         The returned iterate and the iterations run, per problem.
     classes : ndarray of shape (n_classes,)
-        The original labels.
     params : dict
-        The training arguments of every problem (as resolved for the fit: the
-        ``intercept_scaling``, ``sampling`` and ``t_offset`` used) and the
-        estimator's ``class_weight``.
+        The problems' training arguments (as resolved) and the estimator's ``class_weight``.
     """
 
     _kind = "ovr"
@@ -82,8 +73,7 @@ def model_from_estimator(estimator):
         return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,
                      T=first.T, classes=None if classes is None else np.asarray(classes),
                      params=first.params)
-    params = dict(first.params)
-    params["class_weight"] = getattr(estimator, "class_weight", None)
+    params = dict(first.params, class_weight=getattr(estimator, "class_weight", None))
     return OneVsRestModel(coef=np.atleast_2d(estimator.coef_), intercept=estimator.intercept_,
                           iteration=first.iteration, T=first.T, classes=np.asarray(classes),
                           params=params)

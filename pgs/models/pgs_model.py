@@ -18,8 +18,8 @@ class Model(LinearModel):
     coef : ndarray of shape (n_features,)
         Weights of the returned iterate.
     intercept : float
-        Bias term (0.0 without `fit_intercept`): the free bias (``intercept="free"``), or
-        the weight of the implicit constant column times `intercept_scaling`.
+        Bias term (0.0 without `fit_intercept`): the free bias, or the constant column's
+        weight times `intercept_scaling`.
     iteration : int
         The 1-based index t of the returned iterate (T for "last" and "average").
     T : int
@@ -27,11 +27,9 @@ class Model(LinearModel):
     classes : ndarray of shape (2,) or None
         The original labels mapped to -1 and +1 (classification losses only).
     params : dict
-        Every training argument (with `B` the radius actually used, None if unbounded,
-        and `seed` the entropy that reproduces the run).
+        Every training argument (`B` the radius used or None, `seed` the entropy used).
     sigma_grid, sigma_scores : ndarray or None
-        With ``sigma="auto"``: the sigma values tried and their validation scores (not
-        saved by `save`); None otherwise.
+        With ``sigma="auto"``: the values tried and their scores (not saved by `save`).
     """
 
     _kind = "pgs"
@@ -108,7 +106,5 @@ class Model(LinearModel):
         loss_id = LOSS_NAMES.index(self.params["loss"])
         if sample_weight is not None:
             sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
-        return reg + mean_loss(
-            np.ascontiguousarray(z), np.ascontiguousarray(y_num), loss_id,
-            self.params["epsilon"], sample_weight,
-        )
+        return reg + mean_loss(np.ascontiguousarray(z), np.ascontiguousarray(y_num), loss_id,
+                               self.params["epsilon"], sample_weight)

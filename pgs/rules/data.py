@@ -1,5 +1,7 @@
 """Bring X and y to the kernel's form: raw CSR buffers (no copy when possible), float64 targets."""
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -7,19 +9,19 @@ _FLOATS = (np.float32, np.float64)
 _INDEX = (np.int32, np.int64)
 
 
+@dataclass(eq=False)
 class CSRBuffers:
     """The three CSR arrays handed to the kernel (float32/64 data, int32/64 indices and
     indptr of one dtype) and the matrix's shape. `copied`: X had to be converted (the
     kernel is not reading the caller's buffers); `entries_checked`: every column index and
     value was checked, not only the index pointer (see `entry_problem`)."""
 
-    def __init__(self, data, indices, indptr, shape, copied, entries_checked=True):
-        self.data = data
-        self.indices = indices
-        self.indptr = indptr
-        self.shape = shape
-        self.copied = copied
-        self.entries_checked = entries_checked
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    shape: tuple
+    copied: bool
+    entries_checked: bool = True
 
     def matrix(self):
         """The buffers as a scipy CSR matrix (no copy)."""
@@ -53,14 +55,10 @@ def check_csr(data, indices, indptr, n_features, entries=True):
 
 
 def as_csr_buffers(X, *, name="X", check_entries=True):
-    """Return `X` as `CSRBuffers`, reading a CSR float32/64 matrix's buffers in place.
-
-    Dense input and other sparse formats are converted once; CSRBuffers (already
-    validated) are returned as they are. ``check_entries=False`` checks only the index
-    pointer, for callers whose kernel checks each row it reads (the PGS solver: a full
-    pass would cost as much as a cyclic epoch). Raises TypeError for non-numeric or
-    complex input, ValueError for anything else wrong (`name` is the one the messages use).
-    """
+    """Return `X` as `CSRBuffers`, reading a CSR float32/64 matrix's buffers in place (other
+    input is converted once). ``check_entries=False`` checks only the index pointer, for a
+    kernel that checks each row it reads (a full pass would cost as much as a cyclic epoch).
+    TypeError for non-numeric or complex input, ValueError for anything else wrong."""
     if isinstance(X, CSRBuffers):
         if check_entries and not X.entries_checked:
             problem = check_csr(X.data, X.indices, X.indptr, X.shape[1])
@@ -94,9 +92,7 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     else:
         X = np.asarray(X)
         if X.ndim != 2:
-            raise ValueError(
-                f"{name} must be a 2-D array or sparse matrix, got shape {X.shape}"
-            )
+            raise ValueError(f"{name} must be a 2-D array or sparse matrix, got shape {X.shape}")
         _check_numeric_dtype(X.dtype, name)
         if X.dtype not in _FLOATS:
             X = X.astype(np.float64)
@@ -165,18 +161,13 @@ def check_y_shape(y, n_samples):
 
 def check_targets(y, n_samples, *, classification, classes=None):
     """Validate targets; return (y_kernel, classes): float64 targets, and for classification
-    the two sorted labels, the smaller mapped to -1 and the larger to +1.
-
-    Known `classes` (a warm-started model's) let y hold only one of them, as a batch of a
-    stream can. y_kernel is `y` itself when it already is what the kernel reads
-    (C-contiguous float64, for classification exactly -1.0 / +1.0): neither is ever
-    written to, and at RCV1 sizes the mapped copy took 1 ms of a train call's 3 ms set-up.
-    """
+    the two sorted labels, the smaller mapped to -1 and the larger to +1. Known `classes` (a
+    warm start's) let y hold only one of them. y_kernel is `y` itself when it already is what
+    the kernel reads (at RCV1 sizes the copy took 1 ms of a train call's 3 ms set-up)."""
     y = check_y_shape(y, n_samples)
     if classification and y.dtype.kind in "biuf" and y.shape[0] > 0:
-        # Numbers: min and max find the two classes in O(n) (np.unique sorts: at
-        # 781k rows 1.5 ms of a 6 ms fixed cost per call), and they are finite only
-        # if every label is.
+        # Numbers: min and max find the two classes in O(n) (np.unique sorts: 1.5 ms of a
+        # 6 ms fixed cost at 781k rows), and they are finite only if every label is.
         lo, hi = y.min(), y.max()
         if y.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
             raise ValueError("y contains NaN or infinity")
@@ -195,8 +186,7 @@ def check_targets(y, n_samples, *, classification, classes=None):
             raise ValueError(f"y holds labels other than the known classes {classes}")
         return signs, classes
     if classification:
-        # np.unique without return_inverse: the inverse would be an int64 array of
-        # n_samples on top of y_kernel's own (memory counts at RCV1 sizes).
+        # (no return_inverse: an int64 array of n_samples on top of y_kernel's own)
         if y.dtype.kind == "O" and any(isinstance(v, float) and v != v for v in y):
             # (NaN never equals itself: np.unique would count every one as a class)
             raise ValueError("y contains NaN labels")
@@ -205,14 +195,11 @@ def check_targets(y, n_samples, *, classification, classes=None):
         except TypeError as exc:
             raise TypeError(f"y's labels cannot be compared: {exc}") from None
         if classes.shape[0] == 1:
-            raise ValueError(
-                f"y has a single class ({classes[0]!r}); a classification loss needs two"
-            )
+            raise ValueError(f"y has a single class ({classes[0]!r}); a classification loss "
+                             "needs two")
         if classes.shape[0] > 2:
-            raise ValueError(
-                f"y has {classes.shape[0]} classes; pgs.train is binary: multiclass "
-                "(one-vs-rest) is handled by the estimator layer (pgs.PGSClassifier)"
-            )
+            raise ValueError(f"y has {classes.shape[0]} classes; pgs.train is binary: multiclass "
+                             "(one-vs-rest) is handled by the estimator layer (pgs.PGSClassifier)")
         return _plus_minus(y == classes[1]), classes
     if y.dtype.kind not in "biuf":
         raise TypeError(f"y must be numeric for a regression loss, got dtype {y.dtype}")

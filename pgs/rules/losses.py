@@ -1,16 +1,8 @@
-"""The loss table: every built-in loss declared once, read by every Python layer.
-
-A loss is a function :math:`\\ell(z, y)` of the margin ``z = <w, x>`` and the target ``y``,
-compiled as an inline ``loss`` / ``dloss`` pair in pgs/_losses.pxd. What the Python side
-needs to know about it is one row of `LOSSES` here (a `LossSpec`). Validation, `pgs.train`,
-the scikit-learn estimators and the command line all read this table, so adding a loss is
-its two compiled functions (with their tag lines) in pgs/_losses.pxd, one line in the
-`_dispatch` of pgs/_core.pyx, and one row below.
-
-tests/test_losses.py checks every row against the compiled kernel: the ids, and the
-flags (derivative bounds and Lipschitz constants) numerically.
-
-This module is pure Python (the kernel imports `LOSS_NAMES` from it, not the reverse).
+"""The loss table: every built-in loss declared once (a `LossSpec` row of `LOSSES`), read by
+validation, `pgs.train`, the estimators and the command line. Adding a loss is its compiled
+``loss`` / ``dloss`` pair (with their tag lines) in pgs/_losses.pxd, one line in the
+`_dispatch` of pgs/_core.pyx, and one row below; tests/test_losses.py checks every row
+against the kernel. Pure Python: the kernel imports `LOSS_NAMES` from here, not the reverse.
 """
 
 from collections.abc import Callable
@@ -49,22 +41,19 @@ class LossSpec:
     id : int
         Its ``LossId`` in pgs/_losses.pxd, also its index in `LOSS_NAMES`.
     task : {"classification", "regression"}
-        "classification": targets are two classes mapped to -1 / +1 and the loss is a
-        function of ``y z``; "regression": real targets.
+        Two classes mapped to -1 / +1 (the loss a function of ``y z``), or real targets.
     dloss_bound : float, callable or None
-        :math:`\sup_{z, y} |\ell'(z, y)|` (a number, or a function of epsilon), or None
-        when unbounded; the loss must then be smooth with :math:`\ell'(y, y) = 0`, so that
-        on :math:`|z| \le R` it is at most :math:`L (R + \max |y|)` (`dloss_bound_on`).
+        :math:`\sup_{z, y} |\ell'(z, y)|` (or a function of epsilon); None when unbounded,
+        and the loss must then be smooth with :math:`\ell'(y, y) = 0` (`dloss_bound_on`).
     dloss_lipschitz : float, callable or None
         Lipschitz constant L of :math:`z \mapsto \ell'(z, y)` (or a function of epsilon);
-        None when the loss has a kink (hinge, absolute, ...).
+        None when the loss has a kink.
     auto_radius : bool
         ``B=None`` means ``B="auto"`` (DESIGN.md 2), as every unbounded derivative needs.
     proba : callable or None
         Maps margins to P(y = +1); None: no ``predict_proba``.
     default_epsilon : float or None
-        Default of the shape parameter ``epsilon``; None when the loss has none (it then
-        ignores epsilon, which defaults to 0).
+        Default of the shape parameter ``epsilon``; None: the loss has none (and ignores it).
     epsilon_name : str
         What epsilon is for this loss, for messages and help.
     epsilon_positive : bool
@@ -126,12 +115,9 @@ class LossSpec:
         return _evaluate(self.dloss_lipschitz, epsilon)
 
     def dloss_bound_on(self, radius, y_max, epsilon):
-        r"""A bound on :math:`|\ell'(z, y)|` over :math:`|z| \le` `radius`, :math:`|y| \le` `y_max`.
-
-        The global bound when there is one; else (smooth, :math:`\ell'(y, y) = 0`)
-        :math:`|\ell'(z, y)| \le L |z - y| \le L (\text{radius} + \text{y\_max})`
-        (`radius` is only read then).
-        """
+        r"""A bound on :math:`|\ell'(z, y)|` over :math:`|z| \le` `radius`, :math:`|y| \le` `y_max`:
+        the global one, else (smooth, :math:`\ell'(y, y) = 0`) :math:`L (\text{radius} +
+        \text{y\_max})`."""
         bound = self.max_dloss(epsilon)
         if bound is not None:
             return bound
@@ -140,14 +126,6 @@ class LossSpec:
 
 def _evaluate(constant, epsilon):
     return constant(epsilon) if callable(constant) else constant
-
-
-def _width(eps):
-    return eps
-
-
-def _inverse_width(eps):
-    return 1.0 / eps
 
 
 #: Every loss, in id order. The derivatives' constants are those of pgs/_losses.pxd's
@@ -161,13 +139,13 @@ LOSSES = (
     LossSpec("squared_hinge", 3, "classification", dloss_bound=None, dloss_lipschitz=2.0,
              auto_radius=True),
     LossSpec("smooth_hinge", 4, "classification", dloss_bound=1.0,
-             dloss_lipschitz=_inverse_width, default_epsilon=1.0,
+             dloss_lipschitz=lambda eps: 1.0 / eps, default_epsilon=1.0,
              epsilon_name="the smoothing width", epsilon_positive=True),
     # |modified_huber'| <= 4, but B=None has always meant "auto" for it (README's "B"):
     # auto_radius keeps that behaviour, while t_offset="auto" uses the bound 4.
     LossSpec("modified_huber", 5, "classification", dloss_bound=4.0, dloss_lipschitz=2.0,
              auto_radius=True, proba=_clipped_linear),
-    LossSpec("huber", 6, "regression", dloss_bound=_width, dloss_lipschitz=1.0,
+    LossSpec("huber", 6, "regression", dloss_bound=lambda eps: eps, dloss_lipschitz=1.0,
              default_epsilon=1.0, epsilon_name="the quadratic zone's half-width (delta)"),
     LossSpec("epsilon_insensitive", 7, "regression", dloss_bound=1.0, dloss_lipschitz=None,
              default_epsilon=0.1, epsilon_name="the insensitive tube's half-width"),
@@ -201,11 +179,8 @@ def loss_names(task=None):
 
 
 def ovr_probabilities(prob):
-    """Rows of class probabilities from P(+1) of each one-vs-rest problem.
-
-    One problem (`prob` 1-D, two classes): columns ``1 - P, P``. Several (one column
-    each): each row normalised to sum to 1; a row where every problem says 0 is uniform.
-    """
+    """Rows of class probabilities from P(+1) of each one-vs-rest problem: ``1 - P, P`` for
+    one (`prob` 1-D); else each row normalised to sum to 1 (uniform where all are 0)."""
     if prob.ndim == 1:
         return np.column_stack([1.0 - prob, prob])
     total = prob.sum(axis=1, keepdims=True)

@@ -7,7 +7,6 @@ import numpy as np
 
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, loss_spec
 
-# Views of pgs/rules/losses.py.
 #: Losses whose targets are two classes, mapped to -1 / +1.
 CLASSIFICATION_LOSSES = frozenset(loss_names("classification"))
 #: Losses whose targets are real numbers.

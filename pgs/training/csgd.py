@@ -1,9 +1,7 @@
 """`pgs.train_csgd` and `pgs.train_cadaline`: Constrained SGD for least squares.
 
-Mu, Ding, Zhou, Tao, "Constrained Stochastic Gradient Descent for Large-scale Least
-Squares Problem", KDD 2013 (DESIGN.md section 6).  The compiled loop is in
-``pgs/_csgd.pyx``; this module validates the arguments, picks the step size and
-wraps the result in a model.
+Mu, Ding, Zhou, Tao, KDD 2013 (DESIGN.md section 6). The compiled loop is in pgs/_csgd.pyx;
+this module validates the arguments, picks the step size and wraps the result in a model.
 """
 
 import math
@@ -27,6 +25,7 @@ AUTO_FACTOR = 2.0
 #: Most step sizes eta0="auto" tries.
 AUTO_MAX_TRIALS = 16
 
+
 def _check_switch(switch, n_samples):
     """The step m_switch where the 2-phase step size starts decaying as 1/t."""
     if isinstance(switch, str):
@@ -35,8 +34,6 @@ def _check_switch(switch, n_samples):
         raise ValueError(f"switch must be 'half' or an integer >= 1, got switch={switch!r}")
     return V.check_count("switch", switch)
 
-
-# ------------------------------------------------------------------ running
 
 def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
            fixed_rows=None, permutation=False, name="CSGD"):
@@ -63,19 +60,12 @@ def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
     return solver.average() if average else solver.last()
 
 
-def _half_squared_loss(Xb, Y, W, icpt):
-    """Mean over rows and outputs of (y - <w, x>)^2 / 2; W has shape (n_cols, K)."""
-    Z = np.asarray(Xb.matrix() @ W[:-1]) + icpt * W[-1]
-    return 0.5 * float(np.mean((Y - Z) ** 2))
-
-
 def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=False):
     """Pick eta0 by short trial runs on a subsample (after Bottou's sgd, `determineEta0`).
 
-    From the LMS scale 1 / mean ||x||^2 (constant column included), it runs the variant
-    for four passes over at most `AUTO_SUBSAMPLE` rows (the same rows for every candidate)
-    and moves by factors of `AUTO_FACTOR` while the subsample's least-squares loss falls
-    (a diverged run's loss is infinite). Returns (eta0, the sorted (eta0, loss) tried).
+    From the LMS scale 1 / mean ||x||^2 (constant column included), runs of four passes over
+    at most `AUTO_SUBSAMPLE` rows move by factors of `AUTO_FACTOR` while the subsample's
+    loss falls (a diverged run's is infinite). Returns (eta0, the sorted (eta0, loss) tried).
     """
     m = Xb.shape[0]
     children = seq.spawn(2)
@@ -106,7 +96,8 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
                 W = _solve(Xs, Ys, variant_id=variant_id, eta0=eta, switch=switch_trial,
                            icpt=icpt, average=average, rng_state=rng_state, T=T_trial,
                            permutation=permutation)
-                value = _half_squared_loss(Xs, Ys, W, icpt)
+                Z = np.asarray(Xs_matrix @ W[:-1]) + icpt * W[-1]     # (W: n_cols x K)
+                value = 0.5 * float(np.mean((Ys - Z) ** 2))
             except FloatingPointError:
                 value = math.inf
             trials[eta] = value if math.isfinite(value) else math.inf
@@ -129,10 +120,7 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
 def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling="iid",
          fixed_rows=None, name="CSGD"):
     """Validate, pick eta0, run; Y is the (m, K) float64 target matrix (a test/bench hook).
-
-    Returns (W, eta0_used, params, Xb) with W of shape (n_features + 1, K), the
-    constant column's weights last.
-    """
+    Returns (W, eta0_used, params, Xb), W of shape (n_features + 1, K), the intercepts last."""
     sampling = V.check_choice("sampling", sampling, SAMPLINGS)
     T = V.check_count("T", T, allow_none=True)
     eta0 = V.check_auto_or_positive("eta0", eta0)
@@ -156,8 +144,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
             raise ValueError(f"fixed_rows must be 1-D with at least T={T} row indices")
     if eta0 == "auto":
         eta0_used, _ = auto_eta0(Xb, Y, variant_id=variant_id, switch=switch, icpt=icpt,
-                                 average=average, seq=seq.spawn(1)[0],
-                                 permutation=permutation)
+                                 average=average, seq=seq.spawn(1)[0], permutation=permutation)
     else:
         eta0_used = eta0
     rng_state = seq.generate_state(4, dtype=np.uint64)
@@ -165,8 +152,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
                average=average, rng_state=rng_state, T=T, fixed_rows=fixed_rows,
                permutation=permutation, name=name)
     params = dict(T=T, eta0=eta0, switch=switch, variant=VARIANT_NAMES[variant_id],
-                  fit_intercept=fit_intercept, iterate=iterate, sampling=sampling,
-                  seed=seq.entropy)
+                  fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seq.entropy)
     return W, eta0_used, params, Xb
 
 
@@ -177,44 +163,36 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     Minimises :math:`l(w) = \frac1m \sum_i \frac12 (y_i - \langle w, x_i\rangle - b)^2`
     by SGD on rows drawn i.i.d. uniformly, projecting every step onto the hyperplane
     :math:`\langle w, \bar x_t\rangle = \bar y_t` through the running mean of the rows
-    seen (the optimum lies on the hyperplane through the data's mean, the paper's
-    Theorem 2.1). Each step costs O(non-zeros of the row), not O(n_features).
+    seen (the optimum lies on the hyperplane through the data's mean, Theorem 2.1).
+    Each step costs O(non-zeros of the row), not O(n_features).
 
     Parameters
     ----------
     X : array_like or scipy.sparse matrix/array, shape (m, n_features)
-        Training rows; CSR float32/float64 with int32/int64 indices is read in place,
-        anything else converted once to CSR.
+        Training rows, as for `pgs.train`.
     y : array_like, shape (m,)
         Real targets.
     T : int >= 1, optional
         Number of steps (samples drawn); default ``10 * m`` (ten passes' worth).
     eta0 : "auto" or float > 0, default "auto"
-        Base step size. "auto" picks it by short trial runs of the same variant on a
-        subsample of at most 1000 rows (see `auto_eta0`); the value used is
-        ``model.eta0_``.
+        Base step size. "auto" picks it by short trial runs of the same variant on at
+        most 1000 rows (`auto_eta0`); the value used is ``model.eta0_``.
     switch : "half" or int >= 1, default "half"
-        m_switch of CSGD's 2-phase step size :math:`\eta_t = \eta_0/\sqrt t` for
-        :math:`t < m_{switch}` and :math:`\eta_0 \sqrt{m_{switch}}/t` afterwards;
-        "half" is ``m // 2``, the paper's choice. Ignored by the other variants.
+        m_switch of CSGD's 2-phase step size, :math:`\eta_0/\sqrt t` before it and
+        :math:`\eta_0 \sqrt{m_{switch}}/t` after; "half" is ``m // 2`` (the paper's). Only
+        "csgd" reads it.
     variant : {"csgd", "ncsgd", "sgd"}, default "csgd"
         "csgd": projection and the 2-phase step size; "ncsgd": projection and
-        :math:`\eta_0/\sqrt t`; "sgd": plain SGD (LMS) with :math:`\eta_0/\sqrt t`,
-        the baseline.
+        :math:`\eta_0/\sqrt t`; "sgd": plain SGD (LMS) with :math:`\eta_0/\sqrt t`.
     fit_intercept : bool, default True
-        Give the rows an implicit leading constant 1 (the paper's bias feature; X is
-        not copied). Without it the optimum lies on the hyperplane only if the
-        constant vector is in the span of X's columns (e.g. X has a constant
-        column); otherwise the projected variants converge to the best fit on the
-        hyperplane, not to the least-squares solution.
+        Give the rows an implicit constant 1 (the paper's bias feature). Without it the
+        projected variants find the least-squares fit only if X's columns span the constants.
     iterate : {"last", "average"}, default "last"
         Return the last iterate or the average of the iterates after steps 1..T
         (Polyak-Ruppert; "sgd" with "average" is ASGD).
     sampling : {"iid", "permutation"}, default "iid"
-        "iid": every step draws a row uniformly with replacement (the paper's set-up);
-        "permutation": each epoch visits every row once in a fresh random order (as
-        scikit-learn's SGD with shuffle=True). After each full epoch the running mean
-        is then exactly the data mean.
+        Draw every row uniformly with replacement (the paper's set-up), or visit every
+        row once per epoch in a fresh random order.
     seed : None or int >= 0, default None
         Seeds the row draws and the eta0 search; the same seed gives a bit-identical
         model. None draws fresh entropy, recorded in ``model.params["seed"]``.
@@ -231,7 +209,7 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     FloatingPointError
         If the run diverges (a user-given eta0 far too large).
     KeyboardInterrupt
-        On Ctrl-C, within milliseconds: the kernel runs in chunks (`pgs.engine.chunks`).
+        On Ctrl-C, within milliseconds (the kernel runs in chunks).
 
     References
     ----------
@@ -242,8 +220,7 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     y_kernel, _ = check_targets(y, Xb.shape[0], classification=False)
     W, eta0_used, params, _ = _fit(
         Xb, y_kernel.reshape(-1, 1), T=T, eta0=eta0, switch=switch, variant=variant,
-        fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed,
-    )
+        fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed)
     return CSGDModel(coef=W[:-1, 0].copy(), intercept=W[-1, 0] if fit_intercept else 0.0,
                      T=params["T"], eta0_=eta0_used, params=params)
 
@@ -268,11 +245,8 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
                    fit_intercept=True, iterate="last", sampling="iid", seed=None):
     """Multiclass classification by C-Adaline: one CSGD regressor per class, argmax.
 
-    Output k is trained on the 0/1 indicator of class k. All outputs see the same
-    sample sequence in one pass (the paper's Algorithm 2 trains the c neurons
-    together); they share the running row sum, so a step costs
-    O(non-zeros * n_classes). ``variant="sgd"`` with a constant step is the paper's
-    Adaline baseline.
+    Output k is trained on the 0/1 indicator of class k; all outputs see the same rows in
+    one pass (the paper's Algorithm 2), so a step costs O(non-zeros * n_classes).
 
     Parameters
     ----------
@@ -297,8 +271,7 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     classes, Y = class_indicators(y, Xb.shape[0])
     W, eta0_used, params, _ = _fit(
         Xb, Y, T=T, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
-        iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline",
-    )
+        iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline")
     intercept = W[-1].copy() if fit_intercept else np.zeros(W.shape[1])
     return CAdalineModel(coef=np.ascontiguousarray(W[:-1].T), intercept=intercept,
                          classes=classes, T=params["T"], eta0_=eta0_used, params=params)

@@ -1,10 +1,8 @@
 """``sigma="auto"``: pick sigma from a grid by a held-out split, training the grid in lock-step.
 
-The grid's problems are trained on the same training rows with the same seed, so they
-draw the same rows and `pgs.engine.solver.run_lockstep` fetches each row from memory once for
-all of them (as for the one-vs-rest problems). The validation rows (stratified for
-classification) score every grid value; the best one is then refitted on all the rows by
-the caller, so the final model is exactly a plain fit at the chosen sigma.
+The grid's problems share the training rows and the seed, so they draw the same rows and
+`pgs.engine.solver.run_lockstep` fetches each row once for all. The chosen sigma is then
+refitted on all the rows: the final model is exactly a plain fit at it.
 """
 
 import math
@@ -17,22 +15,17 @@ from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, check_targets
 from pgs.training.fit import check_sample_weight, default_T, fit, fit_many
 
-#: Default grid: these factors times ``mean_i ||x_i||^2 / m``. Scaling X by a scales the
-#: grid by a^2 (the decisions do not change) and more rows move it down as 1/m, as the
-#: best sigma does. Measured best factors (bench/experiments/exp_defaults.py): 0.03-3 on a9a,
-#: mushrooms, the RCV1 sample and MNIST.
+#: Default grid: these factors times ``mean_i ||x_i||^2 / m`` (scale-free, and moving as 1/m
+#: as the best sigma does; bench/experiments/exp_defaults.py measured best factors of 0.03-3).
 DEFAULT_GRID_FACTORS = tuple(float(c) for c in 10.0 ** np.arange(-2.0, 1.01, 0.5))
-#: The grid runs take this share of the final fit's passes. On bench/experiments/exp_defaults.py's
-#: classification sets 0.2 picked as well as full runs at a fifth of the cost, and kept
-#: "auto" within 3x one fit on the RCV1-like set (0.3 took 3.2x); on its sparse
-#: regression set the short runs favour a larger sigma (test R^2 0.60, against 0.67 at
-#: 0.3 and for the best of the grid).
+#: The grid runs take this share of the final fit's passes: on bench/experiments/exp_defaults.py's
+#: classification sets as good as full runs at a fifth of the cost ("auto" within 3x one fit;
+#: 0.3 took 3.2x); on its sparse regression set it favours a larger sigma (R^2 0.60, not 0.67).
 GRID_T_FRACTION = 0.2
 
 
 class SigmaSearch(NamedTuple):
-    """The outcome of `search_sigma`: the chosen sigma (`choose`), the ascending grid and
-    each grid value's validation score (accuracy or R^2)."""
+    """`search_sigma`'s outcome: the chosen sigma, the ascending grid and its scores."""
 
     sigma: float
     grid: np.ndarray
@@ -86,11 +79,8 @@ def default_sigma_grid(Xb):
 
 
 def validation_split(n_rows, fraction, seed, strata=None):
-    """Sorted row indices (train, validation), shuffled by `seed`, stratified by `strata`.
-
-    Each stratum (class; without strata, all rows) gives ``floor(fraction * n_c)`` rows to
-    validation, at least one when it has two or more, so such a class is in both parts.
-    """
+    """Sorted row indices (train, validation), shuffled by `seed`, stratified by `strata`:
+    each stratum gives ``floor(fraction * n_c)`` rows to validation, at least one of two."""
     rng = np.random.default_rng([seed, 0x5167])   # (its own stream, not the sampler's)
     groups = [np.arange(n_rows)] if strata is None else \
         [np.flatnonzero(strata == c) for c in np.unique(strata)]
@@ -110,16 +100,15 @@ def accuracy_standard_error(accuracy, n_eff):
 
 
 def r2_standard_error(r2, n_eff):
-    """The standard error of an R^2 on `n_eff` (effective) rows: (1 - R^2) sqrt(2 / n), the
-    relative error of the mean of n squared Gaussian residuals."""
+    """The standard error of an R^2 on `n_eff` rows: (1 - R^2) sqrt(2 / n), that of the mean
+    of n squared Gaussian residuals."""
     return max(1.0 - r2, 0.0) * math.sqrt(2.0 / max(n_eff, 1.0))
 
 
 def choose(grid, scores, standard_error):
-    """The grid value chosen from its validation scores: the largest sigma whose score is
-    within `standard_error` of the best (the one-standard-error rule, Breiman et al.
-    1984: the short grid runs cannot tell apart the small sigmas, which overfit later;
-    exact ties are the special case). NaN scores never win; all NaN: the largest sigma."""
+    """The largest sigma whose score is within `standard_error` of the best (Breiman et al.'s
+    one-standard-error rule: the short grid runs cannot tell the small sigmas apart). NaN
+    scores never win; all NaN: the largest sigma."""
     finite = np.isfinite(scores)
     if not np.any(finite):
         return float(grid[-1])
@@ -141,15 +130,10 @@ def weighted_r2(y_true, y_pred, sample_weight=None):
 
 def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
                  sample_weight=None, strata=None, n_jobs=1, **train_kwargs):
-    """Train every grid value on a training split in lock-step; score each on the rest.
-
-    `targets` holds one target vector per problem (several for one-vs-rest), all trained
-    at every grid value (None: `default_sigma_grid`). ``score(models, X_val, val_rows)``
-    (higher is better) scores one grid value's problems on the validation rows; its
-    ``score.standard_error(score, n_eff)`` is the tolerance of `choose`. The grid runs take
-    `GRID_T_FRACTION` of the passes of `T` iterations on all m rows. When no row can be held
-    out (tiny data), the grid is scored on the training rows.
-    """
+    """Train every grid value (None: `default_sigma_grid`) on a training split, each of the
+    `targets` (one per problem) in lock-step, for `GRID_T_FRACTION` of `T`'s passes; score
+    them on the rest (tiny data: on the training rows) with ``score(models, X_val, rows)``,
+    higher is better, whose ``score.standard_error(best, n_eff)`` is `choose`'s tolerance."""
     if grid is None:
         grid = default_sigma_grid(Xb)
     m = Xb.shape[0]
@@ -167,21 +151,17 @@ def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     n = len(ys)
     X_train = as_csr_buffers(X_train, check_entries=False)   # (one row scan for all)
-    # The grid values in turn, one per thread at a time (a value's n problems together,
-    # in lock-step): each value's solvers are freed once scored, so the search holds no
-    # more state than the fit itself (the memory budget); a value's models do not depend
-    # on the grouping.
+    # One grid value per thread at a time (its n problems in lock-step), freed once scored:
+    # the search holds no more state than the fit (its models do not depend on the grouping).
     per = max(1, n_jobs) if n == 1 else 1
     scores = []
     for lo in range(0, grid.shape[0], per):
         values = grid[lo:lo + per]
         models = fit_many(X_train, ys * values.shape[0], seed=seed, T=T_train,
-                           n_jobs=n_jobs if values.shape[0] * n > 1 else 1,
-                           sample_weight=weights,
-                           per_problem=[{"sigma": float(s)} for s in values for _ in range(n)],
-                           **train_kwargs)
-        scores += [score(models[g * n:(g + 1) * n], X_val, val)
-                   for g in range(values.shape[0])]
+                          n_jobs=n_jobs if values.shape[0] * n > 1 else 1, sample_weight=weights,
+                          per_problem=[{"sigma": float(s)} for s in values for _ in range(n)],
+                          **train_kwargs)
+        scores += [score(models[g * n:(g + 1) * n], X_val, val) for g in range(values.shape[0])]
         del models
     scores = np.array(scores, dtype=np.float64)
     w_val = validation_weights(sample_weight, val)
@@ -202,11 +182,8 @@ def validation_weights(sample_weight, rows):
 
 
 def classifier_score(y_index, weights, *, threshold=0.0):
-    """`search_sigma`'s score for one-vs-rest problems: (weighted) accuracy of the argmax.
-
-    `y_index` is each row's class index; a single problem is the binary one of class 1,
-    predicted above `threshold` (0.5 for 0/1 least squares).
-    """
+    """`search_sigma`'s score for one-vs-rest problems: the (weighted) accuracy of the argmax
+    against `y_index`; a single problem predicts class 1 above `threshold`."""
     def score(models, X_val, rows):
         Z = np.asarray(X_val @ np.column_stack([model.coef for model in models]))
         Z = Z + np.array([model.intercept for model in models])
@@ -226,13 +203,8 @@ def regressor_score(y, weights):
 
 
 def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwargs):
-    """`pgs.train` with ``sigma="auto"``: `search_sigma`, then a plain fit at the winner.
-
-    The returned `Model` is exactly ``pgs.train(X, y, sigma=model.params["sigma"],
-    seed=model.params["seed"], ...)``, plus ``sigma_grid`` and ``sigma_scores``. A warm
-    start keeps its model's sigma (no search). `sigma_grid` and `validation_fraction` come
-    checked by `pgs.train`.
-    """
+    """`pgs.train` with ``sigma="auto"``: `search_sigma`, then a plain fit at the winner (with
+    ``sigma_grid`` and ``sigma_scores``); a warm start keeps its model's sigma."""
     if isinstance(warm_start, Model):
         return fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
                     **kwargs)
@@ -255,9 +227,8 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwa
                      if key not in ("T", "sample_weight", "callback", "callback_every",
                                     "keep_state", "merge_every")}
     search = search_sigma(Xb, [y_kernel], score, grid=sigma_grid,
-                          validation_fraction=validation_fraction,
-                          seed=seed, T=T, sample_weight=weights,
-                          strata=y_kernel if classification else None,
+                          validation_fraction=validation_fraction, seed=seed, T=T,
+                          sample_weight=weights, strata=y_kernel if classification else None,
                           known_classes=np.array([-1.0, 1.0]) if classification else None,
                           **search_kwargs)
     model = fit(Xb, y, sigma=search.sigma, seed=seed, **kwargs)
