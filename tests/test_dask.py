@@ -331,6 +331,34 @@ def test_bad_chunk_is_a_value_error_and_the_cluster_goes_on(client):
     _same_model(got, pgs.train(X, y, n_jobs=3, T=500, seed=0, merge_every=100, sigma=1e-3))
 
 
+def test_actor_calls_go_straight_to_the_workers_or_through_the_scheduler(client,
+                                                                        monkeypatch):
+    """The fixture's client sends through the scheduler (direct_to_workers=False); the
+    shard actors' calls go straight to their workers, and through the scheduler's proxy
+    when the client cannot reach the workers: the same model either way."""
+    from pgs.dask import training
+    scheduler = client.cluster.scheduler
+    proxied, proxy = [], scheduler.handlers["proxy"]
+
+    async def counted(**kw):
+        proxied.append(kw["msg"]["op"])
+        return await proxy(**kw)
+
+    monkeypatch.setitem(scheduler.handlers, "proxy", counted)
+    X, y = _problem(m=600)
+    kw = dict(loss="logistic", sigma=1e-3, T=1500, seed=9, merge_every=150)
+    ref = pgs.train(X, y, n_jobs=2, **kw)
+    _same_model(pgs.dask.train(_dask(X, _chunks(600, 2)), y, client=client, **kw), ref)
+    assert not client.direct_to_workers and proxied == []
+
+    def unreachable(self):
+        raise OSError("no route to the worker (test)")
+
+    monkeypatch.setattr(training._DirectActor, "_worker_rpc", property(unreachable))
+    _same_model(pgs.dask.train(_dask(X, _chunks(600, 2)), y, client=client, **kw), ref)
+    assert proxied.count("actor_execute") >= 2 * 5      # (5 rounds, the set-up calls)
+
+
 def test_worker_processes():
     X, y = _problem(m=600)
     kw = dict(loss="logistic", sigma=1e-3, T=1500, seed=9, iterate="average", merge_every=150)

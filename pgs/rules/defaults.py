@@ -115,11 +115,17 @@ def row_stats(Xb, q=2.0, norms=None):
     cache = Xb.__dict__.setdefault("_row_stats", {})
     if q not in cache:
         sq, sq_q = row_sq_norms(Xb, q) if norms is None else norms
-        total = math.fsum(sq)
+        total = _fsum(sq)
         cache[q] = dict(rows=Xb.shape[0], sq=total,
-                        sq_q=total if sq_q is sq else math.fsum(sq_q),
+                        sq_q=total if sq_q is sq else _fsum(sq_q),
                         max_q=math.sqrt(float(np.max(sq_q))) if sq_q.shape[0] else 0.0)
     return cache[q]
+
+
+def _fsum(values):
+    """math.fsum of a float64 array (iterated as a memoryview: Python floats, half the time
+    of iterating the array's NumPy scalars)."""
+    return math.fsum(memoryview(np.ascontiguousarray(values, dtype=np.float64)))
 
 
 def _mean(total, rows):
