@@ -73,6 +73,7 @@ class _ShardActor:
             raise ValueError(str(exc)) from None
         self.y = self.weights = self.params = None
         self.perm = None          # the permutation the client knows this actor holds
+        self.cache = {}           # (run_shard's: its solver, reused every round)
         if setup is not None:
             self.setup(*setup)
 
@@ -98,7 +99,7 @@ class _ShardActor:
         start = task["sampler"]["perm"]
         Xb, params = self.Xb, self.params
         delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, self.y,
-                            self.weights)
+                            self.weights, cache=self.cache)
         if delta["status"] != 0:
             try:
                 raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
@@ -106,11 +107,9 @@ class _ShardActor:
             except (ValueError, FloatingPointError) as exc:
                 raise type(exc)(f"{self.name}: {str(exc).removeprefix('X: ')}") from None
         perm = delta["sampler"]["perm"]
-        if perm is not None and start is not None and np.array_equal(perm, start):
-            self.perm = start
+        self.perm = perm
+        if perm is not None and perm is start:      # (run_shard: unchanged)
             delta["sampler"]["perm"] = _KEPT
-        else:
-            self.perm = perm
         return delta
 
 
