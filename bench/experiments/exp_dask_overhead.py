@@ -10,12 +10,13 @@ a fit does on the cluster (the rows' norms, building the shards' actors, the rou
 The threads engine and the Dask engine alternate, `--repeats` times, after one untimed
 call of each; every pair is checked for equal bits. The overhead per round is (Dask time
 - threads time) / rounds, within a pair. Two clients of the same cluster: the default
-one (an actor's call goes through the scheduler, as on any cluster whose workers the
-client cannot reach) and one with ``direct_to_workers=True`` (the client talks to the
-workers itself: what `pgs.dask`'s own LocalCluster uses). Then a cluster whose worker
-processes do not get Dask's ``MALLOC_TRIM_THRESHOLD_`` (``distributed.nanny.pre-spawn-
-environ``): with it glibc's mmap threshold stays at 128 KB, so every array of n_features
-doubles a round allocates on a worker is a fresh mmap, paged in again.
+one (its own messages go through the scheduler; `pgs.dask`'s actor calls go straight to
+the workers all the same) and one with ``direct_to_workers=True`` (what `pgs.dask`'s own
+LocalCluster uses). Then a cluster whose worker processes do not get Dask's
+``MALLOC_TRIM_THRESHOLD_`` (``distributed.nanny.pre-spawn-environ``): with it glibc's mmap
+threshold stays at 128 KB, so every array of n_features doubles a worker allocates is a
+fresh mmap, paged in again (each worker keeps its solver and buffers between rounds for
+that reason: `pgs.engine.rounds.run_shard`'s cache).
 
 The cores are shared: the load average is recorded with every repeat; the ratio means
 little when the load is above the 2 cores.

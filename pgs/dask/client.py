@@ -46,7 +46,7 @@ def get_client(client=None):
             cluster = distributed.LocalCluster(n_workers=local_cluster_size(), processes=True,
                                                threads_per_worker=1, dashboard_address=":0")
             # (the default client from now on, so that X.compute() works; it talks to the local
-            # workers directly: a round's calls cost half as much, bench/results/dask_overhead.md)
+            # workers directly, as the shards' actor calls always do)
             _LOCAL = (cluster, distributed.Client(cluster, direct_to_workers=True))
         return _LOCAL[1]
 
