@@ -4,7 +4,6 @@
 """
 
 import math
-import os
 import warnings
 
 import numpy as np
@@ -14,6 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from pgs.io.svmlight import usable_cpus
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
@@ -77,7 +77,7 @@ def _effective_n_jobs(n_jobs):
         raise ValueError(f"n_jobs must be None or a non-zero integer, got n_jobs={n_jobs!r}")
     n_jobs = int(n_jobs)
     if n_jobs < 0:
-        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+        return max(1, usable_cpus() + 1 + n_jobs)   # (the CPUs this process may use)
     return n_jobs
 
 

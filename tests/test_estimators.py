@@ -396,6 +396,18 @@ def test_bad_parameters_name_the_argument(est, match):
         est.fit(X, y)
 
 
+def test_negative_n_jobs_counts_the_cpus_this_process_may_use(monkeypatch):
+    """n_jobs=-1 is every CPU of the process's affinity (as the svmlight reader counts
+    them), -2 all but one, and never fewer than one."""
+    import pgs.io.svmlight
+    from pgs.estimators import _effective_n_jobs
+    monkeypatch.setattr(pgs.io.svmlight.os, "sched_getaffinity", lambda pid: {0, 2, 5},
+                        raising=False)
+    monkeypatch.setattr(pgs.io.svmlight.os, "cpu_count", lambda: 64)
+    assert [_effective_n_jobs(n) for n in (None, 1, 3, -1, -2, -3, -9)] == \
+        [1, 1, 3, 3, 2, 1, 1]
+
+
 def test_bad_types_name_the_argument():
     X, y = make_classification(n_samples=20, n_features=3, n_informative=2, n_redundant=0,
                                random_state=0)
