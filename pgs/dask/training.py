@@ -12,8 +12,9 @@ same code as the threads engine (`pgs.train(n_jobs=W)`), so that both give the s
 machine; an actor's call is one trip, some milliseconds: bench/results/dask_overhead.md.)
 
 Faults. A round's call is a pure function of the round's starting state and its shard,
-and an actor keeps nothing between calls but its shard, built from a chunk of X whose
-future the client keeps for the whole fit. So when a worker is lost (its actor with it),
+and nothing an actor keeps between calls changes a result but its shard (it keeps its
+permutation and its solver only to save copies), built from a chunk of X whose future the
+client keeps for the whole fit. So when a worker is lost (its actor with it),
 the client creates the actor again from the chunk, which the scheduler rebuilds from the
 graph that made it wherever it can, calls it again with the same round, and the model has
 the same bits as without the fault. Data that no graph made (scattered) cannot be rebuilt:
@@ -101,10 +102,9 @@ class _ShardActor:
         return await asyncio.get_running_loop().run_in_executor(None, self.run_round, task)
 
     def run_round(self, task):
-        """`pgs.engine.rounds.run_shard` on this shard from the round's starting state (run
-        in the worker's actor thread: the kernel releases the GIL, the worker keeps
-        answering). Pure: called again on the same task (after a fault), the same bits.
-        The permutation goes as `_KEPT` both ways when unchanged."""
+        """`pgs.engine.rounds.run_shard` on this shard from the round's starting state (see
+        `round` for where it runs). Pure: called again on the same task (after a fault),
+        the same bits. The permutation goes as `_KEPT` both ways when unchanged."""
         sampler = task["sampler"]
         if isinstance(sampler["perm"], str):
             if self.perm is None:
