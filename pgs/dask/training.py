@@ -46,7 +46,7 @@ from pgs.training.fit import check_reports, finish, prepare
 #: Times an actor lost with its worker is made again for the same call.
 RETRIES = 3
 
-#: A round of at most this many non-zeros (some 0.1-0.3 s) runs in the worker's event
+#: A round of at most this many non-zeros (some 0.2-0.3 s) runs in the worker's event
 #: loop; a longer one in a thread, so that the worker goes on answering meanwhile.
 INLINE_NNZ = 2**25
 
