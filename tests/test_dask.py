@@ -359,35 +359,6 @@ def test_actor_calls_go_straight_to_the_workers_or_through_the_scheduler(client,
     assert proxied.count("actor_execute") >= 2 * 5      # (5 rounds, the set-up calls)
 
 
-def test_short_rounds_run_in_the_workers_event_loop_long_ones_in_a_thread(client,
-                                                                         monkeypatch):
-    """A round of at most INLINE_NNZ non-zeros runs in the worker's event loop, a longer
-    one in a thread: the same model either way."""
-    import asyncio
-
-    from pgs.dask import training
-    seen, run_round = [], training._ShardActor.run_round
-
-    def recording(actor, task):
-        try:
-            asyncio.get_running_loop()
-            seen.append("loop")
-        except RuntimeError:
-            seen.append("thread")
-        return run_round(actor, task)
-
-    monkeypatch.setattr(training._ShardActor, "run_round", recording)
-    X, y = _problem(m=600)
-    kw = dict(loss="logistic", sigma=1e-3, T=1200, seed=3, merge_every=150)
-    ref = pgs.train(X, y, n_jobs=2, **kw)
-    nnz = X[:150].nnz                      # (a round's share of the first shard)
-    for limit, where in ((10**9, "loop"), (nnz // 2, "thread")):
-        monkeypatch.setattr(training, "INLINE_NNZ", limit)
-        seen.clear()
-        _same_model(pgs.dask.train(_dask(X, _chunks(600, 2)), y, client=client, **kw), ref)
-        assert len(seen) == 2 * 4 and set(seen) == {where}
-
-
 def test_worker_processes():
     X, y = _problem(m=600)
     kw = dict(loss="logistic", sigma=1e-3, T=1500, seed=9, iterate="average", merge_every=150)

@@ -22,7 +22,6 @@ the fit then raises RuntimeError naming the partition and the worker that held i
 OSError for a file that cannot be read again). Every wait has a deadline (`timeout`).
 """
 
-import asyncio
 import functools
 import time
 import types
@@ -46,10 +45,6 @@ from pgs.training.fit import check_reports, finish, prepare
 #: Times an actor lost with its worker is made again for the same call.
 RETRIES = 3
 
-#: A round of at most this many non-zeros (some 0.2-0.3 s) runs in the worker's event
-#: loop; a longer one in a thread, so that the worker goes on answering meanwhile.
-INLINE_NNZ = 2**25
-
 
 def _name(index, first_row, rows):
     return f"X's partition {index} (rows {first_row}..{first_row + rows - 1})"
@@ -64,7 +59,7 @@ class _ShardActor:
     """A shard on its worker, as a Dask actor: built once per fit from X's chunk, asked
     for its rows' norms if the "auto" rules need them, given its targets, weights and the
     run's constants (`setup`, or at once when made again after a fault), then called
-    once a round (`round`), straight from the client. Between calls it keeps the
+    once a round (`run_round`), straight from the client. Between calls it keeps the
     shard's permutation (``sampling="permutation"``, 8 bytes a row) so that it need not
     travel both ways every round: the client holds it too, and a new actor, made from the
     same chunk after its worker is lost, is sent it again with the same round."""
@@ -77,7 +72,6 @@ class _ShardActor:
             self.Xb = as_csr_buffers(X, name=self.name, check_entries=False)
         except ValueError as exc:
             raise ValueError(str(exc)) from None
-        self.nnz_per_row = (self.Xb.indptr[-1] - self.Xb.indptr[0]) / max(1, X.shape[0])
         self.y = self.weights = self.params = None
         self.perm = None          # the permutation the client knows this actor holds
         self.cache = {}           # (run_shard's: its solver, reused every round)
@@ -93,18 +87,11 @@ class _ShardActor:
         """The shard's targets and weights, and the run's constants."""
         self.y, self.weights, self.params = y, weights, params
 
-    async def round(self, task):
-        """`run_round`, as the client calls it: in the worker's event loop if the round
-        is short (`INLINE_NNZ`: two thread hand-offs less a call than Dask's actor thread,
-        some 8% of a fit, bench/results/dask_overhead.md), else in a thread."""
-        if task["steps"] * self.params["k"] * self.nnz_per_row <= INLINE_NNZ:
-            return self.run_round(task)
-        return await asyncio.get_running_loop().run_in_executor(None, self.run_round, task)
-
     def run_round(self, task):
-        """`pgs.engine.rounds.run_shard` on this shard from the round's starting state (see
-        `round` for where it runs). Pure: called again on the same task (after a fault),
-        the same bits. The permutation goes as `_KEPT` both ways when unchanged."""
+        """`pgs.engine.rounds.run_shard` on this shard from the round's starting state (run
+        in the worker's actor thread: the kernel releases the GIL, the worker keeps
+        answering). Pure: called again on the same task (after a fault), the same bits.
+        The permutation goes as `_KEPT` both ways when unchanged."""
         sampler = task["sampler"]
         if isinstance(sampler["perm"], str):
             if self.perm is None:
@@ -303,7 +290,8 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
 class _DirectActor(distributed.Actor):
     """An actor handle whose calls go straight to its worker even where the client's own
     messages go through the scheduler (``direct_to_workers=False``, a Client's default):
-    one hop less a call, 10-15% of a fit (bench/results/dask_overhead.md). `_Actors`
+    one hop less a call (through the scheduler, a 4-pass fit took 1.10x as long on the 200k
+    hard RCV1-like set, 1.20x on MNIST parity, 1.41x on a9a). `_Actors`
     falls back to Dask's own handles where the client cannot reach the workers."""
 
     @property
@@ -423,7 +411,7 @@ class _Actors:
                 self.perms[w] = None
             elif isinstance(self.handles[w], _DirectActor) != self.direct:
                 self._handle(w)
-            if method == "round":
+            if method == "run_round":
                 task = args[0]
                 sampler = task["sampler"]
                 if sampler["perm"] is not None and sampler["perm"] is self.perms[w]:
@@ -460,7 +448,7 @@ class _Actors:
                 if not lost or retries == RETRIES:
                     raise
             call = self.call(w, method, args, renew=True)
-        if method == "round":
+        if method == "run_round":
             sampler = result["sampler"]
             if isinstance(sampler["perm"], str):
                 sampler["perm"] = args[0]["sampler"]["perm"]
@@ -485,7 +473,7 @@ def _rounds(actors, state, params, run, merge_every, callback, every, start):
 
     def map_fn(tasks):
         rounds[0] += 1
-        return actors.map("round", [(task,) for task in tasks], f"round {rounds[0]}")
+        return actors.map("run_round", [(task,) for task in tasks], f"round {rounds[0]}")
 
     state = P.run_rounds(state, params, map_fn, run.t_total, merge_every,
                          on_round=reports.after_round)
