@@ -13,7 +13,6 @@ from reference import pgs_rounds_reference
 
 import pgs
 from pgs.engine import rounds as P
-from pgs.training import fit as F
 from pgs.training.fit import finish
 
 
@@ -190,48 +189,6 @@ def test_shard_steps_sum_and_proportion(total):
     assert np.all(np.abs(steps - exact) < 1.0)
     np.testing.assert_array_equal(P.shard_steps(9, [3, 3, 3]), [3, 3, 3])
     np.testing.assert_array_equal(P.shard_steps(2, [3, 3, 3]), [1, 1, 0])
-
-
-@pytest.mark.parametrize("schedule, kw", [
-    ("asgd", dict(iterate="average", sampling="permutation", p=1.8)),
-    ("asgd", dict(iterate="random", sampling="iid", weights=True)),
-    ("pgs", dict(iterate="random", sampling="permutation")),
-])
-def test_a_workers_cache_keeps_its_solver_and_the_bits(schedule, kw):
-    """run_shard with the worker's cache (the engines' way) gives the deltas of fresh
-    solvers bit for bit, round after round; its solver is reused unless t_offset changes
-    (every round under the paper's schedule); the permutation comes back as the same
-    object when the round did not reshuffle."""
-    X, y = _sparse(m=600)
-    kw = dict(kw)
-    weights = np.random.default_rng(3).random(600) + 0.5 if kw.pop("weights", False) else None
-    prep = paper.prepare if schedule == "pgs" else F.prepare
-    run = prep(X, y, loss="logistic", sigma=1e-2, T=3000, seed=5, sample_weight=weights, **kw)
-    bounds = P.partition_rows(600, 2)
-    params, state = P.setup(run, [hi - lo for lo, hi in bounds])
-    Xb, caches, made, kept, picked = run.Xb, [{}, {}], 0, 0, 0
-    while int(state["kernel"]["t"]) < run.t_total:
-        deltas = []
-        for task, (lo, hi), cache in zip(P.plan_round(state, run.t_total, 75), bounds, caches,
-                                         strict=True):
-            args = (task, params, Xb.data, Xb.indices, Xb.indptr[lo:hi + 1],
-                    run.y_kernel[lo:hi], None if weights is None else weights[lo:hi])
-            before = cache.get("solver")
-            fresh, reused = P.run_shard(*args), P.run_shard(*args, cache=cache)
-            made += cache["solver"] is not before
-            for key in ("dlam", "avg_sum", "w_pick", "t", "loss_sum", "db", "b_sum"):
-                np.testing.assert_array_equal(reused[key], fresh[key])
-            np.testing.assert_array_equal(reused["sampler"]["perm"], fresh["sampler"]["perm"])
-            np.testing.assert_array_equal(reused["sampler"]["rng"], fresh["sampler"]["rng"])
-            picked += task["t_pick"] > 0
-            kept += task["sampler"]["perm"] is not None and \
-                reused["sampler"]["perm"] is task["sampler"]["perm"]
-            deltas.append(reused)
-        state = P.merge(state, deltas, params)
-    rounds = int(state["round"])
-    assert made == (2 * rounds if schedule == "pgs" else 2)
-    assert kept > 0 if kw["sampling"] == "permutation" else kept == 0
-    assert picked == (kw["iterate"] == "random")     # (one worker snapshots, once)
 
 
 def test_merge_is_the_sum_of_the_deltas():

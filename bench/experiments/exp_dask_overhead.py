@@ -15,8 +15,7 @@ the workers all the same) and one with ``direct_to_workers=True`` (what `pgs.das
 LocalCluster uses). Then a cluster whose worker processes do not get Dask's
 ``MALLOC_TRIM_THRESHOLD_`` (``distributed.nanny.pre-spawn-environ``): with it glibc's mmap
 threshold stays at 128 KB, so every array of n_features doubles a worker allocates is a
-fresh mmap, paged in again (each worker keeps its solver and buffers between rounds for
-that reason: `pgs.engine.rounds.run_shard`'s cache).
+fresh mmap, paged in again.
 
 The cores are shared: the load average is recorded with every repeat; the ratio means
 little when the load is above the 2 cores.

@@ -13,8 +13,8 @@ machine; an actor's call is one trip, some milliseconds: bench/results/dask_over
 
 Faults. A round's call is a pure function of the round's starting state and its shard,
 and nothing an actor keeps between calls changes a result but its shard (it keeps its
-permutation and its solver only to save copies), built from a chunk of X whose future the
-client keeps for the whole fit. So when a worker is lost (its actor with it),
+permutation only to save sending it), built from a chunk of X whose future the client
+keeps for the whole fit. So when a worker is lost (its actor with it),
 the client creates the actor again from the chunk, which the scheduler rebuilds from the
 graph that made it wherever it can, calls it again with the same round, and the model has
 the same bits as without the fault. Data that no graph made (scattered) cannot be rebuilt:
@@ -74,7 +74,6 @@ class _ShardActor:
             raise ValueError(str(exc)) from None
         self.y = self.weights = self.params = None
         self.perm = None          # the permutation the client knows this actor holds
-        self.cache = {}           # (run_shard's: its solver, reused every round)
         if setup is not None:
             self.setup(*setup)
 
@@ -100,7 +99,7 @@ class _ShardActor:
         start = task["sampler"]["perm"]
         Xb, params = self.Xb, self.params
         delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, self.y,
-                            self.weights, cache=self.cache)
+                            self.weights)
         if delta["status"] != 0:
             try:
                 raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
@@ -108,9 +107,11 @@ class _ShardActor:
             except (ValueError, FloatingPointError) as exc:
                 raise type(exc)(f"{self.name}: {str(exc).removeprefix('X: ')}") from None
         perm = delta["sampler"]["perm"]
-        self.perm = perm
-        if perm is not None and perm is start:      # (run_shard: unchanged)
+        if perm is not None and start is not None and np.array_equal(perm, start):
+            self.perm = start
             delta["sampler"]["perm"] = _KEPT
+        else:
+            self.perm = perm
         return delta
 
 

@@ -223,8 +223,7 @@ def plan_round(state, t_end, merge_every):
     return tasks
 
 
-def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=None,
-              cache=None):
+def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=None):
     """Run one worker's iterations of a round on its shard; return its delta.
 
     Parameters
@@ -243,11 +242,6 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     stop : threading.Event, optional
         Checked every `CHUNK_NNZ` non-zeros; when set, the worker returns early with
         ``delta["stopped"] = True`` (its delta is then not to be merged).
-    cache : dict, optional
-        A dict the same worker passes every round (empty at first): its solver and
-        buffers are kept there and reused, the same bits with fewer O(n_features)
-        allocations a round (a fresh mmap each in Dask's worker processes, where
-        glibc's mmap threshold is fixed: bench/results/dask_overhead.md).
 
     Returns
     -------
@@ -273,25 +267,18 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         t_offset, t_first = (t_first + t_offset) * rho, 0
     elif not single and params["schedule"] == 0:
         rho = 1.0
-    cache = {} if cache is None else cache
-    # (t_offset changes every round under the paper's schedule: a new solver then)
-    if cache.get("params") is not params or cache["t_offset"] != t_offset:
-        n_cols = params["n_features"] + 1
-        cache.update(params=params, t_offset=t_offset, zeros=np.zeros(n_cols),
-                     scratch=np.empty(n_cols),
-                     solver=_solver(params, task["t_pick"], smp["rng"], t_offset))
-    solver, zeros = cache["solver"], cache["zeros"]
+    solver = _solver(params, task["t_pick"], smp["rng"], t_offset)
     if single:
         kernel = dict(start)
     else:
+        n_cols = params["n_features"] + 1
         kernel = dict(lam=lam0, t=t_first, C=0.0, zs=start["zs"], b=start["b"], b_sum=0.0,
                       b_pick=0.0, rho_sum=0.0, loss_sum=0.0, w_pick=None,
-                      wsum=zeros if params["average"] else None,
-                      clast=None if solver.clast is None else zeros)
+                      wsum=np.zeros(n_cols) if params["average"] else None,
+                      clast=None if solver.clast is None else np.zeros(n_cols))
     kernel.update(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"],
                   consumed=smp["consumed"], t_pick=task["t_pick"])
-    solver.set_state(kernel)                    # (copies: zeros stays zeros)
-    solver.set_t_pick(task["t_pick"])
+    solver.set_state(kernel)
     loss_before = solver.loss_sum
 
     nnz_per_row = max(1.0, (indptr[-1] - indptr[0]) / max(1, indptr.shape[0] - 1))
@@ -306,7 +293,7 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
 
     delta = dict(worker=task["worker"], steps=steps, status=int(status), stopped=stopped,
                  t=int(solver.t), loss_sum=solver.loss_sum - loss_before,
-                 sampler=_sampler_of(solver, smp["perm"]))
+                 sampler=_sampler_of(solver))
     if status != 0 or stopped:
         return delta
     if single:
@@ -318,24 +305,18 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         delta["dlam"] = np.subtract(solver.lam, lam0)
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
-        delta["dlam"] = solver.lam * (rho * scalars["zs"] / start["zs"])
-        delta["dlam"] -= np.multiply(lam0, rho, out=cache["scratch"])
-    avg_sum = None
-    if params["average"]:
-        avg_sum = solver.average()
-        avg_sum *= rho_sum
+        delta["dlam"] = np.subtract(solver.lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
     delta.update(db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum, b_pick=b_pick,
-                 avg_sum=avg_sum, w_pick=solver.w_pick.copy() if task["t_pick"] > 0 else None)
+                 avg_sum=solver.average() * rho_sum if params["average"] else None,
+                 w_pick=solver.w_pick.copy() if task["t_pick"] > 0 else None)
     return delta
 
 
-def _sampler_of(solver, perm):
-    """A solver's sampler state: its PRNG, position and permutation (`perm`, the one it
-    started from, when unchanged: the permutation changes once a pass), rows consumed."""
+def _sampler_of(solver):
+    """A solver's sampler state: its PRNG, position and permutation, rows consumed."""
     scalars = solver._scalars()
-    if solver.perm is None or perm is None or not np.array_equal(solver.perm, perm):
-        perm = None if solver.perm is None else solver.perm.copy()
-    return dict(rng=scalars["rng"], pos=int(scalars["pos"]), perm=perm,
+    return dict(rng=scalars["rng"], pos=int(scalars["pos"]),
+                perm=None if solver.perm is None else solver.perm.copy(),
                 consumed=int(scalars["consumed"]))
 
 

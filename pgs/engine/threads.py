@@ -23,12 +23,9 @@ def thread_map(pool, shards, params, stop):
     """A `map_fn` for `pgs.engine.rounds.run_rounds`: the round's tasks on `pool`, waited for
     as every long call is (`pgs.engine.chunks.wait_all`: Ctrl-C sets `stop`, the workers
     return within one chunk, some milliseconds)."""
-    caches = [{} for _ in shards]       # (each worker's solver, reused every round)
-
     def map_fn(tasks):
         return wait_all([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
-                                     stop=stop, cache=caches[task["worker"]])
-                         for task in tasks], stop)
+                                     stop=stop) for task in tasks], stop)
     return map_fn
 
 
