@@ -19,7 +19,7 @@ from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
 from pgs.training import sigma_auto
-from pgs.training.fit import CHECKED_ARGS, check_args, default_T, fit_many
+from pgs.training.fit import CHECKED_ARGS, check_args, fit_many
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
@@ -114,6 +114,8 @@ class _PGSBase(BaseEstimator):
         sigma_auto.check_sigma(self.sigma)
         sigma_auto.check_sigma_grid(self.sigma_grid)
         sigma_auto.check_validation_fraction(self.validation_fraction)
+        V.check_positive("max_passes", self.max_passes)
+        V.check_verbose(self.verbose)
         V.check_bool("warm_start", self.warm_start)
         _effective_n_jobs(self.n_jobs)
 
@@ -132,22 +134,21 @@ class _PGSBase(BaseEstimator):
         return entropy, kw, known
 
     def _train(self, X, targets, weights, *, warm, partial, strata=None):
-        """`_fit_problems` for `fit` (T iterations, default ten passes) or `partial_fit`
-        (one pass of the batch); `warm` continues the fitted models."""
-        if partial:
-            T = max(1, math.ceil(X.shape[0] / self.k))
-        else:
-            T = self.T if self.T is not None else default_T(X.shape[0], self.k)
+        """One `pgs.Model` per target array: `fit` (T iterations; T None: ``sigma="auto"``'s
+        stopping rule, or `max_passes` passes) or `partial_fit` (one pass of the batch);
+        `warm` continues the fitted models; `strata` stratify ``sigma="auto"``'s split."""
+        if partial and X.shape[0] < self.k:
+            warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
+                          f"k={self.k}: its one iteration draws {self.k} rows from them "
+                          f"(rows repeat)", UserWarning, stacklevel=3)
+        T = max(1, math.ceil(X.shape[0] / self.k)) if partial else self.T
         return self._fit_problems(X, targets, weights, T=T, partial=partial, strata=strata,
                                   warm_models=self._models if warm else None)
 
     def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
         """One `pgs.Model` per target array, continuing `warm_models` (or None); `partial` lets a
         batch have fewer rows than k; `strata` stratify the split of ``sigma="auto"``."""
-        if partial and X.shape[0] < self.k:
-            warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
-                          f"k={self.k}: its one iteration draws {self.k} rows from them "
-                          f"(rows repeat)", UserWarning, stacklevel=3)
+        weights = sample_weight
         entropy, train_kwargs, known = self._train_setup(warm_models)
         # Structure checked once here; entries by the kernel, as it reads each row.
         X = as_csr_buffers(X, check_entries=False)
@@ -155,24 +156,27 @@ class _PGSBase(BaseEstimator):
         if train_kwargs["sigma"] == "auto":
             # One sigma shared by all the one-vs-rest problems, scored on the multiclass
             # prediction they make together (their margins are compared by argmax).
-            search = sigma_auto.search_sigma(
-                X, targets, self._sigma_score(strata, targets, sample_weight),
+            del train_kwargs["sigma"]
+            models, search = sigma_auto.fit_auto(
+                X, targets, self._per_row(strata, targets, sample_weight=weights),
                 grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
-                validation_fraction=self.validation_fraction, sample_weight=sample_weight,
-                strata=strata, n_jobs=n_jobs, known_classes=known, k_above_rows=partial,
-                **{key: v for key, v in train_kwargs.items() if key != "sigma"})
-            train_kwargs["sigma"] = search.sigma
+                max_passes=self.max_passes, validation_fraction=self.validation_fraction,
+                sample_weight=weights, strata=strata, n_jobs=n_jobs, keep_state=True,
+                verbose=self.verbose, known_classes=known, k_above_rows=partial,
+                **train_kwargs)
             self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores
-        elif warm_models is None:
+            return models
+        if warm_models is None:
             self.sigma_grid_ = self.sigma_scores_ = None
         return fit_many(X, targets, n_jobs=n_jobs, T=T, seed=entropy, warm_starts=warm_models,
-                        sample_weight=sample_weight, keep_state=True, known_classes=known,
-                        k_above_rows=partial, **train_kwargs)
+                        sample_weight=weights, keep_state=True, known_classes=known,
+                        k_above_rows=partial, max_passes=self.max_passes, **train_kwargs)
 
     def _set_fitted(self, models):
         """Copy the trained models into scikit-learn's fitted attributes."""
         self._models = models
-        self.n_iter_ = int(max(model.T for model in models))
+        self.n_iter_ = float(models[0].params["passes"])
+        self.t_ = int(models[0].T)
         self.sigma_ = float(models[0].params["sigma"])
         self.intercept_scaling_ = float(models[0].params["intercept_scaling"])
 
@@ -216,11 +220,13 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Norm of the regulariser (2: Pegasos).
     sigma : float > 0 or "auto", default "auto"
         Regularisation strength (SGDClassifier's ``alpha``). "auto" is `pgs.train`'s
-        search, one sigma for all the one-vs-rest problems, scored on their argmax
-        prediction; `partial_fit` chooses it on its first batch.
+        successive halving on held-out rows, one sigma for all the one-vs-rest problems,
+        scored on their argmax prediction; the winner's run continues until the held-out
+        accuracy stops improving (the model is trained on the other rows). `partial_fit`
+        chooses it on its first batch.
     T : int >= 1 or None, default None
-        Iterations per binary problem and per `fit`; None means ``ceil(10 m / k)``,
-        ten passes over the data. Ignored by `partial_fit`.
+        Iterations per binary problem and per `fit`, exactly; None: `max_passes` passes
+        for a fixed sigma, the held-out stopping rule for "auto". Ignored by `partial_fit`.
     k : int >= 1, default 1
         Mini-batch size, at most n_samples in `fit`; a `partial_fit` batch of fewer rows
         than k runs one iteration that draws k rows from it (with a warning).
@@ -256,15 +262,22 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     validation_fraction : float in (0, 1), default 0.2
         Share of the rows ``sigma="auto"`` holds out (at least one row of every class
         that has two).
+    max_passes : float > 0, default 10
+        With T None: the passes of a fixed sigma's fit, the most ``sigma="auto"`` runs.
+    verbose : int >= 0, default 0
+        With ``sigma="auto"``: print each halving rung's and each later pass's held-out
+        accuracy, the elapsed time and a bound on the time left.
 
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) for two classes, else (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_ : ndarray of shape (n_classes,)
-    n_iter_ : int
-        Iterations run per binary problem since the state was created (warm starts and
-        `partial_fit` calls included).
+    n_iter_ : float
+        Passes over the rows of the last `fit` (or `partial_fit` batch) that the solver's
+        iterations since its state was created amount to (warm starts included).
+    t_ : int
+        Those iterations.
     intercept_scaling_, sigma_ : float
         The values used (resolving "auto"; kept by warm starts and `partial_fit`).
     sigma_grid_, sigma_scores_ : ndarray or None
@@ -308,7 +321,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                  epsilon=D.DEFAULTS["epsilon"], sampling=D.DEFAULTS["sampling"],
                  t_offset=D.DEFAULTS["t_offset"], random_state=None, n_jobs=None,
                  class_weight=None, warm_start=False, sigma_grid=D.DEFAULTS["sigma_grid"],
-                 validation_fraction=D.DEFAULTS["validation_fraction"]):
+                 validation_fraction=D.DEFAULTS["validation_fraction"],
+                 max_passes=D.DEFAULTS["max_passes"], verbose=0):
         self._store(locals())
 
     def _check_params(self):
@@ -328,10 +342,10 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         weights = per_row if sample_weight is None else per_row * sample_weight
         return _sample_weight_or_none(weights, X)
 
-    def _sigma_score(self, y_index, targets, weights):
-        """The validation score of ``sigma="auto"``: accuracy."""
-        return sigma_auto.classifier_score(y_index, weights,
-                                threshold=0.5 if self.loss == "squared" else 0.0)
+    def _per_row(self, y_index, targets, sample_weight):
+        """The held-out per-row score of ``sigma="auto"``: accuracy."""
+        return sigma_auto.accuracy_per_row_of(y_index,
+                                              threshold=0.5 if self.loss == "squared" else 0.0)
 
     def _targets(self, y_index, n_classes):
         """The per-problem targets: +-1 (or 0/1 for "squared") for each class vs the rest."""
@@ -529,6 +543,8 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         scores held-out R^2 (the largest sigma within one standard error of the best).
     fit_intercept, intercept, intercept_scaling, sampling, t_offset, validation_fraction
         As in `PGSClassifier`.
+    max_passes, verbose
+        As in `PGSClassifier` (the held-out score is R^2).
     n_jobs, warm_start
         As in `PGSClassifier`; `n_jobs` threads split the rows and merge their dual
         states (one problem: ``pgs.train(..., n_jobs=n_jobs)``).
@@ -541,7 +557,9 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         As in `PGSClassifier`.
     coef_ : ndarray of shape (n_features,)
     intercept_ : ndarray of shape (1,)
-    n_iter_ : int
+    n_iter_ : float
+        Passes, as in `PGSClassifier`.
+    t_ : int
         Iterations run since the state was created.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -562,7 +580,8 @@ class PGSRegressor(RegressorMixin, _PGSBase):
                  epsilon=D.DEFAULTS["epsilon"], sampling=D.DEFAULTS["sampling"],
                  t_offset=D.DEFAULTS["t_offset"], random_state=None, n_jobs=None,
                  warm_start=False, sigma_grid=D.DEFAULTS["sigma_grid"],
-                 validation_fraction=D.DEFAULTS["validation_fraction"]):
+                 validation_fraction=D.DEFAULTS["validation_fraction"],
+                 max_passes=D.DEFAULTS["max_passes"], verbose=0):
         self._store(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -605,9 +624,9 @@ class PGSRegressor(RegressorMixin, _PGSBase):
                                      partial=partial))
         return self
 
-    def _sigma_score(self, strata, targets, weights):
-        """The validation score of ``sigma="auto"``: R^2."""
-        return sigma_auto.regressor_score(targets[0], weights)
+    def _per_row(self, strata, targets, sample_weight):
+        """The held-out per-row score of ``sigma="auto"``: R^2's terms."""
+        return sigma_auto.r2_of(targets[0], sample_weight)
 
     def _set_fitted(self, models):
         super()._set_fitted(models)

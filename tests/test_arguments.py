@@ -50,7 +50,7 @@ def test_partial_fit_batch_smaller_than_k_warns_and_runs(make):
     est.partial_fit(X[:16], y[:16], **extra)
     with pytest.warns(UserWarning, match="the batch has 3 rows, fewer than k=8"):
         est.partial_fit(X[16:19], y[16:19])
-    assert est.n_iter_ == 16 // 8 + 1
+    assert est.t_ == 16 // 8 + 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est.partial_fit(X[19:27], y[19:27])

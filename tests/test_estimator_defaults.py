@@ -28,7 +28,7 @@ def digits():
 
 def test_auto_intercept_scaling_is_a_fraction_of_the_rms_row_norm(digits):
     X, y = digits
-    clf = PGSClassifier(T=200, random_state=0).fit(X, y)
+    clf = PGSClassifier(T=200, random_state=0, sigma=1e-3).fit(X, y)
     rms = math.sqrt(np.mean(np.sum(X**2, axis=1)))
     assert clf.intercept_scaling_ == pytest.approx(0.3 * rms, rel=1e-12)
     for model in clf._models:

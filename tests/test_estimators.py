@@ -103,7 +103,7 @@ def test_ovr_problem_is_pgs_train_with_the_same_seed(digits):
                           **_as_fitted(clf))
         np.testing.assert_array_equal(clf.coef_[c], model.coef)
         assert clf.intercept_[c] == model.intercept
-    assert clf.n_iter_ == model.T
+    assert clf.t_ == model.T and clf.n_iter_ == model.T / Xtr.shape[0]
 
 
 def test_binary_equals_pgs_train():
@@ -296,7 +296,7 @@ def test_warm_start_equals_one_run(digits, iterate, est_cls):
     warm = est_cls(T=1000, warm_start=True, **kw).fit(Xtr, ytr)
     warm.set_params(T=2000)
     warm.fit(Xtr, ytr)
-    assert warm.n_iter_ == one.n_iter_ == 3000
+    assert warm.t_ == one.t_ == 3000 and warm.n_iter_ == one.n_iter_
     np.testing.assert_array_equal(warm.coef_, one.coef_)
     np.testing.assert_array_equal(warm.intercept_, one.intercept_)
 
@@ -308,7 +308,7 @@ def test_without_warm_start_fit_restarts(digits):
     first = clf.coef_.copy()
     clf.fit(Xtr, ytr)
     np.testing.assert_array_equal(clf.coef_, first)
-    assert clf.n_iter_ == 500
+    assert clf.t_ == 500
 
 
 @needs_warm_start
@@ -319,7 +319,8 @@ def test_partial_fit_continues_the_stream(digits):
     for _ in range(5):
         for b in batches:
             clf.partial_fit(Xtr[b], ytr[b], classes=np.arange(10))
-    assert clf.n_iter_ == 5 * len(ytr)  # one pass per call, k=1
+    assert clf.t_ == 5 * len(ytr)   # one pass per call, k=1
+    assert clf.n_iter_ == clf.t_ / len(batches[-1])   # (passes over the last batch)
     assert clf.score(Xte, yte) > 0.9
     # The first call equals a fit with T = len(batch) on that batch.
     first = PGSClassifier(loss="logistic", sigma=1e-3, random_state=0)
@@ -466,7 +467,8 @@ def test_pgs_train_does_not_import_sklearn():
         "m = pgs.train(np.eye(4), [0, 1, 0, 1], seed=0)\n"
         "print(m.T)\n"
     )
+    # (sigma="auto" holds out one row of each class: 10 passes of the other two)
     # Started outside the checkout, so that `import pgs` finds the installed package.
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=tempfile.gettempdir())
-    assert out.stdout.strip() == "40"
+    assert out.stdout.strip() == "20"

@@ -18,7 +18,6 @@ from reference import loss_value
 from scipy.stats import chi2
 
 import pgs
-from pgs.rules.data import as_csr_buffers
 from pgs.training import sigma_auto as SA
 
 #: A correct sampler's chi-square statistic exceeds chi2.ppf(1 - ALPHA, df) with
@@ -432,23 +431,19 @@ def test_sigma_auto_ties_go_to_the_largest_sigma_end_to_end():
     assert clf.sigma_ == 1.0
 
 
-def _crafted_search(scores_by_sigma, grid, se=0.0, seen=None):
-    """`search_sigma` with a score function returning crafted scores per sigma, and a
-    standard error `se` (the arguments it is called with go to `seen`)."""
-    X, y = _separable(30)
+class _ConstantSE:
+    """A `Holdout` stand-in whose paired standard error is `se` for every pair."""
 
-    def score(models, X_val, rows):
-        return scores_by_sigma[models[0].params["sigma"]]
+    def __init__(self, se):
+        self.se = se
 
-    def standard_error(best, n_eff):
-        if seen is not None:
-            seen.append((best, n_eff))
-        return se
+    def se_of_difference(self, a, b):
+        return self.se
 
-    score.standard_error = standard_error
-    return SA.search_sigma(as_csr_buffers(X), [y], score, grid=np.asarray(grid),
-                           validation_fraction=0.2, seed=0, T=30, loss="hinge",
-                           fit_intercept=False)
+
+def _choose(scores, keep, se=0.0):
+    return SA._choose(list(range(len(scores))), np.array(scores, dtype=float),
+                      [None] * len(scores), _ConstantSE(se), keep)
 
 
 @pytest.mark.parametrize("scores, chosen", [
@@ -462,17 +457,19 @@ def _crafted_search(scores_by_sigma, grid, se=0.0, seen=None):
     ([np.nan] * 5, 4),                         # nothing scored: the largest sigma
     ([-np.inf, -np.inf, -np.inf, -2.0, -2.0], 4),  # R^2 can be -inf
 ])
-def test_sigma_auto_tie_rule_on_crafted_scores(scores, chosen):
+def test_sigma_auto_final_choice_tie_rule_on_crafted_scores(scores, chosen):
     """With a standard error of 0: the largest grid value among those with the best score."""
-    grid = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
-    seen = []
-    result = _crafted_search(dict(zip(grid, scores, strict=True)), grid, seen=seen)
-    np.testing.assert_array_equal(result.scores, scores)
-    assert result.sigma == grid[chosen]
-    # the standard error is asked at the best finite score, for the 6 held-out rows of 30
-    best = max((v for v in scores if np.isfinite(v)), default=np.nan)
-    assert len(seen) == 1 and seen[0][1] == 6.0
-    assert seen[0][0] == best or (np.isnan(best) and np.isnan(seen[0][0]))
+    assert _choose(scores, 1) == [chosen]
+
+
+@pytest.mark.parametrize("scores, keep, kept", [
+    ([0.5, 0.9, 0.8, 0.7, 0.3, 0.6, 0.1], 4, [1, 2, 3, 5]),  # the best four, in grid order
+    ([0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9], 4, [3, 4, 5, 6]),  # ties: the larger sigmas
+    ([0.5, 0.9, 0.5, 0.5, 0.1], 3, [1, 2, 3]),               # a tie at the cut
+    ([np.nan, 0.2, np.nan, 0.1], 2, [1, 3]),                 # NaN ranks last
+])
+def test_sigma_auto_halving_keeps_the_better_half_ties_to_larger_sigma(scores, keep, kept):
+    assert _choose(scores, keep, se=1.0) == kept     # (the standard error plays no part)
 
 
 @pytest.mark.parametrize("scores, se, chosen", [
@@ -483,15 +480,39 @@ def test_sigma_auto_tie_rule_on_crafted_scores(scores, chosen):
     ([0.80, np.nan, 0.84, np.nan, 0.50], 0.05, 2),  # NaN never chosen
 ])
 def test_sigma_auto_one_standard_error_rule(scores, se, chosen):
-    """The choice: the largest sigma whose score is within one standard error of the best."""
-    grid = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
-    result = _crafted_search(dict(zip(grid, scores, strict=True)), grid, se=se)
-    assert result.sigma == grid[chosen]
+    """The final choice: the largest sigma whose score is within one (paired) standard
+    error of the best."""
+    assert _choose(scores, 1, se=se) == [chosen]
 
 
-def test_sigma_auto_standard_errors_closed_form():
-    """The binomial standard error of an accuracy; (1 - R^2) sqrt(2 / n) for R^2."""
-    assert SA.accuracy_standard_error(0.8, 400) == pytest.approx(0.02, rel=1e-15)
-    assert SA.accuracy_standard_error(1.0, 400) == 0.0
-    assert SA.r2_standard_error(0.5, 200) == pytest.approx(0.05, rel=1e-15)
-    assert SA.r2_standard_error(1.0, 200) == 0.0
+def test_holdout_scores_and_paired_standard_error_closed_form():
+    """The score is the (weighted) mean of the per-row scores; the standard error of a
+    difference is that of the mean of the paired differences, sqrt(Var(d) / n_eff),
+    with Kish's effective size under weights."""
+    X_val = np.eye(4)
+    holdout = SA.Holdout(X_val, lambda Z: Z[:, 0], None)
+    a, b = np.array([1.0, 1.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0, 0.0])
+    assert holdout.score(a) == 0.75
+    d = a - b
+    assert holdout.se_of_difference(a, b) == pytest.approx(
+        math.sqrt(np.mean((d - d.mean()) ** 2) / 4), rel=1e-15)
+    assert holdout.se_of_difference(a, a) == 0.0
+    assert holdout.se_of_difference(np.array([-np.inf] * 4), a) == 0.0
+    np.testing.assert_array_equal(holdout.values([np.array([1.0, 2.0, 3.0, 4.0])], [0.5]),
+                                  [1.5, 2.5, 3.5, 4.5])
+    w = np.array([1.0, 1.0, 2.0, 4.0])
+    weighted = SA.Holdout(X_val, lambda Z: Z[:, 0], w)
+    assert weighted.n_eff == pytest.approx(8.0**2 / 22.0, rel=1e-15)
+    assert weighted.score(a) == pytest.approx(6.0 / 8.0, rel=1e-15)
+
+
+def test_per_row_scores_closed_form():
+    """Accuracy: 1 where the argmax (one problem: the margin above the threshold) is the
+    class; R^2: 1 - e_i^2 / Var(y), whose mean is R^2."""
+    Z = np.array([[0.2, 0.1], [0.0, 0.3], [-1.0, -2.0]])
+    np.testing.assert_array_equal(SA.accuracy_per_row(np.array([0, 0, 0]))(Z), [1, 0, 1])
+    np.testing.assert_array_equal(
+        SA.accuracy_per_row(np.array([1, 0, 0]), threshold=0.1)(Z[:, :1]), [1, 1, 1])
+    y = np.array([1.0, 2.0, 4.0])
+    r2 = SA.r2_per_row(y, None)(np.array([[1.5], [2.0], [3.0]]))
+    assert np.mean(r2) == pytest.approx(SA.weighted_r2(y, np.array([1.5, 2.0, 3.0])), rel=1e-14)

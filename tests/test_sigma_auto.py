@@ -20,35 +20,114 @@ def _binary(m=400, d=8, seed=0):
     return X, y
 
 
-def _grid_T(T, m_train, m):
-    return max(1, math.ceil(SA.GRID_T_FRACTION * T * m_train / m))
+def _halving_reference(fit_at, holdout_values, grid, per_pass, t_cap, se_of_difference,
+                       stopping=True):
+    """Successive halving and the stopping rule by brute force: ``fit_at(sigma, T)`` is a
+    plain fit of T iterations on the training split, ``holdout_values(fit)`` its per-row
+    held-out scores. Returns (sigma, scores at each value's last rung, final T)."""
+    n = len(grid)
+    scores, values, alive = [np.nan] * n, [None] * n, list(range(n))
+    rung = max(SA.FIRST_RUNG_PASSES * per_pass, SA.FIRST_RUNG_ROWS)
+    while True:
+        t = min(t_cap, max(1, math.ceil(rung)))
+        for g in alive:
+            values[g] = holdout_values(fit_at(grid[g], t))
+            scores[g] = float(np.mean(values[g]))
+        ranked = sorted(alive, key=lambda g: (scores[g], g), reverse=True)
+        if t >= t_cap or len(alive) <= 2:
+            best = ranked[0]
+            alive = [max(g for g in alive if scores[g] >= scores[best]
+                         - se_of_difference(values[best], values[g]))]
+            break
+        alive = sorted(ranked[:math.ceil(len(alive) / 2)])
+        rung *= 2
+    win = alive[0]
+    best, best_values, stale = scores[win], values[win], 0
+    check = max(per_pass, SA.CHECK_ROWS)
+    while stopping and t < t_cap and stale < SA.N_ITER_NO_CHANGE:
+        t = min(t_cap, t + check)
+        v = holdout_values(fit_at(grid[win], t))
+        if np.mean(v) > best + se_of_difference(v, best_values):
+            best, best_values, stale = float(np.mean(v)), v, 0
+        else:
+            stale += 1
+    return grid[win], np.array(scores), t
+
+
+def _paired_se(n_val):
+    return lambda a, b: float(np.std(a - b)) / math.sqrt(n_val)
+
+
+def _hard_binary(m=16_000, d=12, seed=0):
+    """Noisy labels and features of unequal scales: the grid's values score apart and
+    passes matter, on enough rows for several halving rungs."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d)) * np.logspace(0, 1.5, d)
+    w = rng.normal(size=d) / np.logspace(0, 1.5, d)
+    y = np.where(X @ w + 1.5 * rng.normal(size=m) > 0.3, 1, -1)
+    return X, y
 
 
 # ------------------------------------------------------------------------ pgs.train
 
 
-def test_train_scores_are_plain_fits_on_the_split_and_the_model_a_plain_fit():
-    X, y = _binary()
-    model = pgs.train(X, y, sigma="auto", seed=5, iterate="average", T=2000)
-    grid, scores = model.sigma_grid, model.sigma_scores
-    assert grid.shape == scores.shape == (len(SA.DEFAULT_GRID_FACTORS),)
-    assert np.all(np.diff(grid) > 0)
-    # The default grid: the factors times mean ||x||^2 / m.
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_train_halving_and_stopping_match_the_brute_force_reference(loss):
+    """Every recorded score is a plain fit on the training split scored on the held-out
+    rows; the halving keeps the better half (ties to the larger sigma), the last choice is
+    the one-standard-error rule, the winner's run stops after N_ITER_NO_CHANGE passes
+    without an improvement, and the model is that plain fit, bit for bit."""
+    X, y = _hard_binary()
+    model = pgs.train(X, y, sigma="auto", seed=5, loss=loss)
+    grid = model.sigma_grid
+    assert grid.shape == (len(SA.DEFAULT_GRID_FACTORS),)
     np.testing.assert_allclose(grid, np.array(SA.DEFAULT_GRID_FACTORS)
                                * np.sum(X**2) / X.shape[0] / X.shape[0], rtol=1e-12)
-    y_pm = np.where(y > 0, 1.0, -1.0)
-    train, val = SA.validation_split(X.shape[0], 0.2, 5, y_pm)
-    for s, score in zip(grid, scores, strict=True):
-        ref = pgs.train(X[train], y[train], sigma=s, seed=5, iterate="average",
-                        T=_grid_T(2000, train.shape[0], X.shape[0]))
-        assert score == np.mean(ref.predict(X[val]) == y[val])
-    # The choice: the largest sigma among the best scores.
-    best = np.flatnonzero(scores == scores.max())
-    assert model.params["sigma"] == grid[best[-1]]
-    plain = pgs.train(X, y, sigma=model.params["sigma"], seed=5, iterate="average", T=2000)
+    train, val = SA.validation_split(X.shape[0], 0.2, 5, np.where(y > 0, 1.0, -1.0))
+
+    def fit_at(s, T):
+        return pgs.train(X[train], y[train], sigma=s, seed=5, T=T, loss=loss)
+
+    def holdout_values(fit):
+        return (fit.predict(X[val]) == y[val]).astype(float)
+
+    sigma, scores, T = _halving_reference(fit_at, holdout_values, grid, train.shape[0],
+                                          10 * train.shape[0], _paired_se(val.shape[0]))
+    np.testing.assert_array_equal(model.sigma_scores, scores)
+    assert model.params["sigma"] == sigma and model.T == T
+    assert 3 * train.shape[0] <= T < 10 * train.shape[0]    # (it stopped early)
+    assert model.params["passes"] == T / train.shape[0]
+    plain = fit_at(sigma, T)
     np.testing.assert_array_equal(model.coef, plain.coef)
     assert model.intercept == plain.intercept
     assert plain.sigma_grid is None
+
+
+def test_train_given_T_or_max_passes_runs_exactly_that_long():
+    X, y = _hard_binary(6000)
+    m_train = X.shape[0] - SA.validation_split(X.shape[0], 0.2, 1, y)[1].shape[0]
+    assert pgs.train(X, y, sigma="auto", seed=1, T=7777).T == 7777
+    short = pgs.train(X, y, sigma="auto", seed=1, max_passes=0.5)
+    assert short.T == math.ceil(0.5 * m_train)
+    assert pgs.train(X, y, sigma=1e-3, seed=1, max_passes=2.5).T == math.ceil(2.5 * X.shape[0])
+    assert pgs.train(X, y, sigma=1e-3, seed=1).T == 10 * X.shape[0]
+    with pytest.raises(ValueError, match="max_passes"):
+        pgs.train(X, y, max_passes=0)
+
+
+def test_verbose_reports_rungs_and_passes_and_is_silent_by_default(capsys):
+    X, y = _hard_binary(6000)
+    pgs.train(X, y, seed=3)
+    assert capsys.readouterr().out == ""
+    model = pgs.train(X, y, seed=3, verbose=1)
+    lines = capsys.readouterr().out.splitlines()
+    rungs = [line for line in lines if "sigma rung" in line]
+    passes = [line for line in lines if line.startswith("-- pass")]
+    assert len(rungs) == 3 and passes
+    assert passes[-1].startswith(f"-- pass {model.params['passes']:.3g} ")
+    assert all(" s" in line and "left" in line for line in lines)
+    with pytest.raises(ValueError, match="verbose"):
+        pgs.train(X, y, verbose=-1)
 
 
 def test_train_is_deterministic_for_a_seed_and_records_fresh_entropy():
@@ -65,21 +144,27 @@ def test_train_is_deterministic_for_a_seed_and_records_fresh_entropy():
 
 def test_train_regression_scores_are_r2_and_custom_grid_and_fraction():
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(300, 5))
-    y = X @ rng.normal(size=5) + 0.1 * rng.normal(size=300) + 2.0
+    X = rng.normal(size=(3000, 5))
+    y = X @ rng.normal(size=5) + 2.0 * rng.normal(size=3000) + 2.0
     grid = [1e-3, 1e-2, 1e-1]
     model = pgs.train(X, y, loss="squared", sigma="auto", sigma_grid=grid[::-1],
-                      validation_fraction=0.3, seed=2, T=3000, iterate="average")
+                      validation_fraction=0.3, seed=2, T=9000)
     np.testing.assert_array_equal(model.sigma_grid, grid)
-    train, val = SA.validation_split(300, 0.3, 2)
-    assert val.shape[0] == 90
-    for s, score in zip(grid, model.sigma_scores, strict=True):
-        ref = pgs.train(X[train], y[train], loss="squared", sigma=s, seed=2,
-                        iterate="average", T=_grid_T(3000, 210, 300))
-        z = ref.decision_function(X[val])
-        r2 = 1 - np.mean((y[val] - z) ** 2) / np.mean((y[val] - y[val].mean()) ** 2)
-        assert score == pytest.approx(r2, rel=1e-12, abs=1e-12)
-    assert model.params["sigma"] == grid[int(np.argmax(model.sigma_scores))]
+    train, val = SA.validation_split(3000, 0.3, 2)
+    assert val.shape[0] == 900
+    var = np.mean((y[val] - y[val].mean()) ** 2)
+
+    def fit_at(s, T):
+        return pgs.train(X[train], y[train], loss="squared", sigma=s, seed=2, T=T)
+
+    def holdout_values(fit):
+        return 1.0 - (y[val] - fit.decision_function(X[val])) ** 2 / var
+
+    sigma, scores, T = _halving_reference(fit_at, holdout_values, grid, train.shape[0], 9000,
+                                          _paired_se(900), stopping=False)
+    np.testing.assert_allclose(model.sigma_scores, scores, rtol=1e-12, atol=1e-12)
+    assert model.params["sigma"] == sigma and model.T == 9000
+    np.testing.assert_array_equal(model.coef, fit_at(sigma, 9000).coef)
 
 
 def test_train_warm_start_keeps_sigma():
@@ -136,44 +221,43 @@ def _multiclass(m=450, seed=0):
 
 
 def test_classifier_shares_one_sigma_scored_on_the_multiclass_prediction():
+    """One sigma for the one-vs-rest problems, scored on their argmax prediction; the
+    fitted problems are a plain fit on the training split at it, bit for bit."""
     from pgs import PGSClassifier
-    X, y = _multiclass()
-    clf = PGSClassifier(random_state=3, T=1500).fit(X, y)
+    X, y = _multiclass(6000)
+    clf = PGSClassifier(random_state=3).fit(X, y)
     assert clf.sigma == "auto"
     assert {model.params["sigma"] for model in clf._models} == {clf.sigma_}
-    scores = clf.sigma_scores_
-    # Each score: a plain multiclass fit on the training split, scored on the rest; the
-    # choice: the largest sigma within one standard error of the best accuracy.
     train, val = SA.validation_split(X.shape[0], 0.2, 3, y)
-    assert clf.sigma_ == SA.choose(clf.sigma_grid_, scores, SA.accuracy_standard_error(
-        scores.max(), val.shape[0]))
-    for s, score in zip(clf.sigma_grid_, scores, strict=True):
-        ref = PGSClassifier(sigma=s, random_state=3, intercept_scaling=clf.intercept_scaling_,
-                            T=_grid_T(1500, train.shape[0], X.shape[0])).fit(X[train], y[train])
-        assert score == np.mean(ref.predict(X[val]) == y[val])
-    plain = PGSClassifier(sigma=clf.sigma_, random_state=3, T=1500).fit(X, y)
+
+    def fit_at(s, T):
+        return PGSClassifier(sigma=s, random_state=3, T=T).fit(X[train], y[train])
+
+    def holdout_values(fit):
+        return (fit.predict(X[val]) == y[val]).astype(float)
+
+    sigma, scores, T = _halving_reference(fit_at, holdout_values, clf.sigma_grid_,
+                                          train.shape[0], 10 * train.shape[0],
+                                          _paired_se(val.shape[0]))
+    np.testing.assert_array_equal(clf.sigma_scores_, scores)
+    assert clf.sigma_ == sigma and clf.t_ == T and clf.n_iter_ == T / train.shape[0]
+    plain = fit_at(sigma, T)
     np.testing.assert_array_equal(clf.coef_, plain.coef_)
     np.testing.assert_array_equal(clf.intercept_, plain.intercept_)
     assert plain.sigma_grid_ is None and plain.sigma_ == clf.sigma_
-    again = PGSClassifier(random_state=3, T=1500).fit(X, y)
+    again = PGSClassifier(random_state=3).fit(X, y)
     np.testing.assert_array_equal(clf.coef_, again.coef_)
 
 
-def test_regressor_sigma_auto_is_chosen_by_r2_and_a_plain_fit():
+def test_regressor_sigma_auto_is_a_plain_fit_on_the_training_split():
     from pgs import PGSRegressor
     rng = np.random.default_rng(4)
-    X = rng.normal(size=(300, 6)) + 2.0
-    y = X @ rng.normal(size=6) + 0.3 * rng.normal(size=300)
+    X = rng.normal(size=(3000, 6)) + 2.0
+    y = X @ rng.normal(size=6) + 0.3 * rng.normal(size=3000)
     reg = PGSRegressor(random_state=0).fit(X, y)
-    scores = reg.sigma_scores_
-    train, val = SA.validation_split(300, 0.2, 0)
-    assert reg.sigma_ == SA.choose(reg.sigma_grid_, scores, SA.r2_standard_error(
-        scores.max(), val.shape[0]))
-    ref = PGSRegressor(sigma=reg.sigma_, random_state=0, intercept_scaling=reg.intercept_scaling_,
-                       T=_grid_T(3000, train.shape[0], 300)).fit(X[train], y[train])
-    chosen = np.flatnonzero(reg.sigma_grid_ == reg.sigma_)[0]
-    assert scores[chosen] == pytest.approx(ref.score(X[val], y[val]), rel=1e-12)
-    plain = PGSRegressor(sigma=reg.sigma_, random_state=0).fit(X, y)
+    train, _ = SA.validation_split(3000, 0.2, 0)
+    assert reg.sigma_ in reg.sigma_grid_
+    plain = PGSRegressor(sigma=reg.sigma_, random_state=0, T=reg.t_).fit(X[train], y[train])
     np.testing.assert_array_equal(reg.coef_, plain.coef_)
     assert reg.intercept_ == plain.intercept_
     assert reg.score(X, y) > 0.95
@@ -206,8 +290,7 @@ def test_weighted_search_scores_weighted_accuracy():
     w = np.random.default_rng(0).random(200) + 0.5
     clf = PGSClassifier(random_state=1, T=400, sigma_grid=[1e-3, 1e-1]).fit(X, y, sample_weight=w)
     train, val = SA.validation_split(200, 0.2, 1, y)
-    ref = PGSClassifier(random_state=1, sigma=1e-3, intercept_scaling=clf.intercept_scaling_,
-                        sampling="iid", T=_grid_T(400, train.shape[0], 200))
+    ref = PGSClassifier(random_state=1, sigma=1e-3, T=400)   # (both run to T: one rung)
     ref.fit(X[train], y[train], sample_weight=w[train])
     assert clf.sigma_scores_[0] == pytest.approx(
         np.average(ref.predict(X[val]) == y[val], weights=w[val]), rel=1e-12)

@@ -132,6 +132,15 @@ def check_bool(name, value):
     return bool(value)
 
 
+def check_verbose(verbose):
+    """`verbose`: a bool or an int >= 0, as an int."""
+    if isinstance(verbose, (bool, np.bool_)):
+        return int(verbose)
+    if not is_int(verbose) or verbose < 0:
+        raise ValueError(f"verbose must be an int >= 0, got verbose={verbose!r}")
+    return int(verbose)
+
+
 def check_choice(name, value, choices):
     """One of the strings `choices`."""
     if not isinstance(value, str) or value not in choices:

@@ -25,9 +25,9 @@ _WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "schedule", "eta0", "fit_int
                     "intercept", "intercept_scaling", "epsilon", "sampling", "t_offset")
 
 
-def default_T(n_samples, k):
-    """The default number of iterations: 10 passes' worth of samples, ceil(10 m / k)."""
-    return max(1, math.ceil(10 * n_samples / k))
+def default_T(n_samples, k, passes=D.DEFAULTS["max_passes"]):
+    """The iterations of `passes` passes: ``ceil(passes m / k)`` (at least 1)."""
+    return max(1, math.ceil(passes * n_samples / k))
 
 
 def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
@@ -244,7 +244,8 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
              intercept_scaling=D.DEFAULTS["intercept_scaling"], seed=None, epsilon=None,
              sample_weight=None, sampling=D.DEFAULTS["sampling"], track_loss=False,
              warm_start=None, n_threads=None, t_offset=D.DEFAULTS["t_offset"],
-             fixed_rows=None, known_classes=None, row_stats=None, k_above_rows=False):
+             fixed_rows=None, known_classes=None, row_stats=None, k_above_rows=False,
+             max_passes=D.DEFAULTS["max_passes"]):
     """Validate one `train` call and build its solver; `k_above_rows` lets a mini-batch
     hold more rows than X (partial_fit); `row_stats()` gives X's when the "auto" rules
     need them (`pgs.dask`)."""
@@ -275,7 +276,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         raise ValueError(f"k must be at most the number of rows of X, got k={k} for "
                          f"{m} rows")
     if T is None:
-        T = default_T(m, k)
+        T = default_T(m, k, V.check_positive("max_passes", max_passes))
 
     if B == "auto" or (B is None and loss in V.UNBOUNDED_GRADIENT_LOSSES):
         B = (auto_B(y_kernel, loss, p, sigma, epsilon, weights) if warm_start is None
@@ -381,6 +382,7 @@ def finish(run, stopped, keep_state):
         w, state = solver.take(which), None
 
     params["T"] = t_done
+    params["passes"] = t_done * solver.k / run.Xb.shape[0]   # (of this call's rows)
     model = Model(coef=w[:n], intercept=_intercept(params, w[n], bias, which),
                   iteration=iteration, T=t_done, classes=run.classes, params=params)
     if stopped:

@@ -1,35 +1,66 @@
-"""``sigma="auto"``: pick sigma from a grid by a held-out split, training the grid in lock-step.
+"""``sigma="auto"``: sigma chosen by successive halving on held-out rows, and the winner's run
+continued until the held-out score stops improving.
 
-The grid's problems share the training rows and the seed, so they draw the same rows and
-`pgs.engine.solver.run_lockstep` fetches each row once for all. The chosen sigma is then
-refitted on all the rows: the final model is exactly a plain fit at it.
+The grid's candidates share the training rows and the seed, so they draw the same rows and
+`pgs.engine.solver.run_lockstep` fetches each row once for all. Every candidate runs a
+quarter pass; the better half runs to half a pass, the better half of those to a pass,
+and so on until one is left (Jamieson & Talwalkar 2016: with 7 values, 3.75 passes in all
+where a full run per value would take 70). The winner is not refitted: its run continues,
+a pass at a time, until its held-out score has not improved for `N_ITER_NO_CHANGE` passes
+in a row (as scikit-learn's ``n_iter_no_change`` and Vowpal Wabbit's holdout stop), or
+the pass budget is spent; a given ``T`` runs exactly T iterations. The final model is that
+run's: it is trained on the training split, the held-out rows score it.
 """
 
 import math
+import sys
+import time
 from typing import NamedTuple
 
 import numpy as np
 
+from pgs.engine import threads
+from pgs.engine.chunks import run_chunked, run_threads
+from pgs.engine.solver import raise_status, run_lockstep
 from pgs.models.pgs_model import Model
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, check_targets
-from pgs.training.fit import check_sample_weight, default_T, fit, fit_many
+from pgs.training.fit import (
+    LOCKSTEP_ROWS,
+    _intercept,
+    _work_per_iteration,
+    check_sample_weight,
+    finish,
+    fit,
+    prepare,
+)
 
 #: Default grid: these factors times ``mean_i ||x_i||^2 / m`` (scale-free, and moving as 1/m
 #: as the best sigma does; bench/experiments/exp_defaults.py measured best factors of 0.03-3).
 DEFAULT_GRID_FACTORS = tuple(float(c) for c in 10.0 ** np.arange(-2.0, 1.01, 0.5))
-#: The grid runs take this share of the final fit's passes: on bench/experiments/exp_defaults.py's
-#: classification sets as good as full runs at a fifth of the cost ("auto" within 3x one fit;
-#: 0.3 took 3.2x); on its sparse regression set it favours a larger sigma (R^2 0.60, not 0.67).
-GRID_T_FRACTION = 0.2
+#: Passes of the training split every candidate runs before the first cut; each later rung
+#: doubles them for the better half.
+FIRST_RUNG_PASSES = 0.25
+#: ... and at least this many rows (a quarter pass of a small set ranks them by noise).
+FIRST_RUNG_ROWS = 2_500
+#: The winner's held-out score is taken every pass, or every this many rows if a pass is
+#: shorter (small sets: as many passes as before the rule, at little cost) ...
+CHECK_ROWS = 10_000
+#: ... and the run stops after this many scores in a row without an improvement larger
+#: than the paired standard error of the difference.
+N_ITER_NO_CHANGE = 2
 
 
 class SigmaSearch(NamedTuple):
-    """`search_sigma`'s outcome: the chosen sigma, the ascending grid and its scores."""
+    """`fit_auto`'s record: the chosen sigma, the ascending grid, each value's held-out
+    score at the last rung it ran, the passes each ran, and the winner's passes and
+    held-out score per pass after the search (``history``)."""
 
     sigma: float
     grid: np.ndarray
     scores: np.ndarray
+    passes: np.ndarray
+    history: list
 
 
 def is_auto(sigma):
@@ -94,28 +125,76 @@ def validation_split(n_rows, fraction, seed, strata=None):
     return train, val
 
 
-def accuracy_standard_error(accuracy, n_eff):
-    """The standard error of an accuracy measured on `n_eff` (effective) rows."""
-    return math.sqrt(max(accuracy * (1.0 - accuracy), 0.0) / max(n_eff, 1.0))
+def validation_weights(sample_weight, rows):
+    """The weights of `rows`, or None (no weights, or all zero there)."""
+    if sample_weight is None:
+        return None
+    w = sample_weight[rows]
+    return w if np.any(w > 0) else None
 
 
-def r2_standard_error(r2, n_eff):
-    """The standard error of an R^2 on `n_eff` rows: (1 - R^2) sqrt(2 / n), that of the mean
-    of n squared Gaussian residuals."""
-    return max(1.0 - r2, 0.0) * math.sqrt(2.0 / max(n_eff, 1.0))
+class Holdout:
+    """The held-out rows: each model's per-row score (the mean of which is its score) and
+    the standard error of the difference of two models' scores on these same rows.
+
+    Parameters
+    ----------
+    X_val : sparse matrix
+        The held-out rows.
+    per_row : callable
+        ``per_row(Z)``: the per-row scores of the margins ``Z`` (rows x problems).
+    weights : ndarray or None
+        The held-out rows' weights.
+    """
+
+    def __init__(self, X_val, per_row, weights):
+        self.X_val, self.per_row = X_val, per_row
+        # (scaled to a maximum of 1: Kish's effective size without overflow)
+        self.weights = None if weights is None else weights / np.max(weights)
+        w = self.weights
+        self.n_eff = float(X_val.shape[0]) if w is None else \
+            float(np.sum(w)) ** 2 / float(np.sum(w * w))
+
+    def values(self, coefs, intercepts):
+        """Per-row scores of the problems' coefficients (a list) and intercepts."""
+        Z = np.asarray(self.X_val @ np.column_stack(coefs), dtype=np.float64)
+        return self.per_row(Z + np.asarray(intercepts))
+
+    def score(self, values):
+        """The (weighted) mean of per-row scores."""
+        return float(np.average(values, weights=self.weights))
+
+    def se_of_difference(self, a, b):
+        """The standard error of ``score(a) - score(b)``, paired on the same rows (0 where
+        either is not finite)."""
+        d = a - b
+        if not np.all(np.isfinite(d)):
+            return 0.0
+        mean = np.average(d, weights=self.weights)
+        var = float(np.average((d - mean) ** 2, weights=self.weights))
+        return math.sqrt(var / max(self.n_eff, 1.0))
 
 
-def choose(grid, scores, standard_error):
-    """The largest sigma whose score is within `standard_error` of the best (Breiman et al.'s
-    one-standard-error rule: the short grid runs cannot tell the small sigmas apart). NaN
-    scores never win; all NaN: the largest sigma."""
-    finite = np.isfinite(scores)
-    if not np.any(finite):
-        return float(grid[-1])
-    best = float(np.max(scores[finite]))
-    tolerance = standard_error if math.isfinite(standard_error) else 0.0
-    ok = np.flatnonzero(finite & (scores >= best - tolerance))
-    return float(grid[ok[-1]])
+def accuracy_per_row(y_index, *, threshold=0.0):
+    """`Holdout`'s per-row score of one-vs-rest problems: 1 where the argmax of the margins
+    is the row's class index (a single problem: class 1 above `threshold`), else 0."""
+    def per_row(Z):
+        pred = (Z[:, 0] > threshold).astype(np.intp) if Z.shape[1] == 1 else Z.argmax(axis=1)
+        return (pred == y_index).astype(np.float64)
+    return per_row
+
+
+def r2_per_row(y, weights):
+    """`Holdout`'s per-row score of a regression: ``1 - e_i^2 / Var(y)``, whose (weighted)
+    mean is R^2 (a constant y: Var(y) taken as 1)."""
+    mean = np.average(y, weights=weights)
+    ss_tot = float(np.average((y - mean) ** 2, weights=weights))
+    scale = 1.0 / ss_tot if ss_tot > 0.0 else 1.0
+
+    def per_row(Z):
+        e = y - Z[:, 0]
+        return 1.0 - e * e * scale
+    return per_row
 
 
 def weighted_r2(y_true, y_pred, sample_weight=None):
@@ -128,112 +207,246 @@ def weighted_r2(y_true, y_pred, sample_weight=None):
     return 1.0 - ss_res / ss_tot
 
 
-def search_sigma(Xb, targets, score, *, grid, validation_fraction, seed, T,
-                 sample_weight=None, strata=None, n_jobs=1, **train_kwargs):
-    """Train every grid value (None: `default_sigma_grid`) on a training split, each of the
-    `targets` (one per problem) in lock-step, for `GRID_T_FRACTION` of `T`'s passes; score
-    them on the rest (tiny data: on the training rows) with ``score(models, X_val, rows)``,
-    higher is better, whose ``score.standard_error(best, n_eff)`` is `choose`'s tolerance."""
+def _current(runs):
+    """The coefficients and intercepts of the runs' current iterates (the average, or the
+    last for the other choices: a picked iterate may lie ahead)."""
+    coefs, intercepts = [], []
+    for run in runs:
+        which = "average" if run.params["iterate"] == "average" else "last"
+        w = run.solver.iterate(which)
+        n = run.n_features
+        coefs.append(w[:n])
+        intercepts.append(_intercept(run.params, w[n], run.solver._scalars(), which))
+    return coefs, intercepts
+
+
+def advance(groups, t_end, Xb, n_jobs):
+    """Run every problem of `groups` (lists of `prepare`'s runs over the same rows `Xb`,
+    seeded alike) to iteration `t_end`: in lock-step, each group's problems and the groups
+    together, in chunks (Ctrl-C); the groups shared between `n_jobs` threads. A single
+    problem with ``n_jobs > 1`` is split by rows between the threads instead."""
+    runs = [run for group in groups for run in group]
+    if len(runs) == 1 and n_jobs > 1 and Xb.shape[0] > 1:
+        run = runs[0]
+        threads.run_threads(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]), None,
+                            None, None, 0.0)
+        return
+    n_parts = max(1, min(n_jobs, len(runs)))
+    bounds = [g * len(runs) // n_parts for g in range(n_parts + 1)]
+    block = max(1, LOCKSTEP_ROWS // runs[0].solver.k)
+
+    def work(g, stop=None):
+        part = runs[bounds[g]:bounds[g + 1]]
+        solvers = [run.solver for run in part]
+
+        def step(t):
+            failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices, Xb.indptr,
+                                          [run.y_kernel for run in part], part[0].weights)
+            if failed >= 0:
+                raise_status(status, part[failed].solver, Xb, part[failed].params)
+
+        run_chunked(step, min(s.t for s in solvers), t_end,
+                    len(part) * _work_per_iteration(part[0]), stop)
+
+    if n_parts == 1:
+        work(0)
+    else:
+        run_threads(work, n_parts)
+
+
+def _choose(alive, scores, values, holdout, keep):
+    """The `keep` best of `alive` (grid indices, ascending sigma) by score, ties to the larger
+    sigma; keeping one, the largest sigma whose score is within the paired standard error
+    of the best (Breiman et al.'s one-standard-error rule: short runs hardly tell the
+    small sigmas apart). NaN scores rank last."""
+    def key(g):
+        return (scores[g] if np.isfinite(scores[g]) else -math.inf, g)
+    ranked = sorted(alive, key=key, reverse=True)
+    if keep > 1:
+        return sorted(ranked[:keep])
+    best = ranked[0]
+    if not np.isfinite(scores[best]):
+        return [max(alive)]
+    ok = [g for g in alive if np.isfinite(scores[g]) and scores[g] >= scores[best]
+          - holdout.se_of_difference(values[best], values[g])]
+    return [max(ok)]
+
+
+class _Reporter:
+    """The `verbose` lines: a sigma rung's scores, or a pass's held-out score, with the
+    elapsed time and an estimate of the time left (at most `max_passes`)."""
+
+    def __init__(self, verbose, start, stream=None):
+        self.verbose, self.start = verbose, start
+        self.stream = stream or sys.stdout
+
+    def __call__(self, text, passes_done=None, passes_max=None):
+        if not self.verbose:
+            return
+        elapsed = time.perf_counter() - self.start
+        left = ""
+        if passes_done and passes_max:
+            bound = elapsed / passes_done * max(passes_max - passes_done, 0)
+            left = f", at most {bound:.2f} s left"
+        print(f"-- {text}; {elapsed:.2f} s{left}", file=self.stream, flush=True)
+
+
+def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_passes,
+             sample_weight=None, strata=None, n_jobs=1, keep_state=False, verbose=0,
+             start=None, **train_kwargs):
+    """Choose sigma by successive halving and continue the winner (module docstring).
+
+    Parameters
+    ----------
+    Xb : CSRBuffers
+        All the rows.
+    targets : list of ndarray
+        One target vector per problem (one-vs-rest problems share sigma and the rows).
+    per_row : callable
+        `Holdout`'s ``per_row(Z, rows)``: per-row scores of the held-out margins.
+    grid : ndarray or None
+        The ascending values tried (None: `default_sigma_grid`).
+    validation_fraction : float
+        Share of the rows held out (stratified by `strata`); with none held out (tiny
+        data) the training rows score.
+    seed : int
+        Seeds the split and every run (the runs share it: they draw the same rows).
+    T : int or None
+        Iterations of the final run; None: until the held-out score stops improving, at
+        most `max_passes` passes of the training split.
+    max_passes : float
+        The pass budget when T is None.
+    sample_weight, n_jobs, keep_state, verbose, **train_kwargs
+        As for `pgs.train` (train_kwargs: `prepare`'s arguments but sigma, T and seed).
+
+    Returns
+    -------
+    models : list of Model
+        The final run of each problem.
+    search : SigmaSearch
+    """
+    start = time.perf_counter() if start is None else start
+    report = _Reporter(verbose, start)
     if grid is None:
         grid = default_sigma_grid(Xb)
     m = Xb.shape[0]
     k = V.check_count("k", train_kwargs.get("k", 1))
     if k > m and not train_kwargs.get("k_above_rows", False):
         raise ValueError(f"k must be at most the number of rows of X, got k={k} for {m} rows")
-    # (the training split may have fewer rows than k: its batches then repeat rows)
-    train_kwargs["k_above_rows"] = True
+    train_kwargs["k_above_rows"] = True  # (the split may have fewer rows than k)
     train, val = validation_split(m, validation_fraction, seed, strata)
     if val.shape[0] == 0:
         train = val = np.arange(m, dtype=np.int64)
-    X_train, X_val = Xb.matrix()[train], Xb.matrix()[val]
-    weights = validation_weights(sample_weight, train)   # (None if val had all the weight)
-    T_train = max(1, math.ceil(GRID_T_FRACTION * T * train.shape[0] / m))
+    X_train = as_csr_buffers(Xb.matrix()[train], check_entries=False)
+    holdout = Holdout(Xb.matrix()[val], lambda Z: per_row(Z, val),
+                      validation_weights(sample_weight, val))
+    weights = validation_weights(sample_weight, train)
     ys = [np.ascontiguousarray(y[train]) for y in targets]
-    n = len(ys)
-    X_train = as_csr_buffers(X_train, check_entries=False)   # (one row scan for all)
-    # One grid value per thread at a time (its n problems in lock-step), freed once scored:
-    # the search holds no more state than the fit (its models do not depend on the grouping).
-    per = max(1, n_jobs) if n == 1 else 1
-    scores = []
-    for lo in range(0, grid.shape[0], per):
-        values = grid[lo:lo + per]
-        models = fit_many(X_train, ys * values.shape[0], seed=seed, T=T_train,
-                          n_jobs=n_jobs if values.shape[0] * n > 1 else 1, sample_weight=weights,
-                          per_problem=[{"sigma": float(s)} for s in values for _ in range(n)],
-                          **train_kwargs)
-        scores += [score(models[g * n:(g + 1) * n], X_val, val) for g in range(values.shape[0])]
-        del models
-    scores = np.array(scores, dtype=np.float64)
-    w_val = validation_weights(sample_weight, val)
-    # (Kish's effective size, with the weights scaled to a maximum of 1: no overflow)
-    w_val = None if w_val is None else w_val / np.max(w_val)
-    n_eff = float(val.shape[0]) if w_val is None else \
-        float(np.sum(w_val)) ** 2 / float(np.sum(w_val * w_val))
-    best = float(np.nanmax(scores)) if np.any(np.isfinite(scores)) else math.nan
-    return SigmaSearch(choose(grid, scores, score.standard_error(best, n_eff)), grid, scores)
+    per_pass = max(1, math.ceil(train.shape[0] / k))
+    t_cap = T if T is not None else max(1, math.ceil(max_passes * train.shape[0] / k))
+
+    groups = [[prepare(X_train, y, sigma=float(s), T=t_cap, seed=seed,
+                       sample_weight=weights, **train_kwargs) for y in ys] for s in grid]
+    n = len(grid)
+    scores, values = np.full(n, np.nan), [None] * n
+    ran = np.zeros(n)
+    alive = list(range(n))
+    rung = max(FIRST_RUNG_PASSES * per_pass, FIRST_RUNG_ROWS / k)   # (iterations)
+    while True:
+        t_end = min(t_cap, max(1, math.ceil(rung)))
+        advance([groups[g] for g in alive], t_end, X_train, n_jobs)
+        for g in alive:
+            values[g] = holdout.values(*_current(groups[g]))
+            scores[g] = holdout.score(values[g])
+            ran[g] = t_end / per_pass
+        keep = 1 if t_end >= t_cap or len(alive) <= 2 else math.ceil(len(alive) / 2)
+        kept = _choose(alive, scores, values, holdout, keep)
+        report(f"sigma rung of {t_end / per_pass:.3g} passes: " + ", ".join(
+            f"{grid[g]:.3g}: {scores[g]:.4f}" for g in alive) + "; kept "
+            + ", ".join(f"{grid[g]:.3g}" for g in kept), t_end / per_pass, max_passes)
+        for g in set(alive) - set(kept):
+            groups[g] = None            # (the losers' states freed)
+        alive = kept
+        if len(alive) == 1:
+            break
+        rung *= 2
+    win = alive[0]
+    runs, best_values, t = groups[win], values[win], groups[win][0].solver.t
+    best, history, stale = scores[win], [], 0
+    check = max(per_pass, math.ceil(CHECK_ROWS / k))
+    while t < t_cap and (T is not None or stale < N_ITER_NO_CHANGE):
+        t = min(t_cap, t + check) if T is None else t_cap
+        advance([runs], t, X_train, n_jobs)
+        if T is not None:
+            break
+        v = holdout.values(*_current(runs))
+        score = holdout.score(v)
+        if score > best + holdout.se_of_difference(v, best_values):
+            best, best_values, stale = score, v, 0
+        else:
+            stale += 1
+        history.append((t / per_pass, score))
+        report(f"pass {t / per_pass:.3g} (sigma {grid[win]:.3g}): held-out score {score:.4f}, "
+               f"best {best:.4f}", t / per_pass, max_passes)
+    models = [finish(run, False, keep_state) for run in runs]
+    for model in models:
+        model.params["passes"] = t / per_pass
+    return models, SigmaSearch(float(grid[win]), grid, scores, ran, history)
 
 
-def validation_weights(sample_weight, rows):
-    """The weights of `rows`, or None (no weights, or all zero there)."""
-    if sample_weight is None:
-        return None
-    w = sample_weight[rows]
-    return w if np.any(w > 0) else None
-
-
-def classifier_score(y_index, weights, *, threshold=0.0):
-    """`search_sigma`'s score for one-vs-rest problems: the (weighted) accuracy of the argmax
-    against `y_index`; a single problem predicts class 1 above `threshold`."""
-    def score(models, X_val, rows):
-        Z = np.asarray(X_val @ np.column_stack([model.coef for model in models]))
-        Z = Z + np.array([model.intercept for model in models])
-        pred = (Z[:, 0] > threshold).astype(np.intp) if len(models) == 1 else Z.argmax(axis=1)
-        return float(np.average(y_index[rows] == pred, weights=validation_weights(weights, rows)))
-    score.standard_error = accuracy_standard_error
-    return score
-
-
-def regressor_score(y, weights):
-    """`search_sigma`'s score for one regression problem: the (weighted) R^2."""
-    def score(models, X_val, rows):
-        return weighted_r2(y[rows], models[0].decision_function(X_val),
-                           validation_weights(weights, rows))
-    score.standard_error = r2_standard_error
-    return score
-
-
-def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, **kwargs):
-    """`pgs.train` with ``sigma="auto"``: `search_sigma`, then a plain fit at the winner (with
-    ``sigma_grid`` and ``sigma_scores``); a warm start keeps its model's sigma."""
+def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, max_passes,
+               verbose=0, **kwargs):
+    """`pgs.train` with ``sigma="auto"`` (`fit_auto`, with ``model.sigma_grid``,
+    ``model.sigma_scores``); a warm start keeps its model's sigma."""
     if isinstance(warm_start, Model):
         return fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
-                    **kwargs)
+                   max_passes=max_passes, **kwargs)
     if warm_start is not None:
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
+    start = time.perf_counter()
     seed = resolve_seed(seed)
     loss = kwargs["loss"]
     V.check_loss(loss)
     Xb = as_csr_buffers(X, check_entries=False)
     m = Xb.shape[0]
     classification = loss in V.CLASSIFICATION_LOSSES
-    y_kernel, _ = check_targets(y, m, classification=classification)
-    weights = check_sample_weight(kwargs.get("sample_weight"), m)
-    T = V.check_count("T", kwargs.get("T"), allow_none=True)
-    T = default_T(m, V.check_count("k", kwargs.get("k", 1))) if T is None else T
-
-    score = (classifier_score((y_kernel > 0).astype(np.intp), weights) if classification
-             else regressor_score(y_kernel, weights))
-    search_kwargs = {key: value for key, value in kwargs.items()
-                     if key not in ("T", "sample_weight", "callback", "callback_every",
-                                    "keep_state", "merge_every")}
-    search = search_sigma(Xb, [y_kernel], score, grid=sigma_grid,
-                          validation_fraction=validation_fraction, seed=seed, T=T,
-                          sample_weight=weights, strata=y_kernel if classification else None,
-                          known_classes=np.array([-1.0, 1.0]) if classification else None,
-                          **search_kwargs)
-    model = fit(Xb, y, sigma=search.sigma, seed=seed, **kwargs)
+    y_kernel, classes = check_targets(y, m, classification=classification)
+    weights = check_sample_weight(kwargs.pop("sample_weight", None), m)
+    T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
+    if classification:
+        y_index = (y_kernel > 0).astype(np.intp)
+        per_row = accuracy_per_row_of(y_index)
+    else:
+        per_row = r2_of(y_kernel, weights)
+    for key in ("callback", "callback_every", "merge_every"):
+        kwargs.pop(key, None)
+    n_jobs = kwargs.pop("n_jobs", 1)
+    keep_state = kwargs.pop("keep_state", False)
+    models, search = fit_auto(
+        Xb, [y_kernel], per_row, grid=sigma_grid, validation_fraction=validation_fraction,
+        seed=seed, T=T, max_passes=max_passes, sample_weight=weights,
+        strata=y_kernel if classification else None, n_jobs=n_jobs, keep_state=keep_state,
+        verbose=verbose, start=start,
+        known_classes=np.array([-1.0, 1.0]) if classification else None, **kwargs)
+    model = models[0]
+    if classification:
+        model.classes = classes
     model.sigma_grid, model.sigma_scores = search.grid, search.scores
     return model
+
+
+def accuracy_per_row_of(y_index, threshold=0.0):
+    """`fit_auto`'s ``per_row(Z, rows)`` for one-vs-rest problems (`accuracy_per_row`)."""
+    def per_row(Z, rows):
+        return accuracy_per_row(y_index[rows], threshold=threshold)(Z)
+    return per_row
+
+
+def r2_of(y, weights):
+    """`fit_auto`'s ``per_row(Z, rows)`` for a regression (`r2_per_row`)."""
+    def per_row(Z, rows):
+        return r2_per_row(y[rows], validation_weights(weights, rows))(Z)
+    return per_row
 
 
 def resolve_seed(seed):

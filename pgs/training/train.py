@@ -1,6 +1,7 @@
 """`pgs.train`: the public entry point (a fixed sigma, or the sigma search)."""
 
 from pgs.rules import defaults as D
+from pgs.rules import validation as V
 from pgs.training import sigma_auto
 from pgs.training.fit import fit
 
@@ -13,7 +14,8 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
           epsilon=D.DEFAULTS["epsilon"], sample_weight=None, sampling=D.DEFAULTS["sampling"],
           callback=None, callback_every=None, keep_state=False, warm_start=None, n_threads=None,
           t_offset=D.DEFAULTS["t_offset"], sigma_grid=D.DEFAULTS["sigma_grid"],
-          validation_fraction=D.DEFAULTS["validation_fraction"], n_jobs=1, merge_every=None):
+          validation_fraction=D.DEFAULTS["validation_fraction"], n_jobs=1, merge_every=None,
+          max_passes=D.DEFAULTS["max_passes"], verbose=0):
     r"""Train a linear model with the Primal Gradient Solver.
 
     Minimises :math:`F(w, b) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
@@ -42,14 +44,19 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     p : float in (1, 2], default 2.0
         Norm of the regulariser. p = 2 is Pegasos; p = 1.5 has a pow-free fast path.
     sigma : float > 0 or "auto", default "auto"
-        Regularisation strength (Pegasos' lambda). "auto" trains every value of
-        `sigma_grid` briefly on all but `validation_fraction` of the rows and returns the
-        plain fit on all the rows at the largest sigma whose held-out accuracy (R^2 for
-        regression) is within one standard error of the best (the grid and its scores:
-        ``model.sigma_grid``, ``model.sigma_scores``); a warm start keeps its model's sigma.
+        Regularisation strength (Pegasos' lambda). "auto" holds out `validation_fraction`
+        of the rows and chooses among `sigma_grid` by successive halving: every value runs
+        a quarter pass over the other rows, the better half of them (by held-out accuracy,
+        R^2 for regression) twice as long, and so on; of the last two, the larger sigma
+        unless the other scores better by more than the standard error of the difference.
+        The winner's run then continues (it is not refitted) until its held-out score has
+        not improved for two passes, or `max_passes` (the grid, each value's last score:
+        ``model.sigma_grid``, ``model.sigma_scores``). The model is trained on the rows not
+        held out. A warm start keeps its model's sigma.
     T : int >= 1, optional
-        Number of iterations (with `warm_start`, further ones); default ``ceil(10 m / k)``,
-        ten passes' worth of samples.
+        Number of iterations (with `warm_start`, further ones), exactly; default
+        ``ceil(max_passes m / k)`` for a fixed sigma, and the held-out stopping rule for
+        ``sigma="auto"``.
     k : int >= 1, default 1
         Mini-batch size, at most m; all k margins are taken at the previous iterate.
     B : None, "auto" or float > 0, default None
@@ -125,6 +132,12 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     merge_every : int >= 1, optional
         Iterations per thread per round (with ``n_jobs > 1``); default
         ``max(1, m // (4 W k))``: a round covers a quarter of a pass.
+    max_passes : float > 0, default 10
+        Passes over the rows when T is None: exactly this many for a fixed sigma, at most
+        this many for ``sigma="auto"`` (whose held-out score stops the run sooner).
+    verbose : int >= 0, default 0
+        With ``sigma="auto"``, print each halving rung's scores and each later pass's
+        held-out score, the elapsed time and a bound on the time left.
 
     Returns
     -------
@@ -151,6 +164,8 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     Regularized Learning", ICDM 2009, Figure 1 and section VII.
     """
     sigma_grid = sigma_auto.check_sigma_grid(sigma_grid)
+    max_passes = V.check_positive("max_passes", max_passes)
+    verbose = V.check_verbose(verbose)
     validation_fraction = sigma_auto.check_validation_fraction(validation_fraction)
     kwargs = dict(loss=loss, p=p, T=T, k=k, B=B, schedule=schedule, eta0=eta0, iterate=iterate,
                   fit_intercept=fit_intercept, intercept=intercept,
@@ -158,8 +173,9 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
                   sample_weight=sample_weight, sampling=sampling, callback=callback,
                   callback_every=callback_every, keep_state=keep_state, n_threads=n_threads,
                   t_offset=t_offset, n_jobs=n_jobs, merge_every=merge_every)
+    kwargs["max_passes"] = max_passes
     if sigma_auto.is_auto(sigma):
         return sigma_auto.train_auto(X, y, sigma_grid=sigma_grid,
                                      validation_fraction=validation_fraction, seed=seed,
-                                     warm_start=warm_start, **kwargs)
+                                     warm_start=warm_start, verbose=verbose, **kwargs)
     return fit(X, y, sigma=sigma, seed=seed, warm_start=warm_start, **kwargs)
