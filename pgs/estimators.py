@@ -162,7 +162,8 @@ class _PGSBase(BaseEstimator):
                 grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
                 max_passes=self.max_passes, validation_fraction=self.validation_fraction,
                 sample_weight=weights, strata=strata, n_jobs=n_jobs, keep_state=True,
-                verbose=self.verbose, known_classes=known, k_above_rows=partial,
+                verbose=self.verbose, status=getattr(self, "_status", None),
+                known_classes=known, k_above_rows=partial,
                 **train_kwargs)
             self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores
             return models
@@ -259,9 +260,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         When True, `fit` continues the previous fit's solver state (see Notes).
     sigma_grid : sequence of float > 0 or None, default None
         The values ``sigma="auto"`` tries; None: `pgs.train`'s default grid.
-    validation_fraction : float in (0, 1), default 0.2
+    validation_fraction : float in (0, 1) or "auto", default "auto"
         Share of the rows ``sigma="auto"`` holds out (at least one row of every class
-        that has two).
+        that has two); "auto" is 0.2, at most 10,000 rows.
     max_passes : float > 0, default 10
         With T None: the passes of a fixed sigma's fit, the most ``sigma="auto"`` runs.
     verbose : int >= 0, default 0

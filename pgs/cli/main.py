@@ -100,8 +100,12 @@ def _estimator_options():
         opt("--p", "norm of the regulariser, in (1, 2] (<<p>>)", type=_p_value),
         opt("--sigma", "regularisation strength, or 'auto' to choose it on a held-out split "
             "(<<sigma>>)", type=_positive_or_auto),
-        opt("--T", "iterations per problem (<<T>>; None: the estimators' number of passes)",
+        opt("--T", "iterations per problem, exactly (<<T>>; None: see --max-passes)",
             type=_positive_int),
+        opt("--max-passes", "passes over the data when --T is not given: exactly this many "
+            "for a fixed sigma, at most this many with sigma 'auto', which stops when the "
+            "held-out accuracy (R^2) stops improving (<<max_passes>>)",
+            type=_checked(float, _finite(0.0), "a positive number")),
         opt("--k", "mini-batch size (<<k>>)", type=_positive_int),
         opt("--B", "radius of ||w||_p <= B, or 'auto' (<<B>>)", type=_positive_or_auto),
         opt("--schedule", "step schedule: averaged SGD's or the paper's (<<schedule>>)",
@@ -282,18 +286,26 @@ def _check_model_out(path):
 
 
 class _Elapsed:
-    """Redraws 'training ... 12 s' on a terminal, from a thread, until `stop`."""
+    """Redraws 'training ... 12 s' on a terminal, from a thread, until `stop`, with the
+    fit's latest `status` (sigma="auto": the halving rung or the pass, its held-out score
+    and a bound on the time left)."""
 
     def __init__(self, stream, enabled, what):
         self.stream, self.what, self.start = stream, what, time.perf_counter()
         self._stop, self._shown = threading.Event(), 0
+        self.status = ""
         self._thread = threading.Thread(target=self._run, name="pgs-cli-ticker", daemon=True)
         if enabled:
             self._thread.start()
 
+    def set_status(self, text):
+        self.status = text
+
     def _run(self):
         while not self._stop.wait(0.25):
             text = f"training {self.what}: {time.perf_counter() - self.start:.0f} s"
+            if self.status:
+                text = (text + " | " + self.status)[:119]
             self.stream.write("\r" + text.ljust(self._shown))
             self.stream.flush()
             self._shown = len(text)
@@ -354,6 +366,7 @@ def _cmd_train(args, out):
     # (in this thread: the fit runs in chunks and waits for its threads in slices,
     # pgs.engine.chunks, so Ctrl-C stops it within a fraction of a second)
     ticker = _Elapsed(sys.stderr, not args.quiet and sys.stderr.isatty(), args.data)
+    estimator._status = ticker.set_status
     start = time.perf_counter()
     try:
         estimator.fit(X, y)
@@ -365,7 +378,8 @@ def _cmd_train(args, out):
     seconds = time.perf_counter() - start
     model = model_from_estimator(estimator)
     chosen = getattr(estimator, "sigma_", None)
-    say(f"trained in {seconds:.3f} s: T={model.T:,} iterations per problem, iterate "
+    say(f"trained in {seconds:.3f} s: T={model.T:,} iterations per problem "
+        f"({estimator.n_iter_:.3g} passes), iterate "
         f"{model.params['iterate']}, seed {model.params['seed']}"
         + (f", sigma chosen {chosen:g}" if chosen is not None else ""))
     weighted = is_classifier and estimator.class_weight is not None

@@ -34,7 +34,7 @@ DEFAULTS = MappingProxyType(dict(
     loss="hinge", p=2.0, sigma="auto", T=None, k=1, B=None, schedule="asgd", eta0="auto",
     iterate="average", fit_intercept=True, intercept="free", intercept_scaling="auto",
     epsilon=None, sampling="auto", t_offset="auto", sigma_grid=None,
-    validation_fraction=0.2, max_passes=10.0,
+    validation_fraction="auto", max_passes=10.0,
 ))
 
 #: The PGS paper's set-up (Figure 1: i.i.d. rows, steps 1 / (sigma t), a random iterate;
@@ -63,6 +63,21 @@ INTERCEPT_RATE = 0.01
 #: one pass; the hard RCV1-like set lost 0.0-0.2 (logistic) and gained 0.3-0.6 (hinge)
 #: over passes 1-3; 4 gained little more on the first and lost on the second).
 ETA0_FACTOR = 2.0
+
+
+#: sigma="auto" holds out this share of the rows ...
+VALIDATION_FRACTION = 0.2
+#: ... but no more than this many: 10,000 rows measure an accuracy to 0.5 points (the
+#: paired differences the search compares, far better), and a training split short of
+#: 20% lost 1.1 points of test accuracy on 200k rows of the hard RCV1-like set (10
+#: passes, 0.8337 against 0.8452 on all the rows; 0.8424 with 10,000 held out).
+VALIDATION_ROWS = 10_000
+
+
+def auto_validation_fraction(n_rows):
+    """The "auto" `validation_fraction`: `VALIDATION_FRACTION`, at most `VALIDATION_ROWS`
+    rows."""
+    return min(VALIDATION_FRACTION, VALIDATION_ROWS / max(n_rows, 1))
 
 
 def auto_sampling(sample_weight):

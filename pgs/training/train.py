@@ -123,8 +123,9 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     sigma_grid : sequence of float > 0, optional
         The values ``sigma="auto"`` tries; default 7 values, ``10**[-2, -1.5, ..., 1]``
         times ``mean_i ||x_i||^2 / m``.
-    validation_fraction : float in (0, 1), default 0.2
-        Share of the rows ``sigma="auto"`` holds out (stratified for classification).
+    validation_fraction : float in (0, 1) or "auto", default "auto"
+        Share of the rows ``sigma="auto"`` holds out (stratified for classification);
+        "auto" is 0.2, at most 10,000 rows.
     n_jobs : int >= 1, default 1
         Threads. W > 1 splits the rows into W shards, one per thread, and runs rounds of
         ``W * merge_every`` iterations, merging the states after each (docs/parallel.md):
