@@ -289,16 +289,15 @@ class _Reporter:
     def __init__(self, verbose, start, status=None):
         self.verbose, self.start, self.status = verbose, start, status
 
-    def __call__(self, text, passes_done, passes_max):
+    def __call__(self, text, passes_done, passes_max, short=None):
         if not (self.verbose or self.status):
             return
         elapsed = time.perf_counter() - self.start
         bound = elapsed / passes_done * max(passes_max - passes_done, 0)
-        line = f"{text}; {elapsed:.2f} s, at most {bound:.2f} s left"
         if self.status is not None:
-            self.status(line)
+            self.status(f"at most {bound:.1f} s left: {short or text}")
         if self.verbose:
-            print("-- " + line, flush=True)
+            print(f"-- {text}; {elapsed:.2f} s, at most {bound:.2f} s left", flush=True)
 
 
 def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_passes,
@@ -380,7 +379,9 @@ def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_pa
         kept = _choose(alive, scores, values, holdout, keep)
         report(f"sigma rung of {t_end / per_pass:.3g} passes: " + ", ".join(
             f"{grid[g]:.3g}: {scores[g]:.4f}" for g in alive) + "; kept "
-            + ", ".join(f"{grid[g]:.3g}" for g in kept), t_end / per_pass, max_passes)
+            + ", ".join(f"{grid[g]:.3g}" for g in kept), t_end / per_pass, max_passes,
+            short=f"sigma rung of {t_end / per_pass:.3g} passes: {len(kept)} of "
+            f"{len(alive)} kept, best score {np.nanmax(scores[alive]):.4f}")
         for g in set(alive) - set(kept):
             groups[g] = None            # (the losers' states freed)
         alive = kept
