@@ -97,7 +97,10 @@ def row_stats(Xb, q=2.0, norms=None):
     """What the "auto" rules read of X: ``{"rows", "sq", "sq_q", "max_q"}``, the number of
     rows, the sums of ``||x_i||_2^2`` and ``||x_i||_q^2`` rounded once (math.fsum: the same
     however X is split; `pgs.dask` passes its chunks' `row_sq_norms` as `norms`), and
-    ``max_i ||x_i||_q`` (NaN if X holds a NaN). Cached on `Xb`: one scan of X for all."""
+    ``max_i ||x_i||_q`` (NaN if X holds a NaN). Cached on `Xb`, made once per call or fit:
+    one scan of X for all its rules and fits. Not across calls: a cache keyed on the caller's X
+    would be stale once X is changed in place, and checking X reads all of it, as the
+    p = 2 scan does (its share of a call: bench/results/pcost.md)."""
     cache = Xb.__dict__.setdefault("_row_stats", {})
     if q not in cache:
         sq, sq_q = row_sq_norms(Xb, q) if norms is None else norms
