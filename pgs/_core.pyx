@@ -9,7 +9,7 @@ The loop is compiled once per loss (a fused tag type, pgs/_losses.pxd), data dty
 and index dtype; the variants of p live inside the dual vector's `dual_add`.
 """
 
-from libc.math cimport pow, sqrt, isfinite, INFINITY
+from libc.math cimport pow, sqrt, fabs, isfinite, INFINITY
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
@@ -22,8 +22,8 @@ from pgs._losses cimport (
     Huber, EpsilonInsensitive, Absolute,
 )
 from pgs._dual cimport (
-    DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, PGS_PREFETCH, pgs_powers_init,
-    pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
+    DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
+    pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
     dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
 )
@@ -781,6 +781,51 @@ def powers(const double[::1] a, double q_minus_1):
         with nogil:
             pgs_pow_n(&a[0], &o[0], a.shape[0], q_minus_1)
     return out
+
+
+def row_norms(const floating_t[::1] data, const index_t[::1] indptr, double q):
+    """Each CSR row's ``||x_i||_2^2`` and ``||x_i||_q^2``, the GIL released.
+
+    Parameters
+    ----------
+    data, indptr : ndarray
+        The CSR values (float32/64) and index pointer (int32/64).
+    q : float
+        The dual exponent (> 1); |x|^q by the kernel's vector power (a^3 for q = 3).
+
+    Returns
+    -------
+    sq, sq_q : ndarray of float64
+        One value a row (the same array for q = 2), from the row's entries alone: the
+        same bits however X is split into rows.
+    """
+    cdef Py_ssize_t i, j, lo, end, n, m = indptr.shape[0] - 1
+    cdef double s, t
+    cdef double a[POW_CHUNK]
+    cdef const floating_t* x = &data[0] if data.shape[0] > 0 else NULL
+    sq_arr = np.empty(m)
+    sq_q_arr = sq_arr if q == 2.0 else np.empty(m)
+    cdef double[::1] sq = sq_arr, sq_q = sq_q_arr
+    with nogil:
+        for i in range(m):
+            s = t = 0.0
+            lo, end = indptr[i], indptr[i + 1]
+            while lo < end:             # (in chunks of a row, for the vector power)
+                n = min(<Py_ssize_t>POW_CHUNK, end - lo)
+                for j in range(n):
+                    a[j] = fabs(x[lo + j])
+                    s += a[j] * a[j]
+                    if q == 3.0:
+                        t += a[j] * a[j] * a[j]
+                if q != 2.0 and q != 3.0:
+                    pgs_pow_n(a, a, n, q)
+                    for j in range(n):
+                        t += a[j]
+                lo += n
+            sq[i] = s
+            if q != 2.0:
+                sq_q[i] = pow(t, 2.0 / q)
+    return sq_arr, sq_q_arr
 
 
 def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,

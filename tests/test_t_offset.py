@@ -192,3 +192,46 @@ def test_row_stats_match_numpy(q, dtype, index_dtype):
     bad = data.copy()
     bad[7] = np.nan
     assert math.isnan(row_stats(CSRBuffers(bad, indices, indptr, A.shape, False), q)["max_q"])
+
+
+def _ragged(dtype, index_dtype, m=300, seed=5):
+    """CSR buffers with rows of 0 to 600 entries (past the scan's 128-entry chunks) and
+    values over 20 binary orders of magnitude, both signs."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 601, m) * (rng.random(m) < 0.9)      # ~10% empty rows
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(index_dtype)
+    data = (rng.choice([-1.0, 1.0], indptr[-1]) * 2.0 ** rng.uniform(-10, 10, indptr[-1]))
+    return data.astype(dtype), indptr
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.8, 1.3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_compiled_row_scan_matches_numpy(p, dtype, index_dtype):
+    """pgs._core.row_norms: each row's ||x||_2^2 and ||x||_q^2 (q = p / (p - 1)) within
+    1e-13 of NumPy's (the kernel's powers), 0 for an empty row, one array for p = 2."""
+    from pgs import _core
+    data, indptr = _ragged(dtype, index_dtype)
+    q = p / (p - 1.0)
+    sq, sq_q = _core.row_norms(data, indptr, q)
+    a = np.abs(data.astype(np.float64))
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    np.testing.assert_allclose(sq, np.bincount(rows, a * a, len(sq)), rtol=1e-13, atol=0)
+    ref_q = np.bincount(rows, a ** q, len(sq)) ** (2.0 / q)
+    np.testing.assert_allclose(sq_q, ref_q, rtol=1e-13, atol=0)
+    assert np.all(sq[np.diff(indptr) == 0] == 0.0) and (sq_q is sq) == (p == 2.0)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
+def test_compiled_row_scan_same_bits_in_row_blocks(p):
+    """X split into blocks of rows at uneven points (the blocks' buffers start at 0, so a
+    row's entries sit at other offsets): every row's values keep their bits."""
+    from pgs import _core
+    data, indptr = _ragged(np.float64, np.int64)
+    whole = _core.row_norms(data, indptr, p / (p - 1.0))
+    cuts = [0, 1, 2, 37, 38, 151, 299, 300]
+    for i, a in enumerate(whole):
+        parts = [_core.row_norms(data[indptr[lo]:indptr[hi]], indptr[lo:hi + 1] - indptr[lo],
+                                 p / (p - 1.0))[i]
+                 for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)]
+        np.testing.assert_array_equal(a, np.concatenate(parts))

@@ -1,5 +1,7 @@
 """Experiment 2: the cost of p < 2, for k = 1 and k = 300, on the RCV1-like set, with
-iterate="last" (the issue's targets: per iteration) and with iterate="average".
+iterate="last" (the issue's targets: per iteration) and with iterate="average"; and
+whole one-pass calls with the defaults (the "auto" rules' row scan included) against
+scikit-learn's epoch, on the hard RCV1-like set and MNIST parity.
 
 Every configuration processes the same m samples (T * k = m), logistic loss. Within
 each round every p runs once, so the ratio to p = 2 (same k) is taken within a round.
@@ -8,8 +10,10 @@ each round every p runs once, so the ratio to p = 2 (same k) is taken within a r
 import numpy as np
 
 from bench.harness import peers
-from bench.harness.common import fmt, markdown_table, write_report
-from bench.harness.data import rcv1_for
+from bench.harness.common import fmt, markdown_table, timed, write_report
+from bench.harness.data import mnist_parity, rcv1_for, rcv1_hard
+from pgs.rules.data import as_csr_buffers
+from pgs.rules.defaults import row_sq_norms
 
 PS = (2.0, 1.8, 1.5, 1.7, 1.25)
 KS = (1, 300)
@@ -18,6 +22,9 @@ SIGMA = 1e-5
 # The full run takes 7 rounds at least: the shared 2-core machine's speed drifts within
 # a round, and with 3 rounds a ratio's median was seen to move by 0.35 between runs.
 FULL_ROUNDS = 7
+#: Rounds of the whole calls (a few seconds each): the other engineers' load on the
+#: shared machine spread a 7-round median of the 200k set's ratios by 0.3.
+WHOLE_ROUNDS = 15
 
 
 def run(cfg):
@@ -47,9 +54,43 @@ def run(cfg):
                                 "ns per non-zero", "time / (p = 2, same k), same round"],
                                rows)
         sections.append((f"iterate='{it}'", table))
+    for split in (rcv1_hard(50_000 if cfg.quick else 200_000), mnist_parity()):
+        sections.append(whole_calls(split, rounds if cfg.quick else WHOLE_ROUNDS))
     intro = (f"Data: RCV1-like, m = {m:,} rows, {X.nnz:,} non-zeros, float64 CSR. Logistic "
              f"loss, sigma = {SIGMA:g}, the paper's set-up (pgs.PAPER: steps 1/(sigma t), i.i.d. "
              f"rows), T = m / k so every run processes m samples. "
              f"{rounds} rounds. The issue's targets are per iteration (iterate='last'); "
              f"with iterate='average' every update also maintains the average.")
     return write_report("pcost", "Cost of p < 2", sections, cfg, intro)
+
+
+#: The whole calls: (p, sampling); None is the default ("permutation" without weights).
+CALLS = ((2.0, "iid"), (2.0, None), (1.5, None), (1.8, None), (1.7, None))
+
+
+def whole_calls(split, rounds):
+    """One-pass ``pgs.train(X, y, sigma=1e-6, p=p, T=m)`` calls (hinge, "asgd", the row
+    scan of the "auto" rules included) and one ``SGDClassifier(max_iter=1, tol=None)``
+    epoch, interleaved in rounds; the row scan (`row_sq_norms`) timed alone too."""
+    X, y = split.X_train, split.y_train
+    m = X.shape[0]
+    secs = {c: [] for c in (*CALLS, "sgd")}
+    scan = {c: [] for c in CALLS}
+    for _ in range(rounds):
+        for p, sampling in CALLS:
+            secs[(p, sampling)].append(peers.run_pgs(X, y, sigma=1e-6, p=p, T=m, seed=0,
+                                                     sampling=sampling)[0])
+            scan[(p, sampling)].append(timed(row_sq_norms, as_csr_buffers(X),
+                                             p / (p - 1.0))[0])
+        secs["sgd"].append(peers.run_sgd(X, y, loss="hinge", sigma=1e-6)[0])
+    sgd, base = np.array(secs["sgd"]), np.array(secs[(2.0, None)])
+    rows = []
+    for p, sampling in CALLS:
+        s = np.array(secs[(p, sampling)])
+        rows.append([f"pgs.train p = {p:g}, {sampling or 'permutation'}", fmt(s),
+                     fmt(np.array(scan[(p, sampling)]) / s), fmt(s / sgd), fmt(s / base)])
+    rows.append(["SGDClassifier, one epoch", fmt(sgd), "", "1", fmt(sgd / base)])
+    table = markdown_table(["call", "seconds", "row scan alone / call",
+                            "/ SGDClassifier epoch", "/ p = 2 permutation"], rows)
+    return (f"Whole one-pass calls: {split.name}, m = {m:,}, {X.nnz:,} non-zeros "
+            f"({rounds} rounds, ratios within a round)", table)

@@ -18,6 +18,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from pgs import _core
+
 #: Step schedules (DESIGN.md 6c): "pgs", the paper's eta_t = 1 / (sigma (t + t0)), with
 #: the uniform average; "asgd", eta_t = eta0 (1 + sigma eta0 t)^(-3/4) (Xu 2011, Bottou's
 #: svmasgd), with the average weighted by t (Lacoste-Julien, Schmidt & Bach 2012).
@@ -87,46 +89,33 @@ def auto_sampling(sample_weight):
     return "iid" if sample_weight is not None else "permutation"
 
 
-#: Non-zeros per chunk of the row scans (bounded temporaries on any X).
-_SCAN_NNZ = 2**16
-
-
 def row_sq_norms(Xb, q=2.0):
-    """Each row's ``||x_i||_2^2`` and ``||x_i||_q^2`` (two arrays; O(nnz), in chunks of
-    rows; a row's sum depends on its entries alone, so it has the same bits in any
-    chunk)."""
-    m = Xb.shape[0]
-    indptr = np.asarray(Xb.indptr, dtype=np.int64)
-    sq, sq_q = np.zeros(m), np.zeros(m)
-    rows_per_chunk = max(1, int(_SCAN_NNZ * m / max(indptr[-1] - indptr[0], 1)))
-    # (two buffers for every chunk: a fresh temporary of this size per chunk is a fresh
-    # mmap, paged in again, where glibc's mmap threshold is fixed, as in Dask's worker
-    # processes (MALLOC_TRIM_THRESHOLD_): 6x the time of the scan)
-    seg, power = np.empty(0), np.empty(0)
-    for lo in range(0, m, rows_per_chunk):
-        hi = min(m, lo + rows_per_chunk)
-        full = np.flatnonzero(indptr[lo + 1:hi + 1] > indptr[lo:hi])   # (reduceat: rows
-        if full.shape[0] == 0:                                        # with entries)
-            continue
-        nnz = int(indptr[hi] - indptr[lo])
-        if seg.shape[0] < nnz:
-            seg, power = np.empty(nnz), np.empty(nnz)
-        values = Xb.data[indptr[lo]:indptr[hi]]
-        starts = indptr[lo + full] - indptr[lo]
-        sq[lo + full] = np.add.reduceat(np.multiply(values, values, out=power[:nnz],
-                                                    dtype=np.float64), starts)
-        if q != 2.0:
-            np.abs(values, out=seg[:nnz])
-            sq_q[lo + full] = np.add.reduceat(np.power(seg[:nnz], q, out=power[:nnz]),
-                                              starts) ** (2.0 / q)
-    return sq, (sq if q == 2.0 else sq_q)
+    """Each row's ``||x_i||_2^2`` and ``||x_i||_q^2``: two arrays, the same one for q = 2.
+
+    Parameters
+    ----------
+    Xb : pgs.rules.data.CSRBuffers
+        The rows.
+    q : float, default 2.0
+        The dual norm's exponent, ``p / (p - 1)``.
+
+    Returns
+    -------
+    sq, sq_q : ndarray of float64
+        One value a row, compiled (`pgs._core.row_norms`, the GIL released): a row's values
+        depend on its entries alone, so they have the same bits however X is split.
+    """
+    return _core.row_norms(Xb.data, Xb.indptr, float(q))
 
 
 def row_stats(Xb, q=2.0, norms=None):
     """What the "auto" rules read of X: ``{"rows", "sq", "sq_q", "max_q"}``, the number of
     rows, the sums of ``||x_i||_2^2`` and ``||x_i||_q^2`` rounded once (math.fsum: the same
     however X is split; `pgs.dask` passes its chunks' `row_sq_norms` as `norms`), and
-    ``max_i ||x_i||_q`` (NaN if X holds a NaN). Cached on `Xb`: one scan of X for all."""
+    ``max_i ||x_i||_q`` (NaN if X holds a NaN). Cached on `Xb`, made once per call or fit:
+    one scan of X for all its rules and fits. Not across calls: a cache keyed on the caller's X
+    would be stale once X is changed in place, and checking X reads all of it, as the
+    p = 2 scan does (its share of a call: bench/results/pcost.md)."""
     cache = Xb.__dict__.setdefault("_row_stats", {})
     if q not in cache:
         sq, sq_q = row_sq_norms(Xb, q) if norms is None else norms
