@@ -469,7 +469,19 @@ def test_sigma_auto_final_choice_tie_rule_on_crafted_scores(scores, chosen):
     ([np.nan, 0.2, np.nan, 0.1], 2, [1, 3]),                 # NaN ranks last
 ])
 def test_sigma_auto_halving_keeps_the_better_half_ties_to_larger_sigma(scores, keep, kept):
-    assert _choose(scores, keep, se=1.0) == kept     # (the standard error plays no part)
+    assert _choose(scores, keep) == kept
+
+
+@pytest.mark.parametrize("scores, se, keep, kept", [
+    # within one SE of the best (0.85): 0.84 and 0.83, taken first by decreasing sigma
+    ([0.80, 0.85, 0.84, 0.83, 0.50, 0.60, 0.70], 0.02, 2, [2, 3]),
+    ([0.80, 0.85, 0.84, 0.83, 0.50, 0.60, 0.70], 0.02, 4, [0, 1, 2, 3]),
+    ([0.80, 0.85, 0.84, 0.83, 0.50, 0.60, 0.70], 0.0, 2, [1, 2]),
+    ([0.80, 0.85, 0.84, 0.83, 0.50, 0.60, 0.84], 0.02, 2, [3, 6]),
+])
+def test_sigma_auto_halving_prefers_the_larger_sigmas_within_one_standard_error(
+        scores, se, keep, kept):
+    assert _choose(scores, keep, se=se) == kept
 
 
 @pytest.mark.parametrize("scores, se, chosen", [

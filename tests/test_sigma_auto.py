@@ -26,7 +26,7 @@ def _halving_reference(fit_at, holdout_values, grid, per_pass, t_cap, se_of_diff
     plain fit of T iterations on the training split, ``holdout_values(fit)`` its per-row
     held-out scores. Returns (sigma, scores at each value's last rung, final T)."""
     n = len(grid)
-    scores, values, alive = [np.nan] * n, [None] * n, list(range(n))
+    scores, values, alive, pair_rungs = [np.nan] * n, [None] * n, list(range(n)), 0
     rung = max(SA.FIRST_RUNG_PASSES * per_pass, SA.FIRST_RUNG_ROWS)
     while True:
         t = min(t_cap, max(1, math.ceil(rung)))
@@ -34,12 +34,14 @@ def _halving_reference(fit_at, holdout_values, grid, per_pass, t_cap, se_of_diff
             values[g] = holdout_values(fit_at(grid[g], t))
             scores[g] = float(np.mean(values[g]))
         ranked = sorted(alive, key=lambda g: (scores[g], g), reverse=True)
-        if t >= t_cap or len(alive) <= 2:
-            best = ranked[0]
-            alive = [max(g for g in alive if scores[g] >= scores[best]
-                         - se_of_difference(values[best], values[g]))]
+        band = [g for g in alive if scores[g] >= scores[ranked[0]]
+                - se_of_difference(values[ranked[0]], values[g])]
+        order = sorted(band, reverse=True) + [g for g in ranked if g not in band]
+        pair_rungs += len(alive) == 2          # (the last two race two rungs)
+        if t >= t_cap or len(alive) == 1 or pair_rungs == 2:
+            alive = order[:1]
             break
-        alive = sorted(ranked[:math.ceil(len(alive) / 2)])
+        alive = sorted(order[:max(math.ceil(len(alive) / 2), 2)])
         rung *= 2
     win = alive[0]
     best, best_values, stale = scores[win], values[win], 0
@@ -123,7 +125,7 @@ def test_verbose_reports_rungs_and_passes_and_is_silent_by_default(capsys):
     lines = capsys.readouterr().out.splitlines()
     rungs = [line for line in lines if "sigma rung" in line]
     passes = [line for line in lines if line.startswith("-- pass")]
-    assert len(rungs) == 3 and passes
+    assert len(rungs) == 4 and passes
     assert passes[-1].startswith(f"-- pass {model.params['passes']:.3g} ")
     assert all(" s" in line and "left" in line for line in lines)
     with pytest.raises(ValueError, match="verbose"):
