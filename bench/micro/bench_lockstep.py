@@ -8,15 +8,17 @@ gives the same models bit for bit (checked), on data sets of several shapes:
 
 * ``rcv1``: `bench.harness.data.rcv1_like_multiclass` (47,236 features, ~76 non-zeros a
   row), 10 classes;
-* ``gen20k``: `generate_rcv1_like` with 22,000 features, 10 classes;
+* ``gen22k``: `generate_rcv1_like` with 22,000 features (the fewest its 10 topic
+  vocabularies allow; ~20k), 10 classes;
 * ``news20``: 20 newsgroups' shape, 11,314 rows of ~150 non-zeros over 130,107 features,
   20 classes (`generate_rcv1_like` rows summed in pairs);
 * ``mnist``: MNIST's 60,000 training images (784 dense pixels), 10 digits (real data).
 
 For each: the estimator's defaults (iterate="average", a free intercept, the asgd schedule)
-and iterate="last", at the given sigmas and p. Kernel time dominates: both sides include
-their validation and setup. The ratio is lock-step / in turn (below 1: lock-step pays),
-taken per seed, the two interleaved.
+and iterate="last", at the given sigmas and p; the lock-step turns as `fit_many` chooses
+them (``--turns auto``) or forced short or long (``--turns short long``). Kernel time
+dominates: both sides include their validation and setup. The ratio is lock-step / in
+turn (below 1: lock-step pays), taken per seed, the two interleaved.
 
 Usage::
 
@@ -41,6 +43,7 @@ import scipy.sparse as sp
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
+import pgs.training.fit as F  # noqa: E402
 from bench.harness.common import RESULTS  # noqa: E402
 from bench.harness.data import generate_rcv1_like, mnist  # noqa: E402
 from bench.micro.bench_estimators import print_and_write  # noqa: E402
@@ -71,12 +74,21 @@ def load(name, rows):
     return s.X_train, s.y_train
 
 
-def fit_lockstep(X, y, kw, seed):
-    """PGSClassifier(n_jobs=1).fit: (seconds, the fitted estimator)."""
+def fit_lockstep(X, y, kw, seed, turns="auto"):
+    """PGSClassifier(n_jobs=1).fit: (seconds, the fitted estimator, the turns taken).
+    `turns`: "auto" (as `fit_many` chooses: "short", LOCKSTEP_ROWS, or "long", a chunk
+    each), or "short" or "long" for every size."""
     clf = pgs.PGSClassifier(n_jobs=1, random_state=seed, **kw)
-    t0 = time.perf_counter()
-    clf.fit(X, y)
-    return time.perf_counter() - t0, clf
+    cache, vector_bytes, sizes = F.LOCKSTEP_CACHE, F._vector_bytes, []
+    F.LOCKSTEP_CACHE = {"auto": cache, "short": float("inf"), "long": -1}[turns]
+    F._vector_bytes = lambda solver: sizes.append(vector_bytes(solver)) or sizes[-1]
+    try:
+        t0 = time.perf_counter()
+        clf.fit(X, y)
+        seconds = time.perf_counter() - t0
+        return seconds, clf, "long" if sum(sizes) > F.LOCKSTEP_CACHE else "short"
+    finally:
+        F.LOCKSTEP_CACHE, F._vector_bytes = cache, vector_bytes
 
 
 def fit_in_turn(X, y, kw, seed, clf):
@@ -104,7 +116,7 @@ def _command(args):
     """The arguments of this run (all but --out), as a command line."""
     return (f"--sets {' '.join(args.sets)} --sigma {' '.join(map(str, args.sigma))} "
             f"--p {' '.join(map(str, args.p))} --iterate {' '.join(args.iterate)} "
-            f"--loss {args.loss} --rounds {args.rounds}"
+            f"--loss {args.loss} --turns {' '.join(args.turns)} --rounds {args.rounds}"
             + (f" --rows {args.rows}" if args.rows else ""))
 
 
@@ -122,6 +134,8 @@ def main(argv=None):
     ap.add_argument("--p", type=float, nargs="+", default=[2.0])
     ap.add_argument("--iterate", nargs="+", default=["average", "last"])
     ap.add_argument("--loss", default="hinge")
+    ap.add_argument("--turns", nargs="+", default=["auto"], choices=["auto", "short", "long"],
+                    help="lock-step turns: as fit_many chooses, or forced")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=str(RESULTS / "lockstep.md"))
     args = ap.parse_args(argv)
@@ -135,23 +149,28 @@ def main(argv=None):
                 for iterate in args.iterate:
                     kw = dict(loss=args.loss, p=p, sigma=sigma, T=epochs * X.shape[0],
                               iterate=iterate)
-                    lock, turn = [], []
+                    lock, turn, chosen = {t: [] for t in args.turns}, [], {}
                     for seed in range(args.rounds):
-                        t_lock, clf = fit_lockstep(X, y, kw, seed)
+                        for turns in args.turns:
+                            t_lock, clf, chosen[turns] = fit_lockstep(X, y, kw, seed,
+                                                                      turns)
+                            lock[turns].append(t_lock)
                         t_turn, models = fit_in_turn(X, y, kw, seed, clf)
                         for c, model in enumerate(models):
                             if not np.array_equal(model.coef, clf.coef_[c]):
                                 raise AssertionError(
                                     f"class {c}: lock-step and pgs.train differ")
-                        lock.append(t_lock)
                         turn.append(t_turn)
-                    ratio = [a / b for a, b in zip(lock, turn, strict=True)]
-                    rows.append(
-                        f"| {name} | {X.shape[0]:,} x {X.shape[1]:,}, {len(np.unique(y))} "
-                        f"classes, {X.nnz / X.shape[0]:.0f} nnz/row | {epochs} | {p:g} | "
-                        f"{sigma:g} | {iterate} | {_span(lock)} | {_span(turn)} | "
-                        f"{statistics.median(ratio):.2f}x |")
-                    print(rows[-1], flush=True)
+                    for turns, times in lock.items():
+                        ratio = [a / b for a, b in zip(times, turn, strict=True)]
+                        rows.append(
+                            f"| {name} | {X.shape[0]:,} x {X.shape[1]:,}, "
+                            f"{len(np.unique(y))} classes, {X.nnz / X.shape[0]:.0f} nnz/row "
+                            f"| {epochs} | {p:g} | {sigma:g} | {iterate} | "
+                            f"{'auto: ' if turns == 'auto' else ''}{chosen[turns]} | "
+                            f"{_span(times)} | "
+                            f"{_span(turn)} | {statistics.median(ratio):.2f}x |")
+                        print(rows[-1], flush=True)
 
     load_avg = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     text = "\n".join([
@@ -164,15 +183,18 @@ def main(argv=None):
         "class's problem, one after another, with the same seed and settings; every model "
         "is checked to be bit-identical to the estimator's. Seconds, median [min-max] "
         f"over random_state 0..{args.rounds - 1}, the two interleaved; the ratio "
-        "lock-step / in turn is taken per seed (below 1: lock-step pays).",
+        "lock-step / in turn is taken per seed (below 1: lock-step pays). *Turns*: each "
+        "solver's turn in `fit_many`, short (`LOCKSTEP_ROWS` rows) or long (a chunk of "
+        "`LOCKSTEP_LONG` times the usual work); auto: as `fit_many` chooses from "
+        "`LOCKSTEP_CACHE`.",
         "Data: " + "; ".join(f"{n}: {SETS[n][0]}" for n in args.sets) + ".",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
         f"(load average at the end {load_avg[0]:.1f}, {load_avg[1]:.1f}, "
         f"{load_avg[2]:.1f}).",
         "",
-        "| set | shape | epochs | p | sigma | iterate | lock-step (s) | in turn (s) "
+        "| set | shape | epochs | p | sigma | iterate | turns | lock-step (s) | in turn (s) "
         "| lock-step / in turn |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *rows,
     ]) + "\n"
     print_and_write(text, args.out)
