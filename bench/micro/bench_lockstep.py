@@ -24,6 +24,8 @@ Usage::
 
     python bench/micro/bench_lockstep.py [--sets rcv1 news20] [--rounds 3]
     python bench/run.py [--quick] --only lockstep
+    valgrind --tool=callgrind --cache-sim=yes --collect-atstart=no \
+        --toggle-collect='*_lockstep*' python bench/micro/bench_lockstep.py --once long ...
 
 Prints a Markdown table and writes it to bench/results/lockstep.md
 (lockstep_quick.md from a quick run of bench/run.py: fewer configurations, 2 rounds).
@@ -137,8 +139,21 @@ def main(argv=None):
     ap.add_argument("--turns", nargs="+", default=["auto"], choices=["auto", "short", "long"],
                     help="lock-step turns: as fit_many chooses, or forced")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--once", choices=["short", "long", "in-turn"], default=None,
+                    help="one fit of the first set and values, no table (for valgrind "
+                    "--tool=callgrind --collect-atstart=no --toggle-collect='*_lockstep*'; "
+                    "in-turn is a short fit, for its resolved settings, then the problems "
+                    "in turn: subtract --once short)")
     ap.add_argument("--out", default=str(RESULTS / "lockstep.md"))
     args = ap.parse_args(argv)
+    if args.once is not None:
+        X, y = load(args.sets[0], args.rows or SETS[args.sets[0]][1])
+        kw = dict(loss=args.loss, p=args.p[0], sigma=args.sigma[0], iterate=args.iterate[0],
+                  T=SETS[args.sets[0]][2] * X.shape[0])
+        _, clf, _ = fit_lockstep(X, y, kw, 0, "long" if args.once == "long" else "short")
+        if args.once == "in-turn":
+            fit_in_turn(X, y, kw, 0, clf)
+        return None
 
     rows = []
     for name in args.sets:
