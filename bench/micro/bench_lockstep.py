@@ -119,6 +119,7 @@ def _command(args):
     return (f"--sets {' '.join(args.sets)} --sigma {' '.join(map(str, args.sigma))} "
             f"--p {' '.join(map(str, args.p))} --iterate {' '.join(args.iterate)} "
             f"--loss {args.loss} --turns {' '.join(args.turns)} --rounds {args.rounds}"
+            + (f" --long-factor {args.long_factor}" if args.long_factor is not None else "")
             + (f" --rows {args.rows}" if args.rows else ""))
 
 
@@ -145,7 +146,11 @@ def main(argv=None):
                     "in-turn is a short fit, for its resolved settings, then the problems "
                     "in turn: subtract --once short)")
     ap.add_argument("--out", default=str(RESULTS / "lockstep.md"))
+    ap.add_argument("--long-factor", type=int, default=None,
+                    help="LOCKSTEP_LONG for this run (a long turn's chunks)")
     args = ap.parse_args(argv)
+    if args.long_factor is not None:
+        F.LOCKSTEP_LONG = args.long_factor
     if args.once is not None:
         X, y = load(args.sets[0], args.rows or SETS[args.sets[0]][1])
         kw = dict(loss=args.loss, p=args.p[0], sigma=args.sigma[0], iterate=args.iterate[0],

@@ -160,14 +160,14 @@ def check_reports(callback, callback_every, merge_every):
 #: rows, so that a turn's rows are still in L2 when the next problem takes them.
 LOCKSTEP_ROWS = 256
 #: ... while the vectors the problems' updates touch (`_vector_bytes`) total at most this.
-#: Past it they do not stay in cache between turns (the less so as other processes share
-#: it), and a solver would fetch its coordinates again every 256 rows: a turn is then a
-#: whole chunk (`pgs.engine.chunks`) of LOCKSTEP_LONG times the usual work. Measured
-#: (bench/results/lockstep.md), lock-step / one problem after another: 20 classes x 130k
-#: features, 151 non-zeros a row, 2.6-2.9x in turns of 256 rows, 1.5-1.6x of a chunk,
-#: 1.0-1.15x of 4 chunks; 10 x 47k, p = 1.8, 0.63-0.73x against 0.42-0.45x; below 4 MiB
-#: (10 x 22k, MNIST) the short turns are 0.5-0.7 times the long ones.
-LOCKSTEP_CACHE = 4 << 20
+#: Past it they do not stay in cache between turns, and a solver would fetch its
+#: coordinates again every 256 rows: a turn is then a whole chunk (`pgs.engine.chunks`)
+#: of LOCKSTEP_LONG times the usual work. Lock-step / one problem after another
+#: (bench/results/lockstep.md), short turns against long: 20 classes x 130k features
+#: (21-63 MB), 1.6-2.7x against 0.8-1.2x; 10 x 47k at p = 1.8 with the average (11 MB),
+#: 0.53-0.67x against 0.47-0.49x; below it (10 x 47k at p = 2, 3.8-7.6 MB; 10 x 22k;
+#: MNIST) 0.26-0.67x against 0.38-0.75x.
+LOCKSTEP_CACHE = 8 << 20
 LOCKSTEP_LONG = 4
 
 
