@@ -164,9 +164,9 @@ LOCKSTEP_ROWS = 256
 #: coordinates again every 256 rows: a turn is then a whole chunk (`pgs.engine.chunks`)
 #: of LOCKSTEP_LONG times the usual work. Lock-step / one problem after another
 #: (bench/results/lockstep.md), short turns against long: 20 classes x 130k features
-#: (21-63 MB), 1.6-2.7x against 0.8-1.2x; 10 x 47k at p = 1.8 with the average (11 MB),
-#: 0.53-0.67x against 0.47-0.49x; below it (10 x 47k at p = 2, 3.8-7.6 MB; 10 x 22k;
-#: MNIST) 0.26-0.67x against 0.38-0.75x.
+#: (21-63 MB), 1.6-2.9x against 0.9-1.2x; 10 x 47k at p = 1.8 with the average (11 MB),
+#: 0.62-0.68x against 0.47-0.53x; below it (10 x 47k at p = 2, 3.8-7.6 MB; 10 x 22k;
+#: MNIST) 0.26-0.63x against 0.36-0.71x.
 LOCKSTEP_CACHE = 8 << 20
 LOCKSTEP_LONG = 4
 
