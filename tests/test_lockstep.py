@@ -5,7 +5,9 @@ import pytest
 import scipy.sparse as sp
 
 import pgs
+import pgs.training.fit as F
 from pgs._core import SAMPLING_MODES
+from pgs.engine import chunks
 from pgs.engine.solver import Solver, run_lockstep
 from pgs.rules.losses import LOSS_NAMES
 from pgs.training.fit import fit, fit_many
@@ -97,7 +99,11 @@ def test_lockstep_validates_its_arguments():
 
 @pytest.mark.parametrize("n_jobs", [1, 2, 3, 8])
 @pytest.mark.parametrize("iterate", ["last", "average", "random"])
-def test_fit_many_is_fit_per_problem(n_jobs, iterate):
+@pytest.mark.parametrize("cache", [None, 0])
+def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, monkeypatch):
+    if cache is not None:   # vectors past the cache: turns of a whole chunk, here short
+        monkeypatch.setattr(F, "LOCKSTEP_CACHE", cache)
+        monkeypatch.setattr(chunks, "CHUNK_WORK", 2**8)
     X, ys = _problems(n_classes=5, dtype=np.float32)
     kw = dict(loss="hinge", p=1.8, sigma=1e-3, T=700, k=2, iterate=iterate,
               sampling="permutation", t_offset="auto")

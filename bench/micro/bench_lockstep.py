@@ -1,20 +1,34 @@
 """One-vs-rest in lock-step against the same problems one after another.
 
 `PGSClassifier` seeds every one-vs-rest problem with `random_state`, so the problems draw
-the same rows, and runs them in lock-step (each takes the next 256 rows in turn): a row is
-fetched from memory once for all classes. This script times `PGSClassifier(n_jobs=1).fit`
-against `pgs.train` on each problem in turn with the same arguments, which gives the same
-models bit for bit (checked), for several row counts of the 10-class RCV1-like problem
-(`bench.harness.data.rcv1_like_multiclass`, as bench_estimators.py). Kernel time
-dominates: both include their validation and setup.
+the same rows, and runs them in lock-step (`pgs.training.fit.fit_many`): a row is fetched
+from memory once for all classes. This script times `PGSClassifier(sigma=..., T=...,
+n_jobs=1).fit` against `pgs.train` on each problem in turn with the same arguments, which
+gives the same models bit for bit (checked), on data sets of several shapes:
+
+* ``rcv1``: `bench.harness.data.rcv1_like_multiclass` (47,236 features, ~76 non-zeros a
+  row), 10 classes;
+* ``gen22k``: `generate_rcv1_like` with 22,000 features (the fewest its 10 topic
+  vocabularies allow; ~20k), 10 classes;
+* ``news20``: 20 newsgroups' shape, 11,314 rows of ~150 non-zeros over 130,107 features,
+  20 classes (`generate_rcv1_like` rows summed in pairs);
+* ``mnist``: MNIST's 60,000 training images (784 dense pixels), 10 digits (real data).
+
+For each: the estimator's defaults (iterate="average", a free intercept, the asgd schedule)
+and iterate="last", at the given sigmas and p; the lock-step turns as `fit_many` chooses
+them (``--turns auto``) or forced short or long (``--turns short long``). Kernel time
+dominates: both sides include their validation and setup. The ratio is lock-step / in
+turn (below 1: lock-step pays), taken per seed, the two interleaved.
 
 Usage::
 
-    python bench/micro/bench_lockstep.py [--rows 50000 200000] [--rounds 3]
+    python bench/micro/bench_lockstep.py [--sets rcv1 news20] [--rounds 3]
     python bench/run.py [--quick] --only lockstep
+    valgrind --tool=callgrind --cache-sim=yes --collect-atstart=no \
+        --toggle-collect='*_lockstep*' python bench/micro/bench_lockstep.py --once long ...
 
 Prints a Markdown table and writes it to bench/results/lockstep.md
-(lockstep_quick.md from a quick run of bench/run.py: 20,000 rows, 2 rounds).
+(lockstep_quick.md from a quick run of bench/run.py: fewer configurations, 2 rounds).
 """
 
 import argparse
@@ -26,21 +40,57 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
+import pgs.training.fit as F  # noqa: E402
 from bench.harness.common import RESULTS  # noqa: E402
-from bench.harness.data import rcv1_like_multiclass  # noqa: E402
+from bench.harness.data import generate_rcv1_like, mnist  # noqa: E402
 from bench.micro.bench_estimators import print_and_write  # noqa: E402
 
+#: name: (description, rows, epochs)
+SETS = {
+    "rcv1": ("RCV1-like, 47,236 features, 10 classes", 40_000, 1),
+    "gen22k": ("RCV1-like, 22,000 features, 10 classes", 40_000, 1),
+    "news20": ("news20-like, 130,107 features, ~150 nnz a row, 20 classes", 11_314, 3),
+    "mnist": ("MNIST, 784 dense features, 10 classes (real)", 60_000, 1),
+}
 
-def fit_lockstep(X, y, kw, seed):
-    """PGSClassifier(n_jobs=1).fit: (seconds, the fitted estimator)."""
+
+def load(name, rows):
+    """(X as CSR, class ids) of data set `name` with `rows` rows (MNIST: its first rows)."""
+    if name == "mnist":
+        X, y = mnist()[:2]
+        return sp.csr_matrix(X[:rows]), y[:rows]
+    if name == "news20":
+        # generated rows summed in pairs: ~150 non-zeros a row, 20 classes (the label of
+        # the first of the pair)
+        s = generate_rcv1_like(n_train=2 * rows, n_test=0, n_features=130_107, n_classes=20)
+        X = (s.X_train[0::2] + s.X_train[1::2]).tocsr()
+        X.sort_indices()
+        return X, s.y_train[0::2]
+    n_features = 22_000 if name == "gen22k" else 47_236
+    s = generate_rcv1_like(n_train=rows, n_test=0, n_features=n_features, n_classes=10)
+    return s.X_train, s.y_train
+
+
+def fit_lockstep(X, y, kw, seed, turns="auto"):
+    """PGSClassifier(n_jobs=1).fit: (seconds, the fitted estimator, the turns taken).
+    `turns`: "auto" (as `fit_many` chooses: "short", LOCKSTEP_ROWS, or "long", a chunk
+    each), or "short" or "long" for every size."""
     clf = pgs.PGSClassifier(n_jobs=1, random_state=seed, **kw)
-    t0 = time.perf_counter()
-    clf.fit(X, y)
-    return time.perf_counter() - t0, clf
+    cache, vector_bytes, sizes = F.LOCKSTEP_CACHE, F._vector_bytes, []
+    F.LOCKSTEP_CACHE = {"auto": cache, "short": float("inf"), "long": -1}[turns]
+    F._vector_bytes = lambda solver: sizes.append(vector_bytes(solver)) or sizes[-1]
+    try:
+        t0 = time.perf_counter()
+        clf.fit(X, y)
+        seconds = time.perf_counter() - t0
+        return seconds, clf, "long" if sum(sizes) > F.LOCKSTEP_CACHE else "short"
+    finally:
+        F.LOCKSTEP_CACHE, F._vector_bytes = cache, vector_bytes
 
 
 def fit_in_turn(X, y, kw, seed, clf):
@@ -58,68 +108,113 @@ def fit_in_turn(X, y, kw, seed, clf):
     return time.perf_counter() - t0, models
 
 
-
-
 def run(cfg):
-    """The experiment of bench/run.py: the defaults, or 20,000 rows and 2 rounds if quick."""
-    argv = ["--rows", "20000", "--rounds", "2"] if cfg.quick else []
+    """The experiment of bench/run.py: the defaults, or fewer configurations if quick."""
+    argv = ["--sets", "rcv1", "news20", "--rounds", "2"] if cfg.quick else []
     return main(argv + ["--out", str(RESULTS / f"lockstep{'_quick' if cfg.quick else ''}.md")])
+
+
+def _command(args):
+    """The arguments of this run (all but --out), as a command line."""
+    return (f"--sets {' '.join(args.sets)} --sigma {' '.join(map(str, args.sigma))} "
+            f"--p {' '.join(map(str, args.p))} --iterate {' '.join(args.iterate)} "
+            f"--loss {args.loss} --turns {' '.join(args.turns)} --rounds {args.rounds}"
+            + (f" --long-factor {args.long_factor}" if args.long_factor is not None else "")
+            + (f" --rows {args.rows}" if args.rows else ""))
+
+
+def _span(values):
+    return f"{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
 
 
 def main(argv=None):
     """Parse the command line (`argv`, default sys.argv), run, write the table; its path."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, nargs="+", default=[50_000, 200_000])
-    ap.add_argument("--classes", type=int, default=10)
-    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
+    ap.add_argument("--rows", type=int, default=None, help="rows of every set (default: "
+                    "its own)")
+    ap.add_argument("--sigma", type=float, nargs="+", default=[1e-6, 1e-4])
+    ap.add_argument("--p", type=float, nargs="+", default=[2.0])
+    ap.add_argument("--iterate", nargs="+", default=["average", "last"])
+    ap.add_argument("--loss", default="hinge")
+    ap.add_argument("--turns", nargs="+", default=["auto"], choices=["auto", "short", "long"],
+                    help="lock-step turns: as fit_many chooses, or forced")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--once", choices=["short", "long", "in-turn"], default=None,
+                    help="one fit of the first set and values, no table (for valgrind "
+                    "--tool=callgrind --collect-atstart=no --toggle-collect='*_lockstep*'; "
+                    "in-turn is a short fit, for its resolved settings, then the problems "
+                    "in turn: subtract --once short)")
     ap.add_argument("--out", default=str(RESULTS / "lockstep.md"))
+    ap.add_argument("--long-factor", type=int, default=None,
+                    help="LOCKSTEP_LONG for this run (a long turn's chunks)")
     args = ap.parse_args(argv)
+    if args.long_factor is not None:
+        F.LOCKSTEP_LONG = args.long_factor
+    if args.once is not None:
+        X, y = load(args.sets[0], args.rows or SETS[args.sets[0]][1])
+        kw = dict(loss=args.loss, p=args.p[0], sigma=args.sigma[0], iterate=args.iterate[0],
+                  T=SETS[args.sets[0]][2] * X.shape[0])
+        _, clf, _ = fit_lockstep(X, y, kw, 0, "long" if args.once == "long" else "short")
+        if args.once == "in-turn":
+            fit_in_turn(X, y, kw, 0, clf)
+        return None
 
     rows = []
-    for n_rows in args.rows:
-        X, y = rcv1_like_multiclass(n_rows, args.classes)
-        for loss in ("hinge", "logistic"):
-            # The paper's schedule, an intercept column and the last iterate (what this
-            # measured before #24); the estimator's other defaults.
-            kw = dict(loss=loss, sigma=1e-5, T=args.epochs * n_rows, schedule="pgs",
-                      intercept="column", iterate="last")
-            lock, turn = [], []
-            for seed in range(args.rounds):
-                t_lock, clf = fit_lockstep(X, y, kw, seed)
-                t_turn, models = fit_in_turn(X, y, kw, seed, clf)
-                for c, model in enumerate(models):
-                    if not np.array_equal(model.coef, clf.coef_[c]):
-                        raise AssertionError(f"class {c}: lock-step and pgs.train differ")
-                lock.append(t_lock)
-                turn.append(t_turn)
-            ratio = [b / a for a, b in zip(lock, turn, strict=True)]
-            rows.append(
-                f"| {n_rows:,} | {X.nnz:,} | {loss} | {statistics.median(lock):.3f} "
-                f"[{min(lock):.3f}-{max(lock):.3f}] | {statistics.median(turn):.3f} "
-                f"[{min(turn):.3f}-{max(turn):.3f}] | {statistics.median(ratio):.2f}x |")
-            print(rows[-1], flush=True)
+    for name in args.sets:
+        desc, n_rows, epochs = SETS[name]
+        X, y = load(name, args.rows or n_rows)
+        for p in args.p:
+            for sigma in args.sigma:
+                for iterate in args.iterate:
+                    kw = dict(loss=args.loss, p=p, sigma=sigma, T=epochs * X.shape[0],
+                              iterate=iterate)
+                    lock, turn, chosen = {t: [] for t in args.turns}, [], {}
+                    for seed in range(args.rounds):
+                        for turns in args.turns:
+                            t_lock, clf, chosen[turns] = fit_lockstep(X, y, kw, seed,
+                                                                      turns)
+                            lock[turns].append(t_lock)
+                        t_turn, models = fit_in_turn(X, y, kw, seed, clf)
+                        for c, model in enumerate(models):
+                            if not np.array_equal(model.coef, clf.coef_[c]):
+                                raise AssertionError(
+                                    f"class {c}: lock-step and pgs.train differ")
+                        turn.append(t_turn)
+                    for turns, times in lock.items():
+                        ratio = [a / b for a, b in zip(times, turn, strict=True)]
+                        rows.append(
+                            f"| {name} | {X.shape[0]:,} x {X.shape[1]:,}, "
+                            f"{len(np.unique(y))} classes, {X.nnz / X.shape[0]:.0f} nnz/row "
+                            f"| {epochs} | {p:g} | {sigma:g} | {iterate} | "
+                            f"{'auto: ' if turns == 'auto' else ''}{chosen[turns]} | "
+                            f"{_span(times)} | "
+                            f"{_span(turn)} | {statistics.median(ratio):.2f}x |")
+                        print(rows[-1], flush=True)
 
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    load_avg = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     text = "\n".join([
         "# One-vs-rest: lock-step against one problem after another",
         "",
-        f"`bench/micro/bench_lockstep.py`: the {args.classes}-class RCV1-like problem of "
-        "`bench.harness.data.rcv1_like_multiclass` (47,236 features, ~76 non-zeros per "
-        "row), "
-        f"sigma = 1e-5, {args.epochs} epochs (T = {args.epochs} m), schedule='pgs', "
-        "intercept='column', iterate='last', PGSClassifier's other defaults (a permutation "
-        "per pass, intercept_scaling and t_offset 'auto'). *Lock-step*: "
-        "`PGSClassifier(n_jobs=1).fit`. "
-        "*In turn*: `pgs.train` on each class's problem, one after another, with the same "
-        "seed and settings; every model is checked to be bit-identical to the estimator's. "
-        f"Seconds, median [min-max] over random_state 0..{args.rounds - 1}; the ratio is "
-        "taken per seed.",
+        f"`python bench/micro/bench_lockstep.py {_command(args)}`: "
+        f"loss={args.loss!r}, T = epochs x rows, PGSClassifier's other defaults (asgd, "
+        "a free intercept, a permutation per pass, t_offset 'auto'). *Lock-step*: "
+        "`PGSClassifier(sigma=..., T=..., n_jobs=1).fit`. *In turn*: `pgs.train` on each "
+        "class's problem, one after another, with the same seed and settings; every model "
+        "is checked to be bit-identical to the estimator's. Seconds, median [min-max] "
+        f"over random_state 0..{args.rounds - 1}, the two interleaved; the ratio "
+        "lock-step / in turn is taken per seed (below 1: lock-step pays). *Turns*: each "
+        "solver's turn in `fit_many`, short (`LOCKSTEP_ROWS` rows) or long (a chunk of "
+        "`LOCKSTEP_LONG` times the usual work); auto: as `fit_many` chooses from "
+        "`LOCKSTEP_CACHE`.",
+        "Data: " + "; ".join(f"{n}: {SETS[n][0]}" for n in args.sets) + ".",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
-        f"(load average at the end {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}).",
+        f"(load average at the end {load_avg[0]:.1f}, {load_avg[1]:.1f}, "
+        f"{load_avg[2]:.1f}).",
         "",
-        "| rows | non-zeros | loss | lock-step (s) | in turn (s) | in turn / lock-step |",
-        "|---|---|---|---|---|---|",
+        "| set | shape | epochs | p | sigma | iterate | turns | lock-step (s) | in turn (s) "
+        "| lock-step / in turn |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *rows,
     ]) + "\n"
     print_and_write(text, args.out)

@@ -159,6 +159,23 @@ def check_reports(callback, callback_every, merge_every):
 #: Rows a solver takes per turn in `fit_many`'s lock-step: about 230 KB of RCV1-like
 #: rows, so that a turn's rows are still in L2 when the next problem takes them.
 LOCKSTEP_ROWS = 256
+#: ... while the vectors the problems' updates touch (`_vector_bytes`) total at most this.
+#: Past it they do not stay in cache between turns, and a solver would fetch its
+#: coordinates again every 256 rows: a turn is then a whole chunk (`pgs.engine.chunks`)
+#: of LOCKSTEP_LONG times the usual work. Lock-step / one problem after another
+#: (bench/results/lockstep.md), short turns against long: 20 classes x 130k features
+#: (21-63 MB), 1.6-2.9x against 0.9-1.2x; 10 x 47k at p = 1.8 with the average (11 MB),
+#: 0.62-0.68x against 0.47-0.53x; below it (10 x 47k at p = 2, 3.8-7.6 MB; 10 x 22k;
+#: MNIST) 0.26-0.63x against 0.36-0.71x.
+LOCKSTEP_CACHE = 8 << 20
+LOCKSTEP_LONG = 4
+
+
+def _vector_bytes(solver):
+    """Bytes of the vectors every update of `solver` touches (lam, u, the average's)."""
+    arrays = {id(a): a for a in (solver.lam, solver.u, solver.wsum, solver.clast)
+              if a is not None}
+    return sum(a.nbytes for a in arrays.values())
 
 
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
@@ -188,7 +205,9 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     Xb = runs[0].Xb
     n_groups = max(1, min(n_jobs, len(runs)))
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
-    block = max(1, LOCKSTEP_ROWS // runs[0].solver.k)
+    block, long = max(1, LOCKSTEP_ROWS // runs[0].solver.k), 1
+    if sum(_vector_bytes(run.solver) for run in runs) > LOCKSTEP_CACHE:
+        block, long = max(run.t_total for run in runs), LOCKSTEP_LONG   # (cut at chunks)
 
     def run_group(g, stop=None):
         group = runs[bounds[g]:bounds[g + 1]]
@@ -208,7 +227,7 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
                 raise_status(status, group[failed].solver, Xb, group[failed].params)
 
         run_chunked(advance, min(s.t for s in solvers), t_ends.pop(),
-                    len(group) * _work_per_iteration(group[0]), stop)
+                    len(group) * _work_per_iteration(group[0]) / long, stop)
 
     if n_groups == 1:
         run_group(0)
