@@ -55,7 +55,6 @@ def test_chunked_runs_equal_unsplit_runs(monkeypatch, name):
 
     monkeypatch.setattr("pgs.training.fit.run_chunked", counting)
     monkeypatch.setattr("pgs.training.csgd.run_chunked", counting)
-    monkeypatch.setattr("pgs.training.sigma_auto.run_chunked", counting)
     chunked = fit()
     assert len(calls) > 50                 # it did run in many chunks
     np.testing.assert_array_equal(chunked, whole)

@@ -202,31 +202,38 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
         stopped = threads.run_threads(runs[0], min(n_jobs, runs[0].Xb.shape[0]), None,
                                        None, None, 0.0)
         return [finish(runs[0], stopped, keep_state)]
+    if len({run.t_total for run in runs}) > 1:     # (cannot share turns; each runs alone)
+        for run in runs:
+            _run_chunks(run, None, None, 0.0)
+    else:
+        advance(runs, runs[0].t_total, n_jobs)
+    return [finish(run, False, keep_state) for run in runs]
+
+
+def advance(runs, t_end, n_jobs=1):
+    """Run `prepare`'s runs over the same rows (seeded alike: they draw the same rows) to
+    iteration `t_end` in lock-step, in contiguous groups on `n_jobs` threads, in chunks
+    (Ctrl-C); each run's bits are those of its own `_run_chunks`."""
     Xb = runs[0].Xb
     n_groups = max(1, min(n_jobs, len(runs)))
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
     block, long = max(1, LOCKSTEP_ROWS // runs[0].solver.k), 1
     if sum(_vector_bytes(run.solver) for run in runs) > LOCKSTEP_CACHE:
-        block, long = max(run.t_total for run in runs), LOCKSTEP_LONG   # (cut at chunks)
+        block, long = t_end, LOCKSTEP_LONG      # (cut at chunks)
 
     def run_group(g, stop=None):
         group = runs[bounds[g]:bounds[g + 1]]
-        t_ends = {run.t_total for run in group}
-        if len(t_ends) > 1:               # (cannot share turns; each runs alone)
-            for run in group:
-                _run_chunks(run, None, None, 0.0, stop)
-            return
         solvers = [run.solver for run in group]
 
-        def advance(t_end):
+        def step(t):
             # (a solver's bits do not depend on the schedule: chunks change nothing)
-            failed, status = run_lockstep(solvers, t_end, block, Xb.data, Xb.indices,
+            failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices,
                                           Xb.indptr, [run.y_kernel for run in group],
                                           group[0].weights)
             if failed >= 0:
                 raise_status(status, group[failed].solver, Xb, group[failed].params)
 
-        run_chunked(advance, min(s.t for s in solvers), t_ends.pop(),
+        run_chunked(step, min(s.t for s in solvers), t_end,
                     len(group) * _work_per_iteration(group[0]) / long, stop)
 
     if n_groups == 1:
@@ -234,7 +241,6 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     else:
         # (the main thread waits so that Ctrl-C reaches it; the workers then stop)
         run_threads(run_group, n_groups)
-    return [finish(run, False, keep_state) for run in runs]
 
 
 def check_args(loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, intercept,

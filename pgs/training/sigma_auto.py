@@ -21,21 +21,11 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine import threads
-from pgs.engine.chunks import run_chunked, run_threads
-from pgs.engine.solver import raise_status, run_lockstep
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, check_targets
-from pgs.training.fit import (
-    LOCKSTEP_ROWS,
-    _intercept,
-    _work_per_iteration,
-    check_sample_weight,
-    finish,
-    fit,
-    prepare,
-)
+from pgs.training.fit import _intercept, advance, check_sample_weight, finish, fit, prepare
 
 #: Default grid: these factors times ``mean_i ||x_i||^2 / m`` (scale-free, and moving as 1/m
 #: as the best sigma does; bench/experiments/exp_defaults.py measured best factors of 0.03-3).
@@ -231,38 +221,16 @@ def _current(runs):
     return coefs, intercepts
 
 
-def advance(groups, t_end, Xb, n_jobs):
-    """Run every problem of `groups` (lists of `prepare`'s runs over the same rows `Xb`,
-    seeded alike) to iteration `t_end`: in lock-step, each group's problems and the groups
-    together, in chunks (Ctrl-C); the groups shared between `n_jobs` threads. A single
-    problem with ``n_jobs > 1`` is split by rows between the threads instead."""
+def _advance(groups, t_end, n_jobs):
+    """Every problem of `groups` (lists of runs) to iteration `t_end`, in lock-step
+    (`pgs.training.fit.advance`); a single problem with ``n_jobs > 1`` split by rows
+    between the threads instead (`pgs.engine.threads`)."""
     runs = [run for group in groups for run in group]
-    if len(runs) == 1 and n_jobs > 1 and Xb.shape[0] > 1:
-        run = runs[0]
-        threads.run_threads(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]), None,
-                            None, None, 0.0)
-        return
-    n_parts = max(1, min(n_jobs, len(runs)))
-    bounds = [g * len(runs) // n_parts for g in range(n_parts + 1)]
-    block = max(1, LOCKSTEP_ROWS // runs[0].solver.k)
-
-    def work(g, stop=None):
-        part = runs[bounds[g]:bounds[g + 1]]
-        solvers = [run.solver for run in part]
-
-        def step(t):
-            failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices, Xb.indptr,
-                                          [run.y_kernel for run in part], part[0].weights)
-            if failed >= 0:
-                raise_status(status, part[failed].solver, Xb, part[failed].params)
-
-        run_chunked(step, min(s.t for s in solvers), t_end,
-                    len(part) * _work_per_iteration(part[0]), stop)
-
-    if n_parts == 1:
-        work(0)
+    if len(runs) == 1 and n_jobs > 1 and runs[0].Xb.shape[0] > 1:
+        threads.run_threads(runs[0]._replace(t_total=t_end), min(n_jobs, runs[0].Xb.shape[0]),
+                            None, None, None, 0.0)
     else:
-        run_threads(work, n_parts)
+        advance(runs, t_end, n_jobs)
 
 
 def _choose(alive, scores, values, holdout, keep):
@@ -370,7 +338,7 @@ def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_pa
     rung = max(FIRST_RUNG_PASSES * per_pass, FIRST_RUNG_ROWS / k)   # (iterations)
     while True:
         t_end = min(t_cap, max(1, math.ceil(rung)))
-        advance([groups[g] for g in alive], t_end, X_train, n_jobs)
+        _advance([groups[g] for g in alive], t_end, n_jobs)
         for g in alive:
             values[g] = holdout.values(*_current(groups[g]))
             scores[g] = holdout.score(values[g])
@@ -400,7 +368,7 @@ def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_pa
     check = max(per_pass, math.ceil(CHECK_ROWS / k))
     while t < t_cap and (T is not None or stale < N_ITER_NO_CHANGE):
         t = min(t_cap, t + check) if T is None else t_cap
-        advance([runs], t, X_train, n_jobs)
+        _advance([runs], t, n_jobs)
         if T is not None:
             break
         v = holdout.values(*_current(runs))
