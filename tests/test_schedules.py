@@ -330,3 +330,21 @@ def test_threads_warm_start_continues_every_workers_stream(schedule):
     more = pgs.train(X, y, T=400, warm_start=first, **kw)
     np.testing.assert_array_equal(more.coef, whole.coef)
     assert more.intercept == whole.intercept
+
+
+@pytest.mark.parametrize("schedule", ["asgd", "pgs"])
+def test_the_average_folds_at_powers_of_two_from_n_over_8_on(schedule):
+    """A fold sets the average's C to 0 before it takes w_t (C = rho_t c_t just after):
+    at t = 2^j once 8 t >= n_cols (a fold costs n_cols), never before (C_RESTART far
+    away at this t)."""
+    n_features = 999                                   # n_cols = 1000: folds from t = 128
+    rng = np.random.default_rng(0)
+    X = sp.random(400, n_features, density=0.02, format="csr", random_state=1)
+    y = np.where(rng.random(400) < 0.5, -1.0, 1.0)
+    for t in (32, 64, 128, 256, 255):
+        run = prepare(X, y, sigma=1e-4, T=t, seed=3, schedule=schedule, loss="logistic")
+        run.solver.run(t, run.Xb.data, run.Xb.indices, run.Xb.indptr, run.y_kernel)
+        s = run.solver._scalars()
+        rho = float(t) if schedule == "asgd" else 1.0
+        folded = s["C"] == rho * s["c"]
+        assert folded == (t in (128, 256)), (t, s["C"], rho * s["c"])
