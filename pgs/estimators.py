@@ -158,10 +158,11 @@ class _PGSBase(BaseEstimator):
             # prediction they make together (their margins are compared by argmax).
             del train_kwargs["sigma"]
             models, search = sigma_auto.fit_auto(
-                X, targets, self._per_row(strata, targets, sample_weight=weights),
+                self._rows(X, n_jobs), targets,
+                self._per_row(strata, targets, sample_weight=weights),
                 grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
                 max_passes=self.max_passes, validation_fraction=self.validation_fraction,
-                sample_weight=weights, strata=strata, n_jobs=n_jobs, keep_state=True,
+                sample_weight=weights, strata=strata, keep_state=True,
                 verbose=self.verbose, status=getattr(self, "_status", None),
                 known_classes=known, k_above_rows=partial,
                 **train_kwargs)
@@ -172,6 +173,10 @@ class _PGSBase(BaseEstimator):
         return fit_many(X, targets, n_jobs=n_jobs, T=T, seed=entropy, warm_starts=warm_models,
                         sample_weight=weights, keep_state=True, known_classes=known,
                         k_above_rows=partial, max_passes=self.max_passes, **train_kwargs)
+
+    def _rows(self, X, n_jobs):
+        """Where ``sigma="auto"`` trains: `X`'s rows in memory."""
+        return sigma_auto.InMemoryRows(X, n_jobs)
 
     def _set_fitted(self, models):
         """Copy the trained models into scikit-learn's fitted attributes."""

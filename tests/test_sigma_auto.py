@@ -82,10 +82,11 @@ def test_train_halving_and_stopping_match_the_brute_force_reference(loss):
     X, y = _hard_binary()
     model = pgs.train(X, y, sigma="auto", seed=5, loss=loss)
     grid = model.sigma_grid
+    train, val = SA.validation_split(X.shape[0], 0.2, 5, np.where(y > 0, 1.0, -1.0))
+    # The default grid: the factors times mean ||x||^2 / m over the training rows.
     assert grid.shape == (len(SA.DEFAULT_GRID_FACTORS),)
     np.testing.assert_allclose(grid, np.array(SA.DEFAULT_GRID_FACTORS)
-                               * np.sum(X**2) / X.shape[0] / X.shape[0], rtol=1e-12)
-    train, val = SA.validation_split(X.shape[0], 0.2, 5, np.where(y > 0, 1.0, -1.0))
+                               * np.sum(X[train]**2) / train.shape[0]**2, rtol=1e-12)
 
     def fit_at(s, T):
         return pgs.train(X[train], y[train], sigma=s, seed=5, T=T, loss=loss)
