@@ -157,15 +157,18 @@ class _PGSBase(BaseEstimator):
             # One sigma shared by all the one-vs-rest problems, scored on the multiclass
             # prediction they make together (their margins are compared by argmax).
             del train_kwargs["sigma"]
-            models, search = sigma_auto.fit_auto(
-                self._rows(X, n_jobs), targets,
-                self._per_row(strata, targets, sample_weight=weights),
-                grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
-                max_passes=self.max_passes, validation_fraction=self.validation_fraction,
-                sample_weight=weights, strata=strata, keep_state=True,
-                verbose=self.verbose, status=getattr(self, "_status", None),
-                known_classes=known, k_above_rows=partial,
-                **train_kwargs)
+            rows = self._rows(X, n_jobs)
+            try:
+                models, search = sigma_auto.fit_auto(
+                    rows, targets, self._per_row(strata, targets, sample_weight=weights),
+                    grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
+                    max_passes=self.max_passes,
+                    validation_fraction=self.validation_fraction, sample_weight=weights,
+                    strata=strata, keep_state=True, verbose=self.verbose,
+                    status=getattr(self, "_status", None), known_classes=known,
+                    k_above_rows=partial, **train_kwargs)
+            finally:
+                rows.close()
             self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores
             return models
         if warm_models is None:

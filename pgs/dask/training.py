@@ -40,6 +40,7 @@ from pgs.engine.threads import RoundReports
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import DEFAULTS, row_sq_norms, row_stats
+from pgs.training import sigma_auto
 from pgs.training.fit import check_reports, finish, prepare
 
 #: Times an actor lost with its worker is made again for the same call.
@@ -194,7 +195,10 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         the targets' computation. Default ``pgs.dask.client.DEFAULT_TIMEOUT`` (600).
     **kwargs
         Every other argument of `pgs.train` (loss, p, sigma, T, k, B, iterate, seed,
-        t_offset, warm_start, ...), with the same meaning and defaults.
+        t_offset, warm_start, max_passes, ...), with the same meaning and defaults.
+        ``sigma="auto"`` runs the search and the stopping rule on the shards of the
+        training rows (`DaskRows`; the callback is not called): with one chunk, the model
+        of `pgs.train`; with ``n_jobs=W``, that of ``pgs.train(n_jobs=W)``.
 
     Returns
     -------
@@ -233,26 +237,39 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     start = time.perf_counter()
     callback_every, merge_every = check_reports(callback, callback_every, merge_every)
     timeout = check_timeout(timeout)
-    sigma = kwargs.get("sigma", DEFAULTS["sigma"])
-    if isinstance(sigma, str) and sigma == "auto":
-        # (the held-out grid runs in memory only: pgs.training.sigma_auto)
-        raise ValueError("pgs.dask.train needs a number for sigma: sigma='auto' is not "
-                         "supported on dask arrays (pass e.g. the sigma_ of an in-memory "
-                         "fit on a sample)")
     client = get_client(client)
+    if sigma_auto.is_auto(kwargs.get("sigma", DEFAULTS["sigma"])) and \
+            kwargs.get("warm_start") is None:
+        if isinstance(y, da.Array):
+            y = _fetch(client, y, timeout, "y")
+        if isinstance(sample_weight, da.Array):
+            sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
+        args = {key: kwargs.pop(key, DEFAULTS[key]) for key in
+                ("sigma_grid", "validation_fraction", "max_passes")}
+        kwargs.pop("sigma", None)
+        V.check_loss(kwargs.setdefault("loss", DEFAULTS["loss"]))
+        rows = DaskRows(X, client, n_jobs=n_jobs, merge_every=merge_every, timeout=timeout)
+        try:
+            return sigma_auto.train_on_rows(
+                rows, y, sigma_grid=sigma_auto.check_sigma_grid(args["sigma_grid"]),
+                validation_fraction=sigma_auto.check_validation_fraction(
+                    args["validation_fraction"]),
+                max_passes=V.check_positive("max_passes", args["max_passes"]),
+                seed=kwargs.pop("seed", None), sample_weight=sample_weight,
+                keep_state=keep_state, start=start, **kwargs)
+        finally:
+            rows.close()
+    if sigma_auto.is_auto(kwargs.get("sigma", DEFAULTS["sigma"])):
+        kwargs["sigma"] = kwargs["warm_start"].params["sigma"]
+    for key in ("sigma_grid", "validation_fraction", "verbose"):
+        kwargs.pop(key, None)
     X, y = _partition(X, y, n_jobs, client, timeout)
     if isinstance(sample_weight, da.Array):
         sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
     m, n_features = X.shape
     sizes = [int(c) for c in X.chunks[0]]
-
-    # X's chunks, as futures the client keeps for the whole fit: the scheduler can
-    # rebuild a lost one from the graph that made it (none is pinned to a worker).
-    X = client.persist(X)
-    parts = client.compute(list(X.to_delayed().ravel()))
+    parts, homes = _parts(client, X, timeout)
     del X
-    wait_all(client, parts, timeout, "X's partitions")
-    homes = _homes(client, parts)
 
     # Each shard is built by its actor from its chunk (where the chunk lies, as the
     # scheduler prefers); its targets (and weights) go to it once prepared (O(rows) once).
@@ -286,6 +303,106 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         del actors, parts
     run.solver.set_state(P.final_solver_state(state))
     return finish(run, stopped, keep_state)
+
+
+def _parts(client, X, timeout):
+    """X's chunks as futures the client keeps for the whole fit (the scheduler can rebuild
+    a lost one from the graph that made it: none is pinned to a worker), and where each
+    lies."""
+    X = client.persist(X)
+    parts = client.compute(list(X.to_delayed().ravel()))
+    wait_all(client, parts, timeout, "X's partitions")
+    return parts, _homes(client, parts)
+
+
+class DaskRows:
+    """`pgs.training.sigma_auto.fit_auto`'s rows on a Dask cluster (``sigma="auto"``).
+
+    The training rows of each row-chunk of X are a shard (or, with `n_jobs`, the training
+    rows re-chunked into `n_jobs` near-equal shards: those of
+    ``pgs.train(X, y, n_jobs=n_jobs, sigma="auto")``), kept in actors for the whole
+    search; each run advances by rounds merged on the client (`pgs.engine.rounds`), as
+    `train` runs them. The held-out rows (at most 10,000 by default) come to the client,
+    which scores the candidates. With one shard every run is the plain run, and the fit
+    equals the in-memory one bit for bit; with W shards, ``pgs.train(n_jobs=W)``'s on the
+    same training shards.
+
+    Parameters
+    ----------
+    X : dask.array.Array
+        All the rows.
+    client : distributed.Client
+    n_jobs, merge_every, timeout
+        As for `train`.
+    """
+
+    def __init__(self, X, client, *, n_jobs=None, merge_every=None, timeout=DEFAULT_TIMEOUT):
+        self.X, _ = _partition(X, None, None, client, timeout)
+        self.client, self.n_jobs, self.timeout = client, n_jobs, timeout
+        self.merge_every = merge_every
+        self.n_rows = self.X.shape[0]
+        self.actors, self._stats = None, {}
+
+    def split(self, train, val):
+        """Build the shards of the training rows `train`; fetch the held-out rows `val`."""
+        bounds = np.cumsum([0] + [int(c) for c in self.X.chunks[0]])
+        blocks = []
+        for w in range(len(bounds) - 1):
+            local = train[(train >= bounds[w]) & (train < bounds[w + 1])] - bounds[w]
+            if local.size:
+                blocks.append(self.X.blocks[w][local])
+        X_train, _ = _partition(da.concatenate(blocks, axis=0), None, self.n_jobs,
+                                self.client, self.timeout)
+        self.sizes = [int(c) for c in X_train.chunks[0]]
+        self.shape = X_train.shape
+        parts, homes = _parts(self.client, X_train, self.timeout)
+        self.actors = _Actors(self.client, parts, homes, self.sizes, self.timeout)
+        self.actors.wait()
+        X_val = _fetch(self.client, self.X[val], self.timeout, "the held-out rows")
+        return sp.csr_matrix(X_val)
+
+    def _shape_only(self):
+        m, n = self.shape
+        return sp.csr_matrix((np.empty(0), np.empty(0, np.int32), np.zeros(m + 1, np.int32)),
+                             shape=(m, n))
+
+    def stats(self, q):
+        """`pgs.rules.defaults.row_stats` of the training rows, from the shards' norms."""
+        if q not in self._stats:
+            norms = self.actors.row_sq_norms(q)
+            sq = np.concatenate([n[0] for n in norms])
+            sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
+            self._stats[q] = row_stats(as_csr_buffers(self._shape_only()), q, norms=(sq, sq_q))
+        return self._stats[q]
+
+    def sq_total(self):
+        """``sum_i ||x_i||^2`` over the training rows."""
+        return self.stats(2.0)["sq"]
+
+    def prepare(self, y, **kwargs):
+        """`pgs.training.fit.prepare` on the training rows (their "auto" rules' sums from
+        the shards)."""
+        p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
+        return prepare(self._shape_only(), y, row_stats=lambda: self.stats(p / (p - 1.0)),
+                       **kwargs)
+
+    def advance(self, groups, t_end):
+        """Every run of `groups` to iteration `t_end`, one after another, by rounds."""
+        for run in (run for group in groups for run in group):
+            if run.solver.t >= t_end:
+                continue
+            merge_every = self.merge_every or P.default_merge_every(
+                self.shape[0], len(self.sizes), run.solver.k)
+            params, state = P.setup(run, self.sizes)
+            self.actors.setup(run, params)
+            state, _ = _rounds(self.actors, state, params, run._replace(t_total=t_end),
+                               merge_every, None, None, 0.0)
+            run.solver.set_state(P.final_solver_state(state))
+
+    def close(self):
+        """Release the shards' actors."""
+        if self.actors is not None:
+            self.actors.close()
 
 
 class _DirectActor(distributed.Actor):
