@@ -10,6 +10,7 @@ import paper
 import pytest
 import scipy.sparse as sp
 from reference import pgs_rounds_reference
+from sigint import CHILD_SIGINT
 
 import pgs
 from pgs.engine import rounds as P
@@ -345,7 +346,8 @@ def test_ctrl_c_stops_the_threads(tmp_path):
 
     script = tmp_path / "long.py"
     script.write_text(
-        "import sys, time\nimport numpy as np\nimport scipy.sparse as sp\nimport pgs\n"
+        CHILD_SIGINT
+        + "import sys, time\nimport numpy as np\nimport scipy.sparse as sp\nimport pgs\n"
         "X = sp.random(2000, 50, density=0.2, random_state=0, format='csr')\n"
         "y = np.where(np.arange(2000) % 2 == 0, -1.0, 1.0)\n"
         "print('ready', flush=True)\n"
