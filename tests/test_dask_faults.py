@@ -18,6 +18,8 @@ import scipy.sparse as sp
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
+from sigint import default_sigint  # noqa: E402
+
 import pgs  # noqa: E402
 import pgs.dask  # noqa: E402
 from pgs.engine.rounds import partition_rows  # noqa: E402
@@ -29,6 +31,9 @@ pytest.importorskip("cloudpickle").register_pickle_by_value(sys.modules[__name__
 
 M = 3000
 KW = dict(loss="logistic", sigma=1e-3, seed=5, iterate="average", sampling="permutation")
+#: The Ctrl-C test's T: 4000 rounds of 1000 iterations, about 30 s on a loaded 2-core machine
+#: (7 ms a round), the signal coming after the first.
+T_CTRL_C = 4 * 10**6
 
 
 @pytest.fixture
@@ -190,15 +195,29 @@ def test_lost_scattered_data_is_a_runtime_error_and_the_client_goes_on(client):
 
 
 def test_ctrl_c_cancels_the_fits_tasks(client):
+    """SIGINT half a second after the fit's first round raises KeyboardInterrupt, and the
+    fit's tasks leave the scheduler. Python's SIGINT handler is installed for the fit (a
+    shell that ignores SIGINT passes that on: the signal would never come), and the fit
+    ends by itself (T_CTRL_C: tens of seconds) so that without the signal the test fails
+    rather than hangs."""
     X, y = _problem(seed=4)
-    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            pgs.dask.train(_dask(X), y, client=client, T=10**9, merge_every=500,
-                           timeout=120, **KW)
-    finally:
-        timer.cancel()
+    started, done = threading.Event(), threading.Event()
+
+    def ctrl_c():
+        if started.wait(60) and not done.wait(0.5):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=ctrl_c)
+    with default_sigint():
+        sender.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                pgs.dask.train(_dask(X), y, client=client, T=T_CTRL_C, merge_every=500,
+                               callback=lambda report: started.set(), callback_every=1000,
+                               timeout=120, **KW)
+        finally:
+            done.set()
+            sender.join()
 
     def ours(dask_scheduler):
         return [str(k) for k in dask_scheduler.tasks if "_ShardActor" in str(k)]
