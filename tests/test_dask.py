@@ -268,7 +268,7 @@ def test_shard_actor_keeps_the_permutation_between_rounds():
     kw = dict(loss="logistic", sigma=1e-3, T=3000, seed=2, sampling="permutation")
     run = prepare(X, y, **kw)
     params, state = P.setup(run, [300, 300])
-    actors = [_ShardActor(X[lo:lo + 300], w, lo, (run.y_kernel[lo:lo + 300], None, params))
+    actors = [_ShardActor(X[lo:lo + 300], w, lo, {0: (run.y_kernel[lo:lo + 300], None, params)})
               for w, lo in enumerate((0, 300))]
     held = [None, None]                  # what the client knows each actor holds
     kept = changed = 0
@@ -278,10 +278,10 @@ def test_shard_actor_keeps_the_permutation_between_rounds():
         for w, task in enumerate(tasks):
             ref = P.run_shard(task, params, X.data, X.indices, X.indptr[300 * w:300 * w + 301],
                               run.y_kernel[300 * w:300 * w + 300])
-            sent = task
+            sent = dict(task, run=0)
             if task["sampler"]["perm"] is held[w] is not None:
-                sent = dict(task, sampler=dict(task["sampler"], perm=_KEPT))
-            got = actors[w].run_round(sent)
+                sent = dict(sent, sampler=dict(task["sampler"], perm=_KEPT))
+            (got,) = actors[w].run_rounds([sent])
             if isinstance(got["sampler"]["perm"], str):
                 kept += 1
                 got["sampler"]["perm"] = task["sampler"]["perm"]
@@ -294,10 +294,10 @@ def test_shard_actor_keeps_the_permutation_between_rounds():
         state = P.merge(state, deltas, params)
     assert kept > changed > 0
     new = _ShardActor(X[:300], 0, 0)
-    new.setup(run.y_kernel[:300], None, params)
+    new.setup(0, run.y_kernel[:300], None, params)
     task = P.plan_round(state, kw["T"], 100)[0]
     with pytest.raises(RuntimeError, match="holds no permutation"):
-        new.run_round(dict(task, sampler=dict(task["sampler"], perm=_KEPT)))
+        new.run_rounds([dict(task, run=0, sampler=dict(task["sampler"], perm=_KEPT))])
 
 
 def test_read_svmlight_then_train(tmp_path, client):

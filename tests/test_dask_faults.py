@@ -77,9 +77,9 @@ class _KillOnRound(distributed.WorkerPlugin):
     def setup(self, worker):
         from pgs.dask.training import _ShardActor
         marker, at, seen = self.marker, self.at, [0]
-        run_round = _ShardActor.run_round
+        run_rounds = _ShardActor.run_rounds
 
-        def killing(actor, task):
+        def killing(actor, tasks):
             seen[0] += 1
             if seen[0] == at:
                 try:
@@ -88,9 +88,9 @@ class _KillOnRound(distributed.WorkerPlugin):
                     pass
                 else:
                     os.kill(os.getpid(), signal.SIGKILL)
-            return run_round(actor, task)
+            return run_rounds(actor, tasks)
 
-        _ShardActor.run_round = killing
+        _ShardActor.run_rounds = killing
 
 
 @pytest.mark.parametrize("at", [3, 9])      # 10% and 30% into 8 passes (30 rounds)
@@ -105,6 +105,20 @@ def test_worker_killed_mid_round_gives_the_same_bits(client, tmp_path, at):
     _same_bits(got, ref)
     client.wait_for_workers(2, timeout=60)
     assert set(_pids(client).values()) != before           # (the nanny restarted it)
+
+
+def test_worker_killed_during_the_sigma_search_gives_the_same_bits(client, tmp_path):
+    """sigma="auto": a worker killed at its 3rd call of rounds (the 7 candidates' first
+    rung), its actor made again with every candidate's set-up: the model is the one
+    without the fault (pgs.train(n_jobs=2)'s)."""
+    X, y = _problem(seed=2)
+    kw = dict(loss="logistic", seed=5)
+    ref = pgs.train(X, y, n_jobs=2, **kw)
+    client.register_plugin(_KillOnRound(tmp_path / "killed", 3), name="kill")
+    got = pgs.dask.train(_dask(X), y, client=client, timeout=120, n_jobs=2, **kw)
+    assert (tmp_path / "killed").exists()
+    _same_bits(got, ref)
+    np.testing.assert_array_equal(got.sigma_scores, ref.sigma_scores)
 
 
 def test_worker_killed_between_rounds_gives_the_same_bits(client):
