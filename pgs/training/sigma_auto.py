@@ -398,9 +398,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
             stale += 1
         report(f"pass {t / per_pass:.3g} (sigma {grid[win]:.3g}): held-out score {score:.4f}, "
                f"best {best:.4f}", t / per_pass, max_passes)
-    models = [finish(run, False, keep_state) for run in runs]
-    for model in models:
-        model.params["passes"] = t / per_pass
+    models = [finish(run, False, keep_state) for run in runs]   # (their passes: T k / rows)
     return models, SigmaSearch(float(grid[win]), grid, scores)
 
 
