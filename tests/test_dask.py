@@ -408,6 +408,17 @@ def test_estimators_take_dask_arrays(client):
         assert est.get_params()["merge_every"] == 100
 
 
+def test_sampled_q_norms_are_the_same_rows_on_the_shards(client):
+    """p < 2 past 2 Q_SAMPLE_ROWS rows: the "auto" step reads every stride-th row's q-norm,
+    counted in the whole X, whichever shard holds it: eta0 and the model are pgs.train's."""
+    X, y = _problem(m=25_000, n=30, seed=9)
+    kw = dict(p=1.7, sigma=1e-4, T=3000, seed=2, merge_every=500)
+    got = pgs.dask.train(_dask(X, (7001, 9000, 8999)), y, client=client, n_jobs=3, **kw)
+    want = pgs.train(X, y, n_jobs=3, **kw)
+    assert got.params["eta0"] == want.params["eta0"]
+    _same_model(got, want)
+
+
 def test_sigma_auto_on_the_shards_is_the_in_memory_search(client):
     """sigma="auto" (halving and the stopping rule) on a dask X: with one chunk,
     pgs.train's model bit for bit; with n_jobs=W, pgs.train(n_jobs=W)'s on the same

@@ -40,7 +40,7 @@ from pgs.engine.solver import raise_status
 from pgs.engine.threads import RoundReports
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
-from pgs.rules.defaults import DEFAULTS, row_sq_norms, row_stats
+from pgs.rules.defaults import DEFAULTS, q_stride, row_sq_norms, row_stats
 from pgs.training import sigma_auto
 from pgs.training.fit import check_reports, finish, prepare
 
@@ -80,9 +80,9 @@ class _ShardActor:
         for key, args in (setups or {}).items():
             self.setup(key, *args)
 
-    def row_sq_norms(self, q):
+    def row_sq_norms(self, q, stride, first):
         """The shard's `pgs.rules.defaults.row_sq_norms` (one array for q = 2)."""
-        sq, sq_q = row_sq_norms(self.Xb, q)
+        sq, sq_q = row_sq_norms(self.Xb, q, stride, first)
         return (sq,) if sq_q is sq else (sq, sq_q)
 
     def setup(self, key, y, weights, params):
@@ -289,11 +289,8 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
                                     np.zeros(m + 1, np.int32)), shape=(m, n_features))
 
         @functools.cache             # (the rules may ask up to three times: one scan)
-        def stats(actors=actors):
-            norms = actors.row_sq_norms(p / (p - 1.0))
-            sq = np.concatenate([n[0] for n in norms])     # (q = 2: one array, one sum)
-            sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
-            return row_stats(as_csr_buffers(shape_only), p / (p - 1.0), norms=(sq, sq_q))
+        def stats(full=False, actors=actors):
+            return actors.row_stats((m, n_features), p / (p - 1.0), full)
 
         run = prepare(shape_only, y, sample_weight=sample_weight,
                       track_loss=callback is not None, row_stats=stats, **kwargs)
@@ -373,14 +370,11 @@ class DaskRows:
         return sp.csr_matrix((np.empty(0), np.empty(0, np.int32), np.zeros(m + 1, np.int32)),
                              shape=(m, n))
 
-    def stats(self, q):
+    def stats(self, q, full=False):
         """`pgs.rules.defaults.row_stats` of the training rows, from the shards' norms."""
-        if q not in self._stats:
-            norms = self.actors.row_sq_norms(q)
-            sq = np.concatenate([n[0] for n in norms])
-            sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
-            self._stats[q] = row_stats(as_csr_buffers(self._shape_only()), q, norms=(sq, sq_q))
-        return self._stats[q]
+        if (q, full) not in self._stats:
+            self._stats[q, full] = self.actors.row_stats(self.shape, q, full)
+        return self._stats[q, full]
 
     def sq_total(self):
         """``sum_i ||x_i||^2`` over the training rows."""
@@ -390,8 +384,8 @@ class DaskRows:
         """`pgs.training.fit.prepare` on the training rows (their "auto" rules' sums from
         the shards)."""
         p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
-        return prepare(self._shape_only(), y, row_stats=lambda: self.stats(p / (p - 1.0)),
-                       **kwargs)
+        return prepare(self._shape_only(), y,
+                       row_stats=lambda full: self.stats(p / (p - 1.0), full), **kwargs)
 
     def advance(self, groups, t_end):
         """Every run of `groups` to iteration `t_end` by rounds, together: one call per
@@ -512,9 +506,18 @@ class _Actors:
             f"timeout={self.timeout:g} s (are there workers left? raise timeout= for "
             f"longer rounds)")
 
-    def row_sq_norms(self, q):
-        """Every shard's rows' norms (`_ShardActor.row_sq_norms`), in shard order."""
-        return self.map("row_sq_norms", [(q,)] * len(self.futures), "the rows' norms")
+    def row_stats(self, shape, q, full):
+        """`pgs.rules.defaults.row_stats` of the shards' rows (X of `shape`), from every
+        shard's `_ShardActor.row_sq_norms`, in shard order: the sums of the same rows'
+        norms as in memory, rounded once."""
+        stride = 1 if full else q_stride(shape[0])
+        norms = self.map("row_sq_norms", [(q, stride, int(self.bounds[w]))
+                                          for w in range(len(self.futures))], "the rows' norms")
+        sq = np.concatenate([n[0] for n in norms])     # (q = 2: one array, one sum)
+        sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
+        shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
+                                    np.zeros(shape[0] + 1, np.int32)), shape=shape)
+        return row_stats(as_csr_buffers(shape_only), q, norms=(sq, sq_q), full=full)
 
     def setup(self, run, params, key=0):
         """Give every shard run `key`'s targets, weights and constants."""

@@ -272,8 +272,8 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
              fixed_rows=None, known_classes=None, row_stats=None, k_above_rows=False,
              max_passes=D.DEFAULTS["max_passes"]):
     """Validate one `train` call and build its solver; `k_above_rows` lets a mini-batch
-    hold more rows than X (partial_fit); `row_stats()` gives X's when the "auto" rules
-    need them (`pgs.dask`)."""
+    hold more rows than X (partial_fit); `row_stats(full)` gives X's when the "auto"
+    rules need them (`pgs.dask`; `pgs.rules.defaults.row_stats`)."""
     loss_id = V.check_loss(loss)
     sigma = V.check_positive("sigma", sigma)
     seed = V.check_seed(seed)
@@ -318,8 +318,9 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         icpt_rate = saved.get("intercept_rate")     # (None in models of older versions)
     else:
         icpt_rate = None
-    def stats():            # (an O(nnz) scan: only for the rules that read it)
-        return D.row_stats(Xb, p / (p - 1.0)) if row_stats is None else row_stats()
+    def stats(full=False):  # (an O(nnz) scan: only for the rules that read it)
+        q = p / (p - 1.0)
+        return D.row_stats(Xb, q, full=full) if row_stats is None else row_stats(full)
 
     if sampling == "auto":
         sampling = D.auto_sampling(weights)
@@ -342,8 +343,8 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
     else:
         eta0 = None
         if t_offset == "auto":
-            t_offset = auto_t_offset(stats(), y_kernel, loss=loss, p=p, sigma=sigma, B=B,
-                                     icpt=icpt, epsilon=epsilon, weights=weights,
+            t_offset = auto_t_offset(stats(full=True), y_kernel, loss=loss, p=p, sigma=sigma,
+                                     B=B, icpt=icpt, epsilon=epsilon, weights=weights,
                                      sampling=sampling)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
                   iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
