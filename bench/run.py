@@ -8,7 +8,7 @@ experiment (smaller sets, fewer seeds) to finish in a few minutes; the full run,
 Every experiment is a module of `EXPERIMENTS` with a `run(cfg)` (cfg:
 harness.common.Config, whose `quick` it honours): experiments/exp_*.py (the paper's
 experiments and the measurements behind the defaults) and micro/ (bench_*.py, single
-components timed; fuzz.py). Most also keep their own command lines (see their
+components timed). Most also keep their own command lines (see their
 docstrings). harness/ holds the helpers: common.py (configuration, statistics, tables,
 plots), data.py (the generated and real data sets), peers.py (scikit-learn, LIBLINEAR and
 L-BFGS runners) and curves.py (accuracy-against-time curves).
@@ -48,7 +48,6 @@ EXPERIMENTS = {
     "csgd": "bench.micro.bench_csgd",
     "svmlight": "bench.micro.bench_svmlight",
     "model_io": "bench.micro.bench_model_io",
-    "fuzz": "bench.micro.fuzz",
     "parallel_hard": "bench.experiments.exp_parallel_hard",
     "dask_scale": "bench.experiments.exp_dask_scale",
 }
