@@ -46,8 +46,6 @@ EXPERIMENTS = {
     "lockstep": "bench.micro.bench_lockstep",
     "ovr_gap": "bench.experiments.exp_ovr_gap",
     "csgd": "bench.micro.bench_csgd",
-    "svmlight": "bench.micro.bench_svmlight",
-    "model_io": "bench.micro.bench_model_io",
     "parallel_hard": "bench.experiments.exp_parallel_hard",
     "dask_scale": "bench.experiments.exp_dask_scale",
 }
