@@ -8,7 +8,7 @@ experiment (smaller sets, fewer seeds) to finish in a few minutes; the full run,
 Every experiment is a module of `EXPERIMENTS` with a `run(cfg)` (cfg:
 harness.common.Config, whose `quick` it honours): experiments/exp_*.py (the paper's
 experiments and the measurements behind the defaults) and micro/ (bench_*.py, single
-components timed; fuzz.py). Most also keep their own command lines (see their
+components timed). Most also keep their own command lines (see their
 docstrings). harness/ holds the helpers: common.py (configuration, statistics, tables,
 plots), data.py (the generated and real data sets), peers.py (scikit-learn, LIBLINEAR and
 L-BFGS runners) and curves.py (accuracy-against-time curves).
@@ -36,28 +36,17 @@ from bench.harness.common import Config  # noqa: E402
 EXPERIMENTS = {
     "throughput": "bench.experiments.exp_throughput",
     "pcost": "bench.experiments.exp_pcost",
-    "variants": "bench.experiments.exp_variants",
     "time_to_accuracy": "bench.experiments.exp_time_to_accuracy",
-    "time_to_accuracy_hard": "bench.experiments.exp_time_to_accuracy_hard",
     "passes": "bench.experiments.exp_passes",
     "inverse_time": "bench.experiments.exp_inverse_time",
     "table2": "bench.experiments.exp_table2",
     "memory": "bench.experiments.exp_memory",
-    "real": "bench.experiments.exp_real",
     "defaults": "bench.experiments.exp_defaults",
     "estimators": "bench.micro.bench_estimators",
     "lockstep": "bench.micro.bench_lockstep",
     "ovr_gap": "bench.experiments.exp_ovr_gap",
     "csgd": "bench.micro.bench_csgd",
-    "svmlight": "bench.micro.bench_svmlight",
-    "model_io": "bench.micro.bench_model_io",
-    "fuzz": "bench.micro.fuzz",
-    "parallel": "bench.experiments.exp_parallel",
     "parallel_hard": "bench.experiments.exp_parallel_hard",
-    "parallel_sim": "bench.experiments.exp_parallel_sim",
-    "parallel_start": "bench.experiments.exp_parallel_start",
-    "dask": "bench.experiments.exp_dask",
-    "dask_overhead": "bench.experiments.exp_dask_overhead",
     "dask_scale": "bench.experiments.exp_dask_scale",
 }
 

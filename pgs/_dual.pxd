@@ -32,7 +32,8 @@
 # in dual_add: p = 2 (u is lam), p = 1.5 (u_j = t |t|, t = lam_j / S, computed where it
 # is read: one array, as p = 2's) and every other p, whose row is staged by chunks and
 # its powers taken in a tight loop (the vector power of pgs/_powers.h, four at a time
-# with AVX2: bench/experiments/exp_variants.py).
+# with AVX2: bench/results/variants.md at commit 3c11a81, with the retired script
+# bench/experiments/exp_variants.py that timed it build against build).
 #
 # Rows are CSR slices (data + lo .. data + hi) with an implicit constant column: the
 # last coordinate, n - 1, has the value `icpt` in every row (0: no intercept).

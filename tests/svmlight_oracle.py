@@ -1,6 +1,6 @@
 """Fuzzing `pgs.load_svmlight` against scikit-learn: random svmlight files, mutations, and
 the check that every input is either read as scikit-learn reads it or rejected by the
-error contract. Shared by tests/test_svmlight_fuzz.py (hypothesis) and bench/micro/fuzz.py
+error contract. Shared by tests/test_svmlight_fuzz.py (hypothesis) and tests/fuzz_svmlight.py
 (100,000+ cases in subprocesses)."""
 
 import bz2

@@ -111,6 +111,13 @@ def _top_level_names(path):
     return names
 
 
+def _registry():
+    """run.py's EXPERIMENTS (name -> module), read, not imported."""
+    return ast.literal_eval(next(
+        n.value for n in ast.parse((BENCH / "run.py").read_text()).body
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "EXPERIMENTS"))
+
+
 def test_bench_imports_resolve():
     """Every `from bench... import name` in bench/ names a file and what it defines, and
     run.py's registry names existing modules with a run(cfg) (read, not imported)."""
@@ -127,9 +134,7 @@ def test_bench_imports_resolve():
                 assert target.with_suffix(".py").exists(), (path, node.module)
                 assert alias.name in _top_level_names(target.with_suffix(".py")), (
                     path, node.module, alias.name)
-    registry = ast.literal_eval(next(
-        n.value for n in ast.parse((BENCH / "run.py").read_text()).body
-        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "EXPERIMENTS"))
+    registry = _registry()
     for module in registry.values():
         file = root.joinpath(*module.split(".")).with_suffix(".py")
         assert file.exists(), module
@@ -144,3 +149,13 @@ def test_bench_readme_links_exist():
     assert named
     for rel in sorted(named):
         assert (BENCH / rel).exists(), rel
+
+
+def test_bench_readme_lists_every_experiment():
+    """Every experiment of run.py's registry has its row in bench/README.md's table,
+    with its script (the results column says whether a result is committed)."""
+    text = (BENCH / "README.md").read_text()
+    registry = _registry()
+    for name, module in registry.items():
+        script = "/".join(module.split(".")[1:]) + ".py"
+        assert f"| {name} | {script} |" in text, name

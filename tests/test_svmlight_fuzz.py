@@ -2,7 +2,7 @@
 damaged streams, tiny read blocks. Every input is read exactly as scikit-learn reads it
 or rejected with a ValueError / OSError naming the file and line; nothing else.
 
-The generator and the check are in svmlight_oracle.py, shared with bench/micro/fuzz.py (the
+The generator and the check are in svmlight_oracle.py, shared with tests/fuzz_svmlight.py (the
 long run: 100,000 cases in subprocesses)."""
 
 import random

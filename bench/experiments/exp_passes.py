@@ -9,8 +9,8 @@ test accuracy after each pass, with the cumulative training time:
 2. the same with a constant step (``learning_rate="constant"``, eta0 tuned, averaging from
    half a pass: ``average=m // 2``) at method 1's alpha;
 3. ``SGDClassifier()`` with every default (hinge, alpha 1e-4), for reference;
-4. the rows of `PGS_CONFIGS` (pgs.train, sigma tuned on the alpha grid), among them the
-   step schedule of issue #24 when the build has it (``pgs_has("schedule")``);
+4. the rows of `PGS_CONFIGS` (pgs.train, sigma tuned on the alpha grid): the paper's step
+   schedule and averaged SGD's (``schedule="pgs"``, ``"asgd"``);
 5. ``PGSClassifier()`` with every default.
 
 pgs is continued by warm starts (``keep_state``, one pass of further iterations a call;
@@ -44,13 +44,12 @@ from bench.experiments.exp_time_to_accuracy import TOLERANCE  # noqa: E402
 from bench.harness import curves, data, peers  # noqa: E402
 from bench.harness.common import Config, figure_path, fmt, markdown_table, pyplot, write_report  # noqa: E402
 
-#: pgs.train configurations (sigma is tuned on the set's alpha grid). `needs` names a
-#: pgs.train argument the build must have, else the row is skipped.
+#: pgs.train configurations (sigma is tuned on the set's alpha grid).
 PGS_CONFIGS = [
-    dict(name="pgs schedule=pgs (t_offset=auto)", needs=None,
+    dict(name="pgs schedule=pgs (t_offset=auto)",
          params=dict(loss="logistic", schedule="pgs", iterate="average", t_offset="auto",
                      sampling="permutation", intercept="column", intercept_scaling=0.3)),
-    dict(name="pgs schedule=asgd", needs="schedule",
+    dict(name="pgs schedule=asgd",
          params=dict(loss="logistic", schedule="asgd", eta0="auto", iterate="average",
                      sampling="permutation", intercept="free")),
 ]
@@ -130,8 +129,6 @@ def _methods(split, alphas, eta0s, asgd_alpha):
                    {"sigma": a}, seed, passes), alphas, "alpha"),
     ]
     for conf in PGS_CONFIGS:
-        if conf["needs"] and not peers.pgs_has(conf["needs"]):
-            continue
         out.append(Method(conf["name"], "pgs", lambda s, seed, passes, p=conf["params"]:
                           curves.pgs_passes_curve(X, y, Xt, yt, passes, seed, sigma=s, **p),
                           alphas, "sigma"))
@@ -504,8 +501,7 @@ def run(cfg, sets=None, rounds=ROUNDS):
         "to come within 0.2 points of its own best.")
     summary_header = ["set", "rows × features", "best %", "ASGD passes to own best",
                       "best sklearn configuration"]
-    pgs_names = [m["name"] for m in PGS_CONFIGS
-                 if not m["needs"] or peers.pgs_has(m["needs"])]
+    pgs_names = [m["name"] for m in PGS_CONFIGS]
     summary_header += [f"{n}: passes, s to target" for n in pgs_names]
     summary, sections, path = [], [], None
     for key in keys:

@@ -123,8 +123,7 @@ def run(cfg):
     ratios = markdown_table(["comparison", "time ratio (pgs / peer), same round"], ratio_rows)
     _plot(rounds, methods, target, cfg)
     how_pgs = ("accuracies along one run continued by warm starts, each point's time that "
-               "of one fresh pgs.train call with that T" if peers.pgs_has("warm_start")
-               else "separate runs of increasing T")
+               "of one fresh pgs.train call with that T")
     intro = (f"Data: RCV1-like, m = {m:,} training rows, {split.X_test.shape[0]:,} test rows. "
              f"Logistic loss unless noted. pgs curves: the paper's set-up (pgs.PAPER: steps "
              f"1/(sigma t), i.i.d. rows, an intercept column of 1) with the changes named; "

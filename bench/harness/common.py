@@ -2,7 +2,6 @@
 
 import os
 import platform
-import re
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -64,14 +63,6 @@ def timed(fn, *args, **kwargs):
 def accuracy(y_true, scores):
     """Accuracy of sign(scores) against ±1 labels (a zero score counts as -1)."""
     return float(np.mean(np.where(np.asarray(scores) > 0, 1.0, -1.0) == y_true))
-
-
-def first_time_reaching(times, accs, target):
-    """The first time in a (time, accuracy) curve at which accuracy >= target, else NaN."""
-    for t, a in zip(times, accs, strict=True):
-        if a >= target:
-            return t
-    return np.nan
 
 
 # ---------------------------------------------------------------- machine
@@ -145,14 +136,6 @@ def write_report(name, title, sections, cfg, intro=""):
     path = RESULTS / f"{name}{suffix}.md"
     path.write_text(text)
     print(text)
-    return path
-
-
-def without_load(path):
-    """Rewrite the report at `path` without the machine's load average (a property of the
-    moment, not of the code; the runner reports it); return `path`."""
-    text = path.read_text()
-    path.write_text(re.sub(r", load average [^(]*\(the machine is shared: [^)]*\)", "", text))
     return path
 
 

@@ -11,22 +11,17 @@ from bench.harness.common import accuracy
 def pgs_path(X, y, T_list, **kwargs):
     """Yield (seconds, model) after each T in increasing `T_list`, along one training path.
 
-    When pgs.train has `warm_start`/`keep_state`, the path is one run continued chunk by
-    chunk (bit-identical to an unsplit run, so each point costs only its extra
-    iterations) and `seconds` is the cumulative time of the train() calls. Otherwise
-    every point is a separate run of length T (same seed) timed on its own.
+    The path is one run continued chunk by chunk (`warm_start`, `keep_state`:
+    bit-identical to an unsplit run, so each point costs only its extra iterations) and
+    `seconds` is the cumulative time of the train() calls.
     """
-    if peers.pgs_has("warm_start") and peers.pgs_has("keep_state"):
-        model, total, done = None, 0.0, 0
-        for T in T_list:
-            seconds, model = peers.run_pgs(X, y, T=int(T) - done, keep_state=True,
-                                           warm_start=model, **kwargs)
-            total += seconds
-            done = int(T)
-            yield total, model
-    else:
-        for T in T_list:
-            yield peers.run_pgs(X, y, T=int(T), **kwargs)
+    model, total, done = None, 0.0, 0
+    for T in T_list:
+        seconds, model = peers.run_pgs(X, y, T=int(T) - done, keep_state=True,
+                                       warm_start=model, **kwargs)
+        total += seconds
+        done = int(T)
+        yield total, model
 
 
 def pgs_curve(X, y, X_test, y_test, T_list, **kwargs):

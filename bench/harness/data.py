@@ -341,7 +341,8 @@ def rcv1_like(m=RCV1_N_TRAIN, *, seed=0, dtype=np.float64):
 # whose support is most of the vocabulary (rare words included, which few passes do not
 # learn) with P(y = +1) = sigmoid((score - threshold) / _HARD_WIDTH), so that the label
 # noise is concentrated near the boundary, plus a uniform _HARD_FLIP of flipped labels.
-# Measured on the full set (bench/experiments/exp_time_to_accuracy_hard.py): scikit-learn's
+# Measured on the full set (bench/results/time_to_accuracy_hard.md at commit 3c11a81, by a
+# script since retired; bench/results/passes.md measures it now): scikit-learn's
 # averaged SGD (logistic, alpha 5e-7) comes within 0.2 points of the best accuracy after
 # 9-10 passes and still gains after 30; on the RCV1-like labels, after one.
 _HARD_VERSION = 1

@@ -7,7 +7,6 @@ the bias b being an extra regularised coordinate (a constant feature of value 1)
 in pgs's `PAPER_RUN` (intercept="column", intercept_scaling=1) and LIBLINEAR (-B 1).
 """
 
-import inspect
 import time
 import warnings
 from types import MappingProxyType
@@ -34,18 +33,6 @@ PAPER_SIGMA = 1e-4
 def paper_run(**kwargs):
     """`PAPER_RUN` updated with `kwargs` (any `pgs.train` arguments): a new dict."""
     return dict(PAPER_RUN, **kwargs)
-
-
-def pgs_has(argument):
-    """True when pgs.train accepts `argument` (the kernel API is evolving in parallel)."""
-    return argument in inspect.signature(pgs.train).parameters
-
-
-def pgs_sampling_modes():
-    """The row-sampling modes to benchmark: the new `sampling=` values if present, else iid."""
-    if pgs_has("sampling"):
-        return ["iid", "permutation", "cyclic"]
-    return [None]
 
 
 def run_pgs(X, y, *, sampling=None, **kwargs):

@@ -135,8 +135,9 @@ def setup(run, sizes, track_loss=False, extrapolate=True, merge_step=None):
 
 def default_merge_every(n_samples, n_workers, k):
     """The default iterations per worker per round, tau: a round of W tau iterations
-    covers a quarter of a pass over the data (bench/experiments/exp_parallel.py: accuracy held
-    within 0.2 points of W = 1 up to W tau = m / 2 and more), at least 1."""
+    covers a quarter of a pass over the data (bench/results/parallel.md at commit 3c11a81,
+    from the retired bench/experiments/exp_parallel.py: accuracy held within 0.2 points of
+    W = 1 up to W tau = m / 2 and more), at least 1."""
     return max(1, n_samples // (4 * n_workers * k))
 
 

@@ -10,13 +10,14 @@ run in batches in child processes, so a crash (a signal) is caught: its input is
 saved to --out-dir and the run goes on after it. Mismatches with scikit-learn are
 counted by kind and their first inputs saved too.
 
-Usage::
+A campaign, not a test (pytest does not collect this file; tests/test_svmlight_fuzz.py
+runs the same generator and check on about a thousand cases). With pgs installed::
 
-    python bench/micro/fuzz.py [--cases 100000] [--batch 5000] [--seed 0] [--jobs 2]
-                         [--out-dir bench/cache/fuzz]
-    python bench/run.py [--quick] --only fuzz
+    python tests/fuzz_svmlight.py [--cases 100000] [--batch 5000] [--seed 0] [--jobs 2]
+                                  [--out-dir DIR]
 
-From bench/run.py: 100,000 cases (quick: 5,000), written to results/fuzz.md.
+prints the counts, the mismatches by kind and pgs's rejections by reason, and exits 1 on
+a crash or a broken contract. 100,000 cases take about 15 minutes on 2 cores.
 """
 
 import argparse
@@ -26,15 +27,14 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-TESTS = HERE.parents[1] / "tests"
-if __package__ in (None, ""):  # run as a script: the `bench` package is in the repo root
-    sys.path.append(str(HERE.parents[1]))
+HERE = Path(__file__).resolve().parent  # tests/, where svmlight_oracle.py is
+OUT_DIR = os.path.join(tempfile.gettempdir(), "pgs-fuzz")
 SAVED_PER_KIND = 5  # inputs kept for each kind of mismatch
 HANG_SECONDS = 900  # a batch taking longer has hung
 
@@ -49,7 +49,7 @@ def run_cases(seed, start, stop, work, out_dir):
     Before each case, its index goes to work/current and its input to work/, so the
     parent can save the input of a case that kills this process.
     """
-    sys.path.append(str(TESTS))
+    sys.path.append(str(HERE))
     import svmlight_oracle as oracle
 
     outcomes, reasons, examples = Counter(), Counter(), {}
@@ -153,9 +153,13 @@ MISMATCHES = ("only pgs accepts", "different", "only pgs reads a damaged stream"
               "only pgs rejects a stream")
 
 
+def markdown_table(header, rows):
+    lines = [header, ["---"] * len(header), *rows]
+    return "\n".join("| " + " | ".join(map(str, row)) + " |" for row in lines)
+
+
 def summary_tables(total, cases, seed):
     """Markdown: the counts, the mismatches by kind, pgs's rejections by reason."""
-    from bench.harness.common import markdown_table
     o = total["outcomes"]
     mism = sum(o[k] for k in MISMATCHES)
     rows = [["cases", f"{cases:,}"], ["crashes (signals)", f"{o['crash']:,}"],
@@ -176,25 +180,6 @@ def summary_tables(total, cases, seed):
                     else "None."), markdown_table(["pgs's message", "count"], rejects[:25])
 
 
-def run(cfg):
-    """The experiment of bench/run.py: write results/fuzz.md and return its path."""
-    from bench.harness.common import write_report
-    cases = 5_000 if cfg.quick else 100_000
-    out_dir = str(HERE.parent / "cache" / "fuzz")
-    total = fuzz(cases, 5_000, 0, 2, out_dir)
-    counts, kinds, rejects = summary_tables(total, cases, 0)
-    intro = (f"`bench/micro/fuzz.py`: {cases:,} random svmlight inputs (mostly well formed, 70% "
-             f"then mutated: byte flips, insertions, deletions, duplications, truncations; "
-             f"plain, .gz, .bz2 or .xz, 30% of the compressed ones with a damaged stream; "
-             f"random zero_based, query_id, multilabel, 1-3 threads and read blocks of 1 "
-             f"byte up to the default) read by `pgs.load_svmlight` in child processes, "
-             f"each compared with scikit-learn's `load_svmlight_file` on the same text. "
-             f"Inputs of crashes and mismatches are saved to bench/cache/fuzz/.")
-    return write_report("fuzz", "Fuzzing the svmlight reader against scikit-learn",
-                        [("Counts", counts), ("Mismatches with scikit-learn", kinds),
-                         ("What pgs rejects and scikit-learn reads", rejects)], cfg, intro)
-
-
 def main(argv=None):
     """Parse the command line, run the cases and print the tables."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -202,11 +187,13 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=5_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--out-dir", default=str(HERE.parent / "cache" / "fuzz"))
+    ap.add_argument("--out-dir", default=OUT_DIR,
+                    help="where the inputs of crashes and mismatches are saved")
     args = ap.parse_args(argv)
     total = fuzz(args.cases, args.batch, args.seed, args.jobs, args.out_dir)
     for table in summary_tables(total, args.cases, args.seed):
         print(table + "\n")
+    print(f"Inputs of crashes and mismatches, if any: {args.out_dir}")
     return 1 if total["outcomes"]["crash"] or total["outcomes"]["contract broken"] else 0
 
 
