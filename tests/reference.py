@@ -17,8 +17,13 @@ def _sigmoid_neg(m):
     return 1.0 / (1.0 + np.exp(m))
 
 
+#: The K-output losses' scalar forms: two classes, z = z_1 - z_0, y = +-1 (DESIGN.md 6d).
+BINARY_TWIN = {"multinomial": "logistic", "crammer_singer": "hinge"}
+
+
 def dloss(loss, z, y, eps):
     """Derivative of each loss in z, transcribed from its textbook definition."""
+    loss = BINARY_TWIN.get(loss, loss)
     m = y * z
     if loss == "hinge":
         return -y if m < 1 else 0.0
@@ -52,6 +57,7 @@ def dloss(loss, z, y, eps):
 
 def loss_value(loss, z, y, eps):
     """Value of each loss (vectorised over z, y)."""
+    loss = BINARY_TWIN.get(loss, loss)
     z = np.asarray(z, dtype=float)
     y = np.asarray(y, dtype=float)
     m = y * z

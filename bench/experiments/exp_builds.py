@@ -15,9 +15,10 @@ Build each variant as a wheel and unpack it (``pip wheel --no-deps -w WH SRC`` t
     python bench/experiments/exp_builds.py --base DIR0 --alt p18=DIR1 --alt prefetch=DIR2
 
 Case groups (`GROUPS`): ``p18`` (p = 1.8, k = 1 and 300: the special update of
-p = 1.8 against the general vector power) and ``prefetch`` (p = 2 and 1.5, k = 1, i.i.d.
-and permutation rows: the rows drawn ahead and prefetched against drawn when needed),
-logistic loss, on the RCV1-like set and on the real RCV1 sample.
+p = 1.8 against the general vector power), ``prefetch`` (p = 2 and 1.5, k = 1, i.i.d.
+and permutation rows: the rows drawn ahead and prefetched against drawn when needed) and
+``kout`` (the K-output loop at K = 1 as the alternative, the binary loop before it as the
+base), logistic loss, on the RCV1-like set and on the real RCV1 sample (``--sets``: MNIST).
 """
 
 import argparse
@@ -38,6 +39,9 @@ GROUPS = {
     "p18": [(1.8, 1, "iid"), (1.8, 300, "iid")],
     "prefetch": [(2.0, 1, "iid"), (2.0, 1, "permutation"), (1.5, 1, "iid"),
                  (1.5, 1, "permutation")],
+    # the K-output loop at K = 1 (the alternative) against the binary loop before it (base)
+    "kout": [(2.0, 1, "iid"), (2.0, 1, "permutation"), (1.5, 1, "iid"), (1.3, 1, "iid"),
+             (2.0, 300, "iid")],
 }
 
 

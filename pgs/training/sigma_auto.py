@@ -21,11 +21,20 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine import threads
+from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, check_targets
-from pgs.training.fit import _intercept, advance, check_sample_weight, finish, fit, prepare
+from pgs.rules.data import as_csr_buffers, check_targets, class_indices
+from pgs.training.fit import (
+    _intercept,
+    advance,
+    check_sample_weight,
+    finish,
+    fit,
+    prepare,
+    splits_rows,
+)
 
 #: Default grid: these factors times ``mean_i ||x_i||^2 / m`` (scale-free, and moving as 1/m
 #: as the best sigma does; bench/experiments/exp_defaults.py measured best factors of 0.03-3).
@@ -210,14 +219,15 @@ def weighted_r2(y_true, y_pred, sample_weight=None):
 
 def _current(runs):
     """The coefficients and intercepts of the runs' current iterates (the average, or the
-    last for the other choices: a picked iterate may lie ahead)."""
+    last for the other choices: a picked iterate may lie ahead); a K-output run gives K."""
     coefs, intercepts = [], []
     for run in runs:
         which = "average" if run.params["iterate"] == "average" else "last"
-        w = run.solver.iterate(which)
+        w, scalars = run.solver.iterate(which), run.solver._scalars()
         n = run.n_features
-        coefs.append(w[:n])
-        intercepts.append(_intercept(run.params, w[n], run.solver._scalars(), which))
+        for wc, sc in zip(np.atleast_2d(w), scalars if w.ndim == 2 else [scalars], strict=True):
+            coefs.append(wc[:n])
+            intercepts.append(_intercept(run.params, wc[n], sc, which))
     return coefs, intercepts
 
 
@@ -226,7 +236,7 @@ def _advance(groups, t_end, n_jobs):
     (`pgs.training.fit.advance`); a single problem with ``n_jobs > 1`` split by rows
     between the threads instead (`pgs.engine.threads`)."""
     runs = [run for group in groups for run in group]
-    if len(runs) == 1 and n_jobs > 1 and runs[0].Xb.shape[0] > 1:
+    if len(runs) == 1 and splits_rows(runs[0], n_jobs):
         threads.run_threads(runs[0]._replace(t_total=t_end), min(n_jobs, runs[0].Xb.shape[0]),
                             None, None, None, 0.0)
     else:
@@ -390,7 +400,7 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, max_p
                verbose=0, **kwargs):
     """`pgs.train` with ``sigma="auto"`` (`fit_auto`, with ``model.sigma_grid``,
     ``model.sigma_scores``); a warm start keeps its model's sigma."""
-    if isinstance(warm_start, Model):
+    if isinstance(warm_start, (Model, MulticlassModel)):
         return fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
                    max_passes=max_passes, **kwargs)
     if warm_start is not None:
@@ -402,10 +412,16 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, max_p
     Xb = as_csr_buffers(X, check_entries=False)
     m = Xb.shape[0]
     classification = loss in V.CLASSIFICATION_LOSSES
-    y_kernel, classes = check_targets(y, m, classification=classification)
+    if loss in V.MULTICLASS_LOSSES:
+        y_kernel, classes = class_indices(y, m)
+    else:
+        y_kernel, classes = check_targets(y, m, classification=classification)
     weights = check_sample_weight(kwargs.pop("sample_weight", None), m)
     T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
-    if classification:
+    if loss in V.MULTICLASS_LOSSES:
+        y_index = y_kernel.astype(np.intp)
+        per_row = accuracy_per_row_of(y_index)
+    elif classification:
         y_index = (y_kernel > 0).astype(np.intp)
         per_row = accuracy_per_row_of(y_index)
     else:
@@ -419,7 +435,9 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, max_p
         seed=seed, T=T, max_passes=max_passes, sample_weight=weights,
         strata=y_kernel if classification else None, n_jobs=n_jobs, keep_state=keep_state,
         verbose=verbose, start=start,
-        known_classes=np.array([-1.0, 1.0]) if classification else None, **kwargs)
+        known_classes=(np.arange(classes.shape[0], dtype=np.float64)
+                       if loss in V.MULTICLASS_LOSSES else np.array([-1.0, 1.0])
+                       if classification else None), **kwargs)
     model = models[0]
     if classification:
         model.classes = classes
