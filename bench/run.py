@@ -48,6 +48,7 @@ EXPERIMENTS = {
     "estimators": "bench.micro.bench_estimators",
     "lockstep": "bench.micro.bench_lockstep",
     "ovr_gap": "bench.experiments.exp_ovr_gap",
+    "multiclass": "bench.experiments.exp_multiclass",
     "csgd": "bench.micro.bench_csgd",
     "svmlight": "bench.micro.bench_svmlight",
     "model_io": "bench.micro.bench_model_io",

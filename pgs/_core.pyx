@@ -921,6 +921,20 @@ def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,
     return s / n
 
 
+def py_multi_loss(int loss_id, const double[::1] z, Py_ssize_t y):
+    """The compiled K-output loss of margins `z` (K >= 2) for class index `y`: (value, its
+    gradient in z as a new array) (a test hook)."""
+    g = np.array(z, dtype=np.float64)
+    cdef double[::1] gv = g
+    if gv.shape[0] < 2 or not 0 <= y < gv.shape[0]:
+        raise ValueError(f"need K >= 2 margins and 0 <= y < K, got K={gv.shape[0]}, y={y}")
+    if loss_id == L.LOSS_MULTINOMIAL:
+        return L.multi_dloss(<Multinomial*>NULL, &gv[0], gv.shape[0], y), g
+    if loss_id == L.LOSS_CRAMMER_SINGER:
+        return L.multi_dloss(<CrammerSinger*>NULL, &gv[0], gv.shape[0], y), g
+    raise ValueError(f"loss_id={loss_id} is not a K-output loss")
+
+
 def py_loss(int loss_id, double z, double y, double eps, bint deriv=False):
     """The compiled loss value, or with `deriv` its derivative (a test hook)."""
     return L.loss_deriv(loss_id, z, y, eps) if deriv else L.loss_value(loss_id, z, y, eps)
