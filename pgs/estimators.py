@@ -257,9 +257,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         seed=random_state)``: the problems draw the same rows, in lock-step.
     n_jobs : int or None, default None
         Threads (None: 1, -1: all cores). Several one-vs-rest problems are shared out in
-        groups (the results do not depend on `n_jobs`); with two classes the threads
-        split the rows instead, as ``pgs.train(..., n_jobs=n_jobs)`` (deterministic for
-        a given `n_jobs`).
+        groups (the results do not depend on `n_jobs`); with two classes, or a K-output
+        loss's one problem, the threads split the rows instead (merging each class's
+        state), as ``pgs.train(..., n_jobs=n_jobs)`` (deterministic for a given `n_jobs`).
     class_weight : None, "balanced" or dict, default None
         Weight of each class, multiplied into `sample_weight`. "balanced" uses
         ``n_samples / (n_classes * bincount(y))``.

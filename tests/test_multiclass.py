@@ -43,7 +43,8 @@ def test_kernel_matches_k_output_reference(loss, p, schedule, k, weighted, inter
                   sampling="cyclic", sample_weight=weights, fit_intercept=intercept is not None,
                   intercept=intercept or "free", intercept_scaling=0.7, t_offset=3.0,
                   B=0.8 if p == 1.3 else None, eta0=0.5)
-    last = pgs.train(X, y, iterate="last", **common)
+    seen = []
+    last = pgs.train(X, y, iterate="last", callback=seen.append, callback_every=T, **common)
     avg = pgs.train(X, y, iterate="average", **common)
     assert isinstance(last, MulticlassModel) and last.coef.shape == (K, N)
     step = (asgd_step(0.5, sigma) if schedule == "asgd"
@@ -54,6 +55,13 @@ def test_kernel_matches_k_output_reference(loss, p, schedule, k, weighted, inter
                                bias_rate=last.params["intercept_rate"] or 0.0,
                                weights=weights)
     W_T, b_T = its[-1]
+    # the sampled losses, each at the iterate before its update (progressive validation)
+    rows, before = np.arange(T * k) % M, [(np.zeros((K, N + 1)), np.zeros(K))] + its[:-1]
+    Xa = np.hstack([X, np.full((M, 1), 0.7 if intercept == "column" else 0.0)])
+    sampled = [multiclass_dloss(loss, Wb[0] @ Xa[i] + Wb[1], y[i])[0]
+               * (1.0 if weights is None else weights[i])
+               for t, Wb in enumerate(before) for i in rows[t * k:(t + 1) * k]]
+    assert seen[-1].loss_estimate == pytest.approx(np.mean(sampled), rel=1e-10)
     assert _rel(last.full_weights()[:, :N], W_T[:, :N]) < 1e-11
     ref_b = b_T if intercept != "column" else W_T[:, N] * 0.7
     np.testing.assert_allclose(last.intercept, ref_b, rtol=1e-10, atol=1e-12)
@@ -219,3 +227,42 @@ def test_sigma_auto_takes_one_sigma_for_the_classes():
     assert isinstance(model, MulticlassModel) and model.sigma_grid is not None
     assert model.params["sigma"] in model.sigma_grid
     assert np.mean(model.predict(X) == y) > 0.6
+
+
+@pytest.mark.parametrize("schedule", ["asgd", "pgs"])
+def test_threads_merge_per_class(schedule):
+    """n_jobs threads split the rows and merge each class's dual vector: W = 1 in rounds is
+    the plain run, bit for bit; W > 1 is deterministic, resumes exactly, and as accurate."""
+    from pgs.engine import threads
+    from pgs.training.fit import finish, prepare
+
+    X, y = _problem(7, m=900, n=12)
+    common = dict(loss="multinomial", sigma=1e-3, seed=1, schedule=schedule, T=2000)
+    plain = pgs.train(X, y, **common)
+    run = prepare(X, y, **common)
+    threads.run_threads(run, 1, 300, None, None, 0.0)
+    np.testing.assert_array_equal(finish(run, False, False).coef, plain.coef)
+    par = dict(n_jobs=2, merge_every=250)     # (rounds of 500: T1 = 1000 ends one)
+    two = pgs.train(X, y, **par, **common)
+    np.testing.assert_array_equal(two.coef, pgs.train(X, y, **par, **common).coef)
+    assert np.mean(two.predict(X) == y) > np.mean(plain.predict(X) == y) - 0.05
+    first = pgs.train(X, y, keep_state=True, **par, **dict(common, T=1000))
+    np.testing.assert_array_equal(pgs.train(X, y, warm_start=first, **par,
+                                            **dict(common, T=1000)).coef, two.coef)
+
+
+def test_dask_gives_the_threads_bits():
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    import pgs.dask
+
+    X, y = _problem(8, m=600, n=10)
+    common = dict(loss="crammer_singer", sigma=1e-3, seed=2, T=1500, n_jobs=2, merge_every=100)
+    ref = pgs.train(X, y, **common)
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        got = pgs.dask.train(da.from_array(X, chunks=(300, 10)), y, client=client, **common)
+    assert isinstance(got, MulticlassModel)
+    np.testing.assert_array_equal(got.coef, ref.coef)
+    np.testing.assert_array_equal(got.intercept, ref.intercept)

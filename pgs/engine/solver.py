@@ -226,8 +226,8 @@ class MultiSolver:
         """The classes' `Solver.get_state` under "outputs" (t, t_pick and which iterates
         are kept, class 0's, beside them)."""
         states = [s.get_state(copy) for s in self.solvers]
-        return {"outputs": states, **{key: states[0][key] for key in ("t", "t_pick", "wsum",
-                                                                      "w_pick")}}
+        return {"outputs": states, **{key: states[0][key] for key in (
+            "t", "t_pick", "wsum", "w_pick", "zs", "loss_sum", "workers")}}
 
     def set_state(self, state):
         """Resume from `get_state()` of a multi-solver of the same classes and arguments."""
@@ -235,7 +235,8 @@ class MultiSolver:
         if outputs is None or len(outputs) != len(self.solvers):
             raise ValueError(f"the state is not that of {len(self.solvers)} classes")
         for s, one in zip(self.solvers, outputs, strict=True):
-            s.set_state(one)
+            # (the parallel engines' merged state keeps the workers' samplers beside them)
+            s.set_state(dict(one, workers=state["workers"]) if "workers" in state else one)
 
 
 def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):

@@ -462,9 +462,9 @@ def _work_per_iteration(run):
 
 
 def splits_rows(run, n_jobs):
-    """True when `n_jobs` threads split the rows of this one problem (the threads engine,
-    which merges one dual vector: a K-output problem runs on one thread)."""
-    return n_jobs > 1 and run.Xb.shape[0] > 1 and not isinstance(run.solver, MultiSolver)
+    """True when `n_jobs` threads split the rows of this one problem (the threads engine;
+    a K-output problem merges per class)."""
+    return n_jobs > 1 and run.Xb.shape[0] > 1
 
 
 def _run_chunks(run, callback, every, start, stop=None):
