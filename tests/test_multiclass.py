@@ -266,3 +266,19 @@ def test_dask_gives_the_threads_bits():
     assert isinstance(got, MulticlassModel)
     np.testing.assert_array_equal(got.coef, ref.coef)
     np.testing.assert_array_equal(got.intercept, ref.intercept)
+
+
+def test_command_line_trains_and_predicts(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    from pgs.cli.main import main
+
+    X, y = _problem(m=200)
+    pgs.dump_svmlight(X, y, tmp_path / "d.svm")
+    assert main(["train", str(tmp_path / "d.svm"), "--loss", "multinomial", "--sigma", "0.01",
+                 "--model-out", str(tmp_path / "m.npz"), "--seed", "0"]) == 0
+    assert "one problem of 4 outputs" in capsys.readouterr().out
+    model = pgs.load_model(tmp_path / "m.npz")
+    assert isinstance(model, MulticlassModel) and model.coef.shape == (K, N)
+    assert main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "d.svm"), "--proba"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "labels 0 1 2 3" and len(lines) == 201
