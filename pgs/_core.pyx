@@ -855,8 +855,18 @@ def powers(const double[::1] a, double q_minus_1):
     return out
 
 
-def row_norms(const floating_t[::1] data, const index_t[::1] indptr, double q):
-    """Each CSR row's ``||x_i||_2^2`` and ``||x_i||_q^2``, the GIL released.
+cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
+    """SplitMix64's finaliser: a row index to 64 well-mixed bits."""
+    z += 0x9E3779B97F4A7C15ULL
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+def row_norms(const floating_t[::1] data, const index_t[::1] indptr, double q,
+              Py_ssize_t stride=1, Py_ssize_t first=0):
+    """Each CSR row's ``||x_i||_2^2``, and ``||x_i||_q^2`` of about one row in `stride`, the
+    GIL released.
 
     Parameters
     ----------
@@ -864,40 +874,49 @@ def row_norms(const floating_t[::1] data, const index_t[::1] indptr, double q):
         The CSR values (float32/64) and index pointer (int32/64).
     q : float
         The dual exponent (> 1); |x|^q by the kernel's vector power (a^3 for q = 3).
+    stride, first : int
+        With ``stride > 1`` the q-norms are taken of the rows whose index in the whole X
+        (`first` is the first row's) hashes to a multiple of `stride`: the same rows
+        however X is split, and no period of the rows' order can bias them.
 
     Returns
     -------
     sq, sq_q : ndarray of float64
-        One value a row (the same array for q = 2), from the row's entries alone: the
-        same bits however X is split into rows.
+        One value a row, and one a sampled row in row order (for q = 2: `sq` itself),
+        from the row's entries alone: the same bits however X is split into rows.
     """
-    cdef Py_ssize_t i, j, lo, end, n, m = indptr.shape[0] - 1
+    cdef Py_ssize_t i, j, lo, end, n, k = 0, m = indptr.shape[0] - 1
     cdef double s, t
     cdef double a[POW_CHUNK]
     cdef const floating_t* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef bint take
+    if stride < 1 or first < 0:
+        raise ValueError(f"stride must be >= 1 and first >= 0, got {stride} and {first}")
     sq_arr = np.empty(m)
     sq_q_arr = sq_arr if q == 2.0 else np.empty(m)
     cdef double[::1] sq = sq_arr, sq_q = sq_q_arr
     with nogil:
         for i in range(m):
             s = t = 0.0
+            take = q != 2.0 and (stride == 1 or _mix(<uint64_t>(first + i)) % stride == 0)
             lo, end = indptr[i], indptr[i + 1]
             while lo < end:             # (in chunks of a row, for the vector power)
                 n = min(<Py_ssize_t>POW_CHUNK, end - lo)
                 for j in range(n):
                     a[j] = fabs(x[lo + j])
                     s += a[j] * a[j]
-                    if q == 3.0:
+                    if take and q == 3.0:
                         t += a[j] * a[j] * a[j]
-                if q != 2.0 and q != 3.0:
+                if take and q != 3.0:
                     pgs_pow_n(a, a, n, q)
                     for j in range(n):
                         t += a[j]
                 lo += n
             sq[i] = s
-            if q != 2.0:
-                sq_q[i] = pow(t, 2.0 / q)
-    return sq_arr, sq_q_arr
+            if take:
+                sq_q[k] = pow(t, 2.0 / q)
+                k += 1
+    return sq_arr, (sq_arr if q == 2.0 else sq_q_arr[:k])
 
 
 def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,

@@ -517,8 +517,8 @@ cdef inline void dual_add_to_average(DualVector* dv, long long t, double rho) no
     """The average takes w_t with weight rho: C += rho c, after a fold where one is due:
     at powers of two of t from n / 8 on (an O(n) fold then costs at most 8 operations an
     iteration; before, C stays below C_RESTART rho c all the same), or past C_RESTART."""
-    if ((t & (t - 1)) == 0 and 8 * t >= dv.n) or (dv.C > C_RESTART * rho * dv.c
-                                                   and dv.c > 0.0):
+    cdef bint two_power = (t & (t - 1)) == 0 and 8 * t >= dv.n
+    if two_power or (dv.C > C_RESTART * rho * dv.c and dv.c > 0.0):
         dual_fold_average(dv)
     dv.C += rho * dv.c
 

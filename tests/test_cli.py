@@ -406,7 +406,10 @@ def test_failed_training_leaves_the_model_file_untouched(data, damaged, tmp_path
 
 
 def _default_sigint():
+    """In the child: SIGINT as under an interactive shell, whatever this process inherited
+    (Python installs its handler over SIG_DFL only; the mask is inherited too)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX signals")

@@ -268,7 +268,7 @@ def test_shard_actor_keeps_the_permutation_between_rounds():
     kw = dict(loss="logistic", sigma=1e-3, T=3000, seed=2, sampling="permutation")
     run = prepare(X, y, **kw)
     params, state = P.setup(run, [300, 300])
-    actors = [_ShardActor(X[lo:lo + 300], w, lo, (run.y_kernel[lo:lo + 300], None, params))
+    actors = [_ShardActor(X[lo:lo + 300], w, lo, {0: (run.y_kernel[lo:lo + 300], None, params)})
               for w, lo in enumerate((0, 300))]
     held = [None, None]                  # what the client knows each actor holds
     kept = changed = 0
@@ -278,10 +278,10 @@ def test_shard_actor_keeps_the_permutation_between_rounds():
         for w, task in enumerate(tasks):
             ref = P.run_shard(task, params, X.data, X.indices, X.indptr[300 * w:300 * w + 301],
                               run.y_kernel[300 * w:300 * w + 300])
-            sent = task
+            sent = dict(task, run=0)
             if task["sampler"]["perm"] is held[w] is not None:
-                sent = dict(task, sampler=dict(task["sampler"], perm=_KEPT))
-            got = actors[w].run_round(sent)
+                sent = dict(sent, sampler=dict(task["sampler"], perm=_KEPT))
+            (got,) = actors[w].run_rounds([sent])
             if isinstance(got["sampler"]["perm"], str):
                 kept += 1
                 got["sampler"]["perm"] = task["sampler"]["perm"]
@@ -294,10 +294,10 @@ def test_shard_actor_keeps_the_permutation_between_rounds():
         state = P.merge(state, deltas, params)
     assert kept > changed > 0
     new = _ShardActor(X[:300], 0, 0)
-    new.setup(run.y_kernel[:300], None, params)
+    new.setup(0, run.y_kernel[:300], None, params)
     task = P.plan_round(state, kw["T"], 100)[0]
     with pytest.raises(RuntimeError, match="holds no permutation"):
-        new.run_round(dict(task, sampler=dict(task["sampler"], perm=_KEPT)))
+        new.run_rounds([dict(task, run=0, sampler=dict(task["sampler"], perm=_KEPT))])
 
 
 def test_read_svmlight_then_train(tmp_path, client):
@@ -323,8 +323,6 @@ def test_bad_chunk_is_a_value_error_and_the_cluster_goes_on(client):
         pgs.dask.train(_dask(X, (600, 600)), y, n_jobs=2000, client=client, sigma=1e-3)
     with pytest.raises(TypeError, match="X must be a dask array"):
         pgs.dask.train(X, y, client=client, sigma=1e-3)
-    with pytest.raises(ValueError, match="sigma='auto' is not supported on dask arrays"):
-        pgs.dask.train(_dask(X, (600, 600)), y, client=client)
     # Nothing is left running: the next call works.
     got = pgs.dask.train(_dask(X, (400, 400, 400)), y, client=client, T=500, seed=0,
                          merge_every=100, sigma=1e-3)
@@ -398,8 +396,6 @@ def test_estimators_take_dask_arrays(client):
                                     merge_every=1000).fit(one, X @ np.ones(20))
         np.testing.assert_array_equal(reg.coef_, pgs.PGSRegressor(
             random_state=0, T=1000, sigma=1e-4).fit(X, X @ np.ones(20)).coef_)
-        with pytest.raises(ValueError, match="sigma='auto' is not supported on dask"):
-            pgs.dask.PGSRegressor(T=10).fit(one, X @ np.ones(20))
         # Three chunks: each problem is pgs.dask.train's on those shards.
         est = clone(pgs.dask.PGSClassifier(loss="logistic", merge_every=100, random_state=1,
                                            sampling="iid", t_offset=0, intercept_scaling=1.0,
@@ -410,6 +406,49 @@ def test_estimators_take_dask_arrays(client):
                                sampling="iid", t_offset=0, intercept_scaling=1.0)
         np.testing.assert_array_equal(est.coef_[0], model.coef)
         assert est.get_params()["merge_every"] == 100
+
+
+def test_sampled_q_norms_are_the_same_rows_on_the_shards(client):
+    """p < 2 past 2 Q_SAMPLE_ROWS rows: the "auto" step reads every stride-th row's q-norm,
+    counted in the whole X, whichever shard holds it: eta0 and the model are pgs.train's."""
+    X, y = _problem(m=25_000, n=30, seed=9)
+    kw = dict(p=1.7, sigma=1e-4, T=3000, seed=2, merge_every=500)
+    got = pgs.dask.train(_dask(X, (7001, 9000, 8999)), y, client=client, n_jobs=3, **kw)
+    want = pgs.train(X, y, n_jobs=3, **kw)
+    assert got.params["eta0"] == want.params["eta0"]
+    _same_model(got, want)
+
+
+def test_sigma_auto_on_the_shards_is_the_in_memory_search(client):
+    """sigma="auto" (halving and the stopping rule) on a dask X: with one chunk,
+    pgs.train's model bit for bit; with n_jobs=W, pgs.train(n_jobs=W)'s on the same
+    training shards (both split the training rows alike)."""
+    X, y = _problem(m=3000, seed=7)
+    kw = dict(seed=3, loss="logistic")
+    _same_model(pgs.dask.train(_dask(X, 3000), y, client=client, **kw), pgs.train(X, y, **kw))
+    got = pgs.dask.train(_dask(X, (1000, 1000, 1000)), y, client=client, n_jobs=2, **kw)
+    want = pgs.train(X, y, n_jobs=2, **kw)
+    _same_model(got, want)
+    np.testing.assert_array_equal(got.sigma_scores, want.sigma_scores)
+    assert got.params["passes"] == want.params["passes"]
+    given = pgs.dask.train(_dask(X, 3000), y, client=client, T=2345, p=1.7, **kw)
+    _same_model(given, pgs.train(X, y, T=2345, p=1.7, **kw))
+
+
+def test_estimators_with_every_default_are_the_in_memory_ones(client):
+    """PGSClassifier() (3 classes, one-vs-rest) and PGSRegressor() on a one-chunk dask X:
+    the in-memory estimators' fits, sigma search and stopping rule included."""
+    X, _ = _problem(m=2400, n=20, seed=8)
+    y3 = np.random.default_rng(1).integers(0, 3, 2400)
+    z = X @ np.ones(20) + 0.1 * np.random.default_rng(2).standard_normal(2400)
+    with client.as_current():
+        got = pgs.dask.PGSClassifier(random_state=4).fit(_dask(X, 2400), y3)
+        reg = pgs.dask.PGSRegressor(random_state=5).fit(_dask(X, 2400), z)
+    want = pgs.PGSClassifier(random_state=4).fit(X, y3)
+    np.testing.assert_array_equal(got.coef_, want.coef_)
+    np.testing.assert_array_equal(got.intercept_, want.intercept_)
+    assert got.sigma_ == want.sigma_ and got.n_iter_ == want.n_iter_
+    np.testing.assert_array_equal(reg.coef_, pgs.PGSRegressor(random_state=5).fit(X, z).coef_)
 
 
 def test_get_client_takes_the_current_client(client):

@@ -18,6 +18,8 @@ import scipy.sparse as sp
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
+from sigint import default_sigint  # noqa: E402
+
 import pgs  # noqa: E402
 import pgs.dask  # noqa: E402
 from pgs.engine.rounds import partition_rows  # noqa: E402
@@ -29,6 +31,9 @@ pytest.importorskip("cloudpickle").register_pickle_by_value(sys.modules[__name__
 
 M = 3000
 KW = dict(loss="logistic", sigma=1e-3, seed=5, iterate="average", sampling="permutation")
+#: The Ctrl-C test's T: 4000 rounds of 1000 iterations, about 30 s on a loaded 2-core machine
+#: (7 ms a round), the signal coming after the first.
+T_CTRL_C = 4 * 10**6
 
 
 @pytest.fixture
@@ -72,9 +77,9 @@ class _KillOnRound(distributed.WorkerPlugin):
     def setup(self, worker):
         from pgs.dask.training import _ShardActor
         marker, at, seen = self.marker, self.at, [0]
-        run_round = _ShardActor.run_round
+        run_rounds = _ShardActor.run_rounds
 
-        def killing(actor, task):
+        def killing(actor, tasks):
             seen[0] += 1
             if seen[0] == at:
                 try:
@@ -83,9 +88,9 @@ class _KillOnRound(distributed.WorkerPlugin):
                     pass
                 else:
                     os.kill(os.getpid(), signal.SIGKILL)
-            return run_round(actor, task)
+            return run_rounds(actor, tasks)
 
-        _ShardActor.run_round = killing
+        _ShardActor.run_rounds = killing
 
 
 @pytest.mark.parametrize("at", [3, 9])      # 10% and 30% into 8 passes (30 rounds)
@@ -100,6 +105,20 @@ def test_worker_killed_mid_round_gives_the_same_bits(client, tmp_path, at):
     _same_bits(got, ref)
     client.wait_for_workers(2, timeout=60)
     assert set(_pids(client).values()) != before           # (the nanny restarted it)
+
+
+def test_worker_killed_during_the_sigma_search_gives_the_same_bits(client, tmp_path):
+    """sigma="auto": a worker killed at its 3rd call of rounds (the 7 candidates' first
+    rung), its actor made again with every candidate's set-up: the model is the one
+    without the fault (pgs.train(n_jobs=2)'s)."""
+    X, y = _problem(seed=2)
+    kw = dict(loss="logistic", seed=5)
+    ref = pgs.train(X, y, n_jobs=2, **kw)
+    client.register_plugin(_KillOnRound(tmp_path / "killed", 3), name="kill")
+    got = pgs.dask.train(_dask(X), y, client=client, timeout=120, n_jobs=2, **kw)
+    assert (tmp_path / "killed").exists()
+    _same_bits(got, ref)
+    np.testing.assert_array_equal(got.sigma_scores, ref.sigma_scores)
 
 
 def test_worker_killed_between_rounds_gives_the_same_bits(client):
@@ -190,15 +209,29 @@ def test_lost_scattered_data_is_a_runtime_error_and_the_client_goes_on(client):
 
 
 def test_ctrl_c_cancels_the_fits_tasks(client):
+    """SIGINT half a second after the fit's first round raises KeyboardInterrupt, and the
+    fit's tasks leave the scheduler. Python's SIGINT handler is installed for the fit (a
+    shell that ignores SIGINT passes that on: the signal would never come), and the fit
+    ends by itself (T_CTRL_C: tens of seconds) so that without the signal the test fails
+    rather than hangs."""
     X, y = _problem(seed=4)
-    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            pgs.dask.train(_dask(X), y, client=client, T=10**9, merge_every=500,
-                           timeout=120, **KW)
-    finally:
-        timer.cancel()
+    started, done = threading.Event(), threading.Event()
+
+    def ctrl_c():
+        if started.wait(60) and not done.wait(0.5):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=ctrl_c)
+    with default_sigint():
+        sender.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                pgs.dask.train(_dask(X), y, client=client, T=T_CTRL_C, merge_every=500,
+                               callback=lambda report: started.set(), callback_every=1000,
+                               timeout=120, **KW)
+        finally:
+            done.set()
+            sender.join()
 
     def ours(dask_scheduler):
         return [str(k) for k in dask_scheduler.tasks if "_ShardActor" in str(k)]

@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sigint import CHILD_SIGINT
 
 import pgs
 from pgs.engine import chunks
@@ -110,7 +111,7 @@ def test_ctrl_c_stops_every_long_call(tmp_path):
 
     script = tmp_path / "long.py"
     calls = "".join(f"    {k!r}: lambda: {v},\n" for k, v in _LONG_CALLS.items())
-    script.write_text(_CHILD.replace("CALLS_HERE", calls))
+    script.write_text(CHILD_SIGINT + _CHILD.replace("CALLS_HERE", calls))
     latencies = {}
     with subprocess.Popen([sys.executable, str(script), str(tmp_path / "m.npz")],
                           stdout=subprocess.PIPE, text=True) as proc:

@@ -10,6 +10,7 @@ import paper
 import pytest
 import scipy.sparse as sp
 from reference import pgs_rounds_reference
+from sigint import CHILD_SIGINT
 
 import pgs
 from pgs.engine import rounds as P
@@ -273,6 +274,22 @@ def test_callback_with_threads_reports_and_stops():
     assert model.T == 3000 and model.params["stopped_early"]
 
 
+@pytest.mark.parametrize("m, W, k", [(3000, 2, 1), (3000, 3, 4), (2001, 2, 5), (10, 2, 3)])
+def test_default_round_is_a_quarter_pass(m, W, k):
+    """merge_every=None is max(1, m // (4 W k)) (README, pgs.train's docstring): every
+    round but the last (cut at T) runs W of those iterations, of k rows each, and the
+    model is the explicit value's, bit for bit, not twice its."""
+    X, y = _sparse(m=m)
+    tau = max(1, m // (4 * W * k))
+    T = 5 * W * tau + 1
+    kw = dict(sigma=1e-3, T=T, k=k, n_jobs=W, seed=3, iterate="average")
+    seen = []
+    model = pgs.train(X, y, callback=lambda r: seen.append(r.t), callback_every=1, **kw)
+    assert np.diff([0] + seen).tolist() == [W * tau] * 5 + [1]
+    np.testing.assert_array_equal(model.coef, pgs.train(X, y, merge_every=tau, **kw).coef)
+    assert not np.array_equal(model.coef, pgs.train(X, y, merge_every=2 * tau, **kw).coef)
+
+
 def test_a_bad_entry_in_a_shard_is_named():
     X, y = _sparse()
     X = X.copy()
@@ -329,7 +346,8 @@ def test_ctrl_c_stops_the_threads(tmp_path):
 
     script = tmp_path / "long.py"
     script.write_text(
-        "import sys, time\nimport numpy as np\nimport scipy.sparse as sp\nimport pgs\n"
+        CHILD_SIGINT
+        + "import sys, time\nimport numpy as np\nimport scipy.sparse as sp\nimport pgs\n"
         "X = sp.random(2000, 50, density=0.2, random_state=0, format='csr')\n"
         "y = np.where(np.arange(2000) % 2 == 0, -1.0, 1.0)\n"
         "print('ready', flush=True)\n"

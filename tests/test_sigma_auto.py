@@ -82,10 +82,11 @@ def test_train_halving_and_stopping_match_the_brute_force_reference(loss):
     X, y = _hard_binary()
     model = pgs.train(X, y, sigma="auto", seed=5, loss=loss)
     grid = model.sigma_grid
+    train, val = SA.validation_split(X.shape[0], 0.2, 5, np.where(y > 0, 1.0, -1.0))
+    # The default grid: the factors times mean ||x||^2 / m over the training rows.
     assert grid.shape == (len(SA.DEFAULT_GRID_FACTORS),)
     np.testing.assert_allclose(grid, np.array(SA.DEFAULT_GRID_FACTORS)
-                               * np.sum(X**2) / X.shape[0] / X.shape[0], rtol=1e-12)
-    train, val = SA.validation_split(X.shape[0], 0.2, 5, np.where(y > 0, 1.0, -1.0))
+                               * np.sum(X[train]**2) / train.shape[0]**2, rtol=1e-12)
 
     def fit_at(s, T):
         return pgs.train(X[train], y[train], sigma=s, seed=5, T=T, loss=loss)
@@ -296,3 +297,25 @@ def test_weighted_search_scores_weighted_accuracy():
     ref.fit(X[train], y[train], sample_weight=w[train])
     assert clf.sigma_scores_[0] == pytest.approx(
         np.average(ref.predict(X[val]) == y[val], weights=w[val]), rel=1e-12)
+
+
+def test_with_threads_each_candidate_is_split_by_rows_and_resumed_at_every_rung():
+    """n_jobs=2, one problem: every candidate runs pgs.train(n_jobs=2)'s engine (rows split
+    between the threads), advanced rung by rung; the model is the winner's chain of
+    warm-started pgs.train(n_jobs=2) calls to the same boundaries, bit for bit."""
+    X, y = _hard_binary(8000)
+    model = pgs.train(X, y, seed=6, n_jobs=2, loss="logistic")
+    train, _ = SA.validation_split(X.shape[0], 0.2, 6, np.where(y > 0, 1.0, -1.0))
+    per_pass = train.shape[0]
+    rung0 = math.ceil(max(SA.FIRST_RUNG_PASSES * per_pass, SA.FIRST_RUNG_ROWS))
+    bounds = [math.ceil(rung0 * 2**r) for r in range(4)]       # the winner ran every rung
+    while bounds[-1] < model.T:
+        bounds.append(min(model.T, bounds[-1] + max(per_pass, SA.CHECK_ROWS)))
+    assert bounds[-1] == model.T
+    chain, t = None, 0
+    for b in bounds:
+        chain = pgs.train(X[train], y[train], sigma=model.params["sigma"], seed=6, n_jobs=2,
+                          loss="logistic", T=b - t, warm_start=chain, keep_state=True)
+        t = b
+    np.testing.assert_array_equal(model.coef, chain.coef)
+    assert model.intercept == chain.intercept

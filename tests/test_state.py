@@ -4,6 +4,7 @@ form is refused, not misread."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sigint import CHILD_SIGINT
 
 import pgs
 from pgs.engine.solver import Solver
@@ -98,7 +99,8 @@ def test_a_long_train_is_interrupted_by_ctrl_c(tmp_path):
 
     script = tmp_path / "long.py"
     script.write_text(
-        "import sys\nimport numpy as np\nimport scipy.sparse as sp\nimport pgs\n"
+        CHILD_SIGINT
+        + "import sys\nimport numpy as np\nimport scipy.sparse as sp\nimport pgs\n"
         "X = sp.random(2000, 50, density=0.2, random_state=0, format='csr')\n"
         "y = np.where(np.arange(2000) % 2 == 0, -1.0, 1.0)\n"
         "print('ready', flush=True)\n"

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from pgs import estimators as E
 from pgs.dask.client import gather, get_client
-from pgs.dask.training import _partition, _train
+from pgs.dask.training import DaskRows, _partition, _train
 
 
 class _DaskFit:
@@ -43,8 +43,14 @@ class _DaskFit:
         with self._dask_input(X) as stand_in:
             return super().fit(stand_in, y, sample_weight)
 
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
+    def _rows(self, X, n_jobs):
+        """Where ``sigma="auto"`` trains: the dask X's shards (`pgs.dask.training.DaskRows`)."""
         if self._dask_X is None:
+            return super()._rows(X, n_jobs)
+        return DaskRows(self._dask_X, self._client, merge_every=self.merge_every)
+
+    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
+        if self._dask_X is None or (self.sigma == "auto" and warm_models is None):
             return super()._fit_problems(X, targets, sample_weight, T=T, partial=partial,
                                          warm_models=warm_models, strata=strata)
         entropy, kw, known = self._train_setup(warm_models)

@@ -4,10 +4,11 @@ row-chunk of a dask array.
 Each shard lives on a worker in a Dask actor (`_ShardActor`), built once per fit from X's
 chunk where the chunk lies. A round is one call per actor, straight from the client to its
 worker (no task, no scheduler): the call carries the shard's part of the round's starting
-state (lam, t and the shard's sampler state: its PRNG, position and permutation), runs
-`pgs.engine.rounds.run_shard` and returns the delta with the sampler state after the
-round; the client merges the deltas in shard order with `pgs.engine.rounds.merge`, the
-same code as the threads engine (`pgs.train(n_jobs=W)`), so that both give the same bits.
+state of each run (one, or the candidates of ``sigma="auto"``: lam, t and the shard's
+sampler state: its PRNG, position and permutation), runs `pgs.engine.rounds.run_shard`
+for each and returns the deltas with the sampler states after the round; the client
+merges the deltas in shard order with `pgs.engine.rounds.merge`, the same code as the
+threads engine (`pgs.train(n_jobs=W)`), so that both give the same bits.
 (A round by tasks cost two trips through the scheduler, 30-60 ms a round on a loaded
 machine; an actor's call is one trip, some milliseconds: bench/results/dask_overhead.md.)
 
@@ -39,7 +40,8 @@ from pgs.engine.solver import raise_status
 from pgs.engine.threads import RoundReports
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
-from pgs.rules.defaults import DEFAULTS, row_sq_norms, row_stats
+from pgs.rules.defaults import DEFAULTS, q_stride, row_sq_norms, row_stats
+from pgs.training import sigma_auto
 from pgs.training.fit import check_reports, finish, prepare
 
 #: Times an actor lost with its worker is made again for the same call.
@@ -57,14 +59,15 @@ _KEPT = "kept"
 
 class _ShardActor:
     """A shard on its worker, as a Dask actor: built once per fit from X's chunk, asked
-    for its rows' norms if the "auto" rules need them, given its targets, weights and the
-    run's constants (`setup`, or at once when made again after a fault), then called
-    once a round (`run_round`), straight from the client. Between calls it keeps the
-    shard's permutation (``sampling="permutation"``, 8 bytes a row) so that it need not
-    travel both ways every round: the client holds it too, and a new actor, made from the
-    same chunk after its worker is lost, is sent it again with the same round."""
+    for its rows' norms if the "auto" rules need them, given each run's targets, weights
+    and constants (`setup`, or at once when made again after a fault), then called once a
+    round (`run_rounds`: every run's share of the round, the runs in turn), straight from
+    the client. Between calls it keeps each run's permutation (``sampling="permutation"``,
+    8 bytes a row) so that it need not travel both ways every round: the client holds it
+    too, and a new actor, made from the same chunk after its worker is lost, is sent it
+    again with the same round."""
 
-    def __init__(self, X, index, first_row, setup=None):
+    def __init__(self, X, index, first_row, setups=None):
         # As in pgs.train, the entries of a CSR chunk are checked by the kernel as it
         # reads each row (a scan up front would cost as much as a cyclic pass).
         self.name = _name(index, first_row, X.shape[0])
@@ -72,34 +75,37 @@ class _ShardActor:
             self.Xb = as_csr_buffers(X, name=self.name, check_entries=False)
         except ValueError as exc:
             raise ValueError(str(exc)) from None
-        self.y = self.weights = self.params = None
-        self.perm = None          # the permutation the client knows this actor holds
-        if setup is not None:
-            self.setup(*setup)
+        self.runs = {}            # run key: (targets, weights, constants)
+        self.perms = {}           # run key: the permutation the client knows it holds
+        for key, args in (setups or {}).items():
+            self.setup(key, *args)
 
-    def row_sq_norms(self, q):
+    def row_sq_norms(self, q, stride, first):
         """The shard's `pgs.rules.defaults.row_sq_norms` (one array for q = 2)."""
-        sq, sq_q = row_sq_norms(self.Xb, q)
+        sq, sq_q = row_sq_norms(self.Xb, q, stride, first)
         return (sq,) if sq_q is sq else (sq, sq_q)
 
-    def setup(self, y, weights, params):
-        """The shard's targets and weights, and the run's constants."""
-        self.y, self.weights, self.params = y, weights, params
+    def setup(self, key, y, weights, params):
+        """Run `key`'s targets and weights on this shard, and its constants."""
+        self.runs[key] = (y, weights, params)
 
-    def run_round(self, task):
-        """`pgs.engine.rounds.run_shard` on this shard from the round's starting state (run
-        in the worker's actor thread: the kernel releases the GIL, the worker keeps
-        answering). Pure: called again on the same task (after a fault), the same bits.
-        The permutation goes as `_KEPT` both ways when unchanged."""
-        sampler = task["sampler"]
+    def run_rounds(self, tasks):
+        """`pgs.engine.rounds.run_shard` on this shard for each task (a run's share of the
+        round, ``task["run"]`` its key), in turn, in the worker's actor thread (the kernel
+        releases the GIL: the worker keeps answering). Pure: called again on the same
+        tasks (after a fault), the same bits. A permutation goes as `_KEPT` both ways when
+        unchanged."""
+        return [self._run(task) for task in tasks]
+
+    def _run(self, task):
+        key, sampler = task["run"], task["sampler"]
         if isinstance(sampler["perm"], str):
-            if self.perm is None:
+            if self.perms.get(key) is None:
                 raise RuntimeError("pgs.dask: the actor holds no permutation (internal)")
-            task = dict(task, sampler=dict(sampler, perm=self.perm))
+            task = dict(task, sampler=dict(sampler, perm=self.perms[key]))
         start = task["sampler"]["perm"]
-        Xb, params = self.Xb, self.params
-        delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, self.y,
-                            self.weights)
+        (y, weights, params), Xb = self.runs[key], self.Xb
+        delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, y, weights)
         if delta["status"] != 0:
             try:
                 raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
@@ -108,10 +114,10 @@ class _ShardActor:
                 raise type(exc)(f"{self.name}: {str(exc).removeprefix('X: ')}") from None
         perm = delta["sampler"]["perm"]
         if perm is not None and start is not None and np.array_equal(perm, start):
-            self.perm = start
+            self.perms[key] = start
             delta["sampler"]["perm"] = _KEPT
         else:
-            self.perm = perm
+            self.perms[key] = perm
         return delta
 
 
@@ -194,7 +200,10 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         the targets' computation. Default ``pgs.dask.client.DEFAULT_TIMEOUT`` (600).
     **kwargs
         Every other argument of `pgs.train` (loss, p, sigma, T, k, B, iterate, seed,
-        t_offset, warm_start, ...), with the same meaning and defaults.
+        t_offset, warm_start, max_passes, ...), with the same meaning and defaults.
+        ``sigma="auto"`` runs the search and the stopping rule on the shards of the
+        training rows (`DaskRows`; the callback is not called): with one chunk, the model
+        of `pgs.train`; with ``n_jobs=W``, that of ``pgs.train(n_jobs=W)``.
 
     Returns
     -------
@@ -233,26 +242,39 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     start = time.perf_counter()
     callback_every, merge_every = check_reports(callback, callback_every, merge_every)
     timeout = check_timeout(timeout)
-    sigma = kwargs.get("sigma", DEFAULTS["sigma"])
-    if isinstance(sigma, str) and sigma == "auto":
-        # (the held-out grid runs in memory only: pgs.training.sigma_auto)
-        raise ValueError("pgs.dask.train needs a number for sigma: sigma='auto' is not "
-                         "supported on dask arrays (pass e.g. the sigma_ of an in-memory "
-                         "fit on a sample)")
     client = get_client(client)
+    if sigma_auto.is_auto(kwargs.get("sigma", DEFAULTS["sigma"])) and \
+            kwargs.get("warm_start") is None:
+        if isinstance(y, da.Array):
+            y = _fetch(client, y, timeout, "y")
+        if isinstance(sample_weight, da.Array):
+            sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
+        args = {key: kwargs.pop(key, DEFAULTS[key]) for key in
+                ("sigma_grid", "validation_fraction", "max_passes")}
+        kwargs.pop("sigma", None)
+        V.check_loss(kwargs.setdefault("loss", DEFAULTS["loss"]))
+        rows = DaskRows(X, client, n_jobs=n_jobs, merge_every=merge_every, timeout=timeout)
+        try:
+            return sigma_auto.train_on_rows(
+                rows, y, sigma_grid=sigma_auto.check_sigma_grid(args["sigma_grid"]),
+                validation_fraction=sigma_auto.check_validation_fraction(
+                    args["validation_fraction"]),
+                max_passes=V.check_positive("max_passes", args["max_passes"]),
+                seed=kwargs.pop("seed", None), sample_weight=sample_weight,
+                keep_state=keep_state, start=start, **kwargs)
+        finally:
+            rows.close()
+    if sigma_auto.is_auto(kwargs.get("sigma", DEFAULTS["sigma"])):
+        kwargs["sigma"] = kwargs["warm_start"].params["sigma"]
+    for key in ("sigma_grid", "validation_fraction", "verbose"):
+        kwargs.pop(key, None)
     X, y = _partition(X, y, n_jobs, client, timeout)
     if isinstance(sample_weight, da.Array):
         sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
     m, n_features = X.shape
     sizes = [int(c) for c in X.chunks[0]]
-
-    # X's chunks, as futures the client keeps for the whole fit: the scheduler can
-    # rebuild a lost one from the graph that made it (none is pinned to a worker).
-    X = client.persist(X)
-    parts = client.compute(list(X.to_delayed().ravel()))
+    parts, homes = _parts(client, X, timeout)
     del X
-    wait_all(client, parts, timeout, "X's partitions")
-    homes = _homes(client, parts)
 
     # Each shard is built by its actor from its chunk (where the chunk lies, as the
     # scheduler prefers); its targets (and weights) go to it once prepared (O(rows) once).
@@ -267,11 +289,8 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
                                     np.zeros(m + 1, np.int32)), shape=(m, n_features))
 
         @functools.cache             # (the rules may ask up to three times: one scan)
-        def stats(actors=actors):
-            norms = actors.row_sq_norms(p / (p - 1.0))
-            sq = np.concatenate([n[0] for n in norms])     # (q = 2: one array, one sum)
-            sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
-            return row_stats(as_csr_buffers(shape_only), p / (p - 1.0), norms=(sq, sq_q))
+        def stats(full=False, actors=actors):
+            return actors.row_stats((m, n_features), p / (p - 1.0), full)
 
         run = prepare(shape_only, y, sample_weight=sample_weight,
                       track_loss=callback is not None, row_stats=stats, **kwargs)
@@ -286,6 +305,113 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         del actors, parts
     run.solver.set_state(P.final_solver_state(state))
     return finish(run, stopped, keep_state)
+
+
+def _parts(client, X, timeout):
+    """X's chunks as futures the client keeps for the whole fit (the scheduler can rebuild
+    a lost one from the graph that made it: none is pinned to a worker), and where each
+    lies."""
+    X = client.persist(X)
+    parts = client.compute(list(X.to_delayed().ravel()))
+    wait_all(client, parts, timeout, "X's partitions")
+    return parts, _homes(client, parts)
+
+
+class DaskRows:
+    """`pgs.training.sigma_auto.fit_auto`'s rows on a Dask cluster (``sigma="auto"``).
+
+    The training rows of each row-chunk of X are a shard (or, with `n_jobs`, the training
+    rows re-chunked into `n_jobs` near-equal shards: those of
+    ``pgs.train(X, y, n_jobs=n_jobs, sigma="auto")``), kept in actors for the whole
+    search; the runs advance by rounds merged on the client (`pgs.engine.rounds`), as
+    `train` runs them, all of them in one call per shard and round (`_rounds_together`).
+    The held-out rows (at most 10,000 by default) come to the client, which scores the
+    candidates. With one shard every run is the plain run, and the fit
+    equals the in-memory one bit for bit; with W shards, ``pgs.train(n_jobs=W)``'s on the
+    same training shards.
+
+    Parameters
+    ----------
+    X : dask.array.Array
+        All the rows.
+    client : distributed.Client
+    n_jobs, merge_every, timeout
+        As for `train`.
+    """
+
+    def __init__(self, X, client, *, n_jobs=None, merge_every=None, timeout=DEFAULT_TIMEOUT):
+        self.X, _ = _partition(X, None, None, client, timeout)
+        self.client, self.n_jobs, self.timeout = client, n_jobs, timeout
+        self.merge_every = merge_every
+        self.n_rows = self.X.shape[0]
+        self.actors, self._stats = None, {}
+        self._sent = set()        # the runs whose set-up the shards hold
+
+    def split(self, train, val):
+        """Build the shards of the training rows `train`; fetch the held-out rows `val`."""
+        bounds = np.cumsum([0] + [int(c) for c in self.X.chunks[0]])
+        blocks = []
+        for w in range(len(bounds) - 1):
+            local = train[(train >= bounds[w]) & (train < bounds[w + 1])] - bounds[w]
+            if local.size:
+                blocks.append(self.X.blocks[w][local])
+        X_train, _ = _partition(da.concatenate(blocks, axis=0), None, self.n_jobs,
+                                self.client, self.timeout)
+        self.sizes = [int(c) for c in X_train.chunks[0]]
+        self.shape = X_train.shape
+        parts, homes = _parts(self.client, X_train, self.timeout)
+        self.actors = _Actors(self.client, parts, homes, self.sizes, self.timeout)
+        self.actors.wait()
+        X_val = _fetch(self.client, self.X[val], self.timeout, "the held-out rows")
+        return sp.csr_matrix(X_val)
+
+    def _shape_only(self):
+        m, n = self.shape
+        return sp.csr_matrix((np.empty(0), np.empty(0, np.int32), np.zeros(m + 1, np.int32)),
+                             shape=(m, n))
+
+    def stats(self, q, full=False):
+        """`pgs.rules.defaults.row_stats` of the training rows, from the shards' norms."""
+        if (q, full) not in self._stats:
+            self._stats[q, full] = self.actors.row_stats(self.shape, q, full)
+        return self._stats[q, full]
+
+    def sq_total(self):
+        """``sum_i ||x_i||^2`` over the training rows."""
+        return self.stats(2.0)["sq"]
+
+    def prepare(self, y, **kwargs):
+        """`pgs.training.fit.prepare` on the training rows (their "auto" rules' sums from
+        the shards)."""
+        p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
+        return prepare(self._shape_only(), y,
+                       row_stats=lambda full: self.stats(p / (p - 1.0), full), **kwargs)
+
+    def advance(self, groups, t_end):
+        """Every run of `groups` to iteration `t_end` by rounds, together: one call per
+        shard and round for all of them (`_rounds_together`)."""
+        # (a run's key on the shards: its candidate's sigma and its problem's place)
+        runs = {(run.params["sigma"], c): run for group in groups
+                for c, run in enumerate(group) if run.solver.t < t_end}
+        if not runs:
+            return
+        merge_every = self.merge_every or P.default_merge_every(
+            self.shape[0], len(self.sizes), next(iter(runs.values())).solver.k)
+        states = {}
+        for key, run in runs.items():
+            params, state = P.setup(run, self.sizes)
+            if key not in self._sent:          # (targets, weights, constants: once)
+                self.actors.setup(run, params, key)
+                self._sent.add(key)
+            states[key] = [state, params]
+        _rounds_together(self.actors, states, t_end, merge_every)
+        for key, run in runs.items():
+            run.solver.set_state(P.final_solver_state(states[key][0]))
+
+    def close(self):
+        """Release the shards' actors."""
+        if self.actors is not None:
+            self.actors.close()
 
 
 class _DirectActor(distributed.Actor):
@@ -311,8 +437,8 @@ class _Actors:
         self.bounds = np.cumsum([0] + list(sizes))
         self.futures = [None] * len(parts)
         self.handles = [None] * len(parts)
-        self.perms = [None] * len(parts)   # the permutation each actor holds
-        self.setups = [None] * len(parts)  # each actor's `setup` arguments, once known
+        self.perms = [{} for _ in parts]   # each actor's permutation of each run
+        self.setups = [{} for _ in parts]  # each actor's `setup` arguments, by run
         self.direct = not client.direct_to_workers  # (_DirectActor handles; else Dask's)
         self.reached = False                        # a direct call has succeeded
         for w in range(len(parts)):
@@ -380,17 +506,28 @@ class _Actors:
             f"timeout={self.timeout:g} s (are there workers left? raise timeout= for "
             f"longer rounds)")
 
-    def row_sq_norms(self, q):
-        """Every shard's rows' norms (`_ShardActor.row_sq_norms`), in shard order."""
-        return self.map("row_sq_norms", [(q,)] * len(self.futures), "the rows' norms")
+    def row_stats(self, shape, q, full):
+        """`pgs.rules.defaults.row_stats` of the shards' rows (X of `shape`), from every
+        shard's `_ShardActor.row_sq_norms`, in shard order: the sums of the same rows'
+        norms as in memory, rounded once."""
+        stride = 1 if full else q_stride(shape[0])
+        norms = self.map("row_sq_norms", [(q, stride, int(self.bounds[w]))
+                                          for w in range(len(self.futures))], "the rows' norms")
+        sq = np.concatenate([n[0] for n in norms])     # (q = 2: one array, one sum)
+        sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
+        shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
+                                    np.zeros(shape[0] + 1, np.int32)), shape=shape)
+        return row_stats(as_csr_buffers(shape_only), q, norms=(sq, sq_q), full=full)
 
-    def setup(self, run, params):
-        """Give every shard its targets, weights and the run's constants."""
+    def setup(self, run, params, key=0):
+        """Give every shard run `key`'s targets, weights and constants."""
         weights, b = run.weights, self.bounds
-        self.setups = [(run.y_kernel[b[w]:b[w + 1]],
-                        None if weights is None else weights[b[w]:b[w + 1]], params)
-                       for w in range(len(self.futures))]
-        self.map("setup", self.setups, "the shards' set-up")
+        for w in range(len(self.futures)):
+            self.setups[w][key] = (run.y_kernel[b[w]:b[w + 1]],
+                                   None if weights is None else weights[b[w]:b[w + 1]],
+                                   params)
+        self.map("setup", [(key,) + self.setups[w][key] for w in range(len(self.futures))],
+                 "the shards' set-up")
 
     def map(self, method, args, what):
         """``actor_w.method(*args[w])`` for every actor, called together; the results in
@@ -409,14 +546,11 @@ class _Actors:
                 self.client.cancel([self.futures[w]])
                 self._submit(w)
                 self._bind([w])
-                self.perms[w] = None
+                self.perms[w] = {}
             elif isinstance(self.handles[w], _DirectActor) != self.direct:
                 self._handle(w)
-            if method == "run_round":
-                task = args[0]
-                sampler = task["sampler"]
-                if sampler["perm"] is not None and sampler["perm"] is self.perms[w]:
-                    args = (dict(task, sampler=dict(sampler, perm=_KEPT)),)
+            if method == "run_rounds":
+                args = ([self._kept(w, task) for task in args[0]],)
             try:
                 return getattr(self.handles[w], method)(*args)
             except RuntimeError:     # (the scheduler has just found the actor lost)
@@ -449,12 +583,20 @@ class _Actors:
                 if not lost or retries == RETRIES:
                     raise
             call = self.call(w, method, args, renew=True)
-        if method == "run_round":
-            sampler = result["sampler"]
-            if isinstance(sampler["perm"], str):
-                sampler["perm"] = args[0]["sampler"]["perm"]
-            self.perms[w] = sampler["perm"]
+        if method == "run_rounds":
+            for task, delta in zip(args[0], result, strict=True):
+                sampler = delta["sampler"]
+                if isinstance(sampler["perm"], str):
+                    sampler["perm"] = task["sampler"]["perm"]
+                self.perms[w][task["run"]] = sampler["perm"]
         return result
+
+    def _kept(self, w, task):
+        """`task` with `_KEPT` for its permutation where actor w holds it already."""
+        perm = task["sampler"]["perm"]
+        if perm is not None and perm is self.perms[w].get(task["run"]):
+            return dict(task, sampler=dict(task["sampler"], perm=_KEPT))
+        return task
 
     def close(self):
         self.client.cancel(self.futures)
@@ -474,11 +616,33 @@ def _rounds(actors, state, params, run, merge_every, callback, every, start):
 
     def map_fn(tasks):
         rounds[0] += 1
-        return actors.map("run_round", [(task,) for task in tasks], f"round {rounds[0]}")
+        return [deltas[0] for deltas in actors.map(
+            "run_rounds", [([dict(task, run=0)],) for task in tasks], f"round {rounds[0]}")]
 
     state = P.run_rounds(state, params, map_fn, run.t_total, merge_every,
                          on_round=reports.after_round)
     return state, reports.stopped
+
+
+def _rounds_together(actors, runs, t_end, merge_every):
+    """Several runs' rounds (`runs`: {key: [common state, constants]}, their shards' set-up
+    done) to iteration `t_end` together: one call per shard and round carries every
+    unfinished run's task; each run's state is merged as `pgs.engine.rounds.run_rounds`
+    merges it (the same bits as its rounds alone)."""
+    while True:
+        keys = [key for key, (state, _) in runs.items() if int(state["kernel"]["t"]) < t_end]
+        if not keys:
+            return
+        plans = [P.plan_round(runs[key][0], t_end, merge_every) for key in keys]
+        results = actors.map("run_rounds", [
+            ([dict(plan[w], run=key) for key, plan in zip(keys, plans, strict=True)],)
+            for w in range(len(actors.futures))], "a round of the sigma search")
+        for i, key in enumerate(keys):
+            deltas = [result[i] for result in results]
+            for d in deltas:
+                if d["status"] != 0:
+                    raise P.ShardFailed(d["worker"], d["status"], d["t"])
+            runs[key][0] = P.merge(runs[key][0], deltas, runs[key][1])
 
 
 def _wait_call(call, timeout):

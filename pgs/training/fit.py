@@ -152,7 +152,7 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
     if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
         raise ValueError("fixed_rows is not supported with n_jobs > 1")
     run = prepare(X, y, track_loss=callback is not None, **kwargs)
-    if splits_rows(run, n_jobs):
+    if n_jobs > 1:
         stopped = threads.run_threads(run, n_jobs, merge_every, callback, callback_every, start)
     else:
         stopped = _run_chunks(run, callback, callback_every, start)
@@ -208,7 +208,7 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
             for y, warm, extra in zip(ys, warm_starts, per_problem, strict=True)]
     if not runs:
         return []
-    if len(runs) == 1 and splits_rows(runs[0], n_jobs):
+    if len(runs) == 1 and n_jobs > 1 and runs[0].Xb.shape[0] > 1:
         # One problem (binary, regression): its rows are split between the threads,
         # which merge their dual states (pgs/engine/threads.py, default merge_every).
         stopped = threads.run_threads(runs[0], min(n_jobs, runs[0].Xb.shape[0]), None,
@@ -284,8 +284,8 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
              fixed_rows=None, known_classes=None, row_stats=None, k_above_rows=False,
              max_passes=D.DEFAULTS["max_passes"]):
     """Validate one `train` call and build its solver; `k_above_rows` lets a mini-batch
-    hold more rows than X (partial_fit); `row_stats()` gives X's when the "auto" rules
-    need them (`pgs.dask`)."""
+    hold more rows than X (partial_fit); `row_stats(full)` gives X's when the "auto"
+    rules need them (`pgs.dask`; `pgs.rules.defaults.row_stats`)."""
     loss_id = V.check_loss(loss)
     sigma = V.check_positive("sigma", sigma)
     seed = V.check_seed(seed)
@@ -334,8 +334,9 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         icpt_rate = saved.get("intercept_rate")     # (None in models of older versions)
     else:
         icpt_rate = None
-    def stats():            # (an O(nnz) scan: only for the rules that read it)
-        return D.row_stats(Xb, p / (p - 1.0)) if row_stats is None else row_stats()
+    def stats(full=False):  # (an O(nnz) scan: only for the rules that read it)
+        q = p / (p - 1.0)
+        return D.row_stats(Xb, q, full=full) if row_stats is None else row_stats(full)
 
     if sampling == "auto":
         sampling = D.auto_sampling(weights)
@@ -358,8 +359,8 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
     else:
         eta0 = None
         if t_offset == "auto":
-            t_offset = auto_t_offset(stats(), y_kernel, loss=loss, p=p, sigma=sigma, B=B,
-                                     icpt=icpt, epsilon=epsilon, weights=weights,
+            t_offset = auto_t_offset(stats(full=True), y_kernel, loss=loss, p=p, sigma=sigma,
+                                     B=B, icpt=icpt, epsilon=epsilon, weights=weights,
                                      sampling=sampling, n_outputs=n_out)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
                   iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
@@ -460,11 +461,6 @@ def _work_per_iteration(run):
     n_out = len(getattr(run.solver, "solvers", [None]))
     return n_out * run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
 
-
-def splits_rows(run, n_jobs):
-    """True when `n_jobs` threads split the rows of this one problem (the threads engine;
-    a K-output problem merges per class)."""
-    return n_jobs > 1 and run.Xb.shape[0] > 1
 
 
 def _run_chunks(run, callback, every, start, stop=None):

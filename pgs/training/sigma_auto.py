@@ -26,15 +26,7 @@ from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, check_targets, class_indices
-from pgs.training.fit import (
-    _intercept,
-    advance,
-    check_sample_weight,
-    finish,
-    fit,
-    prepare,
-    splits_rows,
-)
+from pgs.training.fit import _intercept, advance, check_sample_weight, finish, fit, prepare
 
 #: Default grid: these factors times ``mean_i ||x_i||^2 / m`` (scale-free, and moving as 1/m
 #: as the best sigma does; bench/experiments/exp_defaults.py measured best factors of 0.03-3).
@@ -53,15 +45,12 @@ N_ITER_NO_CHANGE = 2
 
 
 class SigmaSearch(NamedTuple):
-    """`fit_auto`'s record: the chosen sigma, the ascending grid, each value's held-out
-    score at the last rung it ran, the passes each ran, and the winner's passes and
-    held-out score per pass after the search (``history``)."""
+    """`fit_auto`'s record: the chosen sigma, the ascending grid, and each value's
+    held-out score at the last rung it ran."""
 
     sigma: float
     grid: np.ndarray
     scores: np.ndarray
-    passes: np.ndarray
-    history: list
 
 
 def is_auto(sigma):
@@ -102,11 +91,11 @@ def check_sigma_grid(grid):
     return np.unique(np.asarray(values, dtype=np.float64))
 
 
-def default_sigma_grid(Xb):
-    """`DEFAULT_GRID_FACTORS` times ``mean_i ||x_i||^2 / m`` (times 1 / m if X is 0)."""
-    m = max(Xb.shape[0], 1)
-    data = np.asarray(Xb.data, dtype=np.float64)
-    mean_sq = float(np.dot(data, data)) / m
+def default_sigma_grid(sq_total, n_rows):
+    """`DEFAULT_GRID_FACTORS` times ``mean_i ||x_i||^2 / m`` over the `n_rows` rows trained
+    on, whose ``sum_i ||x_i||^2`` is `sq_total` (times 1 / m if X is 0)."""
+    m = max(n_rows, 1)
+    mean_sq = sq_total / m
     if not 0.0 < mean_sq < math.inf:
         mean_sq = 1.0
     return np.asarray(DEFAULT_GRID_FACTORS) * (mean_sq / m)
@@ -207,16 +196,6 @@ def r2_per_row(y, weights):
     return per_row
 
 
-def weighted_r2(y_true, y_pred, sample_weight=None):
-    """(Weighted) coefficient of determination; 0 for a constant target (no spread)."""
-    mean = np.average(y_true, weights=sample_weight)
-    ss_tot = float(np.average((y_true - mean) ** 2, weights=sample_weight))
-    ss_res = float(np.average((y_true - y_pred) ** 2, weights=sample_weight))
-    if ss_tot == 0.0:
-        return 0.0 if ss_res == 0.0 else -math.inf
-    return 1.0 - ss_res / ss_tot
-
-
 def _current(runs):
     """The coefficients and intercepts of the runs' current iterates (the average, or the
     last for the other choices: a picked iterate may lie ahead); a K-output run gives K."""
@@ -231,16 +210,48 @@ def _current(runs):
     return coefs, intercepts
 
 
-def _advance(groups, t_end, n_jobs):
-    """Every problem of `groups` (lists of runs) to iteration `t_end`, in lock-step
-    (`pgs.training.fit.advance`); a single problem with ``n_jobs > 1`` split by rows
-    between the threads instead (`pgs.engine.threads`)."""
-    runs = [run for group in groups for run in group]
-    if len(runs) == 1 and splits_rows(runs[0], n_jobs):
-        threads.run_threads(runs[0]._replace(t_total=t_end), min(n_jobs, runs[0].Xb.shape[0]),
-                            None, None, None, 0.0)
-    else:
-        advance(runs, t_end, n_jobs)
+class InMemoryRows:
+    """`fit_auto`'s rows in memory: the training split copied once; runs advanced in
+    lock-step (`pgs.training.fit.advance`), or with ``n_jobs > 1`` and one problem per
+    candidate, each split by rows between the threads (`pgs.engine.threads`, as
+    ``pgs.train(n_jobs=W)`` and `pgs.dask` run them: the same bits on the same shards).
+
+    Parameters
+    ----------
+    Xb : CSRBuffers
+        All the rows.
+    n_jobs : int
+        Threads.
+    """
+
+    def __init__(self, Xb, n_jobs=1):
+        self.Xb, self.n_jobs, self.n_rows = Xb, n_jobs, Xb.shape[0]
+
+    def split(self, train, val):
+        """Keep the training rows `train`; return the held-out rows `val` (a CSR matrix)."""
+        self.X_train = as_csr_buffers(self.Xb.matrix()[train], check_entries=False)
+        return self.Xb.matrix()[val]
+
+    def prepare(self, y, **kwargs):
+        """`pgs.training.fit.prepare` on the training rows."""
+        return prepare(self.X_train, y, **kwargs)
+
+    def sq_total(self):
+        """``sum_i ||x_i||^2`` over the training rows (`pgs.rules.defaults.row_stats`)."""
+        return D.row_stats(self.X_train, 2.0)["sq"]
+
+    def advance(self, groups, t_end):
+        """Every run of `groups` (lists of runs, one per candidate) to iteration t_end."""
+        if self.n_jobs > 1 and self.X_train.shape[0] > 1 and all(len(g) == 1 for g in groups):
+            for (run,) in groups:
+                threads.run_threads(run._replace(t_total=t_end),
+                                    min(self.n_jobs, self.X_train.shape[0]), None, None,
+                                    None, 0.0)
+        else:
+            advance([run for group in groups for run in group], t_end, self.n_jobs)
+
+    def close(self):
+        """Nothing to release."""
 
 
 def _choose(alive, scores, values, holdout, keep):
@@ -278,15 +289,18 @@ class _Reporter:
             print(f"-- {text}; {elapsed:.2f} s, at most {bound:.2f} s left", flush=True)
 
 
-def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_passes,
-             sample_weight=None, strata=None, n_jobs=1, keep_state=False, verbose=0,
-             status=None, start=None, **train_kwargs):
+def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_passes,
+             sample_weight=None, strata=None, keep_state=False, verbose=0, status=None,
+             start=None, **train_kwargs):
     """Choose sigma by successive halving and continue the winner (module docstring).
 
     Parameters
     ----------
-    Xb : CSRBuffers
-        All the rows.
+    rows : InMemoryRows or pgs.dask.training's rows on a cluster
+        All the rows, where they are: ``split(train, val)`` keeps the training rows and
+        returns the held-out ones (in memory), ``prepare(y, **kwargs)`` makes a run on the
+        training rows, ``advance(groups, t_end)`` runs lists of runs to t_end,
+        ``sq_total()`` is the training rows' sum of squares, ``n_rows`` their number.
     targets : list of ndarray
         One target vector per problem (one-vs-rest problems share sigma and the rows).
     per_row : callable
@@ -304,7 +318,7 @@ def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_pa
         most `max_passes` passes of the training split.
     max_passes : float
         The pass budget when T is None.
-    sample_weight, n_jobs, keep_state, verbose, **train_kwargs
+    sample_weight, keep_state, verbose, **train_kwargs
         As for `pgs.train` (train_kwargs: `prepare`'s arguments but sigma, T and seed).
     status : callable, optional
         Receives each `verbose` line (without the prefix), printed or not.
@@ -319,9 +333,7 @@ def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_pa
     """
     start = time.perf_counter() if start is None else start
     report = _Reporter(verbose, start, status)
-    if grid is None:
-        grid = default_sigma_grid(Xb)
-    m = Xb.shape[0]
+    m = rows.n_rows
     k = V.check_count("k", train_kwargs.get("k", 1))
     if k > m and not train_kwargs.get("k_above_rows", False):
         raise ValueError(f"k must be at most the number of rows of X, got k={k} for {m} rows")
@@ -331,28 +343,27 @@ def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_pa
     train, val = validation_split(m, validation_fraction, seed, strata)
     if val.shape[0] == 0:
         train = val = np.arange(m, dtype=np.int64)
-    X_train = as_csr_buffers(Xb.matrix()[train], check_entries=False)
-    holdout = Holdout(Xb.matrix()[val], lambda Z: per_row(Z, val),
+    holdout = Holdout(rows.split(train, val), lambda Z: per_row(Z, val),
                       validation_weights(sample_weight, val))
+    if grid is None:
+        grid = default_sigma_grid(rows.sq_total(), train.shape[0])
     weights = validation_weights(sample_weight, train)
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     per_pass = max(1, math.ceil(train.shape[0] / k))
     t_cap = T if T is not None else max(1, math.ceil(max_passes * train.shape[0] / k))
 
-    groups = [[prepare(X_train, y, sigma=float(s), T=t_cap, seed=seed,
-                       sample_weight=weights, **train_kwargs) for y in ys] for s in grid]
+    groups = [[rows.prepare(y, sigma=float(s), T=t_cap, seed=seed, sample_weight=weights,
+                            **train_kwargs) for y in ys] for s in grid]
     n = len(grid)
     scores, values = np.full(n, np.nan), [None] * n
-    ran = np.zeros(n)
     alive, pair_rungs = list(range(n)), 0
     rung = max(FIRST_RUNG_PASSES * per_pass, FIRST_RUNG_ROWS / k)   # (iterations)
     while True:
         t_end = min(t_cap, max(1, math.ceil(rung)))
-        _advance([groups[g] for g in alive], t_end, n_jobs)
+        rows.advance([groups[g] for g in alive], t_end)
         for g in alive:
             values[g] = holdout.values(*_current(groups[g]))
             scores[g] = holdout.score(values[g])
-            ran[g] = t_end / per_pass
         # Halve down to two; the last two run two more rungs (to 4x the rung where they
         # were left) before the choice: short runs favour the small sigmas, which the
         # larger overtake later (measured: the hard RCV1-like set's held-out accuracy at
@@ -374,11 +385,11 @@ def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_pa
         rung *= 2
     win = alive[0]
     runs, best_values, t = groups[win], values[win], groups[win][0].solver.t
-    best, history, stale = scores[win], [], 0
+    best, stale = scores[win], 0
     check = max(per_pass, math.ceil(CHECK_ROWS / k))
     while t < t_cap and (T is not None or stale < N_ITER_NO_CHANGE):
         t = min(t_cap, t + check) if T is None else t_cap
-        _advance([runs], t, n_jobs)
+        rows.advance([runs], t)
         if T is not None:
             break
         v = holdout.values(*_current(runs))
@@ -387,54 +398,54 @@ def fit_auto(Xb, targets, per_row, *, grid, validation_fraction, seed, T, max_pa
             best, best_values, stale = score, v, 0
         else:
             stale += 1
-        history.append((t / per_pass, score))
         report(f"pass {t / per_pass:.3g} (sigma {grid[win]:.3g}): held-out score {score:.4f}, "
                f"best {best:.4f}", t / per_pass, max_passes)
-    models = [finish(run, False, keep_state) for run in runs]
-    for model in models:
-        model.params["passes"] = t / per_pass
-    return models, SigmaSearch(float(grid[win]), grid, scores, ran, history)
+    models = [finish(run, False, keep_state) for run in runs]   # (their passes: T k / rows)
+    return models, SigmaSearch(float(grid[win]), grid, scores)
 
 
 def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, max_passes,
                verbose=0, **kwargs):
-    """`pgs.train` with ``sigma="auto"`` (`fit_auto`, with ``model.sigma_grid``,
-    ``model.sigma_scores``); a warm start keeps its model's sigma."""
+    """`pgs.train` with ``sigma="auto"`` (`train_on_rows` on `InMemoryRows`); a warm start
+    keeps its model's sigma."""
     if isinstance(warm_start, (Model, MulticlassModel)):
         return fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
                    max_passes=max_passes, **kwargs)
     if warm_start is not None:
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
     start = time.perf_counter()
+    V.check_loss(kwargs["loss"])
+    rows = InMemoryRows(as_csr_buffers(X, check_entries=False), kwargs.pop("n_jobs", 1))
+    return train_on_rows(rows, y, sigma_grid=sigma_grid, seed=seed, max_passes=max_passes,
+                         validation_fraction=validation_fraction, verbose=verbose,
+                         start=start, **kwargs)
+
+
+def train_on_rows(rows, y, *, sigma_grid, validation_fraction, seed, max_passes, verbose=0,
+                  start=None, **kwargs):
+    """`fit_auto` for one problem (`pgs.train`'s arguments in `kwargs`) on `rows`: the
+    model, with ``model.sigma_grid`` and ``model.sigma_scores``."""
     seed = resolve_seed(seed)
     loss = kwargs["loss"]
-    V.check_loss(loss)
-    Xb = as_csr_buffers(X, check_entries=False)
-    m = Xb.shape[0]
     classification = loss in V.CLASSIFICATION_LOSSES
     if loss in V.MULTICLASS_LOSSES:
-        y_kernel, classes = class_indices(y, m)
+        y_kernel, classes = class_indices(y, rows.n_rows)
     else:
-        y_kernel, classes = check_targets(y, m, classification=classification)
-    weights = check_sample_weight(kwargs.pop("sample_weight", None), m)
+        y_kernel, classes = check_targets(y, rows.n_rows, classification=classification)
+    weights = check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
     T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
     if loss in V.MULTICLASS_LOSSES:
-        y_index = y_kernel.astype(np.intp)
-        per_row = accuracy_per_row_of(y_index)
+        per_row = accuracy_per_row_of(y_kernel.astype(np.intp))
     elif classification:
-        y_index = (y_kernel > 0).astype(np.intp)
-        per_row = accuracy_per_row_of(y_index)
+        per_row = accuracy_per_row_of((y_kernel > 0).astype(np.intp))
     else:
         per_row = r2_of(y_kernel, weights)
-    for key in ("callback", "callback_every", "merge_every"):
+    for key in ("callback", "callback_every", "merge_every", "n_jobs"):
         kwargs.pop(key, None)
-    n_jobs = kwargs.pop("n_jobs", 1)
-    keep_state = kwargs.pop("keep_state", False)
     models, search = fit_auto(
-        Xb, [y_kernel], per_row, grid=sigma_grid, validation_fraction=validation_fraction,
+        rows, [y_kernel], per_row, grid=sigma_grid, validation_fraction=validation_fraction,
         seed=seed, T=T, max_passes=max_passes, sample_weight=weights,
-        strata=y_kernel if classification else None, n_jobs=n_jobs, keep_state=keep_state,
-        verbose=verbose, start=start,
+        strata=y_kernel if classification else None, verbose=verbose, start=start,
         known_classes=(np.arange(classes.shape[0], dtype=np.float64)
                        if loss in V.MULTICLASS_LOSSES else np.array([-1.0, 1.0])
                        if classification else None), **kwargs)
