@@ -45,6 +45,7 @@ EXPERIMENTS = {
     "estimators": "bench.micro.bench_estimators",
     "lockstep": "bench.micro.bench_lockstep",
     "ovr_gap": "bench.experiments.exp_ovr_gap",
+    "multiclass": "bench.experiments.exp_multiclass",
     "csgd": "bench.micro.bench_csgd",
     "parallel_hard": "bench.experiments.exp_parallel_hard",
     "dask_scale": "bench.experiments.exp_dask_scale",

@@ -20,7 +20,8 @@ cdef enum PGSStatus:
     PGS_NONFINITE = 1
     PGS_BAD_ROW = 2      # a row index of a fixed sequence is outside [0, n_rows)
     PGS_BAD_SAMPLER = 3  # the sampler lacks a buffer its mode needs
-    # (pgs_run_f64_i64 returns -1 for a loss_id that names no loss)
+    # (pgs_run_f64_i64 returns -1 for a loss_id that names no loss, or a K-output loss:
+    # its K classes' states run together, in pgs._core._lockstep)
 
 
 cdef enum Schedule:

@@ -12,14 +12,14 @@ and index dtype; the variants of p live inside the dual vector's `dual_add`.
 from libc.math cimport pow, sqrt, fabs, isfinite, INFINITY
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
 cimport pgs._losses as L
 from pgs._losses cimport (
     loss_tag, Hinge, Logistic, Squared, SquaredHinge, SmoothHinge, ModifiedHuber,
-    Huber, EpsilonInsensitive, Absolute,
+    Huber, EpsilonInsensitive, Absolute, Multinomial, CrammerSinger,
 )
 from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
@@ -183,41 +183,64 @@ cdef void _draws_end(const Draws* dr, const PGSSampler* smp, PGSState* st) noexc
 
 # ---------------------------------------------------------------------- the loop
 
-cdef inline double _coef(loss_tag* tag, int loss_id, double z, int64_t i,
-                         const double* y, double g_scale, const PGSSampler* smp,
-                         const PGSParams* prm, PGSState* st) noexcept nogil:
-    """-loss'(z, y_i) times row i's weight / k (the sampled loss added up if tracked)."""
+cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_ssize_t r,
+                        int64_t i, const double* y, double g_scale, const PGSSampler* smp,
+                        const PGSParams* prm, PGSState** sts) noexcept nogil:
+    """Row i's -loss'(z, y_i) times its weight / k into sts[c].coefs[r] for its K margins
+    z (K = 1: z[0]; the K-output losses overwrite z); the sampled loss added up if tracked."""
+    cdef Py_ssize_t c
+    cdef double v = 0.0
     if smp.row_scale != NULL:
         g_scale *= smp.row_scale[i]
+    if loss_tag is Multinomial or loss_tag is CrammerSinger:
+        v = L.multi_dloss(tag, z, K, <Py_ssize_t>y[i])
+        for c in range(K):
+            sts[c].coefs[r] = -z[c] * g_scale
+    else:
+        if prm.track_loss:
+            v = L.loss_value(loss_id, z[0], y[i], prm.eps)
+        sts[0].coefs[r] = -L.dloss(tag, z[0], y[i], prm.eps) * g_scale
     if prm.track_loss:
-        st.loss_sum += L.loss_value(loss_id, z, y[i], prm.eps) * g_scale * prm.k
-    return -L.dloss(tag, z, y[i], prm.eps) * g_scale
+        sts[0].loss_sum += v * g_scale * prm.k
 
 
 cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                    const index_t* indices, const index_t* indptr, const double* y,
-                   Py_ssize_t n_rows,
-                   Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
+                   Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm,
+                   PGSState** sts, Py_ssize_t n_out, DualVector* dvs, double* zk,
                    long long t_end, const PGSSampler* smp) noexcept nogil:
     """Run PGS iterations st.t + 1 .. t_end (Figure 1 of the paper, DESIGN.md section 2).
 
     All k margins of a batch are taken at w_{t-1}; then the k rows' updates are
-    applied one after the other (rows may repeat and share columns).
+    applied one after the other (rows may repeat and share columns). A K-output loss
+    (DESIGN.md 6d) takes every row's K margins, then its K coefficients, then each
+    class's updates: class c is sts[c] with its dual vector dvs[c] (n_out = K, zk
+    scratch of K); sts[0] holds what the classes share (t, the rows, the PRNG, the
+    schedule), copied to the others at the end. Every other loss has one output (dvs
+    and zk unused): its dual vector is a local, as the loop was before K outputs.
     """
-    cdef DualVector dv
+    cdef DualVector dv1
     cdef Draws dr
+    cdef double z1[1]
+    cdef PGSState* st = sts[0]
+    cdef DualVector* dv = &dv1
+    cdef double* z = z1
+    cdef Py_ssize_t K = 1
     cdef Py_ssize_t k = prm.k
-    cdef Py_ssize_t r
+    cdef Py_ssize_t r, c
     cdef int64_t i, nxt
-    cdef double z, tsig, eta = 0.0, gw = 1.0, gsum, rho, root
+    cdef double tsig, eta = 0.0, gw = 1.0, gsum, rho, root
     cdef double g_scale = smp.grad_scale / <double>k
     cdef bint updated
     cdef int status = PGS_OK
+    if loss_tag is Multinomial or loss_tag is CrammerSinger:
+        K, dv, z = n_out, dvs, zk          # (K = 1 elsewhere: known at compile time)
     if smp.mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
     if smp.mode == SAMPLE_FIXED and smp.fixed == NULL:
         return PGS_BAD_SAMPLER
-    pgs_dual(&dv, prm, st, n_cols)
+    for c in range(K):
+        pgs_dual(&dv[c], prm, sts[c], n_cols)
     _draws_start(&dr, smp, st, n_rows, indptr)
 
     while st.t < t_end:
@@ -231,21 +254,22 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
 
         # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i> + b, y_i) / k. (The
         #    row AHEAD places on is prefetched meanwhile, in this batch or the next.)
-        gsum = 0.0
         for r in range(k):
             i = st.rows[r]
             nxt = -1
             if smp.mode == SAMPLE_IID or smp.mode == SAMPLE_PERMUTATION:
                 nxt = (st.rows[r + AHEAD] if r + AHEAD < k
                        else _upcoming(&dr, smp, st, n_rows, r + AHEAD - k))
-            z = dv.c * dual_dot(&dv, data, indices, indptr[i], indptr[i + 1], prm.icpt,
-                                indptr[nxt] if nxt >= 0 else 0,
-                                indptr[nxt + 1] if nxt >= 0 else 0) + st.b
-            if not isfinite(z):
-                status = PGS_NONFINITE        # nothing of the batch is applied
+            for c in range(K):
+                z[c] = dv[c].c * dual_dot(&dv[c], data, indices, indptr[i], indptr[i + 1],
+                                          prm.icpt, indptr[nxt] if nxt >= 0 and c == 0 else 0,
+                                          indptr[nxt + 1] if nxt >= 0 and c == 0 else 0
+                                          ) + sts[c].b
+                if not isfinite(z[c]):
+                    status = PGS_NONFINITE        # nothing of the batch is applied
+            if status != PGS_OK:
                 break
-            st.coefs[r] = _coef(tag, loss_id, z, i, y, g_scale, smp, prm, st)
-            gsum += st.coefs[r]
+            _coefs(tag, loss_id, z, K, r, i, y, g_scale, smp, prm, sts)
         if status != PGS_OK:
             break
 
@@ -256,18 +280,20 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             eta = prm.eta0 / (root * sqrt(root))
             st.zs *= 1.0 - prm.sigma * eta
             if st.zs < 1e-30:
-                dual_renormalise(&dv, st.zs)
+                for c in range(K):
+                    dual_renormalise(&dv[c], st.zs)
                 st.zs = 1.0
             gw = eta / st.zs
-        updated = False
-        for r in range(k):
-            if st.coefs[r] != 0.0:
-                i = st.rows[r]
-                dual_add(&dv, data, indices, indptr[i], indptr[i + 1], st.coefs[r] * gw,
-                         prm.icpt)
-                updated = True
-        if updated:
-            dual_maintain(&dv)
+        for c in range(K):
+            updated = False
+            for r in range(k):
+                if sts[c].coefs[r] != 0.0:
+                    i = st.rows[r]
+                    dual_add(&dv[c], data, indices, indptr[i], indptr[i + 1],
+                             sts[c].coefs[r] * gw, prm.icpt)
+                    updated = True
+            if updated:
+                dual_maintain(&dv[c])
 
         # 4. w_t = grad r*(dual point), projected onto ||w||_p <= B: c only; the free bias
         st.t += 1
@@ -276,63 +302,87 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         else:
             tsig = (<double>st.t + prm.t_offset) * prm.sigma
             eta = 1.0 / tsig
-        dual_set_scale(&dv, tsig)
-        dual_project(&dv, prm.B, tsig)
-        if prm.icpt_rate > 0.0:
-            st.b += prm.icpt_rate * eta * gsum          # (plain SGD)
-        if not (isfinite(dv.c) and isfinite(st.b)):
-            status = PGS_NONFINITE
+        for c in range(K):
+            dual_set_scale(&dv[c], tsig)
+            dual_project(&dv[c], prm.B, tsig)
+            if prm.icpt_rate > 0.0:
+                gsum = 0.0
+                for r in range(k):
+                    gsum += sts[c].coefs[r]
+                sts[c].b += prm.icpt_rate * eta * gsum          # (plain SGD)
+            if not (isfinite(dv[c].c) and isfinite(sts[c].b)):
+                status = PGS_NONFINITE
+        if status != PGS_OK:
             break
 
         # 5. the iterates kept: the average (weights 1, or t under SCHED_ASGD: it forgets
         #    the start), and the one drawn ahead (iterate="random")
         if prm.average:
             rho = <double>st.t if prm.schedule == SCHED_ASGD else 1.0
-            dual_add_to_average(&dv, st.t, rho)
+            for c in range(K):
+                dual_add_to_average(&dv[c], st.t, rho)
+                sts[c].b_sum += rho * sts[c].b
             st.rho_sum += rho
-            st.b_sum += rho * st.b
         if st.t == prm.t_pick:
-            dual_write_w(&dv, st.w_pick)
-            st.b_pick = st.b
+            for c in range(K):
+                dual_write_w(&dv[c], sts[c].w_pick)
+                sts[c].b_pick = sts[c].b
 
     _draws_end(&dr, smp, st)
-    _dual_to_state(&dv, st)
+    for c in range(K):
+        _dual_to_state(&dv[c], sts[c])
+        if c > 0:                           # (what the classes share)
+            sts[c].t, sts[c].consumed, sts[c].pos = st.t, st.consumed, st.pos
+            sts[c].zs, sts[c].rho_sum, sts[c].loss_sum = st.zs, st.rho_sum, st.loss_sum
+            memcpy(sts[c].rng, st.rng, sizeof(st.rng))
     return status
 
 
 cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
                    const index_t* indptr, const double* y, Py_ssize_t n_rows,
-                   Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
-                   long long t_end, const PGSSampler* smp) noexcept nogil:
+                   Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts, Py_ssize_t n_out,
+                   DualVector* dvs, double* zk, long long t_end,
+                   const PGSSampler* smp) noexcept nogil:
     """Select the loop compiled for `loss_id` (once per call, not per sample); -1 for
-    an id that names no loss."""
+    an id that names no loss, or a K-output loss without K >= 2 and its buffers."""
+    if loss_id == L.LOSS_MULTINOMIAL or loss_id == L.LOSS_CRAMMER_SINGER:
+        if n_out < 2 or dvs == NULL or zk == NULL:
+            return -1
+    elif n_out != 1:
+        return -1
     if loss_id == L.LOSS_HINGE:
         return _pgs_loop(<Hinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, st, t_end, smp)
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_LOGISTIC:
         return _pgs_loop(<Logistic*>NULL, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, st, t_end, smp)
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SQUARED:
         return _pgs_loop(<Squared*>NULL, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, st, t_end, smp)
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SQUARED_HINGE:
         return _pgs_loop(<SquaredHinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, st, t_end, smp)
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SMOOTH_HINGE:
         return _pgs_loop(<SmoothHinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, st, t_end, smp)
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_MODIFIED_HUBER:
         return _pgs_loop(<ModifiedHuber*>NULL, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, st, t_end, smp)
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_HUBER:
         return _pgs_loop(<Huber*>NULL, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, st, t_end, smp)
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_EPSILON_INSENSITIVE:
         return _pgs_loop(<EpsilonInsensitive*>NULL, loss_id, data, indices, indptr, y,
-                         n_rows, n_cols, prm, st, t_end, smp)
+                         n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_ABSOLUTE:
         return _pgs_loop(<Absolute*>NULL, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, st, t_end, smp)
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+    elif loss_id == L.LOSS_MULTINOMIAL:
+        return _pgs_loop(<Multinomial*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+    elif loss_id == L.LOSS_CRAMMER_SINGER:
+        return _pgs_loop(<CrammerSinger*>NULL, loss_id, data, indices, indptr, y, n_rows,
+                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     return -1
 
 
@@ -397,7 +447,8 @@ cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices
                          Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
                          long long t_end, const PGSSampler* smp) noexcept nogil:
     """The public entry point: `_dispatch` for float64 data, int64 indices (pgs/_core.pxd)."""
-    return _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, st, t_end, smp)
+    return _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, &st, 1, NULL,
+                     NULL, t_end, smp)
 
 
 def build_alias(const double[::1] weights):
@@ -725,20 +776,26 @@ cdef class SolverCore:
                         dtype=np.uint64)
 
 
-cdef struct Turn:             # one solver of a lock-step run, as the loop sees it
+cdef struct Turn:             # one problem of a lock-step run, as the loop sees it
     int loss_id
     Py_ssize_t n_cols
     const double* y
     const PGSParams* prm
-    PGSState* st
+    PGSState** sts           # its K states (K = 1 but for the K-output losses) ...
+    Py_ssize_t n_out
+    DualVector* dvs          # ... and K dual vectors and margins (the loop's scratch)
+    double* zk
     const PGSSampler* smp
 
 
 def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[::1] indices,
               const index_t[::1] indptr, long long t_end, long long block):
-    """Run each solver in turn `block` iterations, until all reach t_end: (index of the
-    first that failed or -1, its status). One solver with block = t_end is a plain run."""
-    cdef Py_ssize_t a, n = len(solvers), failed = -1, n_rows = indptr.shape[0] - 1
+    """Run each problem in turn `block` iterations, until all reach t_end: (index of the
+    first that failed or -1, its status). A problem is a solver, or a tuple of K solvers
+    built alike (a K-output loss: one per class, run by one loop, class 0's sampler). One
+    problem with block = t_end is a plain run."""
+    cdef Py_ssize_t a, c, n = len(solvers), failed = -1, n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t n_all = sum(len(s) if isinstance(s, tuple) else 1 for s in solvers)
     cdef int status = PGS_OK
     cdef long long te = t_end
     cdef SolverCore s
@@ -746,28 +803,43 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
     cdef const floating_t* dp = &data[0] if data.shape[0] > 0 else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] > 0 else NULL
     cdef Turn* turns = <Turn*>malloc(n * sizeof(Turn))
-    if turns == NULL:
-        raise MemoryError()
+    cdef PGSState** sts = <PGSState**>malloc(n_all * sizeof(PGSState*))
+    cdef DualVector* dvs = <DualVector*>malloc(n_all * sizeof(DualVector))
+    cdef double* zk = <double*>malloc(n_all * sizeof(double))
     try:
+        if turns == NULL or sts == NULL or dvs == NULL or zk == NULL:
+            raise MemoryError()
+        n_all = 0
         for a in range(n):
-            s, yv = solvers[a], ys[a]           # (the lists keep both alive)
+            group = solvers[a] if isinstance(solvers[a], tuple) else (solvers[a],)
+            yv = ys[a]                          # (the lists keep both alive)
             if yv.shape[0] != n_rows:
                 raise ValueError("y and indptr disagree on the number of rows")
-            turns[a] = Turn(s.loss_id, s.n_cols, &yv[0], &s.prm, &s.st, &s.smp)
-            te = min(te, s.st.t)
+            for c in range(len(group)):
+                s = group[c]
+                sts[n_all + c] = &s.st
+                te = min(te, s.st.t)
+            s = group[0]
+            turns[a] = Turn(s.loss_id, s.n_cols, &yv[0], &s.prm, &sts[n_all], len(group),
+                            &dvs[n_all], &zk[n_all], &s.smp)
+            n_all += len(group)
         with nogil:
             while te < t_end and failed < 0:
                 te = te + block if t_end - te > block else t_end
                 for a in range(n):
                     status = _dispatch(turns[a].loss_id, dp, ip, &indptr[0], turns[a].y,
-                                       n_rows, turns[a].n_cols, turns[a].prm, turns[a].st,
-                                       te, turns[a].smp)
+                                       n_rows, turns[a].n_cols, turns[a].prm, turns[a].sts,
+                                       turns[a].n_out, turns[a].dvs, turns[a].zk, te,
+                                       turns[a].smp)
                     if status != PGS_OK:
                         failed = a
                         break
         return (failed, status)
     finally:
         free(turns)
+        free(sts)
+        free(dvs)
+        free(zk)
 
 
 # ------------------------------------------------------------- checks and helpers
@@ -866,6 +938,20 @@ def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,
             for i in range(n):
                 s += sample_weight[i] * L.loss_value(loss_id, z[i], y[i], eps)
     return s / n
+
+
+def py_multi_loss(int loss_id, const double[::1] z, Py_ssize_t y):
+    """The compiled K-output loss of margins `z` (K >= 2) for class index `y`: (value, its
+    gradient in z as a new array) (a test hook)."""
+    g = np.array(z, dtype=np.float64)
+    cdef double[::1] gv = g
+    if gv.shape[0] < 2 or not 0 <= y < gv.shape[0]:
+        raise ValueError(f"need K >= 2 margins and 0 <= y < K, got K={gv.shape[0]}, y={y}")
+    if loss_id == L.LOSS_MULTINOMIAL:
+        return L.multi_dloss(<Multinomial*>NULL, &gv[0], gv.shape[0], y), g
+    if loss_id == L.LOSS_CRAMMER_SINGER:
+        return L.multi_dloss(<CrammerSinger*>NULL, &gv[0], gv.shape[0], y), g
+    raise ValueError(f"loss_id={loss_id} is not a K-output loss")
 
 
 def py_loss(int loss_id, double z, double y, double eps, bint deriv=False):

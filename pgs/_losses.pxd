@@ -17,7 +17,7 @@
 #
 # Downstream Cython code can `cimport pgs._losses` and call these directly.
 
-from libc.math cimport exp, log1p, fabs
+from libc.math cimport exp, log, log1p, fabs, NAN
 
 cdef struct Hinge:
     char _unused
@@ -37,6 +37,10 @@ cdef struct EpsilonInsensitive:
     char _unused
 cdef struct Absolute:
     char _unused
+cdef struct Multinomial:        # K outputs (multi_dloss); y is the class index
+    char _unused
+cdef struct CrammerSinger:
+    char _unused
 
 ctypedef fused loss_tag:
     Hinge
@@ -48,6 +52,8 @@ ctypedef fused loss_tag:
     Huber
     EpsilonInsensitive
     Absolute
+    Multinomial
+    CrammerSinger
 
 # Integer ids, in the order of the table in pgs/_loss_table.py.
 cdef enum LossId:
@@ -60,7 +66,9 @@ cdef enum LossId:
     LOSS_HUBER = 6
     LOSS_EPSILON_INSENSITIVE = 7
     LOSS_ABSOLUTE = 8
-    N_LOSSES = 9
+    LOSS_MULTINOMIAL = 9
+    LOSS_CRAMMER_SINGER = 10
+    N_LOSSES = 11
 
 
 # ---------------------------------------------------------------- classification
@@ -207,8 +215,9 @@ cdef inline double dloss(loss_tag* tag, double z, double y, double eps) noexcept
         return huber_dloss(z, y, eps)
     elif loss_tag is EpsilonInsensitive:
         return epsilon_insensitive_dloss(z, y, eps)
-    else:
+    elif loss_tag is Absolute:
         return absolute_dloss(z, y, eps)
+    return NAN          # (the K-output losses: multi_dloss)
 
 
 cdef inline double loss_value(int loss_id, double z, double y, double eps) noexcept nogil:
@@ -229,7 +238,13 @@ cdef inline double loss_value(int loss_id, double z, double y, double eps) noexc
         return huber_loss(z, y, eps)
     elif loss_id == LOSS_EPSILON_INSENSITIVE:
         return epsilon_insensitive_loss(z, y, eps)
-    return absolute_loss(z, y, eps)
+    elif loss_id == LOSS_ABSOLUTE:
+        return absolute_loss(z, y, eps)
+    # A K-output loss of two classes is its binary twin on z = z_1 - z_0, y = +-1
+    # (DESIGN.md 6d); the loop takes K margins (multi_dloss).
+    elif loss_id == LOSS_MULTINOMIAL:
+        return logistic_loss(z, y, eps)
+    return hinge_loss(z, y, eps)
 
 
 cdef inline double loss_deriv(int loss_id, double z, double y, double eps) noexcept nogil:
@@ -250,4 +265,50 @@ cdef inline double loss_deriv(int loss_id, double z, double y, double eps) noexc
         return huber_dloss(z, y, eps)
     elif loss_id == LOSS_EPSILON_INSENSITIVE:
         return epsilon_insensitive_dloss(z, y, eps)
-    return absolute_dloss(z, y, eps)
+    elif loss_id == LOSS_ABSOLUTE:
+        return absolute_dloss(z, y, eps)
+    elif loss_id == LOSS_MULTINOMIAL:
+        return logistic_dloss(z, y, eps)
+    return hinge_dloss(z, y, eps)
+
+
+# ------------------------------------------------- K outputs (multiclass, DESIGN 6d)
+
+cdef inline double multi_dloss(loss_tag* tag, double* z, Py_ssize_t K,
+                               Py_ssize_t y) noexcept nogil:
+    """The loss of a row of class y (0 <= y < K, K >= 2) at its K margins z, which are
+    replaced by the derivatives g_c = d loss / d z_c (the compile-time choice as `dloss`).
+
+    Multinomial: log sum_c exp z_c - z_y, g = softmax(z) - e_y, with the max subtracted
+    (exp never overflows) and g_y = -sum_{c != y} softmax_c (no cancellation near 1).
+    Crammer-Singer: max(0, 1 + max_{c != y} z_c - z_y); where positive g_y = -1 and
+    g_r = +1 for the most violating r (else 0).
+    """
+    cdef Py_ssize_t c, r = 0 if y != 0 else 1
+    cdef double zmax = z[0], zy = z[y], s = 0.0, other = 0.0, v
+    if loss_tag is Multinomial:
+        for c in range(1, K):
+            if z[c] > zmax:
+                zmax = z[c]
+        for c in range(K):
+            z[c] = exp(z[c] - zmax)
+            s += z[c]
+            if c != y:
+                other += z[c]
+        for c in range(K):
+            z[c] /= s
+        z[y] = -other / s
+        return log1p(other) if zy == zmax else (zmax - zy) + log(s)
+    elif loss_tag is CrammerSinger:
+        for c in range(K):
+            if c != y and z[c] > z[r]:
+                r = c
+        v = 1.0 + z[r] - zy
+        for c in range(K):
+            z[c] = 0.0
+        if v > 0.0:
+            z[y] = -1.0
+            z[r] = 1.0
+            return v
+        return 0.0
+    return NAN

@@ -1,4 +1,5 @@
-"""scikit-learn estimators around `pgs.train`: `PGSClassifier` (one-vs-rest) and `PGSRegressor`.
+"""scikit-learn estimators around `pgs.train`: `PGSClassifier` (one-vs-rest, or one K-output
+problem) and `PGSRegressor`.
 
 `pgs/__init__.py` loads this module lazily, so that `pgs.train` never needs scikit-learn.
 """
@@ -206,20 +207,26 @@ def _sample_weight_or_none(sample_weight, X):
 
 
 class PGSClassifier(ClassifierMixin, _PGSBase):
-    r"""Linear classifier trained by the Primal Gradient Solver (one-vs-rest for multiclass).
+    r"""Linear classifier trained by the Primal Gradient Solver (one-vs-rest for multiclass,
+    or one problem with a K-output loss).
 
     Minimises, for each binary problem, :math:`\sigma \|w\|_p^2 / (2(p-1)) + \frac1m
     \sum_i s_i \ell(\langle w, x_i\rangle, y_i)` with :func:`pgs.train`, where the
-    :math:`s_i` are the sample weights times the class weights (1 by default).
+    :math:`s_i` are the sample weights times the class weights (1 by default); with
+    "multinomial" or "crammer_singer", :math:`\sigma \sum_c \|w_c\|_p^2 / (2(p-1)) +
+    \frac1m \sum_i s_i \ell(W x_i + b, y_i)` over all the classes at once.
 
     Parameters
     ----------
     loss : {"hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber", \
-"squared"}, default "hinge"
+"multinomial", "crammer_singer", "squared"}, default "hinge"
         Loss of every binary problem (+1 for the class, -1 for the rest). "squared" is
         least squares on one-hot 0/1 targets with argmax prediction (C-Adaline); for two
         classes, one regressor on the indicator of ``classes_[1]`` with 0.5 subtracted
         from its intercept, so the decision function is positive for ``classes_[1]``.
+        "multinomial" (softmax cross-entropy, `predict_proba` its softmax) and
+        "crammer_singer" (the multiclass hinge) train one problem of K outputs; with two
+        classes ``coef_`` and ``intercept_`` hold class 1's minus class 0's.
     p : float in (1, 2], default 2.0
         Norm of the regulariser (2: Pegasos).
     sigma : float > 0 or "auto", default "auto"
@@ -253,9 +260,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         seed=random_state)``: the problems draw the same rows, in lock-step.
     n_jobs : int or None, default None
         Threads (None: 1, -1: all cores). Several one-vs-rest problems are shared out in
-        groups (the results do not depend on `n_jobs`); with two classes the threads
-        split the rows instead, as ``pgs.train(..., n_jobs=n_jobs)`` (deterministic for
-        a given `n_jobs`).
+        groups (the results do not depend on `n_jobs`); with two classes, or a K-output
+        loss's one problem, the threads split the rows instead (merging each class's
+        state), as ``pgs.train(..., n_jobs=n_jobs)`` (deterministic for a given `n_jobs`).
     class_weight : None, "balanced" or dict, default None
         Weight of each class, multiplied into `sample_weight`. "balanced" uses
         ``n_samples / (n_classes * bincount(y))``.
@@ -351,8 +358,18 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         return sigma_auto.accuracy_per_row_of(y_index,
                                               threshold=0.5 if self.loss == "squared" else 0.0)
 
+    def _train_setup(self, warm_models):
+        entropy, kw, known = super()._train_setup(warm_models)
+        if self.loss in V.MULTICLASS_LOSSES:        # (the targets are class indices)
+            known = np.arange(self._n_outputs, dtype=np.float64)
+        return entropy, kw, known
+
     def _targets(self, y_index, n_classes):
-        """The per-problem targets: +-1 (or 0/1 for "squared") for each class vs the rest."""
+        """The per-problem targets: +-1 (or 0/1 for "squared") for each class vs the rest;
+        a K-output loss's one problem: the class indices."""
+        self._n_outputs = n_classes
+        if self.loss in V.MULTICLASS_LOSSES:
+            return [y_index.astype(np.float64)]
         positives = [1] if n_classes == 2 else range(n_classes)
         rest = 0.0 if self.loss == "squared" else -1.0
         return [np.where(y_index == c, 1.0, rest) for c in positives]
@@ -442,6 +459,12 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     def _set_fitted(self, models, classes):
         self.classes_ = classes
         super()._set_fitted(models)
+        if self.loss in V.MULTICLASS_LOSSES:
+            coef, intercept = models[0].coef, models[0].intercept
+            if len(classes) == 2:       # (one output, as scikit-learn's binary classifiers)
+                coef, intercept = coef[1:] - coef[:1], intercept[1:] - intercept[:1]
+            self.coef_, self.intercept_ = coef, intercept
+            return
         if len(models) == 1:
             self.coef_ = models[0].coef[np.newaxis, :]      # (a view: no copy)
         else:
@@ -499,11 +522,12 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities (loss "logistic" or "modified_huber").
+        """Class probabilities (loss "logistic", "modified_huber" or "multinomial").
 
         Logistic: the sigmoid of each one-vs-rest margin; modified Huber:
-        ``(clip(margin, -1, 1) + 1) / 2``. With more than two classes they are normalised to
-        sum to 1 per row (uniform where all are 0), as scikit-learn's SGDClassifier does.
+        ``(clip(margin, -1, 1) + 1) / 2``; multinomial: the softmax of the outputs. With
+        more than two one-vs-rest problems they are normalised to sum to 1 per row
+        (uniform where all are 0), as scikit-learn's SGDClassifier does.
 
         Parameters
         ----------

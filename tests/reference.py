@@ -17,8 +17,13 @@ def _sigmoid_neg(m):
     return 1.0 / (1.0 + np.exp(m))
 
 
+#: The K-output losses' scalar forms: two classes, z = z_1 - z_0, y = +-1 (DESIGN.md 6d).
+BINARY_TWIN = {"multinomial": "logistic", "crammer_singer": "hinge"}
+
+
 def dloss(loss, z, y, eps):
     """Derivative of each loss in z, transcribed from its textbook definition."""
+    loss = BINARY_TWIN.get(loss, loss)
     m = y * z
     if loss == "hinge":
         return -y if m < 1 else 0.0
@@ -52,6 +57,7 @@ def dloss(loss, z, y, eps):
 
 def loss_value(loss, z, y, eps):
     """Value of each loss (vectorised over z, y)."""
+    loss = BINARY_TWIN.get(loss, loss)
     z = np.asarray(z, dtype=float)
     y = np.asarray(y, dtype=float)
     m = y * z
@@ -328,3 +334,53 @@ def asgd_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, eta0, B=None,
         z, b = z + gamma * (z_new - z), b + gamma * (b_new - b)
         t += total
     return (iterate(z), b), iterates
+
+
+def multiclass_dloss(loss, z, y):
+    """(loss, gradient in the K margins z) of a K-output loss for a row of class index y,
+    from their definitions (DESIGN.md 6d): softmax cross-entropy and the multiclass hinge."""
+    z = np.asarray(z, dtype=float)
+    if loss == "multinomial":
+        e = np.exp(z - z.max())
+        g = e / e.sum()
+        g[y] -= 1.0
+        return float(np.log(e.sum()) + z.max() - z[y]), g
+    if loss == "crammer_singer":
+        other = np.where(np.arange(z.shape[0]) == y, -np.inf, z)
+        r = int(np.argmax(other))
+        v = 1.0 + z[r] - z[y]
+        g = np.zeros_like(z)
+        if v > 0:
+            g[y], g[r] = -1.0, 1.0
+        return max(v, 0.0), g
+    raise ValueError(loss)
+
+
+def multiclass_reference(X, y, n_classes, *, loss, p, sigma, T, k, rows, step, B=None,
+                         icpt=0.0, bias_rate=0.0, weights=None):
+    """`mirror_descent_reference` with K outputs (DESIGN.md 6d): per iteration, every batch
+    row's K margins at the current (W, b), the loss's K coefficients, then for each class
+    ``z_c <- (1 - sigma eta) z_c - eta g_c``, ``w_c = grad r*(z_c)`` (rescaled into
+    ``||w_c||_p <= B``) and ``b_c <- b_c - bias_rate eta g_{b,c}``. `y` holds class
+    indices. Returns the list of (W_t, b_t), W_t of shape (K, n_features + 1)."""
+    X = np.asarray(X, dtype=float)
+    m, n = X.shape
+    Xa = np.hstack([X, np.full((m, 1), icpt)])
+    Z = np.zeros((n_classes, n + 1))
+    W = np.zeros((n_classes, n + 1))
+    b = np.zeros(n_classes)
+    iterates = []
+    for t in range(1, T + 1):
+        eta = step(t - 1)
+        G = np.zeros((n_classes, n + 1))
+        g_b = np.zeros(n_classes)
+        for i in rows[(t - 1) * k: t * k]:
+            _, g = multiclass_dloss(loss, W @ Xa[i] + b, int(y[i]))
+            g = g * (1.0 if weights is None else weights[i])
+            G += np.outer(g, Xa[i]) / k
+            g_b += g / k
+        Z = (1.0 - sigma * eta) * Z - eta * G
+        W = np.array([_projected(grad_r_star(zc, p), p, B) for zc in Z])
+        b = b - bias_rate * eta * g_b
+        iterates.append((W.copy(), b.copy()))
+    return iterates

@@ -58,6 +58,8 @@ _CHECKED = [
     PGSClassifier(loss="modified_huber", p=1.5),
     PGSClassifier(loss="squared", sigma=1e-2),
     PGSRegressor(loss="huber", sigma=0.1, p=1.8, iterate="average"),
+    PGSClassifier(loss="multinomial"),
+    PGSClassifier(loss="crammer_singer", p=1.5),
 ]
 
 

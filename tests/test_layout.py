@@ -202,6 +202,7 @@ def test_load_model_knows_every_kind_in_a_fresh_interpreter(tmp_path):
         "pgs": pgs.train(X, y2, sigma=0.1, T=50, seed=0),
         "csgd": pgs.train_csgd(X, X[:, 0], T=50, eta0=0.01, seed=0),
         "cadaline": pgs.train_cadaline(X, y3, T=50, eta0=0.01, seed=0),
+        "multiclass": pgs.train(X, y3, loss="multinomial", sigma=0.1, T=50, seed=0),
     }
     paths = {}
     for kind, model in files.items():

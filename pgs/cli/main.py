@@ -334,6 +334,7 @@ def _params_text(estimator):
 def _cmd_train(args, out):
     from pgs.io.svmlight import load_svmlight_files
     from pgs.models.ovr import model_from_estimator
+    from pgs.rules.validation import MULTICLASS_LOSSES
 
     say = (lambda *_: None) if args.quiet else out
     path = args.model_out or os.path.basename(os.fspath(args.data)) + ".model.npz"
@@ -357,7 +358,9 @@ def _cmd_train(args, out):
     if is_classifier:
         _check_continuous(y, args.data)
         labels = np.unique(y)
-        task = f"{len(labels)} classes" + (", one-vs-rest" if len(labels) > 2 else "")
+        task = f"{len(labels)} classes" + (
+            f", one problem of {len(labels)} outputs" if estimator.loss in MULTICLASS_LOSSES
+            else ", one-vs-rest" if len(labels) > 2 else "")
     else:
         task = "regression"
     say(f"training {type(estimator).__name__} ({task}): {_params_text(estimator)}")

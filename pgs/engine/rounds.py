@@ -12,7 +12,7 @@ adopts it.
 
 import numpy as np
 
-from pgs.engine.solver import STATUS, Solver
+from pgs.engine.solver import STATUS, MultiSolver, Solver
 
 #: Non-zeros a worker runs between two checks of `stop` (a millisecond or two: Ctrl-C
 #: waits for the slowest worker to see it, on a loaded machine too).
@@ -158,6 +158,11 @@ def start_state(solver_state, sizes, seed_entropy, params):
     sizes = tuple(int(s) for s in sizes)
     if not sizes or min(sizes) < 1:
         raise ValueError(f"every shard needs at least one row, got sizes {sizes}")
+    if "outputs" in solver_state:       # (K outputs: each class's, the samplers shared)
+        parts = [start_state(dict(one, workers=solver_state.get("workers", one.get("workers"))),
+                             sizes, seed_entropy, params)
+                 for one in solver_state["outputs"]]
+        return dict(parts[0], kernel=_joined([part["kernel"] for part in parts]))
     kernel = dict(solver_state)
     saved = kernel.pop("workers", None)
     if saved is not None and len(saved) == len(sizes) > 1:
@@ -176,6 +181,14 @@ def start_state(solver_state, sizes, seed_entropy, params):
         kernel = _canonical_average(kernel, params)
     return dict(kernel=kernel, workers=workers, sizes=sizes, round=0,
                 t_pick=int(kernel["t_pick"]))
+
+
+def _joined(kernels):
+    """The kernel state of K outputs from its classes' (`pgs.engine.solver.MultiSolver`'s
+    form: the classes under "outputs", what they share beside them)."""
+    first = kernels[0]
+    return dict(outputs=kernels, **{key: first[key] for key in (
+        "t", "t_pick", "wsum", "w_pick", "zs", "loss_sum") if key in first})
 
 
 def _canonical_average(kernel, params):
@@ -202,6 +215,11 @@ def plan_round(state, t_end, merge_every):
     and ``kernel`` (lam, t, zs, b to start from; with W = 1 the whole solver state).
     """
     kernel, sizes = state["kernel"], state["sizes"]
+    if "outputs" in kernel:             # (K outputs: every class's start, per worker)
+        per_class = [plan_round(dict(state, kernel=one), t_end, merge_every)
+                     for one in kernel["outputs"]]
+        return [dict(tasks[0], kernel=_joined([task["kernel"] for task in tasks]))
+                for tasks in zip(*per_class, strict=True)]
     n_workers = len(sizes)
     t0 = int(kernel["t"])
     total = min(n_workers * int(merge_every), int(t_end) - t0)
@@ -255,31 +273,38 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         ``kernel``: its whole solver state.
     """
     single = task["n_workers"] == 1
-    start, smp = task["kernel"], task["sampler"]
+    smp = task["sampler"]
+    starts = task["kernel"].get("outputs", [task["kernel"]])     # (K outputs: per class)
     steps = int(task["steps"])
-    t_offset, t_first = params["t_offset"], int(start["t"])
+    t_offset, t_first = params["t_offset"], int(starts[0]["t"])
     rho = steps / task["round_steps"] if steps else 1.0     # the worker's share
-    lam0 = start["lam"]
+    scale = 1.0
     if not single and params["schedule"] == 0 and params["extrapolate"]:
         # The paper's schedule: the worker's iterations count 1 .. steps, its iterate is
         # grad r*((lam0 rho + dlam) / ((s + (t0 + t_offset) rho) sigma)): as if the
         # others' gradients were its own (DESIGN.md 6b, docs/parallel.md).
-        lam0 = lam0 * rho if rho != 1.0 else lam0
+        scale = rho
         t_offset, t_first = (t_first + t_offset) * rho, 0
     elif not single and params["schedule"] == 0:
         rho = 1.0
-    solver = _solver(params, task["t_pick"], smp["rng"], t_offset)
-    if single:
-        kernel = dict(start)
-    else:
-        n_cols = params["n_features"] + 1
-        kernel = dict(lam=lam0, t=t_first, C=0.0, zs=start["zs"], b=start["b"], b_sum=0.0,
-                      b_pick=0.0, rho_sum=0.0, loss_sum=0.0, w_pick=None,
-                      wsum=np.zeros(n_cols) if params["average"] else None,
-                      clast=None if solver.clast is None else np.zeros(n_cols))
-    kernel.update(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"],
-                  consumed=smp["consumed"], t_pick=task["t_pick"])
-    solver.set_state(kernel)
+    solvers, lam0s = [], []
+    for start in starts:
+        lam0 = start["lam"] * scale if scale != 1.0 else start["lam"]
+        solver = _solver(params, task["t_pick"], smp["rng"], t_offset)
+        if single:
+            kernel = dict(start)
+        else:
+            n_cols = params["n_features"] + 1
+            kernel = dict(lam=lam0, t=t_first, C=0.0, zs=start["zs"], b=start["b"], b_sum=0.0,
+                          b_pick=0.0, rho_sum=0.0, loss_sum=0.0, w_pick=None,
+                          wsum=np.zeros(n_cols) if params["average"] else None,
+                          clast=None if solver.clast is None else np.zeros(n_cols))
+        kernel.update(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"],
+                      consumed=smp["consumed"], t_pick=task["t_pick"])
+        solver.set_state(kernel)
+        solvers.append(solver)
+        lam0s.append(lam0)
+    solver = solvers[0] if len(solvers) == 1 else MultiSolver(solvers)
     loss_before = solver.loss_sum
 
     nnz_per_row = max(1.0, (indptr[-1] - indptr[0]) / max(1, indptr.shape[0] - 1))
@@ -294,23 +319,34 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
 
     delta = dict(worker=task["worker"], steps=steps, status=int(status), stopped=stopped,
                  t=int(solver.t), loss_sum=solver.loss_sum - loss_before,
-                 sampler=_sampler_of(solver))
+                 sampler=_sampler_of(solvers[0]))
     if status != 0 or stopped:
         return delta
     if single:
         delta["kernel"] = solver.get_state()
         return delta
+    parts = [_class_delta(*args, rho, params, task["t_pick"])
+             for args in zip(solvers, lam0s, starts, strict=True)]
+    if len(parts) == 1:
+        delta.update(parts[0])
+    else:
+        delta["outputs"] = parts
+    return delta
+
+
+def _class_delta(solver, lam0, start, rho, params, t_pick):
+    """One class's part of a worker's delta (W > 1): its dual change from lam0, its free
+    bias's change, the sums of its iterates and bias, its random iterate's snapshot."""
     scalars = solver._scalars()
     b, b_sum, rho_sum, b_pick = (scalars[key] for key in ("b", "b_sum", "rho_sum", "b_pick"))
     if params["schedule"] == 0:
-        delta["dlam"] = np.subtract(solver.lam, lam0)
+        dlam = np.subtract(solver.lam, lam0)
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
-        delta["dlam"] = np.subtract(solver.lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
-    delta.update(db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum, b_pick=b_pick,
-                 avg_sum=solver.average() * rho_sum if params["average"] else None,
-                 w_pick=solver.w_pick.copy() if task["t_pick"] > 0 else None)
-    return delta
+        dlam = np.subtract(solver.lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
+    return dict(dlam=dlam, db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
+                b_pick=b_pick, avg_sum=solver.average() * rho_sum if params["average"] else None,
+                w_pick=solver.w_pick.copy() if t_pick > 0 else None)
 
 
 def _sampler_of(solver):
@@ -359,6 +395,11 @@ def merge(state, deltas, params):
     nxt = dict(state, workers=workers, round=state["round"] + 1)
     if len(deltas) == 1:
         nxt["kernel"] = deltas[0]["kernel"]
+        return nxt
+    if "outputs" in state["kernel"]:    # (K outputs: the merge is per class)
+        per_class = [merge(dict(state, kernel=one), [dict(d, **d["outputs"][c]) for d in deltas],
+                           params)["kernel"] for c, one in enumerate(state["kernel"]["outputs"])]
+        nxt["kernel"] = _joined(per_class)
         return nxt
     old = state["kernel"]
     lam = np.array(old["lam"], dtype=np.float64)

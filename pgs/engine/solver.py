@@ -172,10 +172,78 @@ class Solver(SolverCore):
             self.set_lam(state["lam"], state["t"])
 
 
+class MultiSolver:
+    """The resumable state of a K-output run (loss "multinomial", "crammer_singer";
+    DESIGN.md 6d): one `Solver` per class, built alike, each its class's dual vector, run
+    together by the kernel's one loop (all K margins of a row before any update). They
+    share t, the rows drawn and the PRNG; `Solver`'s methods act on every class, the
+    iterates come as (K, n_features + 1) arrays and the state as one dict per class."""
+
+    def __init__(self, solvers):
+        self.solvers = list(solvers)
+
+    def __getattr__(self, name):
+        # what the classes share (t, k, loss_id, sampling, consumed, loss_sum, _params ...)
+        return getattr(self.solvers[0], name)
+
+    @property
+    def norm_w(self):
+        """The regulariser's norm over the classes, (sum_c ||w_c||_p^2)^(1/2)."""
+        return float(np.sqrt(sum(s.norm_w ** 2 for s in self.solvers)))
+
+    def run(self, t_end, data, indices, indptr, y, fixed_rows=None, sample_weight=None):
+        """`Solver.run` for the K classes at once; a status code (0: ok)."""
+        if fixed_rows is not None:
+            fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
+        self._ready(indptr, sample_weight, fixed_rows)
+        return _lockstep([tuple(self.solvers)], [y], data, indices, indptr, t_end,
+                         max(t_end, 1))[1]
+
+    def _ready(self, indptr, sample_weight, fixed_rows):
+        for s in self.solvers:
+            s._ready(indptr, sample_weight, fixed_rows)
+
+    def iterate(self, which):
+        """The iterate `which` of every class, shape (K, n_features + 1)."""
+        return np.stack([s.iterate(which) for s in self.solvers])
+
+    def take(self, which):
+        """`Solver.take` of every class, stacked (the solvers' state is consumed)."""
+        return np.stack([s.take(which) for s in self.solvers])
+
+    def finish(self):
+        for s in self.solvers:
+            s.finish()
+
+    def set_t_pick(self, t_pick):
+        for s in self.solvers:
+            s.set_t_pick(t_pick)
+
+    def _scalars(self):
+        return [s._scalars() for s in self.solvers]
+
+    def get_state(self, copy=True):
+        """The classes' `Solver.get_state` under "outputs" (t, t_pick and which iterates
+        are kept, class 0's, beside them)."""
+        states = [s.get_state(copy) for s in self.solvers]
+        return {"outputs": states, **{key: states[0][key] for key in (
+            "t", "t_pick", "wsum", "w_pick", "zs", "loss_sum", "workers")}}
+
+    def set_state(self, state):
+        """Resume from `get_state()` of a multi-solver of the same classes and arguments."""
+        outputs = state.get("outputs")
+        if outputs is None or len(outputs) != len(self.solvers):
+            raise ValueError(f"the state is not that of {len(self.solvers)} classes")
+        for s, one in zip(self.solvers, outputs, strict=True):
+            # (the parallel engines' merged state keeps the workers' samplers beside them)
+            s.set_state(dict(one, workers=state["workers"]) if "workers" in state else one)
+
+
 def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):
     """Advance several solvers over the same X to `t_end` in lock-step, `block` iterations
     each in turn, so that solvers drawing the same rows (sharing a seed) fetch each row
-    once; each bit-identical to its own `run`. (first failed solver, its status) or (-1, 0).
+    once; each bit-identical to its own `run` (a `MultiSolver`'s K classes run as one
+    problem). (first failed solver, its status) or (-1, 0).
     """
     if len(ys) != len(solvers):
         raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
@@ -185,6 +253,7 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
         return (-1, 0)
     for s in solvers:
         s._ready(indptr, sample_weight, None)
+    solvers = [tuple(s.solvers) if isinstance(s, MultiSolver) else s for s in solvers]
     return _lockstep(solvers, ys, data, indices, indptr, t_end, block)
 
 

@@ -3,8 +3,9 @@
 
 from pgs.models.csgd_model import CAdalineModel, CSGDModel
 from pgs.models.file_format import register_kind
+from pgs.models.multiclass import MulticlassModel
 from pgs.models.ovr import OneVsRestModel
 from pgs.models.pgs_model import Model
 
-for _cls in (Model, CSGDModel, CAdalineModel, OneVsRestModel):
+for _cls in (Model, CSGDModel, CAdalineModel, OneVsRestModel, MulticlassModel):
     register_kind(_cls._kind, _cls)

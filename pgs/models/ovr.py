@@ -6,6 +6,7 @@ a regressor or a binary classifier of a PGS loss is a `pgs.Model`; a one-vs-rest
 import numpy as np
 
 from pgs.models.base import LinearModel
+from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules.losses import LOSS_SPECS, ovr_probabilities
 
@@ -68,6 +69,10 @@ def model_from_estimator(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted: call fit first")
     first = models[0]
     classes = getattr(estimator, "classes_", None)
+    if isinstance(first, MulticlassModel):         # (a K-output loss: one model of K rows)
+        return MulticlassModel(coef=first.coef, intercept=first.intercept,
+                               iteration=first.iteration, T=first.T,
+                               classes=np.asarray(classes), params=first.params)
     if classes is None or (len(models) == 1 and first.params["loss"] != "squared"):
         # A regressor, or one PGS problem whose -1/+1 are classes_[0]/classes_[1].
         return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,

@@ -159,6 +159,29 @@ def check_y_shape(y, n_samples):
     return y
 
 
+def class_indices(y, n_samples, classes=None):
+    """Targets of a K-output loss (DESIGN.md 6d): (each row's class index as float64, the
+    sorted classes). Known `classes` (a warm start's, partial_fit's) let y hold some of them."""
+    y = check_y_shape(y, n_samples)
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    if y.dtype.kind == "O" and any(isinstance(v, float) and v != v for v in y):
+        raise ValueError("y contains NaN labels")
+    try:
+        found, index = np.unique(y, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"y's labels cannot be compared: {exc}") from None
+    if classes is None:
+        if found.shape[0] < 2:
+            raise ValueError(f"y has {found.shape[0]} class(es); a classification loss needs two")
+        return index.astype(np.float64), found
+    classes = np.asarray(classes)
+    unknown = np.setdiff1d(found, classes)
+    if unknown.size:
+        raise ValueError(f"y holds labels {unknown!r} other than the known classes {classes}")
+    return np.searchsorted(classes, y).astype(np.float64), classes
+
+
 def check_targets(y, n_samples, *, classification, classes=None):
     """Validate targets; return (y_kernel, classes): float64 targets, and for classification
     the two sorted labels, the smaller mapped to -1 and the larger to +1. Known `classes` (a
@@ -198,8 +221,9 @@ def check_targets(y, n_samples, *, classification, classes=None):
             raise ValueError(f"y has a single class ({classes[0]!r}); a classification loss "
                              "needs two")
         if classes.shape[0] > 2:
-            raise ValueError(f"y has {classes.shape[0]} classes; pgs.train is binary: multiclass "
-                             "(one-vs-rest) is handled by the estimator layer (pgs.PGSClassifier)")
+            raise ValueError(f"y has {classes.shape[0]} classes; this loss is binary: use "
+                             "loss='multinomial' or 'crammer_singer', or the estimator layer's "
+                             "one-vs-rest (pgs.PGSClassifier)")
         return _plus_minus(y == classes[1]), classes
     if y.dtype.kind not in "biuf":
         raise TypeError(f"y must be numeric for a regression loss, got dtype {y.dtype}")

@@ -25,6 +25,15 @@ def _sigmoid(scores):
     return 0.5 * (1.0 + np.tanh(0.5 * scores))
 
 
+def softmax(scores):
+    """Rows of class probabilities from rows of K margins (the max subtracted: no overflow);
+    from 1-D margins z_1 - z_0 (two classes), P(class 1)."""
+    if np.ndim(scores) == 1:
+        return _sigmoid(scores)
+    e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
 def _clipped_linear(scores):
     # Zhang (2004) / SGDClassifier: modified Huber's margins clipped to [-1, 1].
     return 0.5 * (np.clip(scores, -1.0, 1.0) + 1.0)
@@ -58,6 +67,10 @@ class LossSpec:
         What epsilon is for this loss, for messages and help.
     epsilon_positive : bool
         Epsilon must be > 0, not merely >= 0 (it divides: a smoothing width).
+    multiclass : bool
+        One output per class (DESIGN.md 6d: the loss of the K margins, y the class index);
+        its bounds are per output: :math:`|\partial \ell / \partial z_c|` and the largest
+        eigenvalue of the Hessian in z.
     """
 
     name: str
@@ -70,6 +83,7 @@ class LossSpec:
     default_epsilon: float | None = None
     epsilon_name: str = ""
     epsilon_positive: bool = False
+    multiclass: bool = False
 
     def __post_init__(self):
         # Invariants the layers rely on; a bad row fails at import, not in a run.
@@ -150,6 +164,11 @@ LOSSES = (
     LossSpec("epsilon_insensitive", 7, "regression", dloss_bound=1.0, dloss_lipschitz=None,
              default_epsilon=0.1, epsilon_name="the insensitive tube's half-width"),
     LossSpec("absolute", 8, "regression", dloss_bound=1.0, dloss_lipschitz=None),
+    # The Hessian of log-sum-exp, diag(pi) - pi pi^T, has largest eigenvalue <= 1/2.
+    LossSpec("multinomial", 9, "classification", dloss_bound=1.0, dloss_lipschitz=0.5,
+             proba=softmax, multiclass=True),
+    LossSpec("crammer_singer", 10, "classification", dloss_bound=1.0, dloss_lipschitz=None,
+             multiclass=True),
 )
 
 #: The loss names in id order (the ``LossId`` enum of pgs/_losses.pxd).
@@ -180,7 +199,8 @@ def loss_names(task=None):
 
 def ovr_probabilities(prob):
     """Rows of class probabilities from P(+1) of each one-vs-rest problem: ``1 - P, P`` for
-    one (`prob` 1-D); else each row normalised to sum to 1 (uniform where all are 0)."""
+    one (`prob` 1-D); else each row normalised to sum to 1 (uniform where all are 0; a
+    softmax's rows are left alone)."""
     if prob.ndim == 1:
         return np.column_stack([1.0 - prob, prob])
     total = prob.sum(axis=1, keepdims=True)

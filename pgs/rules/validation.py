@@ -9,6 +9,8 @@ from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, loss_spec
 
 #: Losses whose targets are two classes, mapped to -1 / +1.
 CLASSIFICATION_LOSSES = frozenset(loss_names("classification"))
+#: Classification losses with one output per class (y: any number of classes).
+MULTICLASS_LOSSES = frozenset(spec.name for spec in LOSSES if spec.multiclass)
 #: Losses whose targets are real numbers.
 REGRESSION_LOSSES = frozenset(loss_names("regression"))
 #: Losses for which B=None means "auto" (DESIGN.md 2): those whose derivative is

@@ -13,11 +13,12 @@ import numpy as np
 from pgs._core import SAMPLING_MODES, mean_loss
 from pgs.engine import threads
 from pgs.engine.chunks import run_chunked, run_threads
-from pgs.engine.solver import Solver, progress, raise_status, run_lockstep
+from pgs.engine.solver import MultiSolver, Solver, progress, raise_status, run_lockstep
+from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, check_targets
+from pgs.rules.data import as_csr_buffers, check_targets, class_indices
 from pgs.rules.losses import loss_spec
 
 #: Arguments a warm start must share with the run it continues.
@@ -30,17 +31,28 @@ def default_T(n_samples, k, passes=D.DEFAULTS["max_passes"]):
     return max(1, math.ceil(passes * n_samples / k))
 
 
-def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None):
-    """The radius sqrt(2 (p-1) F(0) / sigma) that always contains the optimum (DESIGN.md 2)."""
-    zeros = np.zeros_like(y_kernel)
-    f0 = mean_loss(zeros, y_kernel, loss_spec(loss).id, epsilon, sample_weight)
+def loss_at_zero(y_kernel, loss, epsilon, sample_weight=None, n_outputs=1):
+    """F(0), the mean (weighted) loss at w = 0; a K-output loss's is the same for every row:
+    log K for "multinomial", 1 for "crammer_singer"."""
+    spec = loss_spec(loss)
+    if not spec.multiclass:
+        return mean_loss(np.zeros_like(y_kernel), y_kernel, spec.id, epsilon, sample_weight)
+    f0 = math.log(n_outputs) if loss == "multinomial" else 1.0
+    return f0 * (1.0 if sample_weight is None else float(np.mean(sample_weight)))
+
+
+def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None, n_outputs=1):
+    """The radius sqrt(2 (p-1) F(0) / sigma) that always contains the optimum (DESIGN.md 2;
+    for K outputs every class's ||w_c||_p, as sigma sum_c r(w_c) <= F(0))."""
+    f0 = loss_at_zero(y_kernel, loss, epsilon, sample_weight, n_outputs)
     if f0 <= 0.0:
         # w = 0 is optimal; any positive radius keeps it inside.
         return 1.0
     return math.sqrt(2.0 * (p - 1.0) * f0 / sigma)
 
 
-def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling):
+def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling,
+                  n_outputs=1):
     r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``, 0 if w = 0 is optimal.
 
     It minimises `train`'s bound ``t0 F(0) + G^2 ln((T + t0) / t0) / (2 sigma)`` as T grows
@@ -49,7 +61,7 @@ def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights,
     q = p / (p - 1.0)
     m = y_kernel.shape[0]
     spec = loss_spec(loss)
-    f0 = mean_loss(np.zeros_like(y_kernel), y_kernel, spec.id, epsilon, weights)
+    f0 = loss_at_zero(y_kernel, loss, epsilon, weights, n_outputs)
     if not f0 > 0.0:
         return 0.0
     gx = (stats["max_q"] ** q + abs(icpt) ** q) ** (1.0 / q)    # max_i ||(x_i, icpt)||_q
@@ -93,7 +105,7 @@ def _check_warm_start(warm_start, params, n_features, iterate):
     """The state to resume from, after checking it fits this call."""
     if warm_start is None:
         return None
-    if not isinstance(warm_start, Model):
+    if not isinstance(warm_start, (Model, MulticlassModel)):
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
     state = getattr(warm_start, "_state", None)
     if state is None:
@@ -173,8 +185,8 @@ LOCKSTEP_LONG = 4
 
 def _vector_bytes(solver):
     """Bytes of the vectors every update of `solver` touches (lam, u, the average's)."""
-    arrays = {id(a): a for a in (solver.lam, solver.u, solver.wsum, solver.clast)
-              if a is not None}
+    arrays = {id(a): a for s in getattr(solver, "solvers", [solver])
+              for a in (s.lam, s.u, s.wsum, s.clast) if a is not None}
     return sum(a.nbytes for a in arrays.values())
 
 
@@ -292,8 +304,12 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
     classification = loss in V.CLASSIFICATION_LOSSES
     if known_classes is None:
         known_classes = getattr(warm_start, "classes", None)
-    y_kernel, classes = check_targets(y, m, classification=classification,
-                                      classes=known_classes)
+    if loss in V.MULTICLASS_LOSSES:         # (one output per class: y the class index)
+        y_kernel, classes = class_indices(y, m, known_classes)
+    else:
+        y_kernel, classes = check_targets(y, m, classification=classification,
+                                          classes=known_classes)
+    n_out = classes.shape[0] if loss in V.MULTICLASS_LOSSES else 1
     weights = check_sample_weight(sample_weight, m)
     if k > m and not k_above_rows:
         # (the kernel would draw every batch's rows more than once: almost surely a
@@ -304,7 +320,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         T = default_T(m, k, V.check_positive("max_passes", max_passes))
 
     if B == "auto" or (B is None and loss in V.UNBOUNDED_GRADIENT_LOSSES):
-        B = (auto_B(y_kernel, loss, p, sigma, epsilon, weights) if warm_start is None
+        B = (auto_B(y_kernel, loss, p, sigma, epsilon, weights, n_out) if warm_start is None
              else warm_start.params["B"])
 
     # The "auto" rules (pgs/rules/defaults.py); a warm start keeps its model's values.
@@ -345,7 +361,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         if t_offset == "auto":
             t_offset = auto_t_offset(stats(full=True), y_kernel, loss=loss, p=p, sigma=sigma,
                                      B=B, icpt=icpt, epsilon=epsilon, weights=weights,
-                                     sampling=sampling)
+                                     sampling=sampling, n_outputs=n_out)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
                   iterate=iterate, fit_intercept=fit_intercept, intercept=intercept,
                   intercept_scaling=intercept_scaling, seed=None, epsilon=epsilon,
@@ -371,10 +387,12 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         else:
             t_pick = -1
 
-    solver = Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt, epsilon,
-                    k, max(t_pick, 0), iterate == "average", rng_state,
-                    SAMPLING_MODES.index(sampling), track_loss, t_offset,
-                    D.SCHEDULES.index(schedule), eta0 or 0.0, icpt_rate)
+    solvers = [Solver(n_features, loss_id, p, sigma, B if B is not None else 0.0, icpt,
+                      epsilon, k, max(t_pick, 0), iterate == "average", rng_state,
+                      SAMPLING_MODES.index(sampling), track_loss, t_offset,
+                      D.SCHEDULES.index(schedule), eta0 or 0.0, icpt_rate)
+               for _ in range(n_out)]
+    solver = MultiSolver(solvers) if loss in V.MULTICLASS_LOSSES else solvers[0]
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:
@@ -409,8 +427,14 @@ def finish(run, stopped, keep_state):
 
     params["T"] = t_done
     params["passes"] = t_done * solver.k / run.Xb.shape[0]   # (of this call's rows)
-    model = Model(coef=w[:n], intercept=_intercept(params, w[n], bias, which),
-                  iteration=iteration, T=t_done, classes=run.classes, params=params)
+    if w.ndim == 2:                                          # (K outputs: a MultiSolver)
+        model = MulticlassModel(
+            coef=w[:, :n], intercept=[_intercept(params, wc[n], b, which)
+                                      for wc, b in zip(w, bias, strict=True)],
+            iteration=iteration, T=t_done, classes=run.classes, params=params)
+    else:
+        model = Model(coef=w[:n], intercept=_intercept(params, w[n], bias, which),
+                      iteration=iteration, T=t_done, classes=run.classes, params=params)
     if stopped:
         model.params["stopped_early"] = True
     if keep_state:
@@ -431,9 +455,12 @@ def _intercept(params, w_column, bias, which):
 
 
 def _work_per_iteration(run):
-    """Non-zeros an iteration of `run` reads: k rows of the mean row's non-zeros."""
+    """Non-zeros an iteration of `run` reads: k rows of the mean row's non-zeros (K times
+    for K outputs)."""
     Xb = run.Xb
-    return run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
+    n_out = len(getattr(run.solver, "solvers", [None]))
+    return n_out * run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
+
 
 
 def _run_chunks(run, callback, every, start, stop=None):

@@ -21,10 +21,11 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine import threads
+from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, check_targets
+from pgs.rules.data import as_csr_buffers, check_targets, class_indices
 from pgs.training.fit import _intercept, advance, check_sample_weight, finish, fit, prepare
 
 #: Default grid: these factors times ``mean_i ||x_i||^2 / m`` (scale-free, and moving as 1/m
@@ -197,14 +198,15 @@ def r2_per_row(y, weights):
 
 def _current(runs):
     """The coefficients and intercepts of the runs' current iterates (the average, or the
-    last for the other choices: a picked iterate may lie ahead)."""
+    last for the other choices: a picked iterate may lie ahead); a K-output run gives K."""
     coefs, intercepts = [], []
     for run in runs:
         which = "average" if run.params["iterate"] == "average" else "last"
-        w = run.solver.iterate(which)
+        w, scalars = run.solver.iterate(which), run.solver._scalars()
         n = run.n_features
-        coefs.append(w[:n])
-        intercepts.append(_intercept(run.params, w[n], run.solver._scalars(), which))
+        for wc, sc in zip(np.atleast_2d(w), scalars if w.ndim == 2 else [scalars], strict=True):
+            coefs.append(wc[:n])
+            intercepts.append(_intercept(run.params, wc[n], sc, which))
     return coefs, intercepts
 
 
@@ -406,7 +408,7 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, max_p
                verbose=0, **kwargs):
     """`pgs.train` with ``sigma="auto"`` (`train_on_rows` on `InMemoryRows`); a warm start
     keeps its model's sigma."""
-    if isinstance(warm_start, Model):
+    if isinstance(warm_start, (Model, MulticlassModel)):
         return fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
                    max_passes=max_passes, **kwargs)
     if warm_start is not None:
@@ -426,10 +428,15 @@ def train_on_rows(rows, y, *, sigma_grid, validation_fraction, seed, max_passes,
     seed = resolve_seed(seed)
     loss = kwargs["loss"]
     classification = loss in V.CLASSIFICATION_LOSSES
-    y_kernel, classes = check_targets(y, rows.n_rows, classification=classification)
+    if loss in V.MULTICLASS_LOSSES:
+        y_kernel, classes = class_indices(y, rows.n_rows)
+    else:
+        y_kernel, classes = check_targets(y, rows.n_rows, classification=classification)
     weights = check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
     T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
-    if classification:
+    if loss in V.MULTICLASS_LOSSES:
+        per_row = accuracy_per_row_of(y_kernel.astype(np.intp))
+    elif classification:
         per_row = accuracy_per_row_of((y_kernel > 0).astype(np.intp))
     else:
         per_row = r2_of(y_kernel, weights)
@@ -439,7 +446,9 @@ def train_on_rows(rows, y, *, sigma_grid, validation_fraction, seed, max_passes,
         rows, [y_kernel], per_row, grid=sigma_grid, validation_fraction=validation_fraction,
         seed=seed, T=T, max_passes=max_passes, sample_weight=weights,
         strata=y_kernel if classification else None, verbose=verbose, start=start,
-        known_classes=np.array([-1.0, 1.0]) if classification else None, **kwargs)
+        known_classes=(np.arange(classes.shape[0], dtype=np.float64)
+                       if loss in V.MULTICLASS_LOSSES else np.array([-1.0, 1.0])
+                       if classification else None), **kwargs)
     model = models[0]
     if classification:
         model.classes = classes

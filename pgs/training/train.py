@@ -37,10 +37,14 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         place (no copy); anything else is converted once to CSR.
     y : array_like, shape (m,)
         For classification losses any two distinct labels (the smaller one is mapped to
-        -1, the larger to +1); for regression losses real targets.
+        -1, the larger to +1); for "multinomial" and "crammer_singer" any number of
+        labels (two or more); for regression losses real targets.
     loss : str, default "hinge"
         Classification: "hinge", "logistic", "squared_hinge", "smooth_hinge",
-        "modified_huber". Regression: "squared", "huber", "epsilon_insensitive", "absolute".
+        "modified_huber"; with K classes as one problem (DESIGN.md 6d, a
+        `MulticlassModel` of K rows, one dual vector per class): "multinomial" (softmax
+        cross-entropy, ``predict_proba``) and "crammer_singer" (the multiclass hinge).
+        Regression: "squared", "huber", "epsilon_insensitive", "absolute".
     p : float in (1, 2], default 2.0
         Norm of the regulariser. p = 2 is Pegasos; p = 1.5 has a pow-free fast path.
     sigma : float > 0 or "auto", default "auto"
@@ -142,9 +146,10 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
 
     Returns
     -------
-    Model
+    Model or MulticlassModel
         With ``coef``, ``intercept``, ``iteration``, ``T``, ``classes`` and
-        ``decision_function``, ``predict``, ``objective``.
+        ``decision_function``, ``predict``, ``objective`` (a `MulticlassModel` for the
+        K-output losses: ``coef`` of shape (K, n_features)).
 
     Raises
     ------

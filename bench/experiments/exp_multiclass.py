@@ -1,0 +1,137 @@
+"""Multiclass as one problem (DESIGN.md 6d): PGSClassifier(loss="multinomial") against
+one-vs-rest logistic and "crammer_singer", and scikit-learn's LogisticRegression.
+
+Sets: MNIST (real), RCV1-like with 8 and 10 classes, news20-like (20 classes x 130k
+features, `exp_defaults._news20_like`). Every PGSClassifier runs its defaults (sigma
+"auto", at most 10 passes, random_state=0); LogisticRegression's C is chosen from
+`C_GRID` on a fifth of the training rows held out, then refitted on all of them (its
+time: the refit; the search's in brackets). Reported: test accuracy, mean test log loss of
+`predict_proba` (clipped at 1e-15), fit seconds (wall), and a reliability plot
+(results/multiclass.png: top-class confidence against accuracy, 10 bins). Then the cost
+of one pass per row at a fixed sigma: K outputs in one loop against K one-vs-rest
+problems in lock-step (`fit_many`).
+"""
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
+
+import pgs
+from bench.experiments.exp_defaults import _news20_like, _split
+from bench.harness.common import figure_path, markdown_table, pyplot, write_report
+from bench.harness.data import mnist, rcv1_like_multiclass
+from pgs.training.fit import fit_many
+
+C_GRID = (0.1, 1.0, 10.0)
+
+
+def _sets(quick):
+    Xm, ym, Xmt, ymt = mnist()
+    if quick:
+        Xm, ym = Xm[:10_000], ym[:10_000]
+    m = 5_000 if quick else 20_000
+    out = [("MNIST (real), 10 classes", Xm, ym, Xmt, ymt)]
+    for k in (8, 10):
+        out.append((f"RCV1-like, {k} classes", *_split(*rcv1_like_multiclass(2 * m, k), 0.5)))
+    out.append(("news20-like, 20 classes", *_split(*_news20_like(5_000 if quick else 18_846),
+                                                   0.4)))
+    return out
+
+
+def _timed_fit(est, X, y):
+    t0 = time.perf_counter()
+    est.fit(X, y)
+    return est, time.perf_counter() - t0
+
+
+def _lr(X, y):
+    """LogisticRegression with C from C_GRID on a held-out fifth, refitted on all rows."""
+    Xa, ya, Xv, yv = _split(X, y, 0.2, seed=1)
+    t0 = time.perf_counter()
+    scores = [LogisticRegression(C=c, max_iter=1000).fit(Xa, ya).score(Xv, yv) for c in C_GRID]
+    search = time.perf_counter() - t0
+    c = C_GRID[int(np.argmax(scores))]
+    est, seconds = _timed_fit(LogisticRegression(C=c, max_iter=1000), X, y)
+    return est, seconds, f"C={c:g} [{search:.1f} s]"
+
+
+def _log_loss(proba, y_index):
+    return float(np.mean(-np.log(np.clip(proba[np.arange(len(y_index)), y_index], 1e-15, 1))))
+
+
+def _reliability(ax, proba, y_index, label):
+    conf, right = proba.max(axis=1), proba.argmax(axis=1) == y_index
+    bins = np.minimum((conf * 10).astype(int), 9)
+    xs = [conf[bins == b].mean() for b in range(10) if np.any(bins == b)]
+    ys = [right[bins == b].mean() for b in range(10) if np.any(bins == b)]
+    ax.plot(xs, ys, "o-", label=label, ms=3)
+
+
+def _per_row(X, y, sigma, repeats=3):
+    """Microseconds per row of one pass at `sigma`: K outputs, K one-vs-rest in lock-step."""
+    X, classes = sp.csr_matrix(X), np.unique(y)     # (converted once, outside the times)
+    ovr_targets = [np.where(y == c, 1.0, -1.0) for c in classes]
+    common = dict(sigma=sigma, T=X.shape[0], seed=0, max_passes=1.0)
+    t_multi, t_ovr = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        pgs.train(X, y, loss="multinomial", **common)
+        t_multi.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        fit_many(X, ovr_targets, loss="logistic", **common)
+        t_ovr.append(time.perf_counter() - t0)
+    us = 1e6 / X.shape[0]
+    return np.median(t_multi) * us, np.median(t_ovr) * us, X.nnz / X.shape[0]
+
+
+def run(cfg):
+    """Run the experiment, write results/multiclass.md and its plot; return the path."""
+    rows, cost_rows = [], []
+    plt = pyplot()
+    sets = _sets(cfg.quick)
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.2 * len(sets), 3.2))
+    for ax, (name, X, y, Xt, yt) in zip(axes, sets, strict=True):
+        classes = np.unique(y)
+        yt_index = np.searchsorted(classes, yt)
+        fits = {f"pgs {loss}": _timed_fit(pgs.PGSClassifier(loss=loss, random_state=0), X, y)
+                for loss in ("multinomial", "logistic", "crammer_singer")}
+        lr, lr_s, lr_note = _lr(X, y)
+        fits["LogisticRegression"] = (lr, lr_s)
+        for label, (est, seconds) in fits.items():
+            acc = float(np.mean(est.predict(Xt) == yt))
+            note = lr_note if label == "LogisticRegression" else f"sigma={est.sigma_:.2g}"
+            if hasattr(est, "predict_proba"):
+                proba = est.predict_proba(Xt)
+                loss_cell = f"{_log_loss(proba, yt_index):.4f}"
+                _reliability(ax, proba, yt_index, label)
+            else:
+                loss_cell = "-"
+            rows.append([name, label, f"{acc:.4f}", loss_cell, f"{seconds:.2f}", note])
+            print(rows[-1], flush=True)
+        ax.plot([0, 1], [0, 1], "k:", lw=0.8)
+        ax.set(title=name, xlabel="top-class confidence", ylabel="accuracy")
+        ax.legend(fontsize=6)
+        sigma = fits["pgs multinomial"][0].sigma_
+        multi_us, ovr_us, nnz = _per_row(X, y, sigma)
+        cost_rows.append([name, len(classes), f"{nnz:.0f}", f"{multi_us:.2f}",
+                          f"{ovr_us:.2f}", f"{multi_us / ovr_us:.2f}"])
+        print(cost_rows[-1], flush=True)
+    fig.tight_layout()
+    fig.savefig(figure_path("multiclass", cfg))
+    sections = [
+        ("Accuracy, log loss and time", markdown_table(
+            ["set", "model", "test accuracy", "test log loss", "fit s", "chosen"], rows)),
+        ("One pass per row: K outputs against K one-vs-rest problems in lock-step",
+         markdown_table(["set", "K", "non-zeros a row", "multinomial, us a row",
+                         "one-vs-rest logistic (lock-step), us a row", "ratio"], cost_rows))]
+    intro = __doc__.split("\n\n", 1)[1].replace("\n", " ")
+    return write_report("multiclass", "Multiclass as one problem", sections, cfg, intro)
+
+
+if __name__ == "__main__":
+    import sys
+
+    from bench.harness.common import Config
+    run(Config(quick="--quick" in sys.argv))

@@ -1,0 +1,124 @@
+"""The model of a K-output loss ("multinomial", "crammer_singer"; DESIGN.md 6d): one row of
+weights per class, trained as one problem."""
+
+import numpy as np
+
+from pgs.models.base import LinearModel, saved_field
+from pgs.rules import validation as V
+from pgs.rules.defaults import INTERCEPTS, SCHEDULES
+from pgs.rules.losses import loss_spec, softmax
+
+
+class MulticlassModel(LinearModel):
+    """A linear classifier of K classes trained as one problem by the Primal Gradient Solver
+    (a K-output loss): predicts the class of the largest output.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_classes, n_features)
+        Each class's weights of the returned iterate.
+    intercept : ndarray of shape (n_classes,)
+        Each class's bias (0.0 without `fit_intercept`).
+    iteration, T : int
+        The 1-based index of the returned iterate, and the iterations run.
+    classes : ndarray of shape (n_classes,)
+        The labels, in the order of the rows of `coef`.
+    params : dict
+        Every training argument, as for `pgs.Model`.
+    """
+
+    _kind = "multiclass"
+    _coef_ndim = 2
+    sigma_grid = None
+    sigma_scores = None
+
+    def _repr_fields(self):
+        return [f"loss={self.params['loss']!r}", f"n_classes={len(self.classes)}",
+                f"p={self.params['p']}", f"sigma={self.params['sigma']}", f"T={self.T}"]
+
+    @classmethod
+    def _check_saved(cls, params, attributes, classes):
+        loss = saved_field(params, "loss")
+        if loss not in V.MULTICLASS_LOSSES:
+            raise ValueError(f"loss={loss!r} is not a K-output loss "
+                             f"({', '.join(sorted(V.MULTICLASS_LOSSES))})")
+        if classes is None:
+            raise ValueError(f"loss={loss!r} needs classes; the file has none")
+        V.check_p(saved_field(params, "p"))
+        V.check_positive("sigma", saved_field(params, "sigma"))
+        V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
+        V.check_choice("intercept", saved_field(params, "intercept"), INTERCEPTS)
+        V.check_choice("schedule", saved_field(params, "schedule"), SCHEDULES)
+        V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
+
+    def full_weights(self):
+        """The weights the solver regularises: each class's coef and constant column
+        weight (0 for a free intercept, which is not regularised).
+
+        Returns
+        -------
+        ndarray of shape (n_classes, n_features + 1)
+        """
+        column = self.params["fit_intercept"] and self.params["intercept"] == "column"
+        w_icpt = self.intercept / self.params["intercept_scaling"] if column else \
+            np.zeros_like(self.intercept)
+        return np.column_stack([self.coef, w_icpt])
+
+    def predict_proba(self, X):
+        """Class probabilities, the softmax of the outputs (loss "multinomial" only).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        if self.params["loss"] != "multinomial":
+            raise ValueError(f"probabilities need loss='multinomial'; the model was trained "
+                             f"with loss={self.params['loss']!r}")
+        return softmax(self.decision_function(X))
+
+    def objective(self, X, y, sample_weight=None):
+        """F(W) = sigma sum_c ||w_c||_p^2 / (2 (p - 1)) + (1/m) sum_i s_i loss(z_i, y_i).
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+            Labels from `classes`.
+        sample_weight : array_like, shape (n_samples,), optional
+            Weights s_i of the empirical risk (all ones by default).
+
+        Returns
+        -------
+        float
+        """
+        p, sigma = self.params["p"], self.params["sigma"]
+        Z = self.decision_function(X)
+        y = np.asarray(y)
+        if y.shape != Z.shape[:1]:
+            raise ValueError(f"y has shape {y.shape}, expected {Z.shape[:1]}")
+        idx = np.searchsorted(self.classes, y)
+        if np.any(idx >= len(self.classes)) or np.any(self.classes[np.minimum(
+                idx, len(self.classes) - 1)] != y):
+            raise ValueError(f"y holds labels other than the model's classes {self.classes}")
+        losses = multiclass_loss(self.params["loss"], Z, idx)
+        norms = np.sum(np.abs(self.full_weights()) ** p, axis=1) ** (1.0 / p)
+        reg = sigma * float(np.sum(norms**2)) / (2.0 * (p - 1.0))
+        return reg + float(np.sum(losses * (1.0 if sample_weight is None else
+                                            np.asarray(sample_weight, dtype=float)))) / len(y)
+
+
+def multiclass_loss(loss, Z, y_index):
+    """Each row's loss at its K margins `Z` (rows x K) and class index `y_index`."""
+    loss_spec(loss)
+    rows = np.arange(Z.shape[0])
+    zy = Z[rows, y_index]
+    if loss == "multinomial":
+        zmax = np.max(Z, axis=1)
+        return zmax + np.log(np.sum(np.exp(Z - zmax[:, None]), axis=1)) - zy
+    other = Z.copy()
+    other[rows, y_index] = -np.inf
+    return np.maximum(0.0, 1.0 + np.max(other, axis=1) - zy)

@@ -1,0 +1,288 @@
+"""K-output losses ("multinomial", "crammer_singer"; DESIGN.md 6d): the kernel's one loop
+against a NumPy transcription of the K-output mirror-descent step, the losses against
+finite differences, K = 2 against binary logistic, exact resume, model files."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from reference import asgd_step, multiclass_dloss, multiclass_reference, weighted_average
+
+import pgs
+from pgs._core import py_multi_loss
+from pgs.models import MulticlassModel
+from pgs.rules.losses import LOSS_NAMES
+from pgs.training.fit import fit_many
+
+K_LOSSES = ("multinomial", "crammer_singer")
+M, N, K = 40, 9, 4
+
+
+def _problem(seed=0, m=M, n=N, k_classes=K):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, n)) * (rng.random((m, n)) < 0.6)
+    W = rng.normal(size=(k_classes, n))
+    y = np.argmax(X @ W.T + 0.5 * rng.normal(size=(m, k_classes)), axis=1)
+    return X, y
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+@pytest.mark.parametrize("loss", K_LOSSES)
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
+@pytest.mark.parametrize("schedule", ["asgd", "pgs"])
+@pytest.mark.parametrize("k, weighted, intercept", [(1, False, "free"), (3, True, "free"),
+                                                    (2, False, "column"), (1, True, None)])
+def test_kernel_matches_k_output_reference(loss, p, schedule, k, weighted, intercept):
+    """Every iterate's W and b, the last and the average, against the NumPy step."""
+    X, y = _problem()
+    T, sigma = 30, 0.05
+    weights = np.random.default_rng(1).uniform(0.2, 2.0, M) if weighted else None
+    common = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, schedule=schedule, seed=0,
+                  sampling="cyclic", sample_weight=weights, fit_intercept=intercept is not None,
+                  intercept=intercept or "free", intercept_scaling=0.7, t_offset=3.0,
+                  B=0.8 if p == 1.3 else None, eta0=0.5)
+    seen = []
+    last = pgs.train(X, y, iterate="last", callback=seen.append, callback_every=T, **common)
+    avg = pgs.train(X, y, iterate="average", **common)
+    assert isinstance(last, MulticlassModel) and last.coef.shape == (K, N)
+    step = (asgd_step(0.5, sigma) if schedule == "asgd"
+            else (lambda t: 1.0 / (sigma * (t + 1 + 3.0))))
+    its = multiclass_reference(X, y, K, loss=loss, p=p, sigma=sigma, T=T, k=k,
+                               rows=np.arange(T * k) % M, step=step, B=common["B"],
+                               icpt=0.7 if intercept == "column" else 0.0,
+                               bias_rate=last.params["intercept_rate"] or 0.0,
+                               weights=weights)
+    W_T, b_T = its[-1]
+    # the sampled losses, each at the iterate before its update (progressive validation)
+    rows, before = np.arange(T * k) % M, [(np.zeros((K, N + 1)), np.zeros(K))] + its[:-1]
+    Xa = np.hstack([X, np.full((M, 1), 0.7 if intercept == "column" else 0.0)])
+    sampled = [multiclass_dloss(loss, Wb[0] @ Xa[i] + Wb[1], y[i])[0]
+               * (1.0 if weights is None else weights[i])
+               for t, Wb in enumerate(before) for i in rows[t * k:(t + 1) * k]]
+    assert seen[-1].loss_estimate == pytest.approx(np.mean(sampled), rel=1e-10)
+    assert _rel(last.full_weights()[:, :N], W_T[:, :N]) < 1e-11
+    ref_b = b_T if intercept != "column" else W_T[:, N] * 0.7
+    np.testing.assert_allclose(last.intercept, ref_b, rtol=1e-10, atol=1e-12)
+    W_avg, b_avg = weighted_average(its, (lambda t: t) if schedule == "asgd" else (lambda t: 1))
+    assert _rel(avg.coef, W_avg[:, :N]) < 1e-11
+    if intercept == "free":
+        np.testing.assert_allclose(avg.intercept, b_avg, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", K_LOSSES)
+def test_compiled_losses_match_their_definitions(loss):
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        kk = int(rng.integers(2, 7))
+        z, y = rng.normal(size=kk) * 3.0, int(rng.integers(kk))
+        v, g = py_multi_loss(LOSS_NAMES.index(loss), z, y)
+        rv, rg = multiclass_dloss(loss, z, y)
+        assert v == pytest.approx(rv, rel=1e-13, abs=1e-14)
+        np.testing.assert_allclose(g, rg, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("loss", K_LOSSES)
+def test_gradients_match_finite_differences(loss):
+    rng = np.random.default_rng(2)
+    lid, h = LOSS_NAMES.index(loss), 1e-6
+    for _ in range(100):
+        z, y = rng.normal(size=5) * 2.0, int(rng.integers(5))
+        if loss == "crammer_singer":
+            top = np.sort(np.delete(z, y))
+            if abs(1.0 + top[-1] - z[y]) < 1e-3 or top[-1] - top[-2] < 1e-3:
+                continue                                    # (a kink)
+        _, g = py_multi_loss(lid, z, y)
+        fd = np.array([(py_multi_loss(lid, z + h * e, y)[0] - py_multi_loss(lid, z - h * e, y)[0])
+                       / (2 * h) for e in np.eye(5)])
+        np.testing.assert_allclose(g, fd, atol=1e-7)
+    if loss == "multinomial":
+        assert np.sum(g) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_softmax_is_stable_at_large_margins():
+    lid = LOSS_NAMES.index("multinomial")
+    for z, y in [([1e3, -1e3, 0.0], 0), ([1e3, -1e3, 0.0], 1), ([-1e3, -1e3, -1e3], 2),
+                 ([1e3, 1e3 - 1e-9, -1e3], 1)]:
+        v, g = py_multi_loss(lid, np.array(z), y)
+        rv, rg = multiclass_dloss("multinomial", z, y)
+        assert np.isfinite(v) and np.all(np.isfinite(g))
+        assert v == pytest.approx(rv, rel=1e-12, abs=1e-300)
+        np.testing.assert_allclose(g, rg, atol=1e-15)
+    # a confident right answer: g_y = -(sum of the others' softmax), not 1 - 1 = 0
+    v, g = py_multi_loss(lid, np.array([40.0, 0.0, 0.0]), 0)
+    assert g[0] == pytest.approx(-2.0 * np.exp(-40.0), rel=1e-12) and v == pytest.approx(
+        2.0 * np.exp(-40.0), rel=1e-12)
+    # training where margins reach 1e3: finite, and the softmax probabilities finite
+    X, y = _problem()
+    model = pgs.train(X * 1e3, y, loss="multinomial", sigma=1e-6, T=200, seed=0, eta0=1e-3)
+    proba = model.predict_proba(X * 1e3)
+    assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("schedule", ["asgd", "pgs"])
+@pytest.mark.parametrize("intercept", ["free", "column"])
+def test_two_class_multinomial_is_binary_logistic(schedule, intercept):
+    """K = 2: w_1 - w_0 follows binary logistic on z_1 - z_0 with sigma / 2 and twice the
+    step (eta0, or the paper's 1 / (sigma t))."""
+    X, y = _problem(k_classes=2)
+    common = dict(p=2.0, T=200, seed=3, intercept=intercept, intercept_scaling=0.5,
+                  iterate="average", t_offset=2.0)
+    multi = pgs.train(X, y, loss="multinomial", sigma=0.02, eta0=0.3, schedule=schedule,
+                      **common)
+    binary = pgs.train(X, y, loss="logistic", sigma=0.01, eta0=0.6, schedule=schedule,
+                       **common)
+    np.testing.assert_allclose(multi.coef[1] - multi.coef[0], binary.coef, rtol=1e-12,
+                               atol=1e-14)
+    assert multi.intercept[1] - multi.intercept[0] == pytest.approx(binary.intercept,
+                                                                   rel=1e-11, abs=1e-14)
+    np.testing.assert_array_equal(multi.predict(X), binary.predict(X))
+
+
+@pytest.mark.parametrize("loss", K_LOSSES)
+@pytest.mark.parametrize("iterate", ["last", "average"])
+@pytest.mark.parametrize("p", [2.0, 1.3])
+def test_exact_resume(loss, iterate, p):
+    """T1 then T2 (warm start), and a run in callback chunks, equal T1 + T2 bit for bit."""
+    X, y = _problem(4, m=60)
+    Xs = sp.csr_matrix(X)
+    common = dict(loss=loss, p=p, sigma=0.01, iterate=iterate, seed=5)
+    whole = pgs.train(Xs, y, T=150, **common)
+    first = pgs.train(Xs, y, T=70, keep_state=True, **common)
+    resumed = pgs.train(Xs, y, T=80, warm_start=first, **common)
+    np.testing.assert_array_equal(whole.coef, resumed.coef)
+    np.testing.assert_array_equal(whole.intercept, resumed.intercept)
+    seen = []
+    chunked = pgs.train(Xs, y, T=150, callback=seen.append, callback_every=11, **common)
+    np.testing.assert_array_equal(whole.coef, chunked.coef)
+    assert len(seen) == 14 and all(np.isfinite(r.loss_estimate) for r in seen)
+
+
+def test_lockstep_with_other_problems_changes_no_bit():
+    """A K-output problem run in lock-step with others (a sigma grid) equals its own run."""
+    X, y = _problem(6, m=80)
+    alone = [pgs.train(X, y, loss="multinomial", sigma=s, T=300, seed=2) for s in (0.1, 0.01)]
+    together = fit_many(X, [y, y], seed=2, T=300, loss="multinomial",
+                        per_problem=[{"sigma": 0.1}, {"sigma": 0.01}])
+    for a, b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(a.coef, b.coef)
+
+
+@pytest.mark.parametrize("loss", K_LOSSES)
+def test_model_files_round_trip(loss, tmp_path):
+    X, y = _problem()
+    labels = np.array(["ant", "bee", "cat", "dog"])[y]
+    model = pgs.train(X, labels, loss=loss, sigma=0.01, T=100, seed=0)
+    model.save(tmp_path / "m.npz")
+    back = pgs.load_model(tmp_path / "m.npz")
+    assert type(back) is MulticlassModel and back.params["loss"] == loss
+    np.testing.assert_array_equal(back.coef, model.coef)
+    np.testing.assert_array_equal(back.classes, model.classes)
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    assert set(back.predict(X)) <= set(labels)
+    assert back.objective(X, labels) == model.objective(X, labels)
+
+
+def test_estimator_and_its_saved_model_agree(tmp_path):
+    pytest.importorskip("sklearn")
+    from pgs.estimators import PGSClassifier
+    from pgs.models.ovr import save_estimator
+
+    X, y = _problem(m=120)
+    clf = PGSClassifier(loss="multinomial", sigma=0.01, random_state=0).fit(X, y)
+    assert clf.coef_.shape == (K, N)
+    save_estimator(clf, tmp_path / "c.npz")
+    back = pgs.load_model(tmp_path / "c.npz")
+    np.testing.assert_array_equal(back.predict(X), clf.predict(X))
+    np.testing.assert_allclose(back.predict_proba(X), clf.predict_proba(X), rtol=1e-12)
+    # partial_fit on batches that miss classes; warm start continues the K outputs
+    part = PGSClassifier(loss="multinomial", sigma=0.01, random_state=0)
+    part.partial_fit(X[:30][y[:30] != 0], y[:30][y[:30] != 0], classes=np.arange(K))
+    part.partial_fit(X[30:], y[30:])
+    assert part.coef_.shape == (K, N) and part.score(X, y) > 0.5
+
+
+def test_objective_and_validation():
+    X, y = _problem()
+    model = pgs.train(X, y, loss="crammer_singer", sigma=0.01, T=400, seed=0)
+    zero = MulticlassModel(coef=np.zeros((K, N)), intercept=np.zeros(K), iteration=1, T=1,
+                           classes=np.arange(K), params=model.params)
+    assert zero.objective(X, y) == 1.0
+    assert model.objective(X, y) < 1.0
+    with pytest.raises(ValueError, match="probabilities need loss='multinomial'"):
+        model.predict_proba(X)
+    with pytest.raises(ValueError, match="other than the model's classes"):
+        model.objective(X, y + 10)
+    with pytest.raises(ValueError, match="single class|needs two"):
+        pgs.train(X, np.zeros(M), loss="multinomial", sigma=0.1)
+    with pytest.raises(ValueError, match="other than the known classes"):
+        pgs.train(X, y + 7, loss="multinomial", sigma=0.1, T=5, warm_start=pgs.train(
+            X, y, loss="multinomial", sigma=0.1, T=5, keep_state=True))
+
+
+def test_sigma_auto_takes_one_sigma_for_the_classes():
+    X, y = _problem(m=400)
+    model = pgs.train(X, y, loss="multinomial", seed=0)
+    assert isinstance(model, MulticlassModel) and model.sigma_grid is not None
+    assert model.params["sigma"] in model.sigma_grid
+    assert np.mean(model.predict(X) == y) > 0.6
+
+
+@pytest.mark.parametrize("schedule", ["asgd", "pgs"])
+def test_threads_merge_per_class(schedule):
+    """n_jobs threads split the rows and merge each class's dual vector: W = 1 in rounds is
+    the plain run, bit for bit; W > 1 is deterministic, resumes exactly, and as accurate."""
+    from pgs.engine import threads
+    from pgs.training.fit import finish, prepare
+
+    X, y = _problem(7, m=900, n=12)
+    common = dict(loss="multinomial", sigma=1e-3, seed=1, schedule=schedule, T=2000)
+    plain = pgs.train(X, y, **common)
+    run = prepare(X, y, **common)
+    threads.run_threads(run, 1, 300, None, None, 0.0)
+    np.testing.assert_array_equal(finish(run, False, False).coef, plain.coef)
+    par = dict(n_jobs=2, merge_every=250)     # (rounds of 500: T1 = 1000 ends one)
+    two = pgs.train(X, y, **par, **common)
+    np.testing.assert_array_equal(two.coef, pgs.train(X, y, **par, **common).coef)
+    assert np.mean(two.predict(X) == y) > np.mean(plain.predict(X) == y) - 0.05
+    first = pgs.train(X, y, keep_state=True, **par, **dict(common, T=1000))
+    np.testing.assert_array_equal(pgs.train(X, y, warm_start=first, **par,
+                                            **dict(common, T=1000)).coef, two.coef)
+
+
+def test_dask_gives_the_threads_bits():
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    import pgs.dask
+
+    X, y = _problem(8, m=600, n=10)
+    common = dict(loss="crammer_singer", sigma=1e-3, seed=2, T=1500, n_jobs=2, merge_every=100)
+    ref = pgs.train(X, y, **common)
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        got = pgs.dask.train(da.from_array(X, chunks=(300, 10)), y, client=client, **common)
+        # sigma="auto": the candidates' K-output runs on the shards, as on the threads
+        auto = dict(loss="multinomial", seed=3, n_jobs=2, max_passes=2)
+        searched = pgs.dask.train(da.from_array(X, chunks=(300, 10)), y, client=client, **auto)
+    np.testing.assert_array_equal(searched.coef, pgs.train(X, y, **auto).coef)
+    assert isinstance(got, MulticlassModel)
+    np.testing.assert_array_equal(got.coef, ref.coef)
+    np.testing.assert_array_equal(got.intercept, ref.intercept)
+
+
+def test_command_line_trains_and_predicts(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    from pgs.cli.main import main
+
+    X, y = _problem(m=200)
+    pgs.dump_svmlight(X, y, tmp_path / "d.svm")
+    assert main(["train", str(tmp_path / "d.svm"), "--loss", "multinomial", "--sigma", "0.01",
+                 "--model-out", str(tmp_path / "m.npz"), "--seed", "0"]) == 0
+    assert "one problem of 4 outputs" in capsys.readouterr().out
+    model = pgs.load_model(tmp_path / "m.npz")
+    assert isinstance(model, MulticlassModel) and model.coef.shape == (K, N)
+    assert main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "d.svm"), "--proba"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "labels 0 1 2 3" and len(lines) == 201
