@@ -865,8 +865,8 @@ cdef inline uint64_t _mix(uint64_t z) noexcept nogil:
 
 def row_norms(const floating_t[::1] data, const index_t[::1] indptr, double q,
               Py_ssize_t stride=1, Py_ssize_t first=0):
-    """Each CSR row's ``||x_i||_2^2``, and ``||x_i||_q^2`` of about one row in `stride`, the
-    GIL released.
+    """``||x_i||_2^2`` and ``||x_i||_q^2`` of each CSR row, or of about one row in `stride`,
+    the GIL released.
 
     Parameters
     ----------
@@ -875,21 +875,20 @@ def row_norms(const floating_t[::1] data, const index_t[::1] indptr, double q,
     q : float
         The dual exponent (> 1); |x|^q by the kernel's vector power (a^3 for q = 3).
     stride, first : int
-        With ``stride > 1`` the q-norms are taken of the rows whose index in the whole X
-        (`first` is the first row's) hashes to a multiple of `stride`: the same rows
-        however X is split, and no period of the rows' order can bias them.
+        With ``stride > 1`` only the rows whose index in the whole X (`first` is the first
+        row's) hashes to a multiple of `stride` are read: the same rows however X is
+        split, and no period of the rows' order can bias them.
 
     Returns
     -------
     sq, sq_q : ndarray of float64
-        One value a row, and one a sampled row in row order (for q = 2: `sq` itself),
-        from the row's entries alone: the same bits however X is split into rows.
+        One value a row read, in row order (for q = 2 the same array), from the row's
+        entries alone: the same bits however X is split into rows.
     """
     cdef Py_ssize_t i, j, lo, end, n, k = 0, m = indptr.shape[0] - 1
     cdef double s, t
     cdef double a[POW_CHUNK]
     cdef const floating_t* x = &data[0] if data.shape[0] > 0 else NULL
-    cdef bint take
     if stride < 1 or first < 0:
         raise ValueError(f"stride must be >= 1 and first >= 0, got {stride} and {first}")
     sq_arr = np.empty(m)
@@ -897,25 +896,27 @@ def row_norms(const floating_t[::1] data, const index_t[::1] indptr, double q,
     cdef double[::1] sq = sq_arr, sq_q = sq_q_arr
     with nogil:
         for i in range(m):
+            if stride > 1 and _mix(<uint64_t>(first + i)) % stride != 0:
+                continue
             s = t = 0.0
-            take = q != 2.0 and (stride == 1 or _mix(<uint64_t>(first + i)) % stride == 0)
             lo, end = indptr[i], indptr[i + 1]
             while lo < end:             # (in chunks of a row, for the vector power)
                 n = min(<Py_ssize_t>POW_CHUNK, end - lo)
                 for j in range(n):
                     a[j] = fabs(x[lo + j])
                     s += a[j] * a[j]
-                    if take and q == 3.0:
+                    if q == 3.0:
                         t += a[j] * a[j] * a[j]
-                if take and q != 3.0:
+                if q != 2.0 and q != 3.0:
                     pgs_pow_n(a, a, n, q)
                     for j in range(n):
                         t += a[j]
                 lo += n
-            sq[i] = s
-            if take:
+            sq[k] = s
+            if q != 2.0:
                 sq_q[k] = pow(t, 2.0 / q)
-                k += 1
+            k += 1
+    sq_arr = sq_arr[:k]
     return sq_arr, (sq_arr if q == 2.0 else sq_q_arr[:k])
 
 

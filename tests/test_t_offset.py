@@ -247,43 +247,48 @@ def _sampled(first, m, stride):
     return np.flatnonzero(z % np.uint64(stride) == 0)
 
 
-@pytest.mark.parametrize("p", [1.5, 1.3])
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
 @pytest.mark.parametrize("stride", [1, 3, 7])
-def test_compiled_row_scan_samples_the_q_norms_of_hashed_rows(p, stride):
-    """With `stride`, the q-norms are those of the rows whose index in the whole X hashes
-    to a multiple of it (the whole scan's, bit for bit), also for blocks of rows given
-    their first row's index; the 2-norms stay those of every row."""
+def test_compiled_row_scan_reads_the_rows_whose_index_hashes_to_a_multiple(p, stride):
+    """With `stride`, the norms are those of the rows whose index in the whole X hashes to
+    a multiple of it (the whole scan's, bit for bit), also for blocks of rows given their
+    first row's index."""
     from pgs import _core
     data, indptr = _ragged(np.float64, np.int64)
     q = p / (p - 1.0)
     sq_all, sq_q_all = _core.row_norms(data, indptr, q)
     sq, sq_q = _core.row_norms(data, indptr, q, stride)
-    np.testing.assert_array_equal(sq, sq_all)
     rows = np.arange(300) if stride == 1 else _sampled(0, 300, stride)
     assert 300 / stride / 2 < rows.size < 300 / stride * 2
+    np.testing.assert_array_equal(sq, sq_all[rows])
     np.testing.assert_array_equal(sq_q, sq_q_all[rows])
+    assert (sq_q is sq) == (p == 2.0)
     cuts = [0, 1, 2, 37, 38, 151, 299, 300]
-    parts = [_core.row_norms(data[indptr[lo]:indptr[hi]], indptr[lo:hi + 1] - indptr[lo], q,
-                             stride, lo)[1] for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)]
-    np.testing.assert_array_equal(np.concatenate(parts), sq_q)
+    for i, whole in enumerate((sq, sq_q)):
+        parts = [_core.row_norms(data[indptr[lo]:indptr[hi]], indptr[lo:hi + 1] - indptr[lo],
+                                 q, stride, lo)[i]
+                 for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)]
+        np.testing.assert_array_equal(np.concatenate(parts), whole)
     with pytest.raises(ValueError, match="stride must be >= 1"):
         _core.row_norms(data, indptr, q, 0)
 
 
-def test_row_stats_sample_the_q_norms_past_twice_q_sample_rows(monkeypatch):
-    """Up to 2 Q_SAMPLE_ROWS rows every q-norm is read; past it one row's in
-    m // Q_SAMPLE_ROWS (hashed), unless `full` (the t_offset rule's maximum needs all)."""
+def test_row_stats_read_one_row_in_m_over_q_sample_rows(monkeypatch):
+    """Up to 2 Q_SAMPLE_ROWS rows every row is read; past it one row in m // Q_SAMPLE_ROWS
+    (hashed), unless `full` (the t_offset rule's maximum needs every row)."""
     from pgs.rules import defaults as D
     from pgs.rules.data import CSRBuffers
     monkeypatch.setattr(D, "Q_SAMPLE_ROWS", 50)
     data, indptr = _ragged(np.float64, np.int64)              # 300 rows: stride 6
     Xb = CSRBuffers(data, np.zeros(data.shape[0], np.int64), indptr, (300, 1), False)
     q = 1.5 / 0.5
-    _, sq_q = D.row_sq_norms(Xb, q)
+    sq, sq_q = D.row_sq_norms(Xb, q)
     rows = _sampled(0, 300, 6)
     sampled, full = D.row_stats(Xb, q), D.row_stats(Xb, q, full=True)
-    assert sampled["q_rows"] == rows.size and full["q_rows"] == 300
+    assert sampled["read"] == rows.size and full["read"] == 300
+    assert sampled["rows"] == full["rows"] == 300
     assert sampled["sq_q"] == math.fsum(sq_q[rows]) and full["sq_q"] == math.fsum(sq_q)
+    assert sampled["sq"] == math.fsum(sq[rows]) and full["sq"] == math.fsum(sq)
     assert full["max_q"] == math.sqrt(np.max(sq_q))
-    assert sampled["sq"] == full["sq"] == math.fsum(D.row_sq_norms(Xb, 2.0)[0])
-    assert D.row_stats(Xb, 2.0)["q_rows"] == 300              # (p = 2: the 2-norms, all)
+    # the rules read means over the rows read
+    assert D.intercept_rate(sampled) == D.INTERCEPT_RATE * math.fsum(sq[rows]) / rows.size

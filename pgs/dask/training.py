@@ -376,9 +376,10 @@ class DaskRows:
             self._stats[q, full] = self.actors.row_stats(self.shape, q, full)
         return self._stats[q, full]
 
-    def sq_total(self):
-        """``sum_i ||x_i||^2`` over the training rows."""
-        return self.stats(2.0)["sq"]
+    def mean_sq(self):
+        """``mean_i ||x_i||^2`` over the training rows."""
+        stats = self.stats(2.0)
+        return stats["sq"] / max(stats["read"], 1)
 
     def prepare(self, y, **kwargs):
         """`pgs.training.fit.prepare` on the training rows (their "auto" rules' sums from

@@ -89,21 +89,22 @@ def auto_sampling(sample_weight):
     return "iid" if sample_weight is not None else "permutation"
 
 
-#: The "auto" step size reads the mean ||x_i||_q^2 of about this many rows (one in
-#: `q_stride`, chosen by a hash of the row's index: every 6th row of MNIST was 5-6% off
-#: the mean, its rows' order having a period): the q-th power is the scan's cost for
-#: p < 2 (3.8 ns a non-zero against 0.7 at p = 2), and a mean of 10,000 rows drawn at
-#: random is within a few tenths of a percent, far finer than the step needs.
+#: The "auto" rules read the mean ||x_i||_2^2 and ||x_i||_q^2 of about this many rows (one
+#: in `q_stride`, chosen by a hash of the row's index: every 6th row of MNIST was 5-6% off
+#: the mean, its rows' order having a period). A full scan cost 19% (p = 2, bound by
+#: reading X) to 45% (other p: the q-th power) of a one-pass call on 200k RCV1-like rows;
+#: a mean of 10,000 rows drawn at random is within a few tenths of a percent, far finer
+#: than a step size needs.
 Q_SAMPLE_ROWS = 10_000
 
 
 def q_stride(n_rows):
-    """One row in how many has its q-norm taken: all of them up to 2 `Q_SAMPLE_ROWS`."""
+    """One row in how many is read: all of them up to 2 `Q_SAMPLE_ROWS` rows."""
     return max(1, n_rows // Q_SAMPLE_ROWS)
 
 
 def row_sq_norms(Xb, q=2.0, stride=1, first=0):
-    """Each row's ``||x_i||_2^2``, and ``||x_i||_q^2`` of about one row in `stride`.
+    """``||x_i||_2^2`` and ``||x_i||_q^2`` of every row, or of about one row in `stride`.
 
     Parameters
     ----------
@@ -112,34 +113,34 @@ def row_sq_norms(Xb, q=2.0, stride=1, first=0):
     q : float, default 2.0
         The dual norm's exponent, ``p / (p - 1)``.
     stride, first : int, default 1 and 0
-        The q-norms of the rows whose index in the whole X (`first`: that of `Xb`'s first
+        The rows read: those whose index in the whole X (`first`: that of `Xb`'s first
         row) hashes to a multiple of `stride` (`pgs._core.row_norms`).
 
     Returns
     -------
     sq, sq_q : ndarray of float64
-        One value a row and one a sampled row (the same array for q = 2), compiled
-        (`pgs._core.row_norms`, the GIL released): a row's values depend on its entries
-        alone, so they have the same bits however X is split.
+        One value a row read (the same array for q = 2), compiled (`pgs._core.row_norms`,
+        the GIL released): a row's values depend on its entries alone, so they have the
+        same bits however X is split.
     """
     return _core.row_norms(Xb.data, Xb.indptr, float(q), int(stride), int(first))
 
 
 def row_stats(Xb, q=2.0, norms=None, full=False):
-    """What the "auto" rules read of X: ``{"rows", "sq", "q_rows", "sq_q", "max_q"}``: the
-    number of rows and the sum of ``||x_i||_2^2`` over all of them, and the number of rows
-    sampled (one in `q_stride`; all if `full`), the sum of their ``||x_i||_q^2`` and
-    ``max ||x_i||_q`` (NaN if X holds a NaN). Sums are rounded once (math.fsum: the same
-    however X is split; `pgs.dask` passes its shards' `row_sq_norms` as `norms`). Cached on
-    `Xb`, made once per call or fit: one scan of X for all its rules and fits. Not across
-    calls: a cache keyed on the caller's X would be stale once X is changed in place, and
-    checking X reads all of it, as the p = 2 scan does (bench/results/pcost.md)."""
+    """What the "auto" rules read of X: ``{"rows", "read", "sq", "sq_q", "max_q"}``: the
+    number of rows, the number read (one in `q_stride`; all if `full`), the sums of their
+    ``||x_i||_2^2`` and ``||x_i||_q^2`` and ``max ||x_i||_q`` (NaN if X holds a NaN).
+    Sums are rounded once (math.fsum: the same however X is split; `pgs.dask` passes its
+    shards' `row_sq_norms` as `norms`). Cached on `Xb`, made once per call or fit: one
+    scan for all its rules and fits. Not across calls: a cache keyed on the caller's X
+    would be stale once X is changed in place (bench/results/pcost.md: the scan's share of
+    a call)."""
     cache = Xb.__dict__.setdefault("_row_stats", {})
     key = (q, 1 if full else q_stride(Xb.shape[0]))
     if key not in cache:
         sq, sq_q = row_sq_norms(Xb, q, key[1]) if norms is None else norms
         total = _fsum(sq)
-        cache[key] = dict(rows=Xb.shape[0], sq=total, q_rows=sq_q.shape[0],
+        cache[key] = dict(rows=Xb.shape[0], read=sq.shape[0], sq=total,
                           sq_q=total if sq_q is sq else _fsum(sq_q),
                           max_q=math.sqrt(float(np.max(sq_q))) if sq_q.shape[0] else 0.0)
     return cache[key]
@@ -162,14 +163,14 @@ def auto_intercept_scaling(stats):
     """``AUTO_INTERCEPT_FRACTION * sqrt(mean_i ||x_i||^2)`` (`row_stats`): the constant
     column's value, in proportion to the rows' scale (scaling X by a, and sigma by a^2,
     leaves the decisions unchanged)."""
-    return AUTO_INTERCEPT_FRACTION * math.sqrt(_mean(stats["sq"], stats["rows"]))
+    return AUTO_INTERCEPT_FRACTION * math.sqrt(_mean(stats["sq"], stats["read"]))
 
 
 def intercept_rate(stats):
     """The free bias's step, a factor of the schedule's eta_t: `INTERCEPT_RATE` times the
     mean squared row norm, so that scaling X by a (and sigma by a^2) leaves the decisions
     unchanged."""
-    return INTERCEPT_RATE * _mean(stats["sq"], stats["rows"])
+    return INTERCEPT_RATE * _mean(stats["sq"], stats["read"])
 
 
 def auto_eta0(spec, epsilon, sigma, stats, extra):
@@ -184,5 +185,5 @@ def auto_eta0(spec, epsilon, sigma, stats, extra):
     lip = spec.lipschitz(epsilon)
     if lip is None or not lip > 0.0:
         lip = 1.0
-    r2 = _mean(stats["sq_q"], stats["q_rows"]) + extra
+    r2 = _mean(stats["sq_q"], stats["read"]) + extra
     return min(ETA0_FACTOR / (lip * r2), 0.5 / sigma)

@@ -91,11 +91,10 @@ def check_sigma_grid(grid):
     return np.unique(np.asarray(values, dtype=np.float64))
 
 
-def default_sigma_grid(sq_total, n_rows):
+def default_sigma_grid(mean_sq, n_rows):
     """`DEFAULT_GRID_FACTORS` times ``mean_i ||x_i||^2 / m`` over the `n_rows` rows trained
-    on, whose ``sum_i ||x_i||^2`` is `sq_total` (times 1 / m if X is 0)."""
+    on (``mean_i ||x_i||^2``: `mean_sq`; taken as 1 if X is 0)."""
     m = max(n_rows, 1)
-    mean_sq = sq_total / m
     if not 0.0 < mean_sq < math.inf:
         mean_sq = 1.0
     return np.asarray(DEFAULT_GRID_FACTORS) * (mean_sq / m)
@@ -236,9 +235,10 @@ class InMemoryRows:
         """`pgs.training.fit.prepare` on the training rows."""
         return prepare(self.X_train, y, **kwargs)
 
-    def sq_total(self):
-        """``sum_i ||x_i||^2`` over the training rows (`pgs.rules.defaults.row_stats`)."""
-        return D.row_stats(self.X_train, 2.0)["sq"]
+    def mean_sq(self):
+        """``mean_i ||x_i||^2`` over the training rows (`pgs.rules.defaults.row_stats`)."""
+        stats = D.row_stats(self.X_train, 2.0)
+        return stats["sq"] / max(stats["read"], 1)
 
     def advance(self, groups, t_end):
         """Every run of `groups` (lists of runs, one per candidate) to iteration t_end."""
@@ -300,7 +300,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
         All the rows, where they are: ``split(train, val)`` keeps the training rows and
         returns the held-out ones (in memory), ``prepare(y, **kwargs)`` makes a run on the
         training rows, ``advance(groups, t_end)`` runs lists of runs to t_end,
-        ``sq_total()`` is the training rows' sum of squares, ``n_rows`` their number.
+        ``mean_sq()`` is the training rows' mean ``||x_i||^2``, ``n_rows`` their number.
     targets : list of ndarray
         One target vector per problem (one-vs-rest problems share sigma and the rows).
     per_row : callable
@@ -346,7 +346,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     holdout = Holdout(rows.split(train, val), lambda Z: per_row(Z, val),
                       validation_weights(sample_weight, val))
     if grid is None:
-        grid = default_sigma_grid(rows.sq_total(), train.shape[0])
+        grid = default_sigma_grid(rows.mean_sq(), train.shape[0])
     weights = validation_weights(sample_weight, train)
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     per_pass = max(1, math.ceil(train.shape[0] / k))
