@@ -4,8 +4,8 @@ weights per class, trained as one problem."""
 import numpy as np
 
 from pgs.models.base import LinearModel, saved_field
+from pgs.models.pgs_model import check_saved_training
 from pgs.rules import validation as V
-from pgs.rules.defaults import INTERCEPTS, SCHEDULES
 from pgs.rules.losses import loss_spec, softmax
 
 
@@ -44,12 +44,7 @@ class MulticlassModel(LinearModel):
                              f"({', '.join(sorted(V.MULTICLASS_LOSSES))})")
         if classes is None:
             raise ValueError(f"loss={loss!r} needs classes; the file has none")
-        V.check_p(saved_field(params, "p"))
-        V.check_positive("sigma", saved_field(params, "sigma"))
-        V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
-        V.check_choice("intercept", saved_field(params, "intercept"), INTERCEPTS)
-        V.check_choice("schedule", saved_field(params, "schedule"), SCHEDULES)
-        V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
+        check_saved_training(params)
 
     def full_weights(self):
         """The weights the solver regularises: each class's coef and constant column

@@ -10,6 +10,17 @@ from pgs.rules.defaults import INTERCEPTS, LEGACY_PARAMS, SCHEDULES
 from pgs.rules.losses import LOSS_NAMES
 
 
+def check_saved_training(params):
+    """Check a model file's training arguments that every PGS model has (p, sigma, the
+    intercept's form and value, the schedule): ValueError naming the bad one."""
+    V.check_p(saved_field(params, "p"))
+    V.check_positive("sigma", saved_field(params, "sigma"))
+    V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
+    V.check_choice("intercept", saved_field(params, "intercept"), INTERCEPTS)
+    V.check_choice("schedule", saved_field(params, "schedule"), SCHEDULES)
+    V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
+
+
 class Model(LinearModel):
     """A linear model trained by the Primal Gradient Solver (a `LinearModel` with its objective).
 
@@ -47,14 +58,9 @@ class Model(LinearModel):
         if (classes is not None) != (loss in V.CLASSIFICATION_LOSSES):
             raise ValueError(f"loss={loss!r} and {'' if classes is not None else 'no '}"
                              f"classes do not go together")
-        V.check_p(saved_field(params, "p"))
-        V.check_positive("sigma", saved_field(params, "sigma"))
         for key, value in LEGACY_PARAMS.items():       # (files written before them)
             params.setdefault(key, value)
-        V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
-        V.check_choice("intercept", params["intercept"], INTERCEPTS)
-        V.check_choice("schedule", params["schedule"], SCHEDULES)
-        V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
+        check_saved_training(params)
         if saved_field(params, "epsilon") is None:     # (train saves the value used)
             raise ValueError("epsilon must be a number, got None")
         V.check_epsilon(loss, params["epsilon"])
