@@ -292,8 +292,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     intercept_scaling_, sigma_ : float
         The values used (resolving "auto"; kept by warm starts and `partial_fit`).
     sigma_grid_, sigma_scores_ : ndarray or None
-        With ``sigma="auto"``: the values tried (ascending) and their held-out
-        accuracies (R^2 for `PGSRegressor`); None for a fixed sigma.
+        With ``sigma="auto"``: the values tried (ascending) and each one's held-out
+        accuracy (R^2 for `PGSRegressor`) at the last halving rung it ran; None for a
+        fixed sigma.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when `X` had string column names.
