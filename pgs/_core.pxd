@@ -47,7 +47,7 @@ cdef struct PGSParams:
     long long recompute_every  # coordinate updates between exact recomputations of Q
     double ratio_hi          # p < 2: |lam_j| / S beyond this would overflow u_j: rescale
     double t_offset          # w_t = grad r*(lam / ((t + t_offset) sigma)); 0 is the paper's
-    int schedule             # a Schedule (DESIGN.md 6c): SCHED_PGS, eta_t = 1 / ((t + t0)
+    int schedule             # a Schedule (docs/design.md 6c): SCHED_PGS, eta_t = 1 / ((t + t0)
     double eta0              # sigma), uniform average; SCHED_ASGD, eta0 (1 + sigma eta0 t)^-3/4
     double icpt_rate         # > 0: a free (unregularised) bias b, moved by icpt_rate eta_t
 

@@ -209,11 +209,11 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                    Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm,
                    PGSState** sts, Py_ssize_t n_out, DualVector* dvs, double* zk,
                    long long t_end, const PGSSampler* smp) noexcept nogil:
-    """Run PGS iterations st.t + 1 .. t_end (Figure 1 of the paper, DESIGN.md section 2).
+    """Run PGS iterations st.t + 1 .. t_end (Figure 1 of the paper, docs/design.md section 2).
 
     All k margins of a batch are taken at w_{t-1}; then the k rows' updates are
     applied one after the other (rows may repeat and share columns). A K-output loss
-    (DESIGN.md 6d) takes every row's K margins, then its K coefficients, then each
+    (docs/design.md 6d) takes every row's K margins, then its K coefficients, then each
     class's updates: class c is sts[c] with its dual vector dvs[c] (n_out = K, zk
     scratch of K); sts[0] holds what the classes share (t, the rows, the PRNG, the
     schedule), copied to the others at the end. Every other loss has one output (dvs
@@ -274,7 +274,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             break
 
         # 3. lam <- lam - gw lambda_t, row by row: gw = 1 for the paper's step (dual point
-        #    lam / ((t + t0) sigma)); SCHED_ASGD's is zs lam, so gw = eta_t / zs (DESIGN 6c)
+        #    lam / ((t + t0) sigma)); SCHED_ASGD's is zs lam, so gw = eta_t / zs (docs/design.md 6c)
         if prm.schedule == SCHED_ASGD:
             root = sqrt(1.0 + prm.sigma * prm.eta0 * <double>st.t)  # (x^-3/4 without pow)
             eta = prm.eta0 / (root * sqrt(root))

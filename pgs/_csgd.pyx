@@ -1,4 +1,4 @@
-"""The compiled kernel of Constrained SGD for least squares (Mu et al.; DESIGN.md section 6).
+"""The compiled kernel of Constrained SGD for least squares (Mu et al.; docs/design.md section 6).
 
 One SGD step on the loss ``l(w) = (y - <w, x>)^2 / 2`` followed by the Euclidean
 projection onto the hyperplane ``<w, xbar_t> = ybar_t`` through the running mean of

@@ -2,7 +2,7 @@
 # scikit-learn's WeightVector (sklearn/utils/_weight_vector.pyx.tp).
 #
 # PGS keeps the dual accumulator lam (minus the sum of the sampled subgradients) and
-# maps it to the iterate w_t = grad r*(lam / (t sigma)). In the form of DESIGN.md
+# maps it to the iterate w_t = grad r*(lam / (t sigma)). In the form of docs/design.md
 # section 3 the map costs O(1) per iteration and an update O(non-zeros touched):
 #
 #     u_j = sign(lam_j) (|lam_j| / S)^(q-1)         (p = 2: u is lam)

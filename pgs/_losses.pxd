@@ -241,7 +241,7 @@ cdef inline double loss_value(int loss_id, double z, double y, double eps) noexc
     elif loss_id == LOSS_ABSOLUTE:
         return absolute_loss(z, y, eps)
     # A K-output loss of two classes is its binary twin on z = z_1 - z_0, y = +-1
-    # (DESIGN.md 6d); the loop takes K margins (multi_dloss).
+    # (docs/design.md 6d); the loop takes K margins (multi_dloss).
     elif loss_id == LOSS_MULTINOMIAL:
         return logistic_loss(z, y, eps)
     return hinge_loss(z, y, eps)
@@ -272,7 +272,7 @@ cdef inline double loss_deriv(int loss_id, double z, double y, double eps) noexc
     return hinge_dloss(z, y, eps)
 
 
-# ------------------------------------------------- K outputs (multiclass, DESIGN 6d)
+# ------------------------------------------------- K outputs (multiclass, docs/design.md 6d)
 
 cdef inline double multi_dloss(loss_tag* tag, double* z, Py_ssize_t K,
                                Py_ssize_t y) noexcept nogil:

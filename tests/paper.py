@@ -2,7 +2,7 @@
 
 `pgs.train`'s defaults are the fastest set-up measured in bench/ (the averaged-SGD
 schedule, a free intercept, ...). The tests that check the paper's algorithm itself
-(Figure 1, the offset t0, the parallel rounds of DESIGN.md 6b) run it with the preset
+(Figure 1, the offset t0, the parallel rounds of docs/design.md 6b) run it with the preset
 `pgs.PAPER`, a fixed sigma and the last iterate, and override what they test.
 """
 

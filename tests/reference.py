@@ -1,6 +1,6 @@
 """Plain NumPy transcriptions of the papers' pseudo-code, O(n) per iteration, for the tests.
 
-Written from DESIGN.md (and the papers), independently of the compiled kernel: they
+Written from docs/design.md (and the papers), independently of the compiled kernel: they
 materialise w at every step, exactly as the paper's Figure 1 does.
 """
 
@@ -17,7 +17,7 @@ def _sigmoid_neg(m):
     return 1.0 / (1.0 + np.exp(m))
 
 
-#: The K-output losses' scalar forms: two classes, z = z_1 - z_0, y = +-1 (DESIGN.md 6d).
+#: The K-output losses' scalar forms: two classes, z = z_1 - z_0, y = +-1 (docs/design.md 6d).
 BINARY_TWIN = {"multinomial": "logistic", "crammer_singer": "hinge"}
 
 
@@ -244,7 +244,7 @@ def asgd_step(eta0, sigma):
 
 def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, icpt=0.0,
                              eps=0.0, bias_rate=0.0, weights=None):
-    """Stochastic mirror descent on the dual point z with a step function (DESIGN.md 6c).
+    """Stochastic mirror descent on the dual point z with a step function (docs/design.md 6c).
 
     Per iteration t = 1..T with eta = step(t - 1): the batch's subgradient g at (w, b),
     ``z <- (1 - sigma eta) z - eta g``, ``w = grad r*(z)`` (then rescaled into
@@ -338,7 +338,7 @@ def asgd_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, eta0, B=None,
 
 def multiclass_dloss(loss, z, y):
     """(loss, gradient in the K margins z) of a K-output loss for a row of class index y,
-    from their definitions (DESIGN.md 6d): softmax cross-entropy and the multiclass hinge."""
+    from their definitions (docs/design.md 6d): softmax cross-entropy and the multiclass hinge."""
     z = np.asarray(z, dtype=float)
     if loss == "multinomial":
         e = np.exp(z - z.max())
@@ -358,7 +358,7 @@ def multiclass_dloss(loss, z, y):
 
 def multiclass_reference(X, y, n_classes, *, loss, p, sigma, T, k, rows, step, B=None,
                          icpt=0.0, bias_rate=0.0, weights=None):
-    """`mirror_descent_reference` with K outputs (DESIGN.md 6d): per iteration, every batch
+    """`mirror_descent_reference` with K outputs (docs/design.md 6d): per iteration, every batch
     row's K margins at the current (W, b), the loss's K coefficients, then for each class
     ``z_c <- (1 - sigma eta) z_c - eta g_c``, ``w_c = grad r*(z_c)`` (rescaled into
     ``||w_c||_p <= B``) and ``b_c <- b_c - bias_rate eta g_{b,c}``. `y` holds class

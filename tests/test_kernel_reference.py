@@ -1,7 +1,7 @@
 """The compiled kernel against the NumPy transcription of Figure 1 (tests/reference.py).
 
 Both run on the SAME sampled rows (`paper.fit(..., fixed_rows=...)`), so the only difference is
-floating-point rounding: the kernel keeps w_t = c_t * u (DESIGN.md section 3) while the
+floating-point rounding: the kernel keeps w_t = c_t * u (docs/design.md section 3) while the
 reference materialises w_t = grad r*(lambda / (t sigma)) at every step. Agreement to 1e-10
 relative (in the max norm) for every loss, p, k, B, intercept, input format and iterate.
 """

@@ -57,8 +57,8 @@ def _kinks(loss, y, eps):
 
 Z = np.concatenate([np.linspace(-4.0, 4.0, 161), [-1.0, 1.0, 0.0, 0.5, -0.5, 1e-9, -37.0, 52.0]])
 
-# (loss, z, y, eps, value, derivative), worked out by hand from DESIGN.md's table and the
-# docstrings of pgs/_losses.pxd.
+# (loss, z, y, eps, value, derivative), worked out by hand from the loss table of
+# pgs/rules/losses.py and the docstrings of pgs/_losses.pxd.
 HAND = [
     ("hinge", 0.5, 1.0, 0.0, 0.5, -1.0),
     ("hinge", 2.0, 1.0, 0.0, 0.0, 0.0),

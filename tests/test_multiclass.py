@@ -1,4 +1,4 @@
-"""K-output losses ("multinomial", "crammer_singer"; DESIGN.md 6d): the kernel's one loop
+"""K-output losses ("multinomial", "crammer_singer"; docs/design.md 6d): the kernel's one loop
 against a NumPy transcription of the K-output mirror-descent step, the losses against
 finite differences, K = 2 against binary logistic, exact resume, model files."""
 

@@ -3,7 +3,7 @@
 The reference optimum F* comes with a rigorous error bound:
 
 * smooth losses (logistic, squared): L-BFGS-B on the primal to gtol 1e-14. F is
-  sigma-strongly convex w.r.t. ||.||_p (r is 1-strongly convex, DESIGN.md section 1), so
+  sigma-strongly convex w.r.t. ||.||_p (r is 1-strongly convex, docs/design.md section 1), so
   F(w) - F* <= ||grad F(w)||_q^2 / (2 sigma): the gradient norm certifies the optimum.
 * hinge: L-BFGS-B on the Fenchel dual, max over alpha in [0, 1]^m of
   D(alpha) = mean(alpha) - sigma r*(theta),  theta = sum_i alpha_i y_i x_i / (sigma m),
@@ -43,7 +43,7 @@ def _norm(w, p):
 
 
 def objective(w, Xa, y, loss, p, sigma):
-    """F(w) = sigma ||w||_p^2 / (2(p-1)) + mean loss, written from DESIGN.md section 1."""
+    """F(w) = sigma ||w||_p^2 / (2(p-1)) + mean loss, written from docs/design.md section 1."""
     z = Xa @ w
     if loss == "hinge":
         mean = np.maximum(0.0, 1.0 - y * z).mean()

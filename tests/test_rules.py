@@ -238,8 +238,9 @@ def _q_norm_max(X, icpt, q):
     return float(np.max(np.sum(np.abs(A) ** q, axis=1) ** (1.0 / q)))
 
 
-#: sup |loss'| of each loss with a bounded derivative (DESIGN.md's table and the loss
-#: definitions: hinge-like slopes 1, modified Huber's linear branch -4 y z, Huber's eps).
+#: sup |loss'| of each loss with a bounded derivative (the loss table of pgs/rules/losses.py
+#: and the loss definitions: hinge-like slopes 1, modified Huber's linear branch -4 y z,
+#: Huber's eps).
 _BOUND = {"hinge": lambda eps: 1.0, "logistic": lambda eps: 1.0,
           "smooth_hinge": lambda eps: 1.0, "modified_huber": lambda eps: 4.0,
           "huber": lambda eps: eps, "epsilon_insensitive": lambda eps: 1.0,

@@ -1,4 +1,4 @@
-"""The step schedules, the weighted average and the free bias (DESIGN.md 6c) against the
+"""The step schedules, the weighted average and the free bias (docs/design.md 6c) against the
 NumPy reference of stochastic mirror descent (tests/reference.py), for every kind of p;
 their state resumed and merged as the kernel promises; and the defaults' one place."""
 

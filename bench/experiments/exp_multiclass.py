@@ -1,4 +1,4 @@
-"""Multiclass as one problem (DESIGN.md 6d): PGSClassifier(loss="multinomial") against
+"""Multiclass as one problem (docs/design.md 6d): PGSClassifier(loss="multinomial") against
 one-vs-rest logistic and "crammer_singer", and scikit-learn's LogisticRegression.
 
 Sets: MNIST (real), RCV1-like with 8 and 10 classes, news20-like (20 classes x 130k

@@ -1,4 +1,4 @@
-"""Parallel PGS by merging states (DESIGN.md 6b, docs/parallel.md): the round, the merge
+"""Parallel PGS by merging states (docs/design.md 6b, docs/parallel.md): the round, the merge
 and the driver `run_rounds`, shared by every engine (threads here, Dask in `pgs.dask`).
 
 A round: `plan_round` gives each worker its task (its iterations, its sampler state, the
@@ -282,7 +282,7 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     if not single and params["schedule"] == 0 and params["extrapolate"]:
         # The paper's schedule: the worker's iterations count 1 .. steps, its iterate is
         # grad r*((lam0 rho + dlam) / ((s + (t0 + t_offset) rho) sigma)): as if the
-        # others' gradients were its own (DESIGN.md 6b, docs/parallel.md).
+        # others' gradients were its own (docs/design.md 6b, docs/parallel.md).
         scale = rho
         t_offset, t_first = (t_first + t_offset) * rho, 0
     elif not single and params["schedule"] == 0:

@@ -174,7 +174,7 @@ class Solver(SolverCore):
 
 class MultiSolver:
     """The resumable state of a K-output run (loss "multinomial", "crammer_singer";
-    DESIGN.md 6d): one `Solver` per class, built alike, each its class's dual vector, run
+    docs/design.md 6d): one `Solver` per class, built alike, each its class's dual vector, run
     together by the kernel's one loop (all K margins of a row before any update). They
     share t, the rows drawn and the PRNG; `Solver`'s methods act on every class, the
     iterates come as (K, n_features + 1) arrays and the state as one dict per class."""

@@ -106,7 +106,7 @@ class RoundReports:
 
 
 def _norm_w(kernel, params):
-    """||w_t||_p of a merged state: (p - 1) ||z||_q for the dual point z (DESIGN.md 2),
+    """||w_t||_p of a merged state: (p - 1) ||z||_q for the dual point z (docs/design.md 2),
     at most B (O(n): once per callback); K outputs: (sum_c ||w_c||_p^2)^(1/2)."""
     if "outputs" in kernel:
         return float(np.sqrt(sum(_norm_w(one, params) ** 2 for one in kernel["outputs"])))

@@ -1,4 +1,4 @@
-"""The model of a K-output loss ("multinomial", "crammer_singer"; DESIGN.md 6d): one row of
+"""The model of a K-output loss ("multinomial", "crammer_singer"; docs/design.md 6d): one row of
 weights per class, trained as one problem."""
 
 import numpy as np

@@ -78,7 +78,7 @@ class Model(LinearModel):
         return np.append(self.coef, w_icpt)
 
     def objective(self, X, y, sample_weight=None):
-        """F(w) = sigma ||w||_p^2 / (2 (p - 1)) + (1/m) sum_i s_i loss_i on (X, y) (DESIGN.md 1).
+        """F(w) = sigma ||w||_p^2 / (2 (p - 1)) + (1/m) sum_i s_i loss_i (docs/design.md 1).
 
         With ``intercept="column"`` the intercept's weight is part of w (regularised, as
         in the paper's section VII); a free intercept is not regularised.

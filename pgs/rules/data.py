@@ -160,7 +160,7 @@ def check_y_shape(y, n_samples):
 
 
 def class_indices(y, n_samples, classes=None):
-    """Targets of a K-output loss (DESIGN.md 6d): (each row's class index as float64, the
+    """Targets of a K-output loss (docs/design.md 6d): (each row's class index as float64, the
     sorted classes). Known `classes` (a warm start's, partial_fit's) let y hold some of them."""
     y = check_y_shape(y, n_samples)
     if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):

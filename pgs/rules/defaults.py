@@ -20,7 +20,7 @@ import numpy as np
 
 from pgs import _core
 
-#: Step schedules (DESIGN.md 6c): "pgs", the paper's eta_t = 1 / (sigma (t + t0)), with
+#: Step schedules (docs/design.md 6c): "pgs", the paper's eta_t = 1 / (sigma (t + t0)), with
 #: the uniform average; "asgd", eta_t = eta0 (1 + sigma eta0 t)^(-3/4) (Xu 2011, Bottou's
 #: svmasgd), with the average weighted by t (Lacoste-Julien, Schmidt & Bach 2012).
 SCHEDULES = ("pgs", "asgd")

@@ -58,7 +58,7 @@ class LossSpec:
         Lipschitz constant L of :math:`z \mapsto \ell'(z, y)` (or a function of epsilon);
         None when the loss has a kink.
     auto_radius : bool
-        ``B=None`` means ``B="auto"`` (DESIGN.md 2), as every unbounded derivative needs.
+        ``B=None`` means ``B="auto"`` (docs/design.md 2), as every unbounded derivative needs.
     proba : callable or None
         Maps margins to P(y = +1); None: no ``predict_proba``.
     default_epsilon : float or None
@@ -68,7 +68,7 @@ class LossSpec:
     epsilon_positive : bool
         Epsilon must be > 0, not merely >= 0 (it divides: a smoothing width).
     multiclass : bool
-        One output per class (DESIGN.md 6d: the loss of the K margins, y the class index);
+        One output per class (docs/design.md 6d: the loss of the K margins, y the class index);
         its bounds are per output: :math:`|\partial \ell / \partial z_c|` and the largest
         eigenvalue of the Hessian in z.
     """

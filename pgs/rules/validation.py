@@ -13,7 +13,7 @@ CLASSIFICATION_LOSSES = frozenset(loss_names("classification"))
 MULTICLASS_LOSSES = frozenset(spec.name for spec in LOSSES if spec.multiclass)
 #: Losses whose targets are real numbers.
 REGRESSION_LOSSES = frozenset(loss_names("regression"))
-#: Losses for which B=None means "auto" (DESIGN.md 2): those whose derivative is
+#: Losses for which B=None means "auto" (docs/design.md 2): those whose derivative is
 #: unbounded, and modified_huber (see its row in the table).
 UNBOUNDED_GRADIENT_LOSSES = frozenset(spec.name for spec in LOSSES if spec.auto_radius)
 #: Default shape parameter of the losses that have one.

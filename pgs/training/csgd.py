@@ -1,6 +1,6 @@
 """`pgs.train_csgd` and `pgs.train_cadaline`: Constrained SGD for least squares.
 
-Mu, Ding, Zhou, Tao, KDD 2013 (DESIGN.md section 6). The compiled loop is in pgs/_csgd.pyx;
+Mu, Ding, Zhou, Tao, KDD 2013 (docs/design.md section 6). The compiled loop is in pgs/_csgd.pyx;
 this module validates the arguments, picks the step size and wraps the result in a model.
 """
 

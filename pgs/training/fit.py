@@ -42,7 +42,7 @@ def loss_at_zero(y_kernel, loss, epsilon, sample_weight=None, n_outputs=1):
 
 
 def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None, n_outputs=1):
-    """The radius sqrt(2 (p-1) F(0) / sigma) that always contains the optimum (DESIGN.md 2;
+    """The radius sqrt(2 (p-1) F(0) / sigma) that always contains the optimum (docs/design.md 2;
     for K outputs every class's ||w_c||_p, as sigma sum_c r(w_c) <= F(0))."""
     f0 = loss_at_zero(y_kernel, loss, epsilon, sample_weight, n_outputs)
     if f0 <= 0.0:

@@ -22,7 +22,7 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     \ell(\langle w, x_i\rangle + b, y_i)` (weights :math:`s_i = 1` by default; the bias
     b is free, or with ``intercept="column"`` the weight of a constant column, inside w
     and its norm) by stochastic mirror descent on the dual of the :math:`\ell_p`
-    regulariser (Zhu et al. 2009, Figure 1; DESIGN.md 6c). Each iteration costs
+    regulariser (Zhu et al. 2009, Figure 1; docs/design.md 6c). Each iteration costs
     O(non-zeros of the batch), for every p.
 
     The defaults (`pgs.DEFAULTS`, shared with `PGSClassifier` and `PGSRegressor`) are the
@@ -41,7 +41,7 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         labels (two or more); for regression losses real targets.
     loss : str, default "hinge"
         Classification: "hinge", "logistic", "squared_hinge", "smooth_hinge",
-        "modified_huber"; with K classes as one problem (DESIGN.md 6d, a
+        "modified_huber"; with K classes as one problem (docs/design.md 6d, a
         `MulticlassModel` of K rows, one dual vector per class): "multinomial" (softmax
         cross-entropy, ``predict_proba``) and "crammer_singer" (the multiclass hinge).
         Regression: "squared", "huber", "epsilon_insensitive", "absolute".
@@ -69,7 +69,7 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
         Lipschitz losses unbounded, and means "auto" for the losses whose gradient is
         unbounded ("squared", "squared_hinge", "modified_huber").
     schedule : {"asgd", "pgs"}, default "asgd"
-        The step size :math:`\eta_t` of the mirror descent (DESIGN.md 6c): averaged SGD's
+        The step size :math:`\eta_t` of the mirror descent (docs/design.md 6c): averaged SGD's
         :math:`\eta_0 (1 + \sigma \eta_0 t)^{-3/4}` (Xu 2011), or the paper's
         :math:`1 / (\sigma (t + t_0))`.
     eta0 : float > 0 or "auto", default "auto"
