@@ -349,21 +349,28 @@ class DaskRows:
 
     def split(self, train, val):
         """Build the shards of the training rows `train`; fetch the held-out rows `val`."""
-        bounds = np.cumsum([0] + [int(c) for c in self.X.chunks[0]])
-        blocks = []
-        for w in range(len(bounds) - 1):
-            local = train[(train >= bounds[w]) & (train < bounds[w + 1])] - bounds[w]
-            if local.size:
-                blocks.append(self.X.blocks[w][local])
-        X_train, _ = _partition(da.concatenate(blocks, axis=0), None, self.n_jobs,
-                                self.client, self.timeout)
+        X_train, _ = _partition(da.concatenate(self._rows_of_chunks(train), axis=0), None,
+                                self.n_jobs, self.client, self.timeout)
         self.sizes = [int(c) for c in X_train.chunks[0]]
         self.shape = X_train.shape
         parts, homes = _parts(self.client, X_train, self.timeout)
         self.actors = _Actors(self.client, parts, homes, self.sizes, self.timeout)
         self.actors.wait()
-        X_val = _fetch(self.client, self.X[val], self.timeout, "the held-out rows")
-        return sp.csr_matrix(X_val)
+        # (chunk by chunk: a row index across chunks of sparse matrices is not joined by
+        # every dask release)
+        futures = self.client.compute(self._rows_of_chunks(val))
+        wait_all(self.client, futures, self.timeout, "the held-out rows")
+        return sp.vstack([sp.csr_matrix(f.result()) for f in futures], format="csr")
+
+    def _rows_of_chunks(self, rows):
+        """The sorted global `rows` of X as one dask array a chunk that holds some."""
+        bounds = np.cumsum([0] + [int(c) for c in self.X.chunks[0]])
+        blocks = []
+        for w in range(len(bounds) - 1):
+            local = rows[(rows >= bounds[w]) & (rows < bounds[w + 1])] - bounds[w]
+            if local.size:
+                blocks.append(self.X.blocks[w][local])
+        return blocks
 
     def _shape_only(self):
         m, n = self.shape
