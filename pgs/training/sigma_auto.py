@@ -376,7 +376,8 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
             f"{grid[g]:.3g}: {scores[g]:.4f}" for g in alive) + "; kept "
             + ", ".join(f"{grid[g]:.3g}" for g in kept), t_end / per_pass, max_passes,
             short=f"sigma rung of {t_end / per_pass:.3g} passes: {len(kept)} of "
-            f"{len(alive)} kept, best score {np.nanmax(scores[alive]):.4f}")
+            f"{len(alive)} kept, best score "
+            f"{max((scores[g] for g in alive if np.isfinite(scores[g])), default=math.nan):.4f}")
         for g in set(alive) - set(kept):
             groups[g] = None            # (the losers' states freed)
         alive = kept
