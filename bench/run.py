@@ -42,7 +42,6 @@ EXPERIMENTS = {
     "table2": "bench.experiments.exp_table2",
     "memory": "bench.experiments.exp_memory",
     "defaults": "bench.experiments.exp_defaults",
-    "estimators": "bench.micro.bench_estimators",
     "lockstep": "bench.micro.bench_lockstep",
     "ovr_gap": "bench.experiments.exp_ovr_gap",
     "multiclass": "bench.experiments.exp_multiclass",

@@ -1,7 +1,7 @@
 """Why is PGSClassifier less accurate than SGDClassifier after 5 epochs? Objective gaps.
 
 For every one-vs-rest problem of the 10-class RCV1-like set
-(`bench.harness.data.rcv1_like_multiclass`, as bench_estimators.py), computes the exact
+(`bench.harness.data.rcv1_like_multiclass`), computes the exact
 optimum of the regularised objective
 
     F(w, b) = sigma/2 (||w||^2 + [b / s]^2) + mean loss(<w, x_i> + b, y_i)

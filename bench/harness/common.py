@@ -152,3 +152,13 @@ def pyplot():
     import matplotlib.pyplot as plt
     plt.rcParams.update({"figure.dpi": 80, "font.size": 9, "savefig.dpi": 80})
     return plt
+
+
+def print_and_write(text, out):
+    """Print a Markdown report and write it to `out` (a path; folders are made)."""
+    print()
+    print(text)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(f"written to {out}")

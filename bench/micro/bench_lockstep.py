@@ -46,9 +46,8 @@ if __package__ in (None, ""):  # run as a script: the `bench` package is in the 
     sys.path.append(str(Path(__file__).resolve().parents[2]))
 import pgs  # noqa: E402
 import pgs.training.fit as F  # noqa: E402
-from bench.harness.common import RESULTS  # noqa: E402
+from bench.harness.common import RESULTS, print_and_write  # noqa: E402
 from bench.harness.data import generate_rcv1_like, mnist  # noqa: E402
-from bench.micro.bench_estimators import print_and_write  # noqa: E402
 
 #: name: (description, rows, epochs)
 SETS = {
