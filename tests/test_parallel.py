@@ -365,3 +365,43 @@ def test_ctrl_c_stops_the_threads(tmp_path):
             assert proc.wait(timeout=60) == 42
         finally:
             proc.kill()
+
+
+def test_runs_together_are_each_run_alone():
+    """`run_rounds_together` (the sigma search's candidates on shards): every run's state
+    has the bits of its own `run_rounds`, whatever the others do (here another sigma,
+    another loss, and one that stops sooner, at the end of a round)."""
+    from pgs.training.fit import prepare
+    rng = np.random.default_rng(3)
+    X = sp.random(900, 25, density=0.2, format="csr", random_state=3)
+    y = np.where(X @ rng.standard_normal(25) > 0, 1.0, -1.0)
+    sizes, bounds = (450, 450), [(0, 450), (450, 900)]
+
+    def started(sigma, loss):
+        params, state = P.setup(prepare(X, y, sigma=sigma, loss=loss, T=1, seed=4), sizes)
+        return [state, params]
+
+    def on_shards(tasks, params):
+        return [P.run_shard(task, params, X.data, X.indices, X.indptr[lo:hi + 1], y[lo:hi])
+                for task, (lo, hi) in zip(tasks, bounds, strict=True)]
+
+    specs = {"a": (1e-3, "hinge", 2000), "b": (1e-2, "logistic", 2000),
+             "c": (1e-3, "logistic", 600)}      # (600: three rounds of 2 x 100)
+    alone = {}
+    for key, (sigma, loss, T) in specs.items():
+        state, params = started(sigma, loss)
+        alone[key] = P.run_rounds(state, params, lambda t, params=params: on_shards(t, params),
+                                  T, 100)
+    runs = {key: started(sigma, loss) for key, (sigma, loss, _) in specs.items()}
+    calls = []
+
+    def map_fn(plans):
+        calls.append(sorted(plans))
+        return {key: on_shards(tasks, runs[key][1]) for key, tasks in plans.items()}
+
+    P.run_rounds_together(runs, map_fn, 600, 100)
+    P.run_rounds_together({key: runs[key] for key in "ab"}, map_fn, 2000, 100)
+    assert calls[0] == ["a", "b", "c"] and calls[-1] == ["a", "b"] and len(calls) == 10
+    for key, (_, _, T) in specs.items():
+        np.testing.assert_array_equal(runs[key][0]["kernel"]["lam"], alone[key]["kernel"]["lam"])
+        assert runs[key][0]["kernel"]["t"] == alone[key]["kernel"]["t"] == T

@@ -324,7 +324,7 @@ class DaskRows:
     rows re-chunked into `n_jobs` near-equal shards: those of
     ``pgs.train(X, y, n_jobs=n_jobs, sigma="auto")``), kept in actors for the whole
     search; the runs advance by rounds merged on the client (`pgs.engine.rounds`), as
-    `train` runs them, all of them in one call per shard and round (`_rounds_together`).
+    `train` runs them, all of them in one call per shard and round.
     The held-out rows (at most 10,000 by default) come to the client, which scores the
     candidates. With one shard every run is the plain run, and the fit
     equals the in-memory one bit for bit; with W shards, ``pgs.train(n_jobs=W)``'s on the
@@ -397,7 +397,7 @@ class DaskRows:
 
     def advance(self, groups, t_end):
         """Every run of `groups` to iteration `t_end` by rounds, together: one call per
-        shard and round for all of them (`_rounds_together`)."""
+        shard and round for all of them (`pgs.engine.rounds.run_rounds_together`)."""
         # (a run's key on the shards: its candidate's sigma and its problem's place)
         runs = {(run.params["sigma"], c): run for group in groups
                 for c, run in enumerate(group) if run.solver.t < t_end}
@@ -412,7 +412,8 @@ class DaskRows:
                 self.actors.setup(run, params, key)
                 self._sent.add(key)
             states[key] = [state, params]
-        _rounds_together(self.actors, states, t_end, merge_every)
+        P.run_rounds_together(states, _map_runs(self.actors, "sigma search round"), t_end,
+                              merge_every)
         for key, run in runs.items():
             run.solver.set_state(P.final_solver_state(states[key][0]))
 
@@ -620,37 +621,25 @@ def _rounds(actors, state, params, run, merge_every, callback, every, start):
     """`pgs.engine.rounds.run_rounds` (the threads engine's loop), each shard's part of a
     round a call of its actor; returns (state, stopped by the callback)."""
     reports = RoundReports(run, state, callback, every, start)
-    rounds = [state["round"]]
-
-    def map_fn(tasks):
-        rounds[0] += 1
-        return [deltas[0] for deltas in actors.map(
-            "run_rounds", [([dict(task, run=0)],) for task in tasks], f"round {rounds[0]}")]
-
-    state = P.run_rounds(state, params, map_fn, run.t_total, merge_every,
-                         on_round=reports.after_round)
+    map_runs = _map_runs(actors, "round", state["round"])
+    state = P.run_rounds(state, params, lambda tasks: map_runs({0: tasks})[0], run.t_total,
+                         merge_every, on_round=reports.after_round)
     return state, reports.stopped
 
 
-def _rounds_together(actors, runs, t_end, merge_every):
-    """Several runs' rounds (`runs`: {key: [common state, constants]}, their shards' set-up
-    done) to iteration `t_end` together: one call per shard and round carries every
-    unfinished run's task; each run's state is merged as `pgs.engine.rounds.run_rounds`
-    merges it (the same bits as its rounds alone)."""
-    while True:
-        keys = [key for key, (state, _) in runs.items() if int(state["kernel"]["t"]) < t_end]
-        if not keys:
-            return
-        plans = [P.plan_round(runs[key][0], t_end, merge_every) for key in keys]
+def _map_runs(actors, what, first=0):
+    """A `pgs.engine.rounds.run_rounds_together` map: one call of each shard's actor a
+    round, carrying every run's task (``run`` its key)."""
+    rounds = [first]
+
+    def map_fn(plans):
+        rounds[0] += 1
+        keys = list(plans)
         results = actors.map("run_rounds", [
-            ([dict(plan[w], run=key) for key, plan in zip(keys, plans, strict=True)],)
-            for w in range(len(actors.futures))], "a round of the sigma search")
-        for i, key in enumerate(keys):
-            deltas = [result[i] for result in results]
-            for d in deltas:
-                if d["status"] != 0:
-                    raise P.ShardFailed(d["worker"], d["status"], d["t"])
-            runs[key][0] = P.merge(runs[key][0], deltas, runs[key][1])
+            ([dict(plans[key][w], run=key) for key in keys],)
+            for w in range(len(actors.futures))], f"{what} {rounds[0]}")
+        return {key: [result[i] for result in results] for i, key in enumerate(keys)}
+    return map_fn
 
 
 def _wait_call(call, timeout):

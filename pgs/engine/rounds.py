@@ -1,5 +1,6 @@
 """Parallel PGS by merging states (docs/design.md 6b, docs/parallel.md): the round, the merge
-and the driver `run_rounds`, shared by every engine (threads here, Dask in `pgs.dask`).
+and the driver `run_rounds` (`run_rounds_together` for several runs), shared by every
+engine (threads here, Dask in `pgs.dask`).
 
 A round: `plan_round` gives each worker its task (its iterations, its sampler state, the
 common lam and t: O(n)); the engine's `map_fn` runs `run_shard` for every task and returns
@@ -444,7 +445,8 @@ def _merge_step(params, deltas):
 
 
 def run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=None):
-    """Run rounds from `state` until its t reaches `t_end`.
+    """Run rounds from `state` until its t reaches `t_end` (`run_rounds_together` for one
+    run).
 
     Parameters
     ----------
@@ -474,20 +476,37 @@ def run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=No
     ShardFailed
         If a worker's kernel failed (the first in worker order).
     """
-    while int(state["kernel"]["t"]) < t_end:
-        if stop is not None and stop.is_set():
-            break
-        tasks = plan_round(state, t_end, merge_every)
-        deltas = list(map_fn(tasks))
-        for d in deltas:
+    runs = {0: [state, params]}
+    run_rounds_together(
+        runs, lambda plans: {0: list(map_fn(plans[0]))}, t_end, merge_every, stop,
+        None if on_round is None else lambda deltas: on_round(runs[0][0], deltas[0]))
+    return runs[0][0]
+
+
+def run_rounds_together(runs, map_fn, t_end, merge_every, stop=None, on_round=None):
+    """Run several runs over the same shards (the candidates of ``sigma="auto"``) round by
+    round until each one's t reaches `t_end`: every round plans each unfinished run's
+    tasks, ``map_fn(plans)`` runs them all (``{key: tasks}`` in, ``{key: deltas}`` out, in
+    the tasks' order), and each run merges its own deltas, as alone (the same bits).
+
+    `runs` is ``{key: [state, params]}``, its states replaced as they advance; `stop`,
+    `on_round` (``on_round({key: deltas})``; False stops) and the errors as `run_rounds`.
+    """
+    while True:
+        plans = {key: plan_round(state, t_end, merge_every)
+                 for key, (state, _) in runs.items() if int(state["kernel"]["t"]) < t_end}
+        if not plans or (stop is not None and stop.is_set()):
+            return
+        deltas = map_fn(plans)
+        for d in (d for key in plans for d in deltas[key]):
             if d["status"] != 0:
                 raise ShardFailed(d["worker"], d["status"], d["t"])
-        if any(d["stopped"] for d in deltas):
-            break
-        state = merge(state, deltas, params)
-        if on_round is not None and on_round(state, deltas) is False:
-            break
-    return state
+        if any(d["stopped"] for key in plans for d in deltas[key]):
+            return
+        for key in plans:
+            runs[key][0] = merge(runs[key][0], deltas[key], runs[key][1])
+        if on_round is not None and on_round(deltas) is False:
+            return
 
 
 def final_solver_state(state):
