@@ -5,12 +5,10 @@ import contextlib
 import inspect
 
 import dask.array as da
-import numpy as np
-import scipy.sparse as sp
 
 from pgs import estimators as E
 from pgs.dask.client import gather, get_client
-from pgs.dask.training import DaskRows, _partition, _train
+from pgs.dask.training import DaskRows, _partition, _train, shape_only_csr
 
 
 class _DaskFit:
@@ -26,9 +24,7 @@ class _DaskFit:
         X, _ = _partition(X, None, None, client)
         self._dask_X, self._client = X, client
         try:
-            m, n = X.shape
-            yield sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
-                                 np.zeros(m + 1, np.int32)), shape=(m, n))
+            yield shape_only_csr(X.shape)
         finally:
             self._dask_X = self._client = None
 

@@ -40,7 +40,7 @@ from pgs.engine.solver import raise_status
 from pgs.engine.threads import RoundReports
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
-from pgs.rules.defaults import DEFAULTS, q_stride, row_sq_norms, row_stats
+from pgs.rules.defaults import DEFAULTS, mean_sq, q_stride, row_sq_norms, row_stats
 from pgs.training import sigma_auto
 from pgs.training.fit import check_reports, finish, prepare
 
@@ -119,6 +119,13 @@ class _ShardActor:
         else:
             self.perms[key] = perm
         return delta
+
+
+def shape_only_csr(shape):
+    """A CSR matrix of `shape` with no entries: what the client-side steps read of X
+    (its shape) when the rows are on the workers."""
+    return sp.csr_matrix((np.empty(0), np.empty(0, np.int32), np.zeros(shape[0] + 1, np.int32)),
+                         shape=shape)
 
 
 def _partition(X, y, n_jobs, client, timeout=DEFAULT_TIMEOUT):
@@ -285,14 +292,12 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         # an X with the right shape and no entries (the rows are on the workers); the
         # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
         p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
-        shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
-                                    np.zeros(m + 1, np.int32)), shape=(m, n_features))
 
         @functools.cache             # (the rules may ask up to three times: one scan)
         def stats(full=False, actors=actors):
             return actors.row_stats((m, n_features), p / (p - 1.0), full)
 
-        run = prepare(shape_only, y, sample_weight=sample_weight,
+        run = prepare(shape_only_csr((m, n_features)), y, sample_weight=sample_weight,
                       track_loss=callback is not None, row_stats=stats, **kwargs)
         if merge_every is None:
             merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
@@ -372,11 +377,6 @@ class DaskRows:
                 blocks.append(self.X.blocks[w][local])
         return blocks
 
-    def _shape_only(self):
-        m, n = self.shape
-        return sp.csr_matrix((np.empty(0), np.empty(0, np.int32), np.zeros(m + 1, np.int32)),
-                             shape=(m, n))
-
     def stats(self, q, full=False):
         """`pgs.rules.defaults.row_stats` of the training rows, from the shards' norms."""
         if (q, full) not in self._stats:
@@ -385,14 +385,13 @@ class DaskRows:
 
     def mean_sq(self):
         """``mean_i ||x_i||^2`` over the training rows."""
-        stats = self.stats(2.0)
-        return stats["sq"] / max(stats["read"], 1)
+        return mean_sq(self.stats(2.0))
 
     def prepare(self, y, **kwargs):
         """`pgs.training.fit.prepare` on the training rows (their "auto" rules' sums from
         the shards)."""
         p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
-        return prepare(self._shape_only(), y,
+        return prepare(shape_only_csr(self.shape), y,
                        row_stats=lambda full: self.stats(p / (p - 1.0), full), **kwargs)
 
     def advance(self, groups, t_end):
@@ -524,9 +523,8 @@ class _Actors:
                                           for w in range(len(self.futures))], "the rows' norms")
         sq = np.concatenate([n[0] for n in norms])     # (q = 2: one array, one sum)
         sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
-        shape_only = sp.csr_matrix((np.empty(0), np.empty(0, np.int32),
-                                    np.zeros(shape[0] + 1, np.int32)), shape=shape)
-        return row_stats(as_csr_buffers(shape_only), q, norms=(sq, sq_q), full=full)
+        return row_stats(as_csr_buffers(shape_only_csr(shape)), q, norms=(sq, sq_q),
+                         full=full)
 
     def setup(self, run, params, key=0):
         """Give every shard run `key`'s targets, weights and constants."""

@@ -159,18 +159,23 @@ def _mean(total, rows):
     return mean if 0.0 < mean < math.inf else 1.0
 
 
+def mean_sq(stats):
+    """``mean_i ||x_i||^2`` over the rows `row_stats` read."""
+    return _mean(stats["sq"], stats["read"])
+
+
 def auto_intercept_scaling(stats):
     """``AUTO_INTERCEPT_FRACTION * sqrt(mean_i ||x_i||^2)`` (`row_stats`): the constant
     column's value, in proportion to the rows' scale (scaling X by a, and sigma by a^2,
     leaves the decisions unchanged)."""
-    return AUTO_INTERCEPT_FRACTION * math.sqrt(_mean(stats["sq"], stats["read"]))
+    return AUTO_INTERCEPT_FRACTION * math.sqrt(mean_sq(stats))
 
 
 def intercept_rate(stats):
     """The free bias's step, a factor of the schedule's eta_t: `INTERCEPT_RATE` times the
     mean squared row norm, so that scaling X by a (and sigma by a^2) leaves the decisions
     unchanged."""
-    return INTERCEPT_RATE * _mean(stats["sq"], stats["read"])
+    return INTERCEPT_RATE * mean_sq(stats)
 
 
 def auto_eta0(spec, epsilon, sigma, stats, extra):

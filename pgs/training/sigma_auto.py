@@ -93,11 +93,8 @@ def check_sigma_grid(grid):
 
 def default_sigma_grid(mean_sq, n_rows):
     """`DEFAULT_GRID_FACTORS` times ``mean_i ||x_i||^2 / m`` over the `n_rows` rows trained
-    on (``mean_i ||x_i||^2``: `mean_sq`; taken as 1 if X is 0)."""
-    m = max(n_rows, 1)
-    if not 0.0 < mean_sq < math.inf:
-        mean_sq = 1.0
-    return np.asarray(DEFAULT_GRID_FACTORS) * (mean_sq / m)
+    on (``mean_i ||x_i||^2``: `pgs.rules.defaults.mean_sq`, 1 if X is 0)."""
+    return np.asarray(DEFAULT_GRID_FACTORS) * (mean_sq / max(n_rows, 1))
 
 
 def validation_split(n_rows, fraction, seed, strata=None):
@@ -237,8 +234,7 @@ class InMemoryRows:
 
     def mean_sq(self):
         """``mean_i ||x_i||^2`` over the training rows (`pgs.rules.defaults.row_stats`)."""
-        stats = D.row_stats(self.X_train, 2.0)
-        return stats["sq"] / max(stats["read"], 1)
+        return D.mean_sq(D.row_stats(self.X_train, 2.0))
 
     def advance(self, groups, t_end):
         """Every run of `groups` (lists of runs, one per candidate) to iteration t_end."""
