@@ -292,3 +292,19 @@ def test_row_stats_read_one_row_in_m_over_q_sample_rows(monkeypatch):
     assert full["max_q"] == math.sqrt(np.max(sq_q))
     # the rules read means over the rows read
     assert D.intercept_rate(sampled) == D.INTERCEPT_RATE * math.fsum(sq[rows]) / rows.size
+
+
+@pytest.mark.parametrize("schedule, full", [("pgs", True), ("asgd", False)])
+def test_one_scan_serves_every_rule_of_a_call(monkeypatch, schedule, full):
+    """A call reads X's rows once for all its "auto" rules: every row when t_offset's
+    maximum needs them ("pgs" schedule), else the sample."""
+    from pgs.rules import defaults as D
+    monkeypatch.setattr(D, "Q_SAMPLE_ROWS", 50)                # (300 rows: one in 6)
+    data, indptr = _ragged(np.float64, np.int64)
+    X = sp.csr_matrix((data, np.zeros(data.shape[0], np.int64), indptr), shape=(300, 1))
+    strides = []
+    real = D.row_sq_norms
+    monkeypatch.setattr(D, "row_sq_norms", lambda *a: strides.append(a[2]) or real(*a))
+    y = np.where(np.arange(300) % 3 == 0, 1.0, -1.0)
+    pgs.train(X, y, sigma=1e-3, T=10, p=1.5, schedule=schedule, intercept="column", seed=0)
+    assert strides == [1 if full else 6]

@@ -334,7 +334,11 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
         icpt_rate = saved.get("intercept_rate")     # (None in models of older versions)
     else:
         icpt_rate = None
-    def stats(full=False):  # (an O(nnz) scan: only for the rules that read it)
+    # The rules read a sample of the rows, but for t_offset's maximum, which needs every
+    # row: then one scan of them all serves every rule.
+    full = schedule == "pgs" and t_offset == "auto"
+
+    def stats():            # (an O(nnz) scan: only for the rules that read it)
         q = p / (p - 1.0)
         return D.row_stats(Xb, q, full=full) if row_stats is None else row_stats(full)
 
@@ -359,7 +363,7 @@ def prepare(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma, T=None, 
     else:
         eta0 = None
         if t_offset == "auto":
-            t_offset = auto_t_offset(stats(full=True), y_kernel, loss=loss, p=p, sigma=sigma,
+            t_offset = auto_t_offset(stats(), y_kernel, loss=loss, p=p, sigma=sigma,
                                      B=B, icpt=icpt, epsilon=epsilon, weights=weights,
                                      sampling=sampling, n_outputs=n_out)
     params = dict(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=schedule, eta0=eta0,
