@@ -144,7 +144,6 @@ class _PGSBase(BaseEstimator):
     def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
         """One `pgs.Model` per target array, continuing `warm_models` (or None); `partial` lets a
         batch have fewer rows than k; `strata` stratify the split of ``sigma="auto"``."""
-        weights = sample_weight
         entropy, train_kwargs, known = self._train_setup(warm_models)
         # Structure checked once here; entries by the kernel, as it reads each row.
         X = as_csr_buffers(X, check_entries=False)
@@ -156,10 +155,10 @@ class _PGSBase(BaseEstimator):
             rows = self._rows(X, n_jobs)
             try:
                 models, search = sigma_auto.fit_auto(
-                    rows, targets, self._per_row(strata, targets, sample_weight=weights),
+                    rows, targets, self._per_row(strata, targets, sample_weight),
                     grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
                     max_passes=self.max_passes,
-                    validation_fraction=self.validation_fraction, sample_weight=weights,
+                    validation_fraction=self.validation_fraction, sample_weight=sample_weight,
                     strata=strata, keep_state=True, verbose=self.verbose,
                     status=getattr(self, "_status", None), known_classes=known,
                     k_above_rows=partial, **train_kwargs)
@@ -170,7 +169,7 @@ class _PGSBase(BaseEstimator):
         if warm_models is None:
             self.sigma_grid_ = self.sigma_scores_ = None
         return fit_many(X, targets, n_jobs=n_jobs, T=T, seed=entropy, warm_starts=warm_models,
-                        sample_weight=weights, keep_state=True, known_classes=known,
+                        sample_weight=sample_weight, keep_state=True, known_classes=known,
                         k_above_rows=partial, max_passes=self.max_passes, **train_kwargs)
 
     def _rows(self, X, n_jobs):
@@ -356,8 +355,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def _per_row(self, y_index, targets, sample_weight):
         """The held-out per-row score of ``sigma="auto"``: accuracy."""
-        return sigma_auto.accuracy_per_row_of(y_index,
-                                              threshold=0.5 if self.loss == "squared" else 0.0)
+        return sigma_auto.accuracy_per_row(y_index,
+                                           threshold=0.5 if self.loss == "squared" else 0.0)
 
     def _train_setup(self, warm_models):
         entropy, kw, known = super()._train_setup(warm_models)
@@ -655,7 +654,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
 
     def _per_row(self, strata, targets, sample_weight):
         """The held-out per-row score of ``sigma="auto"``: R^2's terms."""
-        return sigma_auto.r2_of(targets[0], sample_weight)
+        return sigma_auto.r2_per_row(targets[0], sample_weight)
 
     def _set_fitted(self, models):
         super()._set_fitted(models)

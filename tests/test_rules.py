@@ -521,12 +521,14 @@ def test_holdout_scores_and_paired_standard_error_closed_form():
 
 def test_per_row_scores_closed_form():
     """Accuracy: 1 where the argmax (one problem: the margin above the threshold) is the
-    class; R^2: 1 - e_i^2 / Var(y), whose mean is R^2."""
+    class; R^2: 1 - e_i^2 / Var(y), whose mean is R^2; both of the rows given."""
     Z = np.array([[0.2, 0.1], [0.0, 0.3], [-1.0, -2.0]])
-    np.testing.assert_array_equal(SA.accuracy_per_row(np.array([0, 0, 0]))(Z), [1, 0, 1])
+    rows = np.array([0, 2, 3])
+    np.testing.assert_array_equal(SA.accuracy_per_row(np.array([0, 9, 0, 0]))(Z, rows), [1, 0, 1])
     np.testing.assert_array_equal(
-        SA.accuracy_per_row(np.array([1, 0, 0]), threshold=0.1)(Z[:, :1]), [1, 1, 1])
-    y = np.array([1.0, 2.0, 4.0])
-    r2 = SA.r2_per_row(y, None)(np.array([[1.5], [2.0], [3.0]]))
-    r2_value = 1 - np.sum((y - [1.5, 2.0, 3.0]) ** 2) / np.sum((y - y.mean()) ** 2)
+        SA.accuracy_per_row(np.array([1, 9, 0, 0]), threshold=0.1)(Z[:, :1], rows), [1, 1, 1])
+    y = np.array([1.0, 7.0, 2.0, 4.0])
+    r2 = SA.r2_per_row(y, None)(np.array([[1.5], [2.0], [3.0]]), np.array([0, 2, 3]))
+    r2_value = 1 - np.sum((y[[0, 2, 3]] - [1.5, 2.0, 3.0]) ** 2) / np.sum(
+        (y[[0, 2, 3]] - y[[0, 2, 3]].mean()) ** 2)
     assert np.mean(r2) == pytest.approx(r2_value, rel=1e-14)

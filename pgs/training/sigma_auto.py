@@ -170,25 +170,24 @@ class Holdout:
         return math.sqrt(var / max(self.n_eff, 1.0))
 
 
-def accuracy_per_row(y_index, *, threshold=0.0):
-    """`Holdout`'s per-row score of one-vs-rest problems: 1 where the argmax of the margins
-    is the row's class index (a single problem: class 1 above `threshold`), else 0."""
-    def per_row(Z):
+def accuracy_per_row(y_index, threshold=0.0):
+    """`fit_auto`'s ``per_row(Z, rows)`` for classification: 1 where the argmax of a row's
+    margins is its class index (`y_index` of all the rows; a single problem: class 1 above
+    `threshold`), else 0."""
+    def per_row(Z, rows):
         pred = (Z[:, 0] > threshold).astype(np.intp) if Z.shape[1] == 1 else Z.argmax(axis=1)
-        return (pred == y_index).astype(np.float64)
+        return (pred == y_index[rows]).astype(np.float64)
     return per_row
 
 
 def r2_per_row(y, weights):
-    """`Holdout`'s per-row score of a regression: ``1 - e_i^2 / Var(y)``, whose (weighted)
-    mean is R^2 (a constant y: Var(y) taken as 1)."""
-    mean = np.average(y, weights=weights)
-    ss_tot = float(np.average((y - mean) ** 2, weights=weights))
-    scale = 1.0 / ss_tot if ss_tot > 0.0 else 1.0
-
-    def per_row(Z):
-        e = y - Z[:, 0]
-        return 1.0 - e * e * scale
+    """`fit_auto`'s ``per_row(Z, rows)`` for a regression: ``1 - e_i^2 / Var(y)`` on the
+    rows, whose (weighted) mean is R^2 (a constant y: Var(y) taken as 1)."""
+    def per_row(Z, rows):
+        y_rows, w = y[rows], validation_weights(weights, rows)
+        ss_tot = float(np.average((y_rows - np.average(y_rows, weights=w)) ** 2, weights=w))
+        e = y_rows - Z[:, 0]
+        return 1.0 - e * e / (ss_tot if ss_tot > 0.0 else 1.0)
     return per_row
 
 
@@ -432,11 +431,11 @@ def train_on_rows(rows, y, *, sigma_grid, validation_fraction, seed, max_passes,
     weights = check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
     T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
     if loss in V.MULTICLASS_LOSSES:
-        per_row = accuracy_per_row_of(y_kernel.astype(np.intp))
+        per_row = accuracy_per_row(y_kernel.astype(np.intp))
     elif classification:
-        per_row = accuracy_per_row_of((y_kernel > 0).astype(np.intp))
+        per_row = accuracy_per_row((y_kernel > 0).astype(np.intp))
     else:
-        per_row = r2_of(y_kernel, weights)
+        per_row = r2_per_row(y_kernel, weights)
     for key in ("callback", "callback_every", "merge_every", "n_jobs"):
         kwargs.pop(key, None)
     models, search = fit_auto(
@@ -451,20 +450,6 @@ def train_on_rows(rows, y, *, sigma_grid, validation_fraction, seed, max_passes,
         model.classes = classes
     model.sigma_grid, model.sigma_scores = search.grid, search.scores
     return model
-
-
-def accuracy_per_row_of(y_index, threshold=0.0):
-    """`fit_auto`'s ``per_row(Z, rows)`` for one-vs-rest problems (`accuracy_per_row`)."""
-    def per_row(Z, rows):
-        return accuracy_per_row(y_index[rows], threshold=threshold)(Z)
-    return per_row
-
-
-def r2_of(y, weights):
-    """`fit_auto`'s ``per_row(Z, rows)`` for a regression (`r2_per_row`)."""
-    def per_row(Z, rows):
-        return r2_per_row(y[rows], validation_weights(weights, rows))(Z)
-    return per_row
 
 
 def resolve_seed(seed):
