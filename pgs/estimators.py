@@ -19,8 +19,9 @@ from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
+from pgs.rules.params import CHECKED_ARGS, Params, check_args, seed_entropy
 from pgs.training import sigma_auto
-from pgs.training.fit import CHECKED_ARGS, check_args, fit_many
+from pgs.training.fit import fit_many
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
@@ -81,7 +82,7 @@ def _base_entropy(random_state):
     """The int >= 0 every binary problem is seeded with: an int as is (a problem reproduces
     ``pgs.train(seed=random_state)``), fresh entropy for None, a RandomState's next draw."""
     if random_state is None:
-        return int(np.random.SeedSequence().entropy)
+        return seed_entropy(None)
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(np.iinfo(np.int32).max))
     if not V.is_int(random_state) or random_state < 0:
@@ -110,7 +111,6 @@ class _PGSBase(BaseEstimator):
         sigma_auto.check_sigma(self.sigma)
         sigma_auto.check_sigma_grid(self.sigma_grid)
         sigma_auto.check_validation_fraction(self.validation_fraction)
-        V.check_positive("max_passes", self.max_passes)
         V.check_verbose(self.verbose)
         V.check_bool("warm_start", self.warm_start)
         _effective_n_jobs(self.n_jobs)
@@ -157,7 +157,6 @@ class _PGSBase(BaseEstimator):
                 models, search = sigma_auto.fit_auto(
                     rows, targets, self._per_row(strata, targets, sample_weight),
                     grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
-                    max_passes=self.max_passes,
                     validation_fraction=self.validation_fraction, sample_weight=sample_weight,
                     strata=strata, keep_state=True, verbose=self.verbose,
                     status=getattr(self, "_status", None), known_classes=known,
@@ -170,7 +169,7 @@ class _PGSBase(BaseEstimator):
             self.sigma_grid_ = self.sigma_scores_ = None
         return fit_many(X, targets, n_jobs=n_jobs, T=T, seed=entropy, warm_starts=warm_models,
                         sample_weight=sample_weight, keep_state=True, known_classes=known,
-                        k_above_rows=partial, max_passes=self.max_passes, **train_kwargs)
+                        k_above_rows=partial, **train_kwargs)
 
     def _rows(self, X, n_jobs):
         """Where ``sigma="auto"`` trains: `X`'s rows in memory."""
@@ -179,6 +178,7 @@ class _PGSBase(BaseEstimator):
     def _set_fitted(self, models):
         """Copy the trained models into scikit-learn's fitted attributes."""
         self._models = models
+        self.params_ = _shared(models)
         self.n_iter_ = float(models[0].params["passes"])
         self.t_ = int(models[0].T)
         self.sigma_ = float(models[0].params["sigma"])
@@ -188,6 +188,17 @@ class _PGSBase(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _shared(models):
+    """The resolved training values of the problems (`pgs.rules.params.Params`' fields, as
+    in ``model.params``): each one's value, or the list of every problem's where they
+    differ (one-vs-rest problems resolve t_offset and B from their own targets)."""
+    values = {}
+    for name in Params.__dataclass_fields__:
+        each = [model.params[name] for model in models]
+        values[name] = each[0] if all(v == each[0] for v in each) else each
+    return values
 
 
 def _sample_weight_or_none(sample_weight, X):
@@ -202,7 +213,7 @@ def _sample_weight_or_none(sample_weight, X):
             raise
         # (scikit-learn's "Sample weights must contain at least one non-zero number")
         raise type(exc)(f"sample_weight: {exc}") from None
-    return None if np.all(sample_weight == 1.0) else sample_weight
+    return V.unit_to_none(sample_weight)
 
 
 class PGSClassifier(ClassifierMixin, _PGSBase):

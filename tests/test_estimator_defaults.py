@@ -16,8 +16,11 @@ from sklearn.datasets import load_digits  # noqa: E402
 import pgs  # noqa: E402
 from pgs.estimators import PGSClassifier  # noqa: E402
 from pgs.rules.data import as_csr_buffers  # noqa: E402
-from pgs.rules.defaults import auto_intercept_scaling, row_stats  # noqa: E402
-from pgs.training.fit import auto_t_offset  # noqa: E402
+from pgs.rules.defaults import (  # noqa: E402
+    auto_intercept_scaling,
+    auto_t_offset,  # noqa: E402
+    row_stats,
+)
 
 
 @pytest.fixture(scope="module")

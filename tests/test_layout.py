@@ -7,6 +7,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -178,7 +179,7 @@ def test_status_table_is_the_kernels():
 def test_each_status_raises_its_message(status):
     X = sp.csr_matrix(np.ones((2, 2)))
     solver = type("S", (), {"t": 4})()
-    params = {"sigma": 0.1, "intercept_scaling": 1.0}
+    params = types.SimpleNamespace(sigma=0.1, intercept_scaling=1.0)
     error = pgs.DivergedError if status == 1 else ValueError
     with pytest.raises(error, match=re.escape(STATUS[status])) as info:
         raise_status(status, solver, pgs.rules.data.as_csr_buffers(X), params)

@@ -161,9 +161,9 @@ def test_asgd_rounds_match_the_reference(p, W, tau):
 
 def test_asgd_merge_step_rule():
     """gamma = sqrt(workers that ran), at most 3/2 (1 for one worker)."""
-    assert P.merge_step_for(0) == P.merge_step_for(1) == 1.0
-    assert P.merge_step_for(2) == np.sqrt(2.0)
-    assert P.merge_step_for(3) == P.merge_step_for(64) == P.MAX_MERGE_STEP == 1.5
+    assert D.merge_step_for(0) == D.merge_step_for(1) == 1.0
+    assert D.merge_step_for(2) == np.sqrt(2.0)
+    assert D.merge_step_for(3) == D.merge_step_for(64) == D.MAX_MERGE_STEP == 1.5
 
 
 @pytest.mark.parametrize("schedule, steps, merge_step, gamma", [

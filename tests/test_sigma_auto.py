@@ -84,8 +84,8 @@ def test_train_halving_and_stopping_match_the_brute_force_reference(loss):
     grid = model.sigma_grid
     train, val = SA.validation_split(X.shape[0], 0.2, 5, np.where(y > 0, 1.0, -1.0))
     # The default grid: the factors times mean ||x||^2 / m over the training rows.
-    assert grid.shape == (len(SA.DEFAULT_GRID_FACTORS),)
-    np.testing.assert_allclose(grid, np.array(SA.DEFAULT_GRID_FACTORS)
+    assert grid.shape == (len(pgs.rules.defaults.DEFAULT_GRID_FACTORS),)
+    np.testing.assert_allclose(grid, np.array(pgs.rules.defaults.DEFAULT_GRID_FACTORS)
                                * np.sum(X[train]**2) / train.shape[0]**2, rtol=1e-12)
 
     def fit_at(s, T):

@@ -52,7 +52,7 @@ class _DaskFit:
         entropy, kw, known = self._train_setup(warm_models)
         return [_train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
                        T=T, seed=entropy, warm_start=warm, sample_weight=sample_weight,
-                       keep_state=True, known_classes=known, max_passes=self.max_passes, **kw)
+                       keep_state=True, known_classes=known, **kw)
                 for target, warm in zip(targets, warm_models or [None] * len(targets),
                                         strict=True)]
 

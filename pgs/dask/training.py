@@ -40,7 +40,14 @@ from pgs.engine.solver import raise_status
 from pgs.engine.threads import RoundReports
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
-from pgs.rules.defaults import DEFAULTS, mean_sq, q_stride, row_sq_norms, row_stats
+from pgs.rules.defaults import (
+    DEFAULTS,
+    default_merge_every,
+    mean_sq,
+    q_stride,
+    row_sq_norms,
+    row_stats,
+)
 from pgs.training import sigma_auto
 from pgs.training.fit import check_reports, finish, prepare
 
@@ -109,7 +116,7 @@ class _ShardActor:
         if delta["status"] != 0:
             try:
                 raise_status(delta["status"], types.SimpleNamespace(t=delta["t"] - 1), Xb,
-                             dict(sigma=params["sigma"], intercept_scaling=params["icpt"]))
+                             params.resolved)
             except (ValueError, FloatingPointError) as exc:
                 raise type(exc)(f"{self.name}: {str(exc).removeprefix('X: ')}") from None
         perm = delta["sampler"]["perm"]
@@ -291,16 +298,14 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         # The run's constants and the solver state, as pgs.train makes them: prepare gets
         # an X with the right shape and no entries (the rows are on the workers); the
         # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
-        p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
-
         @functools.cache             # (the rules may ask up to three times: one scan)
-        def stats(full=False, actors=actors):
-            return actors.row_stats((m, n_features), p / (p - 1.0), full)
+        def stats(q, full, actors=actors):
+            return actors.row_stats((m, n_features), q, full)
 
         run = prepare(shape_only_csr((m, n_features)), y, sample_weight=sample_weight,
                       track_loss=callback is not None, row_stats=stats, **kwargs)
         if merge_every is None:
-            merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
+            merge_every = default_merge_every(m, len(sizes), run.solver.k)
         params, state = P.setup(run, sizes, track_loss=callback is not None)
         actors.setup(run, params)
         state, stopped = _rounds(actors, state, params, run, merge_every, callback,
@@ -390,19 +395,17 @@ class DaskRows:
     def prepare(self, y, **kwargs):
         """`pgs.training.fit.prepare` on the training rows (their "auto" rules' sums from
         the shards)."""
-        p = V.check_p(kwargs.get("p", DEFAULTS["p"]))
-        return prepare(shape_only_csr(self.shape), y,
-                       row_stats=lambda full: self.stats(p / (p - 1.0), full), **kwargs)
+        return prepare(shape_only_csr(self.shape), y, row_stats=self.stats, **kwargs)
 
     def advance(self, groups, t_end):
         """Every run of `groups` to iteration `t_end` by rounds, together: one call per
         shard and round for all of them (`pgs.engine.rounds.run_rounds_together`)."""
         # (a run's key on the shards: its candidate's sigma and its problem's place)
-        runs = {(run.params["sigma"], c): run for group in groups
+        runs = {(run.params.sigma, c): run for group in groups
                 for c, run in enumerate(group) if run.solver.t < t_end}
         if not runs:
             return
-        merge_every = self.merge_every or P.default_merge_every(
+        merge_every = self.merge_every or default_merge_every(
             self.shape[0], len(self.sizes), next(iter(runs.values())).solver.k)
         states = {}
         for key, run in runs.items():

@@ -11,9 +11,13 @@ plain run bit for bit: the single worker continues the whole kernel state and th
 adopts it.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
-from pgs.engine.solver import STATUS, MultiSolver, Solver
+from pgs.engine.solver import STATUS, MultiSolver, solver_of
+from pgs.rules.defaults import merge_step_for
+from pgs.rules.params import Params
 
 #: Non-zeros a worker runs between two checks of `stop` (a millisecond or two: Ctrl-C
 #: waits for the slowest worker to see it, on a loaded machine too).
@@ -65,11 +69,9 @@ def shard_steps(total, sizes):
     return steps
 
 
-def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, sampling,
-                t_offset, track_loss=False, extrapolate=True, schedule=0, eta0=0.0,
-                icpt_rate=0.0, merge_step=None):
-    """The solver's constants, shared by all the workers and rounds (a plain dict; the
-    arguments are `pgs.engine.solver.Solver`'s).
+class RoundParams(NamedTuple):
+    """A run's constants for its rounds, shared by all the workers (picklable): its
+    resolved `pgs.rules.params.Params`, its width and the engine's own settings.
 
     `extrapolate` (the paper's schedule): each worker of W > 1 starts from ``rho lam`` at
     offset ``rho (t + t_offset)``, rho its share of the round, so that its local run is
@@ -80,66 +82,39 @@ def make_params(n_features, loss_id, p, sigma, B, icpt, eps, k, average, samplin
 
     `merge_step` (the "asgd" schedule): the merge's step gamma, ``x <- x0 + gamma
     sum_w rho_w (x_w - x0)`` for the dual point and the free bias, in rounds where more
-    than one worker ran; None: `merge_step_for` their number; 1.0: model averaging.
+    than one worker ran; None: `pgs.rules.defaults.merge_step_for` their number; 1.0:
+    model averaging.
     """
-    return dict(n_features=int(n_features), loss_id=int(loss_id), p=float(p),
-                sigma=float(sigma), B=float(B), icpt=float(icpt), eps=float(eps), k=int(k),
-                average=bool(average), sampling=int(sampling), t_offset=float(t_offset),
-                track_loss=bool(track_loss), extrapolate=bool(extrapolate),
-                schedule=int(schedule), eta0=float(eta0), icpt_rate=float(icpt_rate),
-                merge_step=None if merge_step is None else float(merge_step))
 
+    resolved: Params
+    n_features: int
+    track_loss: bool = False
+    extrapolate: bool = True
+    merge_step: object = None
 
-#: The largest merge step: in a direction where every worker's run converges within the
-#: round the merge multiplies the error by (1 - gamma) each round, so gamma < 2 is
-#: needed (gamma = sqrt(8) and 4 diverge at W = 8 and 16:
-#: bench/results/parallel_start_steps.md) and 3/2 at least halves it.
-MAX_MERGE_STEP = 1.5
+    @property
+    def paper(self):
+        """True under the paper's schedule ("pgs")."""
+        return self.resolved.schedule == "pgs"
 
+    @property
+    def average(self):
+        """True when the run keeps the average."""
+        return self.resolved.iterate == "average"
 
-def merge_step_for(n_active):
-    """The "asgd" merge's default step for a round run by `n_active` workers:
-    ``min(sqrt(n_active), MAX_MERGE_STEP)`` (1 for one worker: its state is taken).
-
-    The workers' changes have a common part (drift, which one run over the whole round
-    would cover W times) and independent noise; their mean keeps 1/W of the first and
-    1/sqrt(W) of the second, so sqrt(W) times the mean has one worker's noise and sqrt(W)
-    times the mean's drift. Measured (bench/results/parallel_start.md, W = 2): 5-28%
-    fewer passes to accuracy than the mean (model averaging) on four sets where passes
-    matter (docs/parallel.md, section 2).
-    """
-    return 1.0 if n_active <= 1 else min(float(np.sqrt(n_active)), MAX_MERGE_STEP)
-
-
-def _solver(params, t_pick, rng, t_offset=None):
-    """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe)."""
-    return Solver(params["n_features"], params["loss_id"], params["p"], params["sigma"],
-                  params["B"], params["icpt"], params["eps"], params["k"], t_pick,
-                  params["average"], rng, params["sampling"], params["track_loss"],
-                  params["t_offset"] if t_offset is None else t_offset, params["schedule"],
-                  params["eta0"], params["icpt_rate"])
+    def solver(self, t_pick, rng, t_offset=None):
+        """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe)."""
+        return solver_of(self.resolved, self.n_features, rng, t_pick, self.track_loss,
+                         t_offset)
 
 
 def setup(run, sizes, track_loss=False, extrapolate=True, merge_step=None):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
-    are split into shards of `sizes` rows, in worker order (`make_params` for
+    are split into shards of `sizes` rows, in worker order (`RoundParams` for
     `extrapolate` and `merge_step`)."""
-    solver, prm, own = run.solver, run.params, run.solver._params()
-    params = make_params(run.n_features, solver.loss_id, prm["p"], prm["sigma"],
-                         prm["B"] if prm["B"] is not None else 0.0, own["icpt"],
-                         prm["epsilon"] if prm["epsilon"] is not None else 0.0, solver.k,
-                         prm["iterate"] == "average", solver.sampling, prm["t_offset"],
-                         track_loss, extrapolate, own["schedule"], own["eta0"],
-                         own["icpt_rate"], merge_step)
-    return params, start_state(solver.get_state(), sizes, prm["seed"], params)
-
-
-def default_merge_every(n_samples, n_workers, k):
-    """The default iterations per worker per round, tau: a round of W tau iterations
-    covers a quarter of a pass over the data (bench/results/parallel.md at commit 3c11a81,
-    from the retired bench/experiments/exp_parallel.py: accuracy held within 0.2 points of
-    W = 1 up to W tau = m / 2 and more), at least 1."""
-    return max(1, n_samples // (4 * n_workers * k))
+    params = RoundParams(run.params, run.n_features, bool(track_loss), bool(extrapolate),
+                         None if merge_step is None else float(merge_step))
+    return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
 
 def _worker_rng(seed_entropy, w):
@@ -194,7 +169,7 @@ def _joined(kernels):
 
 def _canonical_average(kernel, params):
     """A kernel state whose average is kept with C = 0 (and clast = 0)."""
-    solver = _solver(params, 0, np.ones(4, dtype=np.uint64))
+    solver = params.solver(0, np.ones(4, dtype=np.uint64))
     solver.set_state(kernel)        # (only to read the sum of its iterates)
     total = solver.average() * kernel["rho_sum"]
     kernel = dict(kernel, C=0.0)
@@ -250,8 +225,7 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     ----------
     task : dict
         ``plan_round(...)[w]``.
-    params : dict
-        `make_params`.
+    params : RoundParams
     data, indices, indptr : ndarray
         The shard's CSR buffers (rows ``indptr[i] .. indptr[i + 1]`` of `data` and
         `indices`; `indptr` may be a slice of a larger matrix's).
@@ -277,28 +251,28 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     smp = task["sampler"]
     starts = task["kernel"].get("outputs", [task["kernel"]])     # (K outputs: per class)
     steps = int(task["steps"])
-    t_offset, t_first = params["t_offset"], int(starts[0]["t"])
+    t_offset, t_first = params.resolved.t_offset, int(starts[0]["t"])
     rho = steps / task["round_steps"] if steps else 1.0     # the worker's share
     scale = 1.0
-    if not single and params["schedule"] == 0 and params["extrapolate"]:
+    if not single and params.paper and params.extrapolate:
         # The paper's schedule: the worker's iterations count 1 .. steps, its iterate is
         # grad r*((lam0 rho + dlam) / ((s + (t0 + t_offset) rho) sigma)): as if the
         # others' gradients were its own (docs/design.md 6b, docs/parallel.md).
         scale = rho
         t_offset, t_first = (t_first + t_offset) * rho, 0
-    elif not single and params["schedule"] == 0:
+    elif not single and params.paper:
         rho = 1.0
     solvers, lam0s = [], []
     for start in starts:
         lam0 = start["lam"] * scale if scale != 1.0 else start["lam"]
-        solver = _solver(params, task["t_pick"], smp["rng"], t_offset)
+        solver = params.solver(task["t_pick"], smp["rng"], t_offset)
         if single:
             kernel = dict(start)
         else:
-            n_cols = params["n_features"] + 1
+            n_cols = params.n_features + 1
             kernel = dict(lam=lam0, t=t_first, C=0.0, zs=start["zs"], b=start["b"], b_sum=0.0,
                           b_pick=0.0, rho_sum=0.0, loss_sum=0.0, w_pick=None,
-                          wsum=np.zeros(n_cols) if params["average"] else None,
+                          wsum=np.zeros(n_cols) if params.average else None,
                           clast=None if solver.clast is None else np.zeros(n_cols))
         kernel.update(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"],
                       consumed=smp["consumed"], t_pick=task["t_pick"])
@@ -309,7 +283,7 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     loss_before = solver.loss_sum
 
     nnz_per_row = max(1.0, (indptr[-1] - indptr[0]) / max(1, indptr.shape[0] - 1))
-    chunk = max(1, int(CHUNK_NNZ / (params["k"] * nnz_per_row)))
+    chunk = max(1, int(CHUNK_NNZ / (params.resolved.k * nnz_per_row)))
     status, stopped = 0, False
     while solver.t < t_first + steps and status == 0:
         if stop is not None and stop.is_set():
@@ -340,13 +314,13 @@ def _class_delta(solver, lam0, start, rho, params, t_pick):
     bias's change, the sums of its iterates and bias, its random iterate's snapshot."""
     scalars = solver._scalars()
     b, b_sum, rho_sum, b_pick = (scalars[key] for key in ("b", "b_sum", "rho_sum", "b_pick"))
-    if params["schedule"] == 0:
+    if params.paper:
         dlam = np.subtract(solver.lam, lam0)
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
         dlam = np.subtract(solver.lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
     return dict(dlam=dlam, db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
-                b_pick=b_pick, avg_sum=solver.average() * rho_sum if params["average"] else None,
+                b_pick=b_pick, avg_sum=solver.average() * rho_sum if params.average else None,
                 w_pick=solver.w_pick.copy() if t_pick > 0 else None)
 
 
@@ -376,8 +350,7 @@ def merge(state, deltas, params):
         The common state the round started from.
     deltas : list of dict
         `run_shard`'s results, ``deltas[w]`` from worker w (all with status 0).
-    params : dict
-        `make_params`.
+    params : RoundParams
 
     Returns
     -------
@@ -437,11 +410,11 @@ def merge(state, deltas, params):
 def _merge_step(params, deltas):
     """The merge's step gamma for these deltas: 1 under the paper's schedule (whose
     workers extrapolate instead) or when one worker ran (its state is taken), else
-    `make_params`' merge_step or `merge_step_for` the workers that ran."""
+    `RoundParams`' merge_step or `merge_step_for` the workers that ran."""
     active = sum(1 for d in deltas if d["steps"] > 0)
-    if params["schedule"] == 0 or active <= 1:
+    if params.paper or active <= 1:
         return 1.0
-    return params["merge_step"] if params["merge_step"] is not None else merge_step_for(active)
+    return params.merge_step if params.merge_step is not None else merge_step_for(active)
 
 
 def run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=None):
@@ -452,8 +425,7 @@ def run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=No
     ----------
     state : dict
         `start_state` (or a previous `run_rounds` result).
-    params : dict
-        `make_params`.
+    params : RoundParams
     map_fn : callable
         ``map_fn(tasks) -> deltas``: runs `run_shard` for each task (on worker
         ``task["worker"]``'s shard) and returns the deltas in the tasks' order.

@@ -7,8 +7,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pgs._core import SolverCore, _lockstep
+from pgs._core import SAMPLING_MODES, SolverCore, _lockstep
 from pgs.rules.data import entry_problem
+from pgs.rules.defaults import SCHEDULES
+from pgs.rules.losses import loss_spec
 
 _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
 
@@ -172,6 +174,19 @@ class Solver(SolverCore):
             self.set_lam(state["lam"], state["t"])
 
 
+def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offset=None):
+    """A `Solver` of the resolved `params` (`pgs.rules.params.Params`) over `n_features`
+    features: its PRNG state `rng_state` (4 uint64), the iteration whose iterate it keeps
+    (`t_pick`, 0: none), `track_loss` and, for a worker of the paper's schedule, its own
+    `t_offset`."""
+    return Solver(n_features, loss_spec(params.loss).id, params.p, params.sigma,
+                  params.B if params.B is not None else 0.0, params.icpt, params.epsilon,
+                  params.k, t_pick, params.iterate == "average", rng_state,
+                  SAMPLING_MODES.index(params.sampling), track_loss,
+                  params.t_offset if t_offset is None else t_offset,
+                  SCHEDULES.index(params.schedule), params.eta0 or 0.0, params.intercept_rate)
+
+
 class MultiSolver:
     """The resumable state of a K-output run (loss "multinomial", "crammer_singer";
     docs/design.md 6d): one `Solver` per class, built alike, each its class's dual vector, run
@@ -314,6 +329,6 @@ def raise_status(status, solver, Xb, params):
     if status != 1:
         raise ValueError(msg)
     raise DivergedError(f"{msg} at iteration {solver.t + 1}: X's values, sample_weight, "
-                        f"intercept_scaling={params['intercept_scaling']!r} and 1/sigma "
-                        f"(sigma={params['sigma']!r}) set its scale; rescale X or bound "
+                        f"intercept_scaling={params.intercept_scaling!r} and 1/sigma "
+                        f"(sigma={params.sigma!r}) set its scale; rescale X or bound "
                         f"the domain with B")

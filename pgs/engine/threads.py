@@ -10,6 +10,7 @@ import numpy as np
 from pgs.engine import rounds as P
 from pgs.engine.chunks import wait_all
 from pgs.engine.solver import progress, raise_status
+from pgs.rules.defaults import default_callback_every, default_merge_every
 
 
 def shards_of(Xb, y, weights, bounds):
@@ -38,7 +39,7 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
         raise ValueError(f"n_jobs={n_jobs} exceeds the number of samples ({m}): every "
                          "thread needs a shard of at least one row")
     if merge_every is None:
-        merge_every = P.default_merge_every(m, n_jobs, solver.k)
+        merge_every = default_merge_every(m, n_jobs, solver.k)
     bounds = P.partition_rows(m, n_jobs)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds],
                             track_loss=callback is not None)
@@ -80,10 +81,9 @@ class RoundReports:
     def __init__(self, run, state, callback, every, start):
         self.callback, self.start, self.stopped = callback, start, False
         self.t_total, self.k = run.t_total, run.solver.k
-        self.sigma, self.p = run.params["sigma"], run.params["p"]
         self.params = run.params
         t0 = int(state["kernel"]["t"])
-        self.every = every or min(max((self.t_total - t0) // 100, 1), 10**6)
+        self.every = every or default_callback_every(self.t_total - t0)
         self.next = None if callback is None else t0 + self.every
         self.loss, self.rows = 0.0, 0
 
@@ -96,8 +96,8 @@ class RoundReports:
         t = int(state["kernel"]["t"])
         if t < self.next and t < self.t_total:
             return True
-        report = progress(t, self.t_total, self.start, self.loss, self.rows, self.sigma, self.p,
-                          _norm_w(state["kernel"], self.params))
+        report = progress(t, self.t_total, self.start, self.loss, self.rows, self.params.sigma,
+                          self.params.p, _norm_w(state["kernel"], self.params))
         self.next, self.loss, self.rows = t + self.every, 0.0, 0
         if self.callback(report) is False:
             self.stopped = t < self.t_total
@@ -110,10 +110,10 @@ def _norm_w(kernel, params):
     at most B (O(n): once per callback); K outputs: (sum_c ||w_c||_p^2)^(1/2)."""
     if "outputs" in kernel:
         return float(np.sqrt(sum(_norm_w(one, params) ** 2 for one in kernel["outputs"])))
-    p, lam = params["p"], kernel["lam"]
-    if params["schedule"] == "asgd":
+    p, lam = params.p, kernel["lam"]
+    if params.schedule == "asgd":
         z_scale = kernel["zs"]
     else:
-        z_scale = 1.0 / ((kernel["t"] + params["t_offset"]) * params["sigma"])
+        z_scale = 1.0 / ((kernel["t"] + params.t_offset) * params.sigma)
     norm = (p - 1.0) * z_scale * float(np.linalg.norm(lam, ord=p / (p - 1.0)))
-    return min(norm, params["B"]) if params["B"] else norm
+    return min(norm, params.B) if params.B else norm

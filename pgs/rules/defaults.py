@@ -19,6 +19,7 @@ from types import MappingProxyType
 import numpy as np
 
 from pgs import _core
+from pgs.rules.losses import loss_spec
 
 #: Step schedules (docs/design.md 6c): "pgs", the paper's eta_t = 1 / (sigma (t + t0)), with
 #: the uniform average; "asgd", eta_t = eta0 (1 + sigma eta0 t)^(-3/4) (Xu 2011, Bottou's
@@ -65,6 +66,28 @@ INTERCEPT_RATE = 0.01
 #: one pass; the hard RCV1-like set lost 0.0-0.2 (logistic) and gained 0.3-0.6 (hinge)
 #: over passes 1-3; 4 gained little more on the first and lost on the second).
 ETA0_FACTOR = 2.0
+
+
+def default_T(n_samples, k, passes=DEFAULTS["max_passes"]):
+    """The iterations of `passes` passes: ``ceil(passes m / k)`` (at least 1)."""
+    return max(1, math.ceil(passes * n_samples / k))
+
+
+def default_callback_every(t_left):
+    """Iterations between a callback's reports: about 100 reports, at most 10**6 apart."""
+    return min(max(t_left // 100, 1), 10**6)
+
+
+#: sigma="auto"'s default grid: these factors times ``mean_i ||x_i||^2 / m`` (scale-free,
+#: and moving as 1/m as the best sigma does; bench/experiments/exp_defaults.py measured
+#: best factors of 0.03-3).
+DEFAULT_GRID_FACTORS = tuple(float(c) for c in 10.0 ** np.arange(-2.0, 1.01, 0.5))
+
+
+def default_sigma_grid(mean_sq, n_rows):
+    """`DEFAULT_GRID_FACTORS` times ``mean_i ||x_i||^2 / m`` over the `n_rows` rows trained
+    on (``mean_i ||x_i||^2``: `mean_sq`, 1 if X is 0)."""
+    return np.asarray(DEFAULT_GRID_FACTORS) * (mean_sq / max(n_rows, 1))
 
 
 #: sigma="auto" holds out this share of the rows ...
@@ -192,3 +215,82 @@ def auto_eta0(spec, epsilon, sigma, stats, extra):
         lip = 1.0
     r2 = _mean(stats["sq_q"], stats["read"]) + extra
     return min(ETA0_FACTOR / (lip * r2), 0.5 / sigma)
+
+
+def loss_at_zero(y_kernel, loss, epsilon, sample_weight=None, n_outputs=1):
+    """F(0), the mean (weighted) loss at w = 0; a K-output loss's is the same for every row:
+    log K for "multinomial", 1 for "crammer_singer"."""
+    spec = loss_spec(loss)
+    if not spec.multiclass:
+        return _core.mean_loss(np.zeros_like(y_kernel), y_kernel, spec.id, epsilon,
+                               sample_weight)
+    f0 = math.log(n_outputs) if loss == "multinomial" else 1.0
+    return f0 * (1.0 if sample_weight is None else float(np.mean(sample_weight)))
+
+
+def auto_B(y_kernel, loss, p, sigma, epsilon, sample_weight=None, n_outputs=1):
+    """The radius sqrt(2 (p-1) F(0) / sigma) that always contains the optimum (docs/design.md 2;
+    for K outputs every class's ||w_c||_p, as sigma sum_c r(w_c) <= F(0))."""
+    f0 = loss_at_zero(y_kernel, loss, epsilon, sample_weight, n_outputs)
+    if f0 <= 0.0:
+        # w = 0 is optimal; any positive radius keeps it inside.
+        return 1.0
+    return math.sqrt(2.0 * (p - 1.0) * f0 / sigma)
+
+
+def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights, sampling,
+                  n_outputs=1):
+    r"""The "auto" iteration offset: ``min(G^2 / (2 sigma F(0)), m)``, 0 if w = 0 is optimal.
+
+    It minimises `train`'s bound ``t0 F(0) + G^2 ln((T + t0) / t0) / (2 sigma)`` as T grows
+    (so warm starts continue exactly), G bounding the sampled gradients' dual norms; the
+    cap m keeps the extra regulariser :math:`t_0 \sigma r(w)` below one pass."""
+    q = p / (p - 1.0)
+    m = y_kernel.shape[0]
+    spec = loss_spec(loss)
+    f0 = loss_at_zero(y_kernel, loss, epsilon, weights, n_outputs)
+    if not f0 > 0.0:
+        return 0.0
+    gx = (stats["max_q"] ** q + abs(icpt) ** q) ** (1.0 / q)    # max_i ||(x_i, icpt)||_q
+    lip = spec.max_dloss(epsilon)
+    if lip is None:
+        # An unbounded derivative is bounded on the domain, where |z| <= B gx.
+        lip = spec.dloss_bound_on(B * gx, float(np.max(np.abs(y_kernel))), epsilon)
+    if weights is not None:
+        # iid draws rows by weight and scales every gradient by the mean weight; the
+        # other modes scale each row's gradient by its own weight.
+        lip *= float(np.mean(weights)) if sampling == "iid" else float(np.max(weights))
+    g = lip * gx
+    t0 = min(g * g / (2.0 * sigma * f0), float(m))    # (g * g: inf, where ** 2 raises)
+    # Non-finite entries of X are reported by the kernel (with the entry) when it reads
+    # them; they must not turn into a misleading error about t_offset first.
+    return t0 if math.isfinite(t0) else 0.0
+
+
+def default_merge_every(n_samples, n_workers, k):
+    """The default iterations per worker per round, tau: a round of W tau iterations
+    covers a quarter of a pass over the data (bench/results/parallel.md at commit 3c11a81,
+    from the retired bench/experiments/exp_parallel.py: accuracy held within 0.2 points of
+    W = 1 up to W tau = m / 2 and more), at least 1."""
+    return max(1, n_samples // (4 * n_workers * k))
+
+
+#: The largest merge step: in a direction where every worker's run converges within the
+#: round the merge multiplies the error by (1 - gamma) each round, so gamma < 2 is
+#: needed (gamma = sqrt(8) and 4 diverge at W = 8 and 16:
+#: bench/results/parallel_start_steps.md) and 3/2 at least halves it.
+MAX_MERGE_STEP = 1.5
+
+
+def merge_step_for(n_active):
+    """The "asgd" merge's default step for a round run by `n_active` workers:
+    ``min(sqrt(n_active), MAX_MERGE_STEP)`` (1 for one worker: its state is taken).
+
+    The workers' changes have a common part (drift, which one run over the whole round
+    would cover W times) and independent noise; their mean keeps 1/W of the first and
+    1/sqrt(W) of the second, so sqrt(W) times the mean has one worker's noise and sqrt(W)
+    times the mean's drift. Measured (bench/results/parallel_start.md, W = 2): 5-28%
+    fewer passes to accuracy than the mean (model averaging) on four sets where passes
+    matter (docs/parallel.md, section 2).
+    """
+    return 1.0 if n_active <= 1 else min(float(np.sqrt(n_active)), MAX_MERGE_STEP)

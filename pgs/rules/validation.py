@@ -106,6 +106,46 @@ def check_epsilon(loss, epsilon):
     return epsilon
 
 
+def check_eta0(eta0, sigma):
+    """The "asgd" schedule's eta0 must be below 1 / sigma (its first factor
+    ``1 - sigma eta0 > 0``)."""
+    if not sigma * eta0 < 1.0:
+        raise ValueError(f"eta0 must be below 1 / sigma = {1.0 / sigma!r} (the "
+                         f"schedule's first factor 1 - sigma eta0 > 0), got eta0={eta0!r}")
+
+
+def check_k_rows(k, m):
+    """k at most the m rows: more would draw every batch's rows more than once, almost
+    surely a mistake (`partial_fit`'s small batches are let through)."""
+    if k > m:
+        raise ValueError(f"k must be at most the number of rows of X, got k={k} for "
+                         f"{m} rows")
+
+
+def check_sample_weight(sample_weight, m):
+    """Validate weights: a new float64 array, or None when they are all ones."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.ndim != 1 or w.shape[0] != m:
+        raise ValueError(f"sample_weight must have shape ({m},), got {w.shape}")
+    if w.dtype.kind not in "biuf":
+        raise TypeError(f"sample_weight must be numeric, got dtype {w.dtype}")
+    w = np.array(w, dtype=np.float64, copy=True)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(w < 0):
+        raise ValueError(f"sample_weight must be >= 0, got a minimum of {w.min()!r}")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight is zero everywhere")
+    return unit_to_none(w)
+
+
+def unit_to_none(weights):
+    """None for weights that are all exactly 1: the unweighted problem, the same bits."""
+    return None if np.all(weights == 1.0) else weights
+
+
 def check_seed(seed):
     """None, an int >= 0, or a numpy SeedSequence."""
     if seed is None or isinstance(seed, np.random.SeedSequence):

@@ -26,11 +26,9 @@ from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, check_targets, class_indices
-from pgs.training.fit import _intercept, advance, check_sample_weight, finish, fit, prepare
+from pgs.rules.params import seed_entropy
+from pgs.training.fit import _intercept, advance, finish, fit, prepare
 
-#: Default grid: these factors times ``mean_i ||x_i||^2 / m`` (scale-free, and moving as 1/m
-#: as the best sigma does; bench/experiments/exp_defaults.py measured best factors of 0.03-3).
-DEFAULT_GRID_FACTORS = tuple(float(c) for c in 10.0 ** np.arange(-2.0, 1.01, 0.5))
 #: Passes of the training split every candidate runs before the first cut; each later rung
 #: doubles them for the better half.
 FIRST_RUNG_PASSES = 0.25
@@ -89,12 +87,6 @@ def check_sigma_grid(grid):
     if not values:
         raise ValueError("sigma_grid must hold at least one value, got an empty sequence")
     return np.unique(np.asarray(values, dtype=np.float64))
-
-
-def default_sigma_grid(mean_sq, n_rows):
-    """`DEFAULT_GRID_FACTORS` times ``mean_i ||x_i||^2 / m`` over the `n_rows` rows trained
-    on (``mean_i ||x_i||^2``: `pgs.rules.defaults.mean_sq`, 1 if X is 0)."""
-    return np.asarray(DEFAULT_GRID_FACTORS) * (mean_sq / max(n_rows, 1))
 
 
 def validation_split(n_rows, fraction, seed, strata=None):
@@ -196,7 +188,7 @@ def _current(runs):
     last for the other choices: a picked iterate may lie ahead); a K-output run gives K."""
     coefs, intercepts = [], []
     for run in runs:
-        which = "average" if run.params["iterate"] == "average" else "last"
+        which = "average" if run.params.iterate == "average" else "last"
         w, scalars = run.solver.iterate(which), run.solver._scalars()
         n = run.n_features
         for wc, sc in zip(np.atleast_2d(w), scalars if w.ndim == 2 else [scalars], strict=True):
@@ -301,7 +293,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     per_row : callable
         `Holdout`'s ``per_row(Z, rows)``: per-row scores of the held-out margins.
     grid : ndarray or None
-        The ascending values tried (None: `default_sigma_grid`).
+        The ascending values tried (None: `pgs.rules.defaults.default_sigma_grid`).
     validation_fraction : float or "auto"
         Share of the rows held out (stratified by `strata`; "auto":
         `pgs.rules.defaults.auto_validation_fraction`); with none held out (tiny data) the
@@ -330,8 +322,8 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     report = _Reporter(verbose, start, status)
     m = rows.n_rows
     k = V.check_count("k", train_kwargs.get("k", 1))
-    if k > m and not train_kwargs.get("k_above_rows", False):
-        raise ValueError(f"k must be at most the number of rows of X, got k={k} for {m} rows")
+    if not train_kwargs.get("k_above_rows", False):
+        V.check_k_rows(k, m)
     train_kwargs["k_above_rows"] = True  # (the split may have fewer rows than k)
     if validation_fraction == "auto":
         validation_fraction = D.auto_validation_fraction(m)
@@ -341,11 +333,11 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     holdout = Holdout(rows.split(train, val), lambda Z: per_row(Z, val),
                       validation_weights(sample_weight, val))
     if grid is None:
-        grid = default_sigma_grid(rows.mean_sq(), train.shape[0])
+        grid = D.default_sigma_grid(rows.mean_sq(), train.shape[0])
     weights = validation_weights(sample_weight, train)
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     per_pass = max(1, math.ceil(train.shape[0] / k))
-    t_cap = T if T is not None else max(1, math.ceil(max_passes * train.shape[0] / k))
+    t_cap = T if T is not None else D.default_T(train.shape[0], k, max_passes)
 
     groups = [[rows.prepare(y, sigma=float(s), T=t_cap, seed=seed, sample_weight=weights,
                             **train_kwargs) for y in ys] for s in grid]
@@ -421,14 +413,14 @@ def train_on_rows(rows, y, *, sigma_grid, validation_fraction, seed, max_passes,
                   start=None, **kwargs):
     """`fit_auto` for one problem (`pgs.train`'s arguments in `kwargs`) on `rows`: the
     model, with ``model.sigma_grid`` and ``model.sigma_scores``."""
-    seed = resolve_seed(seed)
+    seed = seed_entropy(seed)
     loss = kwargs["loss"]
     classification = loss in V.CLASSIFICATION_LOSSES
     if loss in V.MULTICLASS_LOSSES:
         y_kernel, classes = class_indices(y, rows.n_rows)
     else:
         y_kernel, classes = check_targets(y, rows.n_rows, classification=classification)
-    weights = check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
+    weights = V.check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
     T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
     if loss in V.MULTICLASS_LOSSES:
         per_row = accuracy_per_row(y_kernel.astype(np.intp))
@@ -450,11 +442,3 @@ def train_on_rows(rows, y, *, sigma_grid, validation_fraction, seed, max_passes,
         model.classes = classes
     model.sigma_grid, model.sigma_scores = search.grid, search.scores
     return model
-
-
-def resolve_seed(seed):
-    """An int seed: `seed` itself, or fresh entropy for None (one draw for split and runs)."""
-    seed = V.check_seed(seed)
-    if seed is None:
-        seed = np.random.SeedSequence()
-    return int(seed.entropy) if isinstance(seed, np.random.SeedSequence) else seed
