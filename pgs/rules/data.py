@@ -5,6 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from pgs.rules.losses import loss_spec
+
 _FLOATS = (np.float32, np.float64)
 _INDEX = (np.int32, np.int64)
 
@@ -230,3 +232,12 @@ def check_targets(y, n_samples, *, classification, classes=None):
     if y.dtype == np.float64 and y.flags.c_contiguous:
         return y, None
     return np.ascontiguousarray(y, dtype=np.float64), None
+
+
+def kernel_targets(y, n_samples, loss, classes=None):
+    """(y_kernel, classes) for `loss`: each row's class index for a K-output loss
+    (`class_indices`), else `check_targets`."""
+    spec = loss_spec(loss)
+    if spec.multiclass:
+        return class_indices(y, n_samples, classes)
+    return check_targets(y, n_samples, classification=spec.is_classification, classes=classes)

@@ -16,7 +16,7 @@ from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, check_targets, class_indices
+from pgs.rules.data import as_csr_buffers, kernel_targets
 from pgs.rules.params import Data, Params, resolve, seed_entropy, seed_sequence
 
 #: Arguments a warm start must share with the run it continues.
@@ -198,11 +198,7 @@ def prepare(X, y, *, sigma, seed=None, sample_weight=None, track_loss=False, war
         # Entries are checked by the kernel as it reads each row (see _margin).
         Xb = as_csr_buffers(X, check_entries=False)
         m, loss = Xb.shape[0], args.get("loss", D.DEFAULTS["loss"])
-        if loss in V.MULTICLASS_LOSSES:         # (one output per class: y the class index)
-            y_kernel, classes = class_indices(y, m, known_classes)
-        else:
-            y_kernel, classes = check_targets(y, m, classification=loss in
-                                              V.CLASSIFICATION_LOSSES, classes=known_classes)
+        y_kernel, classes = kernel_targets(y, m, loss, known_classes)
         stats = row_stats or (lambda q, full: D.row_stats(Xb, q, full=full))
         n_out = classes.shape[0] if loss in V.MULTICLASS_LOSSES else 1
         return Xb, classes, Data(m, y_kernel, V.check_sample_weight(sample_weight, m),

@@ -25,7 +25,7 @@ from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, check_targets, class_indices
+from pgs.rules.data import as_csr_buffers, kernel_targets
 from pgs.rules.params import seed_entropy
 from pgs.training.fit import _intercept, advance, finish, fit, prepare
 
@@ -416,10 +416,7 @@ def train_on_rows(rows, y, *, sigma_grid, validation_fraction, seed, max_passes,
     seed = seed_entropy(seed)
     loss = kwargs["loss"]
     classification = loss in V.CLASSIFICATION_LOSSES
-    if loss in V.MULTICLASS_LOSSES:
-        y_kernel, classes = class_indices(y, rows.n_rows)
-    else:
-        y_kernel, classes = check_targets(y, rows.n_rows, classification=classification)
+    y_kernel, classes = kernel_targets(y, rows.n_rows, loss)
     weights = V.check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
     T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
     if loss in V.MULTICLASS_LOSSES:

@@ -169,19 +169,13 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     Zhu, Chen, Zhu, Wang, Wang, Chen, "Inverse Time Dependency in Convex
     Regularized Learning", ICDM 2009, Figure 1 and section VII.
     """
-    sigma_grid = sigma_auto.check_sigma_grid(sigma_grid)
-    max_passes = V.check_positive("max_passes", max_passes)
-    verbose = V.check_verbose(verbose)
-    validation_fraction = sigma_auto.check_validation_fraction(validation_fraction)
-    kwargs = dict(loss=loss, p=p, T=T, k=k, B=B, schedule=schedule, eta0=eta0, iterate=iterate,
-                  fit_intercept=fit_intercept, intercept=intercept,
-                  intercept_scaling=intercept_scaling, epsilon=epsilon,
-                  sample_weight=sample_weight, sampling=sampling, callback=callback,
-                  callback_every=callback_every, keep_state=keep_state, n_threads=n_threads,
-                  t_offset=t_offset, n_jobs=n_jobs, merge_every=merge_every)
-    kwargs["max_passes"] = max_passes
-    if sigma_auto.is_auto(sigma):
-        return sigma_auto.train_auto(X, y, sigma_grid=sigma_grid,
-                                     validation_fraction=validation_fraction, seed=seed,
-                                     warm_start=warm_start, verbose=verbose, **kwargs)
-    return fit(X, y, sigma=sigma, seed=seed, warm_start=warm_start, **kwargs)
+    kwargs = {name: value for name, value in locals().items() if name not in ("X", "y")}
+    kwargs.update(sigma_grid=sigma_auto.check_sigma_grid(sigma_grid),
+                  max_passes=V.check_positive("max_passes", max_passes),
+                  verbose=V.check_verbose(verbose),
+                  validation_fraction=sigma_auto.check_validation_fraction(validation_fraction))
+    if sigma_auto.is_auto(kwargs.pop("sigma")):
+        return sigma_auto.train_auto(X, y, **kwargs)
+    for name in ("sigma_grid", "validation_fraction", "verbose"):
+        del kwargs[name]
+    return fit(X, y, sigma=sigma, **kwargs)
