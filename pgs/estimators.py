@@ -123,8 +123,7 @@ class _PGSBase(BaseEstimator):
         """(seed, `pgs.train` keywords, known classes) of the problems; continuing
         `warm_models` keeps their sigma and random streams."""
         kw = {name: getattr(self, name) for name in CHECKED_ARGS if name != "T"}
-        kw.update(sigma=self.sigma if warm_models is None else warm_models[0].params["sigma"],
-                  fit_intercept=bool(self.fit_intercept))
+        kw["sigma"] = self.sigma if warm_models is None else "auto"     # ("auto": kept)
         known = _PLUS_MINUS if LOSS_SPECS[kw["loss"]].is_classification else None
         entropy = None if warm_models is not None else _base_entropy(self.random_state)
         return entropy, kw, known
@@ -148,7 +147,7 @@ class _PGSBase(BaseEstimator):
         # Structure checked once here; entries by the kernel, as it reads each row.
         X = as_csr_buffers(X, check_entries=False)
         n_jobs = _effective_n_jobs(self.n_jobs)
-        if train_kwargs["sigma"] == "auto":
+        if train_kwargs["sigma"] == "auto" and warm_models is None:
             # One sigma shared by all the one-vs-rest problems, scored on the multiclass
             # prediction they make together (their margins are compared by argmax).
             del train_kwargs["sigma"]

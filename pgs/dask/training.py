@@ -263,23 +263,11 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
             y = _fetch(client, y, timeout, "y")
         if isinstance(sample_weight, da.Array):
             sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
-        args = {key: kwargs.pop(key, DEFAULTS[key]) for key in
-                ("sigma_grid", "validation_fraction", "max_passes")}
         kwargs.pop("sigma", None)
-        V.check_loss(kwargs.setdefault("loss", DEFAULTS["loss"]))
-        rows = DaskRows(X, client, n_jobs=n_jobs, merge_every=merge_every, timeout=timeout)
-        try:
-            return sigma_auto.train_on_rows(
-                rows, y, sigma_grid=sigma_auto.check_sigma_grid(args["sigma_grid"]),
-                validation_fraction=sigma_auto.check_validation_fraction(
-                    args["validation_fraction"]),
-                max_passes=V.check_positive("max_passes", args["max_passes"]),
-                seed=kwargs.pop("seed", None), sample_weight=sample_weight,
-                keep_state=keep_state, start=start, **kwargs)
-        finally:
-            rows.close()
-    if sigma_auto.is_auto(kwargs.get("sigma", DEFAULTS["sigma"])):
-        kwargs["sigma"] = kwargs["warm_start"].params["sigma"]
+        return sigma_auto.train_on_rows(
+            functools.partial(DaskRows, X, client, n_jobs=n_jobs, merge_every=merge_every,
+                              timeout=timeout),
+            y, sample_weight=sample_weight, keep_state=keep_state, start=start, **kwargs)
     for key in ("sigma_grid", "validation_fraction", "verbose"):
         kwargs.pop(key, None)
     X, y = _partition(X, y, n_jobs, client, timeout)

@@ -105,8 +105,8 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
     data : callable
         ``data()`` gives the call's `Data`, once the arguments are valid (their errors
         come first).
-    sigma : float
-        The regularisation strength (a number: ``"auto"`` is the search's).
+    sigma : float or "auto"
+        The regularisation strength ("auto": a warm start's; else the search's).
     seed : None, int or numpy.random.SeedSequence
         Recorded as its entropy (`seed_entropy`).
     saved : dict, optional
@@ -120,8 +120,11 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
     -------
     Params
     """
+    def kept(name, value, default=None):     # (a warm start keeps its model's values)
+        return saved.get(name, default) if saved is not None and value == "auto" else value
+
     a = check_args(**{**{name: D.DEFAULTS[name] for name in CHECKED_ARGS}, **args})
-    sigma = V.check_positive("sigma", sigma)
+    sigma = V.check_positive("sigma", kept("sigma", sigma))
     seed = seed_entropy(seed)
     loss, p, k, B, eta0, t_offset = a["loss"], a["p"], a["k"], a["B"], a["eta0"], a["t_offset"]
     d = data()
@@ -131,9 +134,6 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
     if B == "auto" or (B is None and loss in V.UNBOUNDED_GRADIENT_LOSSES):
         B = saved["B"] if saved is not None else D.auto_B(
             d.y, loss, p, sigma, a["epsilon"], d.weights, d.n_outputs)
-
-    def kept(name, value, default=None):     # (a warm start keeps its model's values)
-        return saved.get(name, default) if saved is not None and value == "auto" else value
 
     sampling = kept("sampling", a["sampling"])
     scaling = kept("intercept_scaling", a["intercept_scaling"])

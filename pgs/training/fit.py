@@ -175,9 +175,9 @@ def advance(runs, t_end, n_jobs=1):
         run_threads(run_group, n_groups)
 
 
-def prepare(X, y, *, sigma, seed=None, sample_weight=None, track_loss=False, warm_start=None,
-            n_threads=None, fixed_rows=None, known_classes=None, row_stats=None,
-            k_above_rows=False, **args):
+def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
+            track_loss=False, warm_start=None, n_threads=None, fixed_rows=None,
+            known_classes=None, row_stats=None, k_above_rows=False, **args):
     """Validate one `train` call and build its solver: its `Params` (`pgs.rules.params.resolve`
     of `args`, `pgs.train`'s training arguments, `pgs.DEFAULTS` for those not given) and
     `solver_of` them. `k_above_rows` lets a mini-batch hold more rows than X (partial_fit);

@@ -14,6 +14,7 @@ iterations. The final model is that run's: it is trained on the training split, 
 held-out rows score it.
 """
 
+import contextlib
 import math
 import time
 from typing import NamedTuple
@@ -21,13 +22,11 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine import threads
-from pgs.models.multiclass import MulticlassModel
-from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, kernel_targets
 from pgs.rules.params import seed_entropy
-from pgs.training.fit import _intercept, advance, finish, fit, prepare
+from pgs.training.fit import _intercept, advance, finish, prepare
 
 #: Passes of the training split every candidate runs before the first cut; each later rung
 #: doubles them for the better half.
@@ -392,48 +391,46 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     return models, SigmaSearch(float(grid[win]), grid, scores)
 
 
-def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, max_passes,
-               verbose=0, **kwargs):
-    """`pgs.train` with ``sigma="auto"`` (`train_on_rows` on `InMemoryRows`); a warm start
-    keeps its model's sigma."""
-    if isinstance(warm_start, (Model, MulticlassModel)):
-        return fit(X, y, sigma=warm_start.params["sigma"], seed=seed, warm_start=warm_start,
-                   max_passes=max_passes, **kwargs)
-    if warm_start is not None:
-        raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
+def train_auto(X, y, *, n_jobs=1, warm_start=None, **kwargs):
+    """`pgs.train` with ``sigma="auto"`` and no warm start (`train_on_rows` on
+    `InMemoryRows`)."""
     start = time.perf_counter()
-    V.check_loss(kwargs["loss"])
-    rows = InMemoryRows(as_csr_buffers(X, check_entries=False), kwargs.pop("n_jobs", 1))
-    return train_on_rows(rows, y, sigma_grid=sigma_grid, seed=seed, max_passes=max_passes,
-                         validation_fraction=validation_fraction, verbose=verbose,
-                         start=start, **kwargs)
+    return train_on_rows(lambda: InMemoryRows(as_csr_buffers(X, check_entries=False), n_jobs),
+                         y, start=start, **kwargs)
 
 
-def train_on_rows(rows, y, *, sigma_grid, validation_fraction, seed, max_passes, verbose=0,
-                  start=None, **kwargs):
-    """`fit_auto` for one problem (`pgs.train`'s arguments in `kwargs`) on `rows`: the
-    model, with ``model.sigma_grid`` and ``model.sigma_scores``."""
+def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", seed=None,
+                  max_passes=D.DEFAULTS["max_passes"], verbose=0, start=None,
+                  loss=D.DEFAULTS["loss"], **kwargs):
+    """`fit_auto` for one problem (`pgs.train`'s arguments) on the rows ``make_rows()``
+    makes once the arguments are checked (and closes): the model, with
+    ``model.sigma_grid`` and ``model.sigma_scores``."""
+    V.check_loss(loss)
+    sigma_grid = check_sigma_grid(sigma_grid)
+    validation_fraction = check_validation_fraction(validation_fraction)
+    max_passes = V.check_positive("max_passes", max_passes)
     seed = seed_entropy(seed)
-    loss = kwargs["loss"]
-    classification = loss in V.CLASSIFICATION_LOSSES
-    y_kernel, classes = kernel_targets(y, rows.n_rows, loss)
-    weights = V.check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
-    T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
-    if loss in V.MULTICLASS_LOSSES:
-        per_row = accuracy_per_row(y_kernel.astype(np.intp))
-    elif classification:
-        per_row = accuracy_per_row((y_kernel > 0).astype(np.intp))
-    else:
-        per_row = r2_per_row(y_kernel, weights)
     for key in ("callback", "callback_every", "merge_every", "n_jobs"):
         kwargs.pop(key, None)
-    models, search = fit_auto(
-        rows, [y_kernel], per_row, grid=sigma_grid, validation_fraction=validation_fraction,
-        seed=seed, T=T, max_passes=max_passes, sample_weight=weights,
-        strata=y_kernel if classification else None, verbose=verbose, start=start,
-        known_classes=(np.arange(classes.shape[0], dtype=np.float64)
-                       if loss in V.MULTICLASS_LOSSES else np.array([-1.0, 1.0])
-                       if classification else None), **kwargs)
+    classification = loss in V.CLASSIFICATION_LOSSES
+    with contextlib.closing(make_rows()) as rows:
+        y_kernel, classes = kernel_targets(y, rows.n_rows, loss)
+        weights = V.check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
+        T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
+        if loss in V.MULTICLASS_LOSSES:
+            per_row = accuracy_per_row(y_kernel.astype(np.intp))
+        elif classification:
+            per_row = accuracy_per_row((y_kernel > 0).astype(np.intp))
+        else:
+            per_row = r2_per_row(y_kernel, weights)
+        models, search = fit_auto(
+            rows, [y_kernel], per_row, grid=sigma_grid,
+            validation_fraction=validation_fraction, seed=seed, T=T, max_passes=max_passes,
+            sample_weight=weights, strata=y_kernel if classification else None,
+            verbose=verbose, start=start, loss=loss,
+            known_classes=(np.arange(classes.shape[0], dtype=np.float64)
+                           if loss in V.MULTICLASS_LOSSES else np.array([-1.0, 1.0])
+                           if classification else None), **kwargs)
     model = models[0]
     if classification:
         model.classes = classes

@@ -174,8 +174,8 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
                   max_passes=V.check_positive("max_passes", max_passes),
                   verbose=V.check_verbose(verbose),
                   validation_fraction=sigma_auto.check_validation_fraction(validation_fraction))
-    if sigma_auto.is_auto(kwargs.pop("sigma")):
+    if sigma_auto.is_auto(kwargs.pop("sigma")) and warm_start is None:
         return sigma_auto.train_auto(X, y, **kwargs)
     for name in ("sigma_grid", "validation_fraction", "verbose"):
         del kwargs[name]
-    return fit(X, y, sigma=sigma, **kwargs)
+    return fit(X, y, sigma=sigma, **kwargs)       # (a warm start keeps its sigma)
