@@ -536,8 +536,6 @@ cdef class SolverCore:
             raise ValueError(f"k must be >= 1, got {k}")
         if not t_offset >= 0.0 or t_offset == INFINITY:
             raise ValueError(f"t_offset must be a finite number >= 0, got {t_offset}")
-        if schedule == SCHED_ASGD and not (eta0 > 0.0 and sigma * eta0 < 1.0):
-            raise ValueError(f"eta0 must be in (0, 1 / sigma), got {eta0}")
         self.loss_id = loss_id
         self.sampling = sampling
         self.n_cols = n_features + 1

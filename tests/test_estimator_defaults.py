@@ -34,9 +34,8 @@ def test_auto_intercept_scaling_is_a_fraction_of_the_rms_row_norm(digits):
     clf = PGSClassifier(T=200, random_state=0, sigma=1e-3).fit(X, y)
     rms = math.sqrt(np.mean(np.sum(X**2, axis=1)))
     assert clf.intercept_scaling_ == pytest.approx(0.3 * rms, rel=1e-12)
-    for model in clf._models:
-        assert model.params["intercept_scaling"] == clf.intercept_scaling_
-        assert model.params["sampling"] == "permutation"
+    assert clf.params_["intercept_scaling"] == clf.intercept_scaling_
+    assert clf.params_["sampling"] == "permutation"
     assert auto_intercept_scaling(row_stats(as_csr_buffers(np.zeros((3, 2))))) == 0.3
     fixed = PGSClassifier(T=200, random_state=0, intercept_scaling=2.0).fit(X, y)
     assert fixed.intercept_scaling_ == 2.0
@@ -70,9 +69,9 @@ def test_auto_sampling_is_iid_with_weights(digits):
     X, y = digits
     w = np.linspace(0.5, 2.0, len(y))
     weighted = PGSClassifier(T=200, random_state=0).fit(X, y, sample_weight=w)
-    assert {m.params["sampling"] for m in weighted._models} == {"iid"}
+    assert weighted.params_["sampling"] == "iid"
     balanced = PGSClassifier(T=200, random_state=0, class_weight="balanced").fit(X, y)
-    assert {m.params["sampling"] for m in balanced._models} == {"iid"}
+    assert balanced.params_["sampling"] == "iid"
     with pytest.raises(ValueError, match="sampling"):
         PGSClassifier(sampling="shuffled").fit(X, y)
 
@@ -83,7 +82,7 @@ def test_defaults_are_scale_equivariant(digits):
     a = PGSClassifier(loss="logistic", sigma=1e-3, T=3000, random_state=1).fit(X, y)
     b = PGSClassifier(loss="logistic", sigma=4e-3, T=3000, random_state=1).fit(2.0 * X, y)
     assert b.intercept_scaling_ == 2.0 * a.intercept_scaling_
-    assert [m.params["t_offset"] for m in b._models] == [m.params["t_offset"] for m in a._models]
+    assert b.params_["t_offset"] == a.params_["t_offset"]
     np.testing.assert_allclose(b.decision_function(2.0 * X), a.decision_function(X),
                                rtol=1e-10, atol=1e-12)
 
@@ -92,9 +91,9 @@ def test_partial_fit_and_warm_start_keep_the_resolved_values(digits):
     X, y = digits
     clf = PGSClassifier(random_state=0)
     clf.partial_fit(X[:300], y[:300], classes=np.arange(10))
-    first = (clf.intercept_scaling_, [m.params["t_offset"] for m in clf._models])
+    first = (clf.intercept_scaling_, clf.params_["t_offset"])
     clf.partial_fit(3.0 * X[300:], y[300:])          # other scale: values are kept
-    assert (clf.intercept_scaling_, [m.params["t_offset"] for m in clf._models]) == first
+    assert (clf.intercept_scaling_, clf.params_["t_offset"]) == first
     # (A fixed sigma: "auto" would search with T=900 here and T=400 there.)
     one = PGSClassifier(T=900, sigma=1e-3, random_state=2).fit(X, y)
     warm = PGSClassifier(T=400, sigma=1e-3, random_state=2, warm_start=True).fit(X, y)
@@ -113,3 +112,15 @@ def test_defaults_expect_only_the_sample_weight_equivalence_checks():
             "check_sample_weight_equivalence_on_dense_data",
             "check_sample_weight_equivalence_on_sparse_data"}
         assert est.sigma == "auto" and est.iterate == "average"
+
+
+def test_params_are_the_resolved_values_of_pgs_train(digits):
+    """params_ holds the values pgs.train resolves (no "auto" left); a value the
+    one-vs-rest problems do not share is the list of each problem's."""
+    X, y = digits
+    clf = PGSClassifier(sigma=1e-3, T=100, random_state=2).fit(X, y == 3)
+    model = pgs.train(X, y == 3, sigma=1e-3, T=100, seed=2)
+    assert clf.params_ == {key: model.params[key] for key in clf.params_}
+    assert "auto" not in clf.params_.values()
+    ovr = PGSClassifier(loss="squared", sigma=1e-3, T=100, random_state=2).fit(X, y)
+    assert len(ovr.params_["B"]) == 10 and ovr.params_["sigma"] == 1e-3

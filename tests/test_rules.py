@@ -166,7 +166,7 @@ def test_estimators_default_sampling_is_the_reshuffled_permutation():
     from pgs import PGSClassifier
     X, y = _data(16)
     clf = PGSClassifier(sigma=0.1, T=64, random_state=0).fit(X, y)
-    assert clf._models[0].params["sampling"] == "permutation"
+    assert clf.params_["sampling"] == "permutation"
     rows = _draws(16, sampling="permutation", k=16, n_iter=4, seed=0)
     assert all(np.array_equal(np.sort(r), np.arange(16)) for r in rows)
     assert all(not np.array_equal(rows[p], rows[p + 1]) for p in range(3))

@@ -230,7 +230,7 @@ def test_classifier_shares_one_sigma_scored_on_the_multiclass_prediction():
     X, y = _multiclass(6000)
     clf = PGSClassifier(random_state=3).fit(X, y)
     assert clf.sigma == "auto"
-    assert {model.params["sigma"] for model in clf._models} == {clf.sigma_}
+    assert clf.params_["sigma"] == clf.sigma_
     train, val = SA.validation_split(X.shape[0], 0.2, 3, y)
 
     def fit_at(s, T):
@@ -281,7 +281,7 @@ def test_estimators_validate_the_new_parameters_and_keep_sigma_when_continuing()
     clf.fit(X, y)
     clf.partial_fit(X, y)
     assert clf.sigma_ == sigma and clf.sigma_scores_ is scores
-    assert {model.params["sigma"] for model in clf._models} == {sigma}
+    assert clf.params_["sigma"] == sigma
     # partial_fit's first call chooses sigma on its batch.
     first = PGSClassifier(random_state=0).partial_fit(X, y, classes=np.unique(y))
     assert first.sigma_ in first.sigma_grid_

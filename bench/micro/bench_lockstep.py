@@ -100,7 +100,8 @@ def fit_in_turn(X, y, kw, seed, clf):
     """
     args = dict(kw, sampling="permutation", intercept_scaling=clf.intercept_scaling_,
                 seed=seed)
-    offsets = [model.params["t_offset"] for model in clf._models]
+    offsets = clf.params_["t_offset"]        # (one per class, or shared by all)
+    offsets = offsets if isinstance(offsets, list) else [offsets] * len(clf.classes_)
     t0 = time.perf_counter()
     models = [pgs.train(X, np.where(y == c, 1, -1), t_offset=t0_c, **args)
               for c, t0_c in zip(clf.classes_, offsets, strict=True)]

@@ -7,6 +7,7 @@ from pgs.models.base import LinearModel, saved_field
 from pgs.models.pgs_model import check_saved_training
 from pgs.rules import validation as V
 from pgs.rules.losses import loss_spec, softmax
+from pgs.rules.params import column_value
 
 
 class MulticlassModel(LinearModel):
@@ -54,9 +55,8 @@ class MulticlassModel(LinearModel):
         -------
         ndarray of shape (n_classes, n_features + 1)
         """
-        column = self.params["fit_intercept"] and self.params["intercept"] == "column"
-        w_icpt = self.intercept / self.params["intercept_scaling"] if column else \
-            np.zeros_like(self.intercept)
+        scaling = column_value(self.params)
+        w_icpt = self.intercept / scaling if scaling else np.zeros_like(self.intercept)
         return np.column_stack([self.coef, w_icpt])
 
     def predict_proba(self, X):

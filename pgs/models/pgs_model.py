@@ -8,6 +8,7 @@ from pgs.rules import validation as V
 from pgs.rules.data import two_class_signs
 from pgs.rules.defaults import INTERCEPTS, LEGACY_PARAMS, SCHEDULES
 from pgs.rules.losses import LOSS_NAMES
+from pgs.rules.params import column_value
 
 
 def check_saved_training(params):
@@ -73,8 +74,8 @@ class Model(LinearModel):
         -------
         ndarray of shape (n_features + 1,)
         """
-        column = self.params["fit_intercept"] and self.params["intercept"] == "column"
-        w_icpt = self.intercept / self.params["intercept_scaling"] if column else 0.0
+        scaling = column_value(self.params)
+        w_icpt = self.intercept / scaling if scaling else 0.0
         return np.append(self.coef, w_icpt)
 
     def objective(self, X, y, sample_weight=None):

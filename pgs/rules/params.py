@@ -4,6 +4,7 @@ solver (`pgs.engine.solver.solver_of`), the rounds and `pgs.dask` read."""
 
 import dataclasses
 import inspect
+import types
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -42,11 +43,18 @@ class Params:
     @property
     def icpt(self):
         """The constant column's value (0: no column)."""
-        return self.intercept_scaling if self.fit_intercept and self.intercept == "column" else 0.0
+        return column_value(vars(self))
 
     def asdict(self):
         """The values as ``model.params`` keeps them (a new dict)."""
         return dataclasses.asdict(self)
+
+
+def column_value(params):
+    """The constant column's value in a run's `params` (a mapping: ``model.params``):
+    intercept_scaling with ``intercept="column"``, 0 without (none, or a free bias)."""
+    column = params["fit_intercept"] and params["intercept"] == "column"
+    return params["intercept_scaling"] if column else 0.0
 
 
 class Data(NamedTuple):
@@ -123,54 +131,49 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
     def kept(name, value, default=None):     # (a warm start keeps its model's values)
         return saved.get(name, default) if saved is not None and value == "auto" else value
 
-    a = check_args(**{**{name: D.DEFAULTS[name] for name in CHECKED_ARGS}, **args})
-    sigma = V.check_positive("sigma", kept("sigma", sigma))
-    seed = seed_entropy(seed)
-    loss, p, k, B, eta0, t_offset = a["loss"], a["p"], a["k"], a["B"], a["eta0"], a["t_offset"]
+    r = types.SimpleNamespace(**check_args(**{**{name: D.DEFAULTS[name]
+                                                  for name in CHECKED_ARGS}, **args}))
+    r.sigma = V.check_positive("sigma", kept("sigma", sigma))
+    r.seed = seed_entropy(seed)
     d = data()
     if not k_above_rows:
-        V.check_k_rows(k, d.m)
-    T = a["T"] if a["T"] is not None else D.default_T(d.m, k, a["max_passes"])
-    if B == "auto" or (B is None and loss in V.UNBOUNDED_GRADIENT_LOSSES):
-        B = saved["B"] if saved is not None else D.auto_B(
-            d.y, loss, p, sigma, a["epsilon"], d.weights, d.n_outputs)
-
-    sampling = kept("sampling", a["sampling"])
-    scaling = kept("intercept_scaling", a["intercept_scaling"])
-    eta0, t_offset = kept("eta0", eta0), kept("t_offset", t_offset, 0.0)
-    icpt_rate = None if saved is None else saved.get("intercept_rate")  # (None: older)
+        V.check_k_rows(r.k, d.m)
+    if r.T is None:
+        r.T = D.default_T(d.m, r.k, r.max_passes)
+    if r.B == "auto" or (r.B is None and r.loss in V.UNBOUNDED_GRADIENT_LOSSES):
+        r.B = saved["B"] if saved is not None else D.auto_B(
+            d.y, r.loss, r.p, r.sigma, r.epsilon, d.weights, d.n_outputs)
+    r.sampling, r.eta0 = kept("sampling", r.sampling), kept("eta0", r.eta0)
+    r.intercept_scaling = kept("intercept_scaling", r.intercept_scaling)
+    r.t_offset = kept("t_offset", r.t_offset, 0.0)
+    r.intercept_rate = None if saved is None else saved.get("intercept_rate")  # (None: older)
     # The rules read a sample of the rows, but for t_offset's maximum, which needs every
     # row: then one scan of them all serves every rule.
-    full = a["schedule"] == "pgs" and t_offset == "auto"
+    full = r.schedule == "pgs" and r.t_offset == "auto"
 
     def stats():            # (an O(nnz) scan: only for the rules that read it)
-        return d.stats(p / (p - 1.0), full)
+        return d.stats(r.p / (r.p - 1.0), full)
 
-    if sampling == "auto":
-        sampling = D.auto_sampling(d.weights)
-    if scaling == "auto":
-        scaling = D.auto_intercept_scaling(stats())
-    column = a["fit_intercept"] and a["intercept"] == "column"
-    icpt = scaling if column else 0.0
-    if not a["fit_intercept"] or column:
-        icpt_rate = 0.0
-    elif icpt_rate is None:
-        icpt_rate = D.intercept_rate(stats())
-    if a["schedule"] == "asgd":
-        t_offset = 0.0          # (the paper schedule's; "asgd" has eta0)
-        if eta0 == "auto":
-            eta0 = D.auto_eta0(loss_spec(loss), a["epsilon"], sigma, stats(),
-                               icpt * icpt + icpt_rate)
+    if r.sampling == "auto":
+        r.sampling = D.auto_sampling(d.weights)
+    if r.intercept_scaling == "auto":
+        r.intercept_scaling = D.auto_intercept_scaling(stats())
+    icpt = column_value(vars(r))
+    if not r.fit_intercept or icpt:
+        r.intercept_rate = 0.0
+    elif r.intercept_rate is None:
+        r.intercept_rate = D.intercept_rate(stats())
+    if r.schedule == "asgd":
+        r.t_offset = 0.0          # (the paper schedule's; "asgd" has eta0)
+        if r.eta0 == "auto":
+            r.eta0 = D.auto_eta0(loss_spec(r.loss), r.epsilon, r.sigma, stats(),
+                                 icpt * icpt + r.intercept_rate)
         else:
-            V.check_eta0(eta0, sigma)
+            V.check_eta0(r.eta0, r.sigma)
     else:
-        eta0 = None
-        if t_offset == "auto":
-            t_offset = D.auto_t_offset(stats(), d.y, loss=loss, p=p, sigma=sigma, B=B,
-                                       icpt=icpt, epsilon=a["epsilon"], weights=d.weights,
-                                       sampling=sampling, n_outputs=d.n_outputs)
-    return Params(loss=loss, p=p, sigma=sigma, T=T, k=k, B=B, schedule=a["schedule"],
-                  eta0=eta0, iterate=a["iterate"], fit_intercept=a["fit_intercept"],
-                  intercept=a["intercept"], intercept_scaling=scaling, seed=seed,
-                  epsilon=a["epsilon"], sampling=sampling, t_offset=t_offset,
-                  intercept_rate=icpt_rate)
+        r.eta0 = None
+        if r.t_offset == "auto":
+            r.t_offset = D.auto_t_offset(stats(), d.y, loss=r.loss, p=r.p, sigma=r.sigma,
+                                         B=r.B, icpt=icpt, epsilon=r.epsilon, weights=d.weights,
+                                         sampling=r.sampling, n_outputs=d.n_outputs)
+    return Params(**{name: getattr(r, name) for name in Params.__dataclass_fields__})

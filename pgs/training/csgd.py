@@ -13,6 +13,7 @@ from pgs.engine.chunks import run_chunked
 from pgs.models.csgd_model import CAdalineModel, CSGDModel, check_variant
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, check_targets, check_y_shape
+from pgs.rules.params import seed_sequence
 
 #: The iterates `train_csgd` can return.
 CSGD_ITERATES = ("last", "average")
@@ -128,12 +129,11 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
     variant_id = check_variant(variant)
     fit_intercept = V.check_bool("fit_intercept", fit_intercept)
     iterate = V.check_choice("iterate", iterate, CSGD_ITERATES)
-    seed = V.check_seed(seed)
+    seq = seed_sequence(seed)
     Xb = as_csr_buffers(X)
     switch = _check_switch(switch, Xb.shape[0])
     if T is None:
         T = 10 * Xb.shape[0]                 # ten passes' worth of samples
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     permutation = sampling == "permutation"
     if Y.shape[0] != Xb.shape[0]:
         raise ValueError(f"X has {Xb.shape[0]} rows but y has {Y.shape[0]} entries")

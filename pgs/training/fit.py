@@ -285,8 +285,8 @@ def _intercept(params, w_column, bias, which):
     of the iterate `which` (from the solver's scalars `bias`; `params`: `Params`)."""
     if not params.fit_intercept:
         return 0.0
-    if params.intercept == "column":
-        return w_column * params.intercept_scaling
+    if params.icpt:
+        return w_column * params.icpt
     if which == "average":
         return bias["b_sum"] / bias["rho_sum"] if bias["rho_sum"] > 0.0 else 0.0
     return bias["b_pick"] if which == "pick" else bias["b"]
