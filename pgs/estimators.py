@@ -4,7 +4,6 @@ problem) and `PGSRegressor`.
 `pgs/__init__.py` loads this module lazily, so that `pgs.train` never needs scikit-learn.
 """
 
-import math
 import warnings
 
 import numpy as np
@@ -136,7 +135,7 @@ class _PGSBase(BaseEstimator):
             warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
                           f"k={self.k}: its one iteration draws {self.k} rows from them "
                           f"(rows repeat)", UserWarning, stacklevel=3)
-        T = max(1, math.ceil(X.shape[0] / self.k)) if partial else self.T
+        T = D.default_T(X.shape[0], self.k, 1.0) if partial else self.T      # (a pass)
         return self._fit_problems(X, targets, weights, T=T, partial=partial, strata=strata,
                                   warm_models=self._models if warm else None)
 

@@ -92,16 +92,6 @@ class RoundParams(NamedTuple):
     extrapolate: bool = True
     merge_step: object = None
 
-    @property
-    def paper(self):
-        """True under the paper's schedule ("pgs")."""
-        return self.resolved.schedule == "pgs"
-
-    @property
-    def average(self):
-        """True when the run keeps the average."""
-        return self.resolved.iterate == "average"
-
     def solver(self, t_pick, rng, t_offset=None):
         """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe)."""
         return solver_of(self.resolved, self.n_features, rng, t_pick, self.track_loss,
@@ -254,13 +244,13 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     t_offset, t_first = params.resolved.t_offset, int(starts[0]["t"])
     rho = steps / task["round_steps"] if steps else 1.0     # the worker's share
     scale = 1.0
-    if not single and params.paper and params.extrapolate:
+    if not single and params.resolved.schedule == "pgs" and params.extrapolate:
         # The paper's schedule: the worker's iterations count 1 .. steps, its iterate is
         # grad r*((lam0 rho + dlam) / ((s + (t0 + t_offset) rho) sigma)): as if the
         # others' gradients were its own (docs/design.md 6b, docs/parallel.md).
         scale = rho
         t_offset, t_first = (t_first + t_offset) * rho, 0
-    elif not single and params.paper:
+    elif not single and params.resolved.schedule == "pgs":
         rho = 1.0
     solvers, lam0s = [], []
     for start in starts:
@@ -272,7 +262,7 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
             n_cols = params.n_features + 1
             kernel = dict(lam=lam0, t=t_first, C=0.0, zs=start["zs"], b=start["b"], b_sum=0.0,
                           b_pick=0.0, rho_sum=0.0, loss_sum=0.0, w_pick=None,
-                          wsum=np.zeros(n_cols) if params.average else None,
+                          wsum=np.zeros(n_cols) if params.resolved.iterate == "average" else None,
                           clast=None if solver.clast is None else np.zeros(n_cols))
         kernel.update(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"],
                       consumed=smp["consumed"], t_pick=task["t_pick"])
@@ -314,13 +304,13 @@ def _class_delta(solver, lam0, start, rho, params, t_pick):
     bias's change, the sums of its iterates and bias, its random iterate's snapshot."""
     scalars = solver._scalars()
     b, b_sum, rho_sum, b_pick = (scalars[key] for key in ("b", "b_sum", "rho_sum", "b_pick"))
-    if params.paper:
+    if params.resolved.schedule == "pgs":
         dlam = np.subtract(solver.lam, lam0)
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
         dlam = np.subtract(solver.lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
     return dict(dlam=dlam, db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
-                b_pick=b_pick, avg_sum=solver.average() * rho_sum if params.average else None,
+                b_pick=b_pick, avg_sum=None if solver.wsum is None else solver.average() * rho_sum,
                 w_pick=solver.w_pick.copy() if t_pick > 0 else None)
 
 
@@ -412,7 +402,7 @@ def _merge_step(params, deltas):
     workers extrapolate instead) or when one worker ran (its state is taken), else
     `RoundParams`' merge_step or `merge_step_for` the workers that ran."""
     active = sum(1 for d in deltas if d["steps"] > 0)
-    if params.paper or active <= 1:
+    if params.resolved.schedule == "pgs" or active <= 1:
         return 1.0
     return params.merge_step if params.merge_step is not None else merge_step_for(active)
 

@@ -106,28 +106,11 @@ CHECKED_ARGS = tuple(inspect.signature(check_args).parameters)
 
 
 def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
-    """Check one run's arguments and apply every "auto" rule: its `Params`.
-
-    Parameters
-    ----------
-    data : callable
-        ``data()`` gives the call's `Data`, once the arguments are valid (their errors
-        come first).
-    sigma : float or "auto"
-        The regularisation strength ("auto": a warm start's; else the search's).
-    seed : None, int or numpy.random.SeedSequence
-        Recorded as its entropy (`seed_entropy`).
-    saved : dict, optional
-        A warm start's ``model.params``: its resolved values stand for "auto".
-    k_above_rows : bool, default False
-        Lets k exceed the rows (`partial_fit`'s small batches).
-    **args
-        `check_args`' arguments (`pgs.DEFAULTS` for those not given).
-
-    Returns
-    -------
-    Params
-    """
+    """The `Params` of one run: `check_args` of `args` (`pgs.DEFAULTS` for those not
+    given), sigma (a number, or "auto" with a warm start) and the seed checked, then
+    ``data()``'s `Data` read (after: the arguments' errors come first) and every "auto"
+    rule applied, a warm start's ``model.params`` (`saved`) standing for "auto".
+    `k_above_rows` lets k exceed the rows (`partial_fit`'s small batches)."""
     def kept(name, value, default=None):     # (a warm start keeps its model's values)
         return saved.get(name, default) if saved is not None and value == "auto" else value
 

@@ -335,7 +335,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
         grid = D.default_sigma_grid(rows.mean_sq(), train.shape[0])
     weights = validation_weights(sample_weight, train)
     ys = [np.ascontiguousarray(y[train]) for y in targets]
-    per_pass = max(1, math.ceil(train.shape[0] / k))
+    per_pass = D.default_T(train.shape[0], k, 1.0)
     t_cap = T if T is not None else D.default_T(train.shape[0], k, max_passes)
 
     groups = [[rows.prepare(y, sigma=float(s), T=t_cap, seed=seed, sample_weight=weights,
