@@ -43,7 +43,6 @@ from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import (
     DEFAULTS,
     default_merge_every,
-    mean_sq,
     q_stride,
     row_sq_norms,
     row_stats,
@@ -351,6 +350,7 @@ class DaskRows:
                                 self.n_jobs, self.client, self.timeout)
         self.sizes = [int(c) for c in X_train.chunks[0]]
         self.shape = X_train.shape
+        self.X_train = shape_only_csr(self.shape)     # (what prepare reads: the rows' shape)
         parts, homes = _parts(self.client, X_train, self.timeout)
         self.actors = _Actors(self.client, parts, homes, self.sizes, self.timeout)
         self.actors.wait()
@@ -375,15 +375,6 @@ class DaskRows:
         if (q, full) not in self._stats:
             self._stats[q, full] = self.actors.row_stats(self.shape, q, full)
         return self._stats[q, full]
-
-    def mean_sq(self):
-        """``mean_i ||x_i||^2`` over the training rows."""
-        return mean_sq(self.stats(2.0))
-
-    def prepare(self, y, **kwargs):
-        """`pgs.training.fit.prepare` on the training rows (their "auto" rules' sums from
-        the shards)."""
-        return prepare(shape_only_csr(self.shape), y, row_stats=self.stats, **kwargs)
 
     def advance(self, groups, t_end):
         """Every run of `groups` to iteration `t_end` by rounds, together: one call per

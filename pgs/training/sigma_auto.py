@@ -218,13 +218,9 @@ class InMemoryRows:
         self.X_train = as_csr_buffers(self.Xb.matrix()[train], check_entries=False)
         return self.Xb.matrix()[val]
 
-    def prepare(self, y, **kwargs):
-        """`pgs.training.fit.prepare` on the training rows."""
-        return prepare(self.X_train, y, **kwargs)
-
-    def mean_sq(self):
-        """``mean_i ||x_i||^2`` over the training rows (`pgs.rules.defaults.row_stats`)."""
-        return D.mean_sq(D.row_stats(self.X_train, 2.0))
+    def stats(self, q, full=False):
+        """`pgs.rules.defaults.row_stats` of the training rows."""
+        return D.row_stats(self.X_train, q, full=full)
 
     def advance(self, groups, t_end):
         """Every run of `groups` (lists of runs, one per candidate) to iteration t_end."""
@@ -284,9 +280,10 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     ----------
     rows : InMemoryRows or pgs.dask.training's rows on a cluster
         All the rows, where they are: ``split(train, val)`` keeps the training rows and
-        returns the held-out ones (in memory), ``prepare(y, **kwargs)`` makes a run on the
-        training rows, ``advance(groups, t_end)`` runs lists of runs to t_end,
-        ``mean_sq()`` is the training rows' mean ``||x_i||^2``, ``n_rows`` their number.
+        returns the held-out ones (in memory), then ``X_train`` is what `prepare` reads of
+        the training rows (a shape, for rows elsewhere) and ``stats(q, full)`` their
+        `pgs.rules.defaults.row_stats`; ``advance(groups, t_end)`` runs lists of runs to
+        t_end, ``n_rows`` is the number of rows.
     targets : list of ndarray
         One target vector per problem (one-vs-rest problems share sigma and the rows).
     per_row : callable
@@ -332,14 +329,15 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     holdout = Holdout(rows.split(train, val), lambda Z: per_row(Z, val),
                       validation_weights(sample_weight, val))
     if grid is None:
-        grid = D.default_sigma_grid(rows.mean_sq(), train.shape[0])
+        grid = D.default_sigma_grid(D.mean_sq(rows.stats(2.0)), train.shape[0])
     weights = validation_weights(sample_weight, train)
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     per_pass = D.default_T(train.shape[0], k, 1.0)
     t_cap = T if T is not None else D.default_T(train.shape[0], k, max_passes)
 
-    groups = [[rows.prepare(y, sigma=float(s), T=t_cap, seed=seed, sample_weight=weights,
-                            **train_kwargs) for y in ys] for s in grid]
+    groups = [[prepare(rows.X_train, y, row_stats=rows.stats, sigma=float(s), T=t_cap,
+                       seed=seed, sample_weight=weights, **train_kwargs) for y in ys]
+              for s in grid]
     n = len(grid)
     scores, values = np.full(n, np.nan), [None] * n
     alive, pair_rungs = list(range(n)), 0
