@@ -80,14 +80,12 @@ def _effective_n_jobs(n_jobs):
 def _base_entropy(random_state):
     """The int >= 0 every binary problem is seeded with: an int as is (a problem reproduces
     ``pgs.train(seed=random_state)``), fresh entropy for None, a RandomState's next draw."""
-    if random_state is None:
-        return seed_entropy(None)
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(np.iinfo(np.int32).max))
-    if not V.is_int(random_state) or random_state < 0:
+    if random_state is not None and (not V.is_int(random_state) or random_state < 0):
         raise ValueError(f"random_state must be None, an int >= 0 or a RandomState, "
                          f"got {random_state!r}")
-    return int(random_state)
+    return seed_entropy(random_state)
 
 
 class _PGSBase(BaseEstimator):
@@ -107,7 +105,8 @@ class _PGSBase(BaseEstimator):
             raise ValueError(f"loss={self.loss!r} is not supported by {type(self).__name__}; "
                              f"use one of {', '.join(self._allowed_losses)}")
         check_args(**{name: getattr(self, name) for name in CHECKED_ARGS})
-        sigma_auto.check_sigma(self.sigma)
+        if not sigma_auto.is_auto(self.sigma):
+            V.check_positive("sigma", self.sigma)
         sigma_auto.check_sigma_grid(self.sigma_grid)
         sigma_auto.check_validation_fraction(self.validation_fraction)
         V.check_verbose(self.verbose)

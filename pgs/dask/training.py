@@ -285,12 +285,9 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         # The run's constants and the solver state, as pgs.train makes them: prepare gets
         # an X with the right shape and no entries (the rows are on the workers); the
         # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
-        @functools.cache             # (the rules may ask up to three times: one scan)
-        def stats(q, full, actors=actors):
-            return actors.row_stats((m, n_features), q, full)
-
         run = prepare(shape_only_csr((m, n_features)), y, sample_weight=sample_weight,
-                      track_loss=callback is not None, row_stats=stats, **kwargs)
+                      track_loss=callback is not None,
+                      row_stats=_cached_stats(actors, (m, n_features)), **kwargs)
         if merge_every is None:
             merge_every = default_merge_every(m, len(sizes), run.solver.k)
         params, state = P.setup(run, sizes, track_loss=callback is not None)
@@ -341,7 +338,7 @@ class DaskRows:
         self.client, self.n_jobs, self.timeout = client, n_jobs, timeout
         self.merge_every = merge_every
         self.n_rows = self.X.shape[0]
-        self.actors, self._stats = None, {}
+        self.actors = None
         self._sent = set()        # the runs whose set-up the shards hold
 
     def split(self, train, val):
@@ -353,6 +350,7 @@ class DaskRows:
         self.X_train = shape_only_csr(self.shape)     # (what prepare reads: the rows' shape)
         parts, homes = _parts(self.client, X_train, self.timeout)
         self.actors = _Actors(self.client, parts, homes, self.sizes, self.timeout)
+        self.stats = _cached_stats(self.actors, self.shape)
         self.actors.wait()
         # (chunk by chunk: a row index across chunks of sparse matrices is not joined by
         # every dask release)
@@ -369,12 +367,6 @@ class DaskRows:
             if local.size:
                 blocks.append(self.X.blocks[w][local])
         return blocks
-
-    def stats(self, q, full=False):
-        """`pgs.rules.defaults.row_stats` of the training rows, from the shards' norms."""
-        if (q, full) not in self._stats:
-            self._stats[q, full] = self.actors.row_stats(self.shape, q, full)
-        return self._stats[q, full]
 
     def advance(self, groups, t_end):
         """Every run of `groups` to iteration `t_end` by rounds, together: one call per
@@ -589,6 +581,12 @@ class _Actors:
 
     def close(self):
         self.client.cancel(self.futures)
+
+
+def _cached_stats(actors, shape):
+    """``stats(q, full)``: `pgs.rules.defaults.row_stats` of the shards' rows (X of `shape`),
+    each asked once (the "auto" rules may ask up to three times: one scan)."""
+    return functools.cache(functools.partial(actors.row_stats, shape))
 
 
 def _homes(client, futures):

@@ -18,8 +18,8 @@ from pgs.rules.losses import loss_spec
 
 @dataclasses.dataclass(frozen=True)
 class Params:
-    """A run's resolved training values: no "auto" left (the fields, and their order, are
-    the keys of ``model.params``; `seed` is the entropy drawn, `B` None: unbounded,
+    """A run's resolved training values: no "auto" left (``dataclasses.asdict`` of it is
+    ``model.params``, in the fields' order; `seed` is the entropy drawn, `B` None: unbounded,
     `eta0` None under "pgs", `intercept_rate` 0 without a free bias)."""
 
     loss: str
@@ -44,10 +44,6 @@ class Params:
     def icpt(self):
         """The constant column's value (0: no column)."""
         return column_value(vars(self))
-
-    def asdict(self):
-        """The values as ``model.params`` keeps them (a new dict)."""
-        return dataclasses.asdict(self)
 
 
 def column_value(params):
@@ -91,7 +87,8 @@ def check_args(*, loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, inte
         loss=loss, p=V.check_p(p), T=V.check_count("T", T, allow_none=True),
         k=V.check_count("k", k), B=V.check_B(B),
         schedule=V.check_choice("schedule", schedule, D.SCHEDULES),
-        eta0=V.check_auto_or_positive("eta0", eta0), iterate=V.check_iterate(iterate),
+        eta0=V.check_auto_or_positive("eta0", eta0),
+        iterate=V.check_choice("iterate", iterate, V.ITERATES),
         fit_intercept=V.check_bool("fit_intercept", fit_intercept),
         intercept=V.check_choice("intercept", intercept, D.INTERCEPTS),
         intercept_scaling=V.check_auto_or_positive("intercept_scaling", intercept_scaling),

@@ -76,11 +76,6 @@ def check_count(name, value, *, allow_none=False):
     return value
 
 
-def check_iterate(iterate):
-    """One of "random", "last", "average"."""
-    return check_choice("iterate", iterate, ITERATES)
-
-
 def check_B(B):
     """None, "auto", or a finite number > 0."""
     if B is None or (isinstance(B, str) and B == "auto"):

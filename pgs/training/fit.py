@@ -2,6 +2,7 @@
 solver built (`prepare`), run in chunks or in rounds of threads (`fit`, `fit_many`) and
 turned into a `Model` (`finish`)."""
 
+import dataclasses
 import functools
 import time
 import warnings
@@ -263,7 +264,7 @@ def finish(run, stopped, keep_state):
     else:
         w, state = solver.take(which), None
 
-    params = dict(run.params.asdict(), T=t_done,
+    params = dict(dataclasses.asdict(run.params), T=t_done,
                   passes=t_done * solver.k / run.Xb.shape[0])   # (of this call's rows)
     if w.ndim == 2:                                          # (K outputs: a MultiSolver)
         model = MulticlassModel(

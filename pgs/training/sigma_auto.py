@@ -59,11 +59,6 @@ def is_auto(sigma):
     return False
 
 
-def check_sigma(sigma):
-    """Validate `sigma`: "auto" or a float > 0 (returned as such; TypeError for other strings)."""
-    return "auto" if is_auto(sigma) else V.check_positive("sigma", sigma)
-
-
 def check_validation_fraction(fraction):
     """Validate `validation_fraction`: "auto" or a float in (0, 1)."""
     if isinstance(fraction, str) and fraction == "auto":
@@ -329,7 +324,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     holdout = Holdout(rows.split(train, val), lambda Z: per_row(Z, val),
                       validation_weights(sample_weight, val))
     if grid is None:
-        grid = D.default_sigma_grid(D.mean_sq(rows.stats(2.0)), train.shape[0])
+        grid = D.default_sigma_grid(D.mean_sq(rows.stats(2.0, False)), train.shape[0])
     weights = validation_weights(sample_weight, train)
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     per_pass = D.default_T(train.shape[0], k, 1.0)
