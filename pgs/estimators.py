@@ -16,7 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from pgs.io.svmlight import usable_cpus
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers
+from pgs.rules.data import as_csr_buffers, kernel_classes
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
 from pgs.rules.params import CHECKED_ARGS, Params, check_args, seed_entropy
 from pgs.training import sigma_auto
@@ -60,9 +60,6 @@ def expected_failed_checks(estimator):
     if isinstance(estimator, PGSClassifier):
         failed.update(_CLASSIFIER_FAILED_CHECKS.get(estimator.loss, {}))
     return failed
-
-
-_PLUS_MINUS = np.array([-1.0, 1.0])
 
 
 def _effective_n_jobs(n_jobs):
@@ -122,7 +119,7 @@ class _PGSBase(BaseEstimator):
         `warm_models` keeps their sigma and random streams."""
         kw = {name: getattr(self, name) for name in CHECKED_ARGS if name != "T"}
         kw["sigma"] = self.sigma if warm_models is None else "auto"     # ("auto": kept)
-        known = _PLUS_MINUS if LOSS_SPECS[kw["loss"]].is_classification else None
+        known = kernel_classes(self.loss, getattr(self, "_n_outputs", 2))
         entropy = None if warm_models is not None else _base_entropy(self.random_state)
         return entropy, kw, known
 
@@ -365,12 +362,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         """The held-out per-row score of ``sigma="auto"``: accuracy."""
         return sigma_auto.accuracy_per_row(y_index,
                                            threshold=0.5 if self.loss == "squared" else 0.0)
-
-    def _train_setup(self, warm_models):
-        entropy, kw, known = super()._train_setup(warm_models)
-        if self.loss in V.MULTICLASS_LOSSES:        # (the targets are class indices)
-            known = np.arange(self._n_outputs, dtype=np.float64)
-        return entropy, kw, known
 
     def _targets(self, y_index, n_classes):
         """The per-problem targets: +-1 (or 0/1 for "squared") for each class vs the rest;

@@ -234,6 +234,15 @@ def check_targets(y, n_samples, *, classification, classes=None):
     return np.ascontiguousarray(y, dtype=np.float64), None
 
 
+def kernel_classes(loss, n_classes=2):
+    """The values `loss`'s kernel targets take (`kernel_targets`): 0 .. K-1 for a K-output
+    loss, -1 and +1 for two classes, None for a regression."""
+    spec = loss_spec(loss)
+    if spec.multiclass:
+        return np.arange(n_classes, dtype=np.float64)
+    return np.array([-1.0, 1.0]) if spec.is_classification else None
+
+
 def kernel_targets(y, n_samples, loss, classes=None):
     """(y_kernel, classes) for `loss`: each row's class index for a K-output loss
     (`class_indices`), else `check_targets`."""

@@ -24,7 +24,7 @@ import numpy as np
 from pgs.engine import threads
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, kernel_targets
+from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets
 from pgs.rules.params import seed_entropy
 from pgs.training.fit import _intercept, advance, finish, prepare
 
@@ -421,9 +421,8 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
             validation_fraction=validation_fraction, seed=seed, T=T, max_passes=max_passes,
             sample_weight=weights, strata=y_kernel if classification else None,
             verbose=verbose, start=start, loss=loss,
-            known_classes=(np.arange(classes.shape[0], dtype=np.float64)
-                           if loss in V.MULTICLASS_LOSSES else np.array([-1.0, 1.0])
-                           if classification else None), **kwargs)
+            known_classes=kernel_classes(loss, len(classes) if classification else 2),
+            **kwargs)
     model = models[0]
     if classification:
         model.classes = classes
