@@ -42,7 +42,6 @@ from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import (
     DEFAULTS,
-    default_merge_every,
     q_stride,
     row_sq_norms,
     row_stats,
@@ -288,12 +287,9 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         run = prepare(shape_only_csr((m, n_features)), y, sample_weight=sample_weight,
                       track_loss=callback is not None,
                       row_stats=_cached_stats(actors, (m, n_features)), **kwargs)
-        if merge_every is None:
-            merge_every = default_merge_every(m, len(sizes), run.solver.k)
-        params, state = P.setup(run, sizes, track_loss=callback is not None)
+        params, state = P.setup(run, sizes, merge_every, track_loss=callback is not None)
         actors.setup(run, params)
-        state, stopped = _rounds(actors, state, params, run, merge_every, callback,
-                                 callback_every, start)
+        state, stopped = _rounds(actors, state, params, run, callback, callback_every, start)
     finally:
         actors.close()               # (the fit's own: X's chunks may be the user's)
         del actors, parts
@@ -376,17 +372,15 @@ class DaskRows:
                 for c, run in enumerate(group) if run.solver.t < t_end}
         if not runs:
             return
-        merge_every = self.merge_every or default_merge_every(
-            self.shape[0], len(self.sizes), next(iter(runs.values())).solver.k)
         states = {}
         for key, run in runs.items():
-            params, state = P.setup(run, self.sizes)
+            params, state = P.setup(run, self.sizes, self.merge_every)
             if key not in self._sent:          # (targets, weights, constants: once)
                 self.actors.setup(run, params, key)
                 self._sent.add(key)
             states[key] = [state, params]
         P.run_rounds_together(states, _map_runs(self.actors, "sigma search round"), t_end,
-                              merge_every)
+                              params.merge_every)
         for key, run in runs.items():
             run.solver.set_state(P.final_solver_state(states[key][0]))
 
@@ -595,13 +589,13 @@ def _homes(client, futures):
     return [min(who.get(f.key, ()), default="(none)") for f in futures]
 
 
-def _rounds(actors, state, params, run, merge_every, callback, every, start):
+def _rounds(actors, state, params, run, callback, every, start):
     """`pgs.engine.rounds.run_rounds` (the threads engine's loop), each shard's part of a
     round a call of its actor; returns (state, stopped by the callback)."""
     reports = RoundReports(run, state, callback, every, start)
     map_runs = _map_runs(actors, "round", state["round"])
     state = P.run_rounds(state, params, lambda tasks: map_runs({0: tasks})[0], run.t_total,
-                         merge_every, on_round=reports.after_round)
+                         params.merge_every, on_round=reports.after_round)
     return state, reports.stopped
 
 

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine.solver import STATUS, MultiSolver, solver_of
-from pgs.rules.defaults import merge_step_for
+from pgs.rules.defaults import default_merge_every, merge_step_for
 from pgs.rules.params import Params
 
 #: Non-zeros a worker runs between two checks of `stop` (a millisecond or two: Ctrl-C
@@ -88,6 +88,7 @@ class RoundParams(NamedTuple):
 
     resolved: Params
     n_features: int
+    merge_every: int = 1
     track_loss: bool = False
     extrapolate: bool = True
     merge_step: object = None
@@ -98,12 +99,13 @@ class RoundParams(NamedTuple):
                          t_offset)
 
 
-def setup(run, sizes, track_loss=False, extrapolate=True, merge_step=None):
+def setup(run, sizes, merge_every=None, track_loss=False, extrapolate=True, merge_step=None):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
     are split into shards of `sizes` rows, in worker order (`RoundParams` for
-    `extrapolate` and `merge_step`)."""
-    params = RoundParams(run.params, run.n_features, bool(track_loss), bool(extrapolate),
-                         None if merge_step is None else float(merge_step))
+    `extrapolate` and `merge_step`; `merge_every` None: `default_merge_every`)."""
+    merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k)
+    params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss),
+                         bool(extrapolate), None if merge_step is None else float(merge_step))
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
 

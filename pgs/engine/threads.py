@@ -10,7 +10,7 @@ import numpy as np
 from pgs.engine import rounds as P
 from pgs.engine.chunks import wait_all
 from pgs.engine.solver import progress, raise_status
-from pgs.rules.defaults import default_callback_every, default_merge_every
+from pgs.rules.defaults import default_callback_every
 
 
 def shards_of(Xb, y, weights, bounds):
@@ -38,10 +38,8 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
     if n_jobs > m:
         raise ValueError(f"n_jobs={n_jobs} exceeds the number of samples ({m}): every "
                          "thread needs a shard of at least one row")
-    if merge_every is None:
-        merge_every = default_merge_every(m, n_jobs, solver.k)
     bounds = P.partition_rows(m, n_jobs)
-    params, state = P.setup(run, [hi - lo for lo, hi in bounds],
+    params, state = P.setup(run, [hi - lo for lo, hi in bounds], merge_every,
                             track_loss=callback is not None)
     shards = shards_of(Xb, run.y_kernel, run.weights, bounds)
     t_total = run.t_total
@@ -51,7 +49,7 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
     with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="pgs") as pool:
         try:
             state = P.run_rounds(state, params, thread_map(pool, shards, params, stop),
-                                 t_total, merge_every, on_round=reports.after_round)
+                                 t_total, params.merge_every, on_round=reports.after_round)
         except P.ShardFailed as exc:
             solver.set_state(P.final_solver_state(state))
             raise_status(exc.status, solver, Xb, run.params)

@@ -127,27 +127,27 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
     runs = [prepare(X, y, seed=seed, warm_start=warm, **{**kwargs, **extra})
             for y, warm, extra in zip(ys, warm_starts, per_problem, strict=True)]
-    if not runs:
-        return []
-    if len(runs) == 1 and n_jobs > 1 and runs[0].Xb.shape[0] > 1:
-        # One problem (binary, regression): its rows are split between the threads,
-        # which merge their dual states (pgs/engine/threads.py, default merge_every).
-        stopped = threads.run_threads(runs[0], min(n_jobs, runs[0].Xb.shape[0]), None,
-                                       None, None, 0.0)
-        return [finish(runs[0], stopped, keep_state)]
     if len({run.t_total for run in runs}) > 1:     # (cannot share turns; each runs alone)
         for run in runs:
             _run_chunks(run, None, None, 0.0)
-    else:
-        advance(runs, runs[0].t_total, n_jobs)
+    elif runs:
+        # One problem (binary, regression): its rows are split between the threads.
+        advance(runs, runs[0].t_total, n_jobs, split=len(runs) == 1)
     return [finish(run, False, keep_state) for run in runs]
 
 
-def advance(runs, t_end, n_jobs=1):
+def advance(runs, t_end, n_jobs=1, split=False):
     """Run `prepare`'s runs over the same rows (seeded alike: they draw the same rows) to
     iteration `t_end` in lock-step, in contiguous groups on `n_jobs` threads, in chunks
-    (Ctrl-C); each run's bits are those of its own `_run_chunks`."""
+    (Ctrl-C); each run's bits are those of its own `_run_chunks`. With `split`, each run
+    alone, its rows split between the threads, which merge their dual states
+    (`pgs.engine.threads`, the default merge_every)."""
     Xb = runs[0].Xb
+    if split and n_jobs > 1 and Xb.shape[0] > 1:
+        for run in runs:
+            threads.run_threads(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]), None,
+                                None, None, 0.0)
+        return
     n_groups = max(1, min(n_jobs, len(runs)))
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
     block, long = max(1, LOCKSTEP_ROWS // runs[0].solver.k), 1

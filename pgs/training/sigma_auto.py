@@ -21,7 +21,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pgs.engine import threads
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets
@@ -219,13 +218,8 @@ class InMemoryRows:
 
     def advance(self, groups, t_end):
         """Every run of `groups` (lists of runs, one per candidate) to iteration t_end."""
-        if self.n_jobs > 1 and self.X_train.shape[0] > 1 and all(len(g) == 1 for g in groups):
-            for (run,) in groups:
-                threads.run_threads(run._replace(t_total=t_end),
-                                    min(self.n_jobs, self.X_train.shape[0]), None, None,
-                                    None, 0.0)
-        else:
-            advance([run for group in groups for run in group], t_end, self.n_jobs)
+        advance([run for group in groups for run in group], t_end, self.n_jobs,
+                split=all(len(group) == 1 for group in groups))
 
     def close(self):
         """Nothing to release."""
