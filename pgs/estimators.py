@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pgs.io.svmlight import usable_cpus
 from pgs.rules import defaults as D
@@ -195,21 +195,6 @@ def _shared(models):
     return values
 
 
-def _sample_weight_or_none(sample_weight, X):
-    """Validated weights, or None when they are all exactly 1 (the unweighted problem)."""
-    if sample_weight is None:
-        return None
-    try:
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                             ensure_non_negative=True)
-    except (ValueError, TypeError) as exc:
-        if "sample_weight" in str(exc):
-            raise
-        # (scikit-learn's "Sample weights must contain at least one non-zero number")
-        raise type(exc)(f"sample_weight: {exc}") from None
-    return V.unit_to_none(sample_weight)
-
-
 class PGSClassifier(ClassifierMixin, _PGSBase):
     r"""Linear classifier trained by the Primal Gradient Solver (one-vs-rest for multiclass,
     or one problem with a K-output loss).
@@ -349,14 +334,14 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def _weights(self, sample_weight, X, y, classes):
         """sample_weight times class_weight, or None for the unweighted problem."""
-        sample_weight = _sample_weight_or_none(sample_weight, X)
+        sample_weight = V.check_sample_weight(sample_weight, X.shape[0])
         if self.class_weight is None:
             return sample_weight
         # ("balanced": from this fit's y, as scikit-learn does for fit)
         cw = compute_class_weight(self.class_weight, classes=classes, y=y)
         per_row = cw[np.searchsorted(classes, y)]
         weights = per_row if sample_weight is None else per_row * sample_weight
-        return _sample_weight_or_none(weights, X)
+        return V.check_sample_weight(weights, X.shape[0])
 
     def _per_row(self, y_index, targets, sample_weight):
         """The held-out per-row score of ``sigma="auto"``: accuracy."""
@@ -646,7 +631,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         if not (partial and warm):
             self._check_params()
         X, y = self._validate(X, y, reset=not warm, y_numeric=True)
-        weights = _sample_weight_or_none(sample_weight, X)
+        weights = V.check_sample_weight(sample_weight, X.shape[0])
         self._set_fitted(self._train(X, [np.asarray(y, dtype=np.float64)], weights, warm=warm,
                                      partial=partial))
         return self
