@@ -148,11 +148,7 @@ def _partition(X, y, n_jobs, client, timeout=DEFAULT_TIMEOUT):
         X = X.compute_chunk_sizes()
     m = X.shape[0]
     if n_jobs is not None:
-        n_jobs = V.check_count("n_jobs", n_jobs)
-        if n_jobs > m:
-            raise ValueError(f"n_jobs={n_jobs} exceeds the number of samples ({m}): every "
-                             f"shard needs at least one row")
-        sizes = tuple(hi - lo for lo, hi in P.partition_rows(m, n_jobs))
+        sizes = tuple(hi - lo for lo, hi in P.partition_rows(m, V.check_count("n_jobs", n_jobs)))
         if X.chunks[0] != sizes:
             X = X.rechunk({0: sizes})
     if isinstance(y, da.Array):

@@ -49,7 +49,8 @@ def partition_rows(n_rows, n_parts):
     if n_parts < 1:
         raise ValueError(f"n_parts must be >= 1, got {n_parts}")
     if n_rows < n_parts:
-        raise ValueError(f"cannot split {n_rows} rows into {n_parts} non-empty shards")
+        raise ValueError(f"n_jobs={n_parts} exceeds the number of samples ({n_rows}): "
+                         f"they cannot be split into {n_parts} non-empty shards")
     bounds = [n_rows * i // n_parts for i in range(n_parts + 1)]
     return [(bounds[i], bounds[i + 1]) for i in range(n_parts)]
 

@@ -34,11 +34,7 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
     """Run a prepared run (`pgs.training.fit.prepare`) to its end on `n_jobs` threads; True if the
     callback stopped it. The solver of `run` receives the final state."""
     solver, Xb = run.solver, run.Xb
-    m = Xb.shape[0]
-    if n_jobs > m:
-        raise ValueError(f"n_jobs={n_jobs} exceeds the number of samples ({m}): every "
-                         "thread needs a shard of at least one row")
-    bounds = P.partition_rows(m, n_jobs)
+    bounds = P.partition_rows(Xb.shape[0], n_jobs)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds], merge_every,
                             track_loss=callback is not None)
     shards = shards_of(Xb, run.y_kernel, run.weights, bounds)
