@@ -3,14 +3,13 @@ weights per class, trained as one problem."""
 
 import numpy as np
 
-from pgs.models.base import LinearModel, saved_field
-from pgs.models.pgs_model import check_saved_training
+from pgs.models.base import saved_field
+from pgs.models.pgs_model import Model, check_saved_training
 from pgs.rules import validation as V
 from pgs.rules.losses import loss_spec, softmax
-from pgs.rules.params import column_value
 
 
-class MulticlassModel(LinearModel):
+class MulticlassModel(Model):
     """A linear classifier of K classes trained as one problem by the Primal Gradient Solver
     (a K-output loss): predicts the class of the largest output.
 
@@ -30,8 +29,6 @@ class MulticlassModel(LinearModel):
 
     _kind = "multiclass"
     _coef_ndim = 2
-    sigma_grid = None
-    sigma_scores = None
 
     def _repr_fields(self):
         return [f"loss={self.params['loss']!r}", f"n_classes={len(self.classes)}",
@@ -46,18 +43,6 @@ class MulticlassModel(LinearModel):
         if classes is None:
             raise ValueError(f"loss={loss!r} needs classes; the file has none")
         check_saved_training(params)
-
-    def full_weights(self):
-        """The weights the solver regularises: each class's coef and constant column
-        weight (0 for a free intercept, which is not regularised).
-
-        Returns
-        -------
-        ndarray of shape (n_classes, n_features + 1)
-        """
-        scaling = column_value(self.params)
-        w_icpt = self.intercept / scaling if scaling else np.zeros_like(self.intercept)
-        return np.column_stack([self.coef, w_icpt])
 
     def predict_proba(self, X):
         """Class probabilities, the softmax of the outputs (loss "multinomial" only).

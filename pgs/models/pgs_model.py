@@ -67,16 +67,17 @@ class Model(LinearModel):
         V.check_epsilon(loss, params["epsilon"])
 
     def full_weights(self):
-        """The weight vector the solver regularises: coef and the constant column's weight
-        (0 for a free intercept, which is not regularised).
+        """The weights the solver regularises: coef and the constant column's weight (0 for a
+        free intercept, which is not regularised); each class's for a `MulticlassModel`.
 
         Returns
         -------
-        ndarray of shape (n_features + 1,)
+        ndarray of shape (n_features + 1,), or (n_classes, n_features + 1)
         """
         scaling = column_value(self.params)
-        w_icpt = self.intercept / scaling if scaling else 0.0
-        return np.append(self.coef, w_icpt)
+        w_icpt = np.divide(self.intercept, scaling) if scaling else np.zeros_like(
+            self.intercept, dtype=np.float64)
+        return np.append(self.coef, np.reshape(w_icpt, self.coef.shape[:-1] + (1,)), axis=-1)
 
     def objective(self, X, y, sample_weight=None):
         """F(w) = sigma ||w||_p^2 / (2 (p - 1)) + (1/m) sum_i s_i loss_i (docs/design.md 1).

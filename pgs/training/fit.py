@@ -184,7 +184,7 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
     `solver_of` them. `k_above_rows` lets a mini-batch hold more rows than X (partial_fit);
     ``row_stats(q, full)`` gives X's when the "auto" rules need them (`pgs.dask`;
     `pgs.rules.defaults.row_stats`)."""
-    if warm_start is not None and not isinstance(warm_start, (Model, MulticlassModel)):
+    if warm_start is not None and not isinstance(warm_start, Model):
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
     if n_threads is not None:
         V.check_count("n_threads", n_threads)
