@@ -188,11 +188,8 @@ def _shared(models):
     """The resolved training values of the problems (`pgs.rules.params.Params`' fields, as
     in ``model.params``): each one's value, or the list of every problem's where they
     differ (one-vs-rest problems resolve t_offset and B from their own targets)."""
-    values = {}
-    for name in Params.__dataclass_fields__:
-        each = [model.params[name] for model in models]
-        values[name] = each[0] if all(v == each[0] for v in each) else each
-    return values
+    each = {name: [model.params[name] for model in models] for name in Params.__dataclass_fields__}
+    return {name: v[0] if v.count(v[0]) == len(v) else v for name, v in each.items()}
 
 
 class PGSClassifier(ClassifierMixin, _PGSBase):

@@ -266,19 +266,22 @@ def finish(run, stopped, keep_state):
 
     params = dict(dataclasses.asdict(run.params), T=t_done,
                   passes=t_done * solver.k / run.Xb.shape[0])   # (of this call's rows)
-    if w.ndim == 2:                                          # (K outputs: a MultiSolver)
-        model = MulticlassModel(
-            coef=w[:, :n], intercept=[_intercept(run.params, wc[n], b, which)
-                                      for wc, b in zip(w, bias, strict=True)],
-            iteration=iteration, T=t_done, classes=run.classes, params=params)
-    else:
-        model = Model(coef=w[:n], intercept=_intercept(run.params, w[n], bias, which),
-                      iteration=iteration, T=t_done, classes=run.classes, params=params)
+    icpts = intercepts(run, w, bias, which)
+    model = (MulticlassModel if w.ndim == 2 else Model)(       # (K outputs: a MultiSolver)
+        coef=w[..., :n], intercept=icpts if w.ndim == 2 else icpts[0], iteration=iteration,
+        T=t_done, classes=run.classes, params=params)
     if stopped:
         model.params["stopped_early"] = True
     if keep_state:
         model._state = state
     return model
+
+
+def intercepts(run, w, bias, which):
+    """The bias of each output of `run`'s iterate `w` (one row, or K), from the solver's
+    scalars `bias` (a dict, or K)."""
+    return [_intercept(run.params, wc[run.n_features], b, which) for wc, b in
+            zip(np.atleast_2d(w), bias if w.ndim == 2 else [bias], strict=True)]
 
 
 def _intercept(params, w_column, bias, which):

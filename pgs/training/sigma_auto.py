@@ -25,7 +25,7 @@ from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets
 from pgs.rules.params import seed_entropy
-from pgs.training.fit import _intercept, advance, finish, prepare
+from pgs.training.fit import advance, finish, intercepts, prepare
 
 #: Passes of the training split every candidate runs before the first cut; each later rung
 #: doubles them for the better half.
@@ -179,15 +179,13 @@ def r2_per_row(y, weights):
 def _current(runs):
     """The coefficients and intercepts of the runs' current iterates (the average, or the
     last for the other choices: a picked iterate may lie ahead); a K-output run gives K."""
-    coefs, intercepts = [], []
+    coefs, icpts = [], []
     for run in runs:
         which = "average" if run.params.iterate == "average" else "last"
-        w, scalars = run.solver.iterate(which), run.solver._scalars()
-        n = run.n_features
-        for wc, sc in zip(np.atleast_2d(w), scalars if w.ndim == 2 else [scalars], strict=True):
-            coefs.append(wc[:n])
-            intercepts.append(_intercept(run.params, wc[n], sc, which))
-    return coefs, intercepts
+        w = run.solver.iterate(which)
+        coefs.extend(np.atleast_2d(w)[:, :run.n_features])
+        icpts.extend(intercepts(run, w, run.solver._scalars(), which))
+    return coefs, icpts
 
 
 class InMemoryRows:
