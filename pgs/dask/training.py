@@ -10,7 +10,7 @@ for each and returns the deltas with the sampler states after the round; the cli
 merges the deltas in shard order with `pgs.engine.rounds.merge`, the same code as the
 threads engine (`pgs.train(n_jobs=W)`), so that both give the same bits.
 (A round by tasks cost two trips through the scheduler, 30-60 ms a round on a loaded
-machine; an actor's call is one trip, some milliseconds: bench/results/dask_overhead.md.)
+machine; an actor's call is one trip, 8-19 ms a round: bench/results/dask_rounds.md.)
 
 Faults. A round's call is a pure function of the round's starting state and its shard,
 and nothing an actor keeps between calls changes a result but its shard (it keeps its
@@ -46,6 +46,13 @@ from pgs.training.fit import check_reports, finish, prepare
 
 #: Times an actor lost with its worker is made again for the same call.
 RETRIES = 3
+
+#: The default round: half a pass (the threads engine's quarter, doubled). A round's
+#: hand-offs cost 8-19 ms (bench/results/dask_rounds.md, 200k hard RCV1-like rows, 2
+#: workers), as much as a quarter-pass round's work there (12 ms). Half-pass rounds cut a
+#: 4-pass fit from 1.8x to 1.5x the threads engine's time and lose 0.04-0.05 points at 2
+#: and 4 passes; rounds of 1 and 2 passes lose 0.3-0.6 and 0.6-0.7.
+ROUND_PASSES = 0.5
 
 
 def _name(index, first_row, rows):
@@ -196,8 +203,8 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     merge_every : int >= 1, optional
         Iterations per shard per round (for equal shards; a round runs ``W *
         merge_every`` iterations split in proportion to the shards' sizes); default
-        that of `pgs.train`, ``max(1, m // (4 W k))``: a round covers a quarter of a
-        pass.
+        ``max(1, m // (2 W k))``: a round covers half a pass (`ROUND_PASSES`; twice
+        `pgs.train`'s, whose rounds cost no hand-offs).
     sample_weight : dask.array.Array or array_like, optional
         As for `pgs.train` (gathered to the client once, then sent to the shards).
     callback, callback_every, keep_state
@@ -300,7 +307,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         run = prepare(shape_only_csr((m, n_features)), y, sample_weight=sample_weight,
                       track_loss=callback is not None, row_stats=stats, **kwargs)
         if merge_every is None:
-            merge_every = P.default_merge_every(m, len(sizes), run.solver.k)
+            merge_every = P.default_merge_every(m, len(sizes), run.solver.k, ROUND_PASSES)
         params, state = P.setup(run, sizes, track_loss=callback is not None)
         actors.setup(run, params)
         state, stopped = _rounds(actors, state, params, run, merge_every, callback,
@@ -403,7 +410,7 @@ class DaskRows:
         if not runs:
             return
         merge_every = self.merge_every or P.default_merge_every(
-            self.shape[0], len(self.sizes), next(iter(runs.values())).solver.k)
+            self.shape[0], len(self.sizes), next(iter(runs.values())).solver.k, ROUND_PASSES)
         states = {}
         for key, run in runs.items():
             params, state = P.setup(run, self.sizes)

@@ -134,12 +134,13 @@ def setup(run, sizes, track_loss=False, extrapolate=True, merge_step=None):
     return params, start_state(solver.get_state(), sizes, prm["seed"], params)
 
 
-def default_merge_every(n_samples, n_workers, k):
+def default_merge_every(n_samples, n_workers, k, passes=0.25):
     """The default iterations per worker per round, tau: a round of W tau iterations
-    covers a quarter of a pass over the data (bench/results/parallel.md at commit 3c11a81,
-    from the retired bench/experiments/exp_parallel.py: accuracy held within 0.2 points of
-    W = 1 up to W tau = m / 2 and more), at least 1."""
-    return max(1, n_samples // (4 * n_workers * k))
+    covers `passes` of a pass over the data, a quarter for the threads engine
+    (bench/results/parallel.md at commit 3c11a81, from the retired
+    bench/experiments/exp_parallel.py: accuracy held within 0.2 points of W = 1 up to
+    W tau = m / 2 and more), at least 1."""
+    return max(1, int(passes * n_samples) // (n_workers * k))
 
 
 def _worker_rng(seed_entropy, w):

@@ -217,10 +217,13 @@ class InMemoryRows:
         All the rows.
     n_jobs : int
         Threads.
+    merge_every : int, optional
+        Iterations per thread per round with ``n_jobs > 1`` (`pgs.train`'s).
     """
 
-    def __init__(self, Xb, n_jobs=1):
+    def __init__(self, Xb, n_jobs=1, merge_every=None):
         self.Xb, self.n_jobs, self.n_rows = Xb, n_jobs, Xb.shape[0]
+        self.merge_every = merge_every
 
     def split(self, train, val):
         """Keep the training rows `train`; return the held-out rows `val` (a CSR matrix)."""
@@ -240,8 +243,8 @@ class InMemoryRows:
         if self.n_jobs > 1 and self.X_train.shape[0] > 1 and all(len(g) == 1 for g in groups):
             for (run,) in groups:
                 threads.run_threads(run._replace(t_total=t_end),
-                                    min(self.n_jobs, self.X_train.shape[0]), None, None,
-                                    None, 0.0)
+                                    min(self.n_jobs, self.X_train.shape[0]),
+                                    self.merge_every, None, None, 0.0)
         else:
             advance([run for group in groups for run in group], t_end, self.n_jobs)
 
@@ -411,7 +414,8 @@ def train_auto(X, y, *, sigma_grid, validation_fraction, seed, warm_start, max_p
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
     start = time.perf_counter()
     V.check_loss(kwargs["loss"])
-    rows = InMemoryRows(as_csr_buffers(X, check_entries=False), kwargs.pop("n_jobs", 1))
+    rows = InMemoryRows(as_csr_buffers(X, check_entries=False), kwargs.pop("n_jobs", 1),
+                        kwargs.pop("merge_every", None))
     return train_on_rows(rows, y, sigma_grid=sigma_grid, seed=seed, max_passes=max_passes,
                          validation_fraction=validation_fraction, verbose=verbose,
                          start=start, **kwargs)
