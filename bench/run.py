@@ -47,6 +47,7 @@ EXPERIMENTS = {
     "multiclass": "bench.experiments.exp_multiclass",
     "csgd": "bench.micro.bench_csgd",
     "parallel_hard": "bench.experiments.exp_parallel_hard",
+    "dask_rounds": "bench.experiments.exp_dask_rounds",
     "dask_scale": "bench.experiments.exp_dask_scale",
 }
 

@@ -17,6 +17,7 @@ from pgs.io.svmlight import usable_cpus
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, kernel_classes
+from pgs.rules.docstrings import fill_doc
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
 from pgs.rules.params import CHECKED_ARGS, Params, check_args, seed_entropy
 from pgs.training import sigma_auto
@@ -192,6 +193,7 @@ def _shared(models):
     return {name: v[0] if v.count(v[0]) == len(v) else v for name, v in each.items()}
 
 
+@fill_doc("classifier", "estimator")
 class PGSClassifier(ClassifierMixin, _PGSBase):
     r"""Linear classifier trained by the Primal Gradient Solver (one-vs-rest for multiclass,
     or one problem with a K-output loss).
@@ -204,66 +206,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     Parameters
     ----------
-    loss : {"hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber", \
-"multinomial", "crammer_singer", "squared"}, default "hinge"
-        Loss of every binary problem (+1 for the class, -1 for the rest). "squared" is
-        least squares on one-hot 0/1 targets with argmax prediction (C-Adaline); for two
-        classes, one regressor on the indicator of ``classes_[1]`` with 0.5 subtracted
-        from its intercept, so the decision function is positive for ``classes_[1]``.
-        "multinomial" (softmax cross-entropy, `predict_proba` its softmax) and
-        "crammer_singer" (the multiclass hinge) train one problem of K outputs; with two
-        classes ``coef_`` and ``intercept_`` hold class 1's minus class 0's.
-    p : float in (1, 2], default 2.0
-        Norm of the regulariser (2: Pegasos).
-    sigma : float > 0 or "auto", default "auto"
-        Regularisation strength (SGDClassifier's ``alpha``). "auto" is `pgs.train`'s
-        successive halving on held-out rows, one sigma for all the one-vs-rest problems,
-        scored on their argmax prediction; the winner's run continues until the held-out
-        accuracy stops improving (the model is trained on the other rows). `partial_fit`
-        chooses it on its first batch.
-    T : int >= 1 or None, default None
-        Iterations per binary problem and per `fit`, exactly; None: `max_passes` passes
-        for a fixed sigma, the held-out stopping rule for "auto". Ignored by `partial_fit`.
-    k : int >= 1, default 1
-        Mini-batch size, at most n_samples in `fit`; a `partial_fit` batch of fewer rows
-        than k runs one iteration that draws k rows from it (with a warning).
-    B : None, "auto" or float > 0, default None
-        Radius of the domain :math:`\|w\|_p \le B`; see :func:`pgs.train`.
-    schedule : {"asgd", "pgs"}, default "asgd"
-    eta0 : float > 0 or "auto", default "auto"
-    iterate : {"average", "last", "random"}, default "average"
-    fit_intercept : bool, default True
-    intercept : {"free", "column"}, default "free"
-    intercept_scaling : float > 0 or "auto", default "auto"
-    sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
-    t_offset : float >= 0 or "auto", default "auto"
-        As for :func:`pgs.train`, with the same defaults (`pgs.DEFAULTS`). A warm start
-        or `partial_fit` keeps the resolved values of the first fit.
-    epsilon : float or None, default None
-        Shape parameter of "smooth_hinge" (default 1.0).
-    random_state : None, int >= 0 or numpy RandomState, default None
-        Seeds row sampling. Problem ``c`` equals ``pgs.train(X, y == classes_[c],
-        seed=random_state)``: the problems draw the same rows, in lock-step.
-    n_jobs : int or None, default None
-        Threads (None: 1, -1: all cores). Several one-vs-rest problems are shared out in
-        groups (the results do not depend on `n_jobs`); with two classes, or a K-output
-        loss's one problem, the threads split the rows instead (merging each class's
-        state), as ``pgs.train(..., n_jobs=n_jobs)`` (deterministic for a given `n_jobs`).
-    class_weight : None, "balanced" or dict, default None
-        Weight of each class, multiplied into `sample_weight`. "balanced" uses
-        ``n_samples / (n_classes * bincount(y))``.
-    warm_start : bool, default False
-        When True, `fit` continues the previous fit's solver state (see Notes).
-    sigma_grid : sequence of float > 0 or None, default None
-        The values ``sigma="auto"`` tries; None: `pgs.train`'s default grid.
-    validation_fraction : float in (0, 1) or "auto", default "auto"
-        Share of the rows ``sigma="auto"`` holds out (at least one row of every class
-        that has two); "auto" is 0.2, at most 10,000 rows.
-    max_passes : float > 0, default 10
-        With T None: the passes of a fixed sigma's fit, the most ``sigma="auto"`` runs.
-    verbose : int >= 0, default 0
-        With ``sigma="auto"``: print each halving rung's and each later pass's held-out
-        accuracy, the elapsed time and a bound on the time left.
+    {parameters}
 
     Attributes
     ----------
@@ -287,13 +230,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     Notes
     -----
-    **Warm start.** With ``warm_start=True`` a second ``fit(X, y)`` runs `T` more iterations
-    from where the first stopped (for ``iterate="last"`` or ``"average"``, bit for bit one
-    fit of both Ts). New classes start afresh; changed features or hyper-parameters raise.
-
-    **partial_fit.** Each call runs one pass's worth of iterations on the new batch, as
-    one long run over the stream; ``class_weight="balanced"`` is refused. Both keep every
-    problem's solver state (two to four arrays of n_features + 1 floats), pickled too.
+    **partial_fit.** Each call runs one pass's worth of iterations on the new batch, as one long
+    run over the stream. It and `warm_start` keep every problem's solver state, pickled too.
 
     **Weights** (sample times class weights) are sampled as `pgs.train` samples them;
     weights that are all 1 are no weights.
@@ -536,6 +474,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
             return np.log(self.predict_proba(X))
 
 
+@fill_doc("regressor", "estimator")
 class PGSRegressor(RegressorMixin, _PGSBase):
     r"""Linear regressor trained by the Primal Gradient Solver.
 
@@ -544,32 +483,14 @@ class PGSRegressor(RegressorMixin, _PGSBase):
 
     Parameters
     ----------
-    loss : {"squared", "huber", "epsilon_insensitive", "absolute"}, default "squared"
-        "squared" is :math:`(z - y)^2` (no 1/2). Its gradient is unbounded, so the
-        domain radius defaults to the automatic B (see :func:`pgs.train`).
-    p, sigma, T, k, B, schedule, eta0, iterate, random_state, sigma_grid
-        As in `PGSClassifier`, with the same defaults (`pgs.DEFAULTS`); "auto" sigma
-        scores held-out R^2 (the largest sigma within one standard error of the best).
-    fit_intercept, intercept, intercept_scaling, sampling, t_offset, validation_fraction
-        As in `PGSClassifier`.
-    max_passes, verbose
-        As in `PGSClassifier` (the held-out score is R^2).
-    n_jobs, warm_start
-        As in `PGSClassifier`; `n_jobs` threads split the rows and merge their dual
-        states (one problem: ``pgs.train(..., n_jobs=n_jobs)``).
-    epsilon : float or None, default None
-        Shape parameter of "huber" (default 1.0) and "epsilon_insensitive" (0.1).
+    {parameters}
 
     Attributes
     ----------
-    sigma_, sigma_grid_, sigma_scores_, intercept_scaling_
+    sigma_, sigma_grid_, sigma_scores_, intercept_scaling_, n_iter_, t_
         As in `PGSClassifier`.
     coef_ : ndarray of shape (n_features,)
     intercept_ : ndarray of shape (1,)
-    n_iter_ : float
-        Passes, as in `PGSClassifier`.
-    t_ : int
-        Iterations run since the state was created.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
 

@@ -426,13 +426,30 @@ def test_sigma_auto_on_the_shards_is_the_in_memory_search(client):
     X, y = _problem(m=3000, seed=7)
     kw = dict(seed=3, loss="logistic")
     _same_model(pgs.dask.train(_dask(X, 3000), y, client=client, **kw), pgs.train(X, y, **kw))
-    got = pgs.dask.train(_dask(X, (1000, 1000, 1000)), y, client=client, n_jobs=2, **kw)
-    want = pgs.train(X, y, n_jobs=2, **kw)
+    got = pgs.dask.train(_dask(X, (1000, 1000, 1000)), y, client=client, n_jobs=2,
+                         merge_every=120, **kw)
+    want = pgs.train(X, y, n_jobs=2, merge_every=120, **kw)
     _same_model(got, want)
     np.testing.assert_array_equal(got.sigma_scores, want.sigma_scores)
     assert got.params["passes"] == want.params["passes"]
     given = pgs.dask.train(_dask(X, 3000), y, client=client, T=2345, p=1.7, **kw)
     _same_model(given, pgs.train(X, y, T=2345, p=1.7, **kw))
+
+
+def test_default_round_is_half_a_pass(client):
+    """pgs.dask.train's rounds are ROUND_PASSES = 1/2 of a pass by default (a round's
+    hand-offs cost milliseconds: twice the threads engine's quarter pass), with or
+    without sigma="auto": pgs.train(n_jobs=W) with merge_every = m // (2 W k)."""
+    from pgs.dask.training import ROUND_PASSES
+    assert ROUND_PASSES == 0.5
+    X, y = _problem(m=3000, seed=5)
+    kw = dict(loss="logistic", sigma=1e-3, T=7000, k=2, seed=6)
+    got = pgs.dask.train(_dask(X, 3000), y, client=client, n_jobs=2, **kw)
+    _same_model(got, pgs.train(X, y, n_jobs=2, merge_every=3000 // (2 * 2 * 2), **kw))
+    assert not np.array_equal(got.coef, pgs.train(X, y, n_jobs=2, **kw).coef)
+    auto = pgs.dask.train(_dask(X, 3000), y, client=client, n_jobs=2, seed=6)
+    m_train = 3000 - 600     # (validation_fraction "auto": a fifth held out)
+    _same_model(auto, pgs.train(X, y, n_jobs=2, merge_every=m_train // 4, seed=6))
 
 
 def test_estimators_with_every_default_are_the_in_memory_ones(client):

@@ -30,7 +30,9 @@ from pgs.engine.rounds import partition_rows  # noqa: E402
 pytest.importorskip("cloudpickle").register_pickle_by_value(sys.modules[__name__])
 
 M = 3000
-KW = dict(loss="logistic", sigma=1e-3, seed=5, iterate="average", sampling="permutation")
+#: (merge_every given: the Dask engine's default round is twice the threads engine's)
+KW = dict(loss="logistic", sigma=1e-3, seed=5, iterate="average", sampling="permutation",
+          merge_every=M // 8)
 #: The Ctrl-C test's T: 4000 rounds of 1000 iterations, about 30 s on a loaded 2-core machine
 #: (7 ms a round), the signal coming after the first.
 T_CTRL_C = 4 * 10**6
@@ -112,7 +114,7 @@ def test_worker_killed_during_the_sigma_search_gives_the_same_bits(client, tmp_p
     rung), its actor made again with every candidate's set-up: the model is the one
     without the fault (pgs.train(n_jobs=2)'s)."""
     X, y = _problem(seed=2)
-    kw = dict(loss="logistic", seed=5)
+    kw = dict(loss="logistic", seed=5, merge_every=300)
     ref = pgs.train(X, y, n_jobs=2, **kw)
     client.register_plugin(_KillOnRound(tmp_path / "killed", 3), name="kill")
     got = pgs.dask.train(_dask(X), y, client=client, timeout=120, n_jobs=2, **kw)
@@ -197,8 +199,8 @@ def test_lost_scattered_data_is_a_runtime_error_and_the_client_goes_on(client):
     with pytest.raises(RuntimeError, match=rf"partition (0 \(rows 0\.\.{half - 1}\)|1 \(rows "
                                            rf"{half}\.\.{M - 1}\)), last on worker tcp://.*cannot "
                                            rf"be rebuilt") as info:
-        pgs.dask.train(Xd, y, client=client, T=20 * M, merge_every=100, callback=kill,
-                       callback_every=200, timeout=120, **KW)
+        pgs.dask.train(Xd, y, client=client, T=20 * M, callback=kill,
+                       callback_every=200, timeout=120, **dict(KW, merge_every=100))
     assert any(w in str(info.value) for w in workers)
     assert time.monotonic() - killed[0] < 60
     # The client goes on: the next fit (with a graph) runs and is the threads engine's.
@@ -226,9 +228,9 @@ def test_ctrl_c_cancels_the_fits_tasks(client):
         sender.start()
         try:
             with pytest.raises(KeyboardInterrupt):
-                pgs.dask.train(_dask(X), y, client=client, T=T_CTRL_C, merge_every=500,
+                pgs.dask.train(_dask(X), y, client=client, T=T_CTRL_C,
                                callback=lambda report: started.set(), callback_every=1000,
-                               timeout=120, **KW)
+                               timeout=120, **dict(KW, merge_every=500))
         finally:
             done.set()
             sender.join()
@@ -277,6 +279,6 @@ def test_lost_file_is_an_os_error_naming_the_partition(client, tmp_path):
 
     with pytest.raises(OSError, match=r"X's partition \d+ \(rows \d+\.\.\d+\), last on "
                                       r"worker tcp://.*could not be rebuilt.*train\.svm"):
-        pgs.dask.train(Xd, yd, client=client, T=6 * M, merge_every=100, callback=kill,
-                       callback_every=200, timeout=120, **KW)
+        pgs.dask.train(Xd, yd, client=client, T=6 * M, callback=kill,
+                       callback_every=200, timeout=120, **dict(KW, merge_every=100))
     assert time.monotonic() - killed[0] < 60

@@ -264,7 +264,7 @@ def test_dask_gives_the_threads_bits():
             distributed.Client(cluster, set_as_default=False) as client:
         got = pgs.dask.train(da.from_array(X, chunks=(300, 10)), y, client=client, **common)
         # sigma="auto": the candidates' K-output runs on the shards, as on the threads
-        auto = dict(loss="multinomial", seed=3, n_jobs=2, max_passes=2)
+        auto = dict(loss="multinomial", seed=3, n_jobs=2, max_passes=2, merge_every=60)
         searched = pgs.dask.train(da.from_array(X, chunks=(300, 10)), y, client=client, **auto)
     np.testing.assert_array_equal(searched.coef, pgs.train(X, y, **auto).coef)
     assert isinstance(got, MulticlassModel)

@@ -274,6 +274,22 @@ def test_callback_with_threads_reports_and_stops():
     assert model.T == 3000 and model.params["stopped_early"]
 
 
+@pytest.mark.parametrize("schedule", ["asgd", "pgs"])
+@pytest.mark.parametrize("W", [2, 3])
+def test_a_worker_without_steps_adds_nothing_to_the_average(schedule, W):
+    """A last round shorter than W gives some workers no step: their average is 0 / 0, and
+    must not enter the merge (it made every weight NaN). The average of T iterates is then
+    that of T - 1 moved by one iterate: within a few 1 / T of it."""
+    X, y = _sparse(m=600)
+    kw = dict(sigma=1e-3, n_jobs=W, merge_every=40, seed=3, iterate="average",
+              schedule=schedule)
+    T = 4 * W * 40 + 1
+    model, before = (pgs.train(X, y, T=t, **kw) for t in (T, T - 1))
+    assert np.all(np.isfinite(model.coef)) and np.isfinite(model.intercept)
+    scale = np.abs(before.coef).max()
+    np.testing.assert_allclose(model.coef, before.coef, atol=5 * scale / T)
+
+
 @pytest.mark.parametrize("m, W, k", [(3000, 2, 1), (3000, 3, 4), (2001, 2, 5), (10, 2, 3)])
 def test_default_round_is_a_quarter_pass(m, W, k):
     """merge_every=None is max(1, m // (4 W k)) (README, pgs.train's docstring): every

@@ -1,19 +1,10 @@
-"""pgs on a Dask cluster: `train` and `read_svmlight` for row-chunked dask arrays.
-
-Needs the optional dependencies ``pip install "pgs[dask]"`` (dask[array] and
-distributed). X is a dask array whose row-chunks are scipy.sparse CSR matrices or NumPy
-arrays (dask-ml's convention), y a dask array with the same row chunks. The chunks stay on
-the workers that hold them; each round of training sends the common state to every worker
-and sums their changes back (see `train`).
-
-Without a `client` argument the current `distributed` client is used (the default
-client of this process); without one, a `LocalCluster` of one single-threaded worker
-process per core is started and kept for the session. For a real cluster, connect first::
-
-    from distributed import Client
-    client = Client("tcp://scheduler:8786")
-    X, y = pgs.dask.read_svmlight("/shared/data/part-*.svm")
-    model = pgs.dask.train(X, y, loss="logistic", seed=0)
+"""pgs on a Dask cluster: `train` and `read_svmlight` for row-chunked dask arrays, and the
+estimators (``pip install "pgs[dask]"``). X is a dask array whose row-chunks are
+scipy.sparse CSR matrices or NumPy arrays (dask-ml's convention), y a dask array with the
+same row chunks; the chunks stay on the workers that hold them. Without a `client`
+argument the current client is used, else a `LocalCluster` of one single-threaded worker
+process per core, kept for the session. The user guide's docs/guide/dask.md is the
+walk-through.
 """
 
 try:

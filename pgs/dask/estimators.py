@@ -9,6 +9,7 @@ import dask.array as da
 from pgs import estimators as E
 from pgs.dask.client import gather, get_client
 from pgs.dask.training import DaskRows, _partition, _train, shape_only_csr
+from pgs.rules.docstrings import fill_doc
 
 
 class _DaskFit:
@@ -71,6 +72,7 @@ def _init_for(parent):
     return __init__
 
 
+@fill_doc("dask_estimator", "classifier", "estimator")
 class PGSClassifier(_DaskFit, E.PGSClassifier):
     """`pgs.PGSClassifier` whose `fit` also takes dask arrays (dask-ml's convention).
 
@@ -81,16 +83,19 @@ class PGSClassifier(_DaskFit, E.PGSClassifier):
 
     Parameters
     ----------
-    merge_every : int, optional
-        See `pgs.dask.train`.
-    **kwargs
-        Every parameter of `pgs.PGSClassifier` (its `n_jobs` is not used with dask input).
+    {parameters}
     """
 
     __init__ = _init_for(E.PGSClassifier)
 
 
+@fill_doc("dask_estimator", "regressor", "estimator")
 class PGSRegressor(_DaskFit, E.PGSRegressor):
-    """`pgs.PGSRegressor` whose `fit` also takes dask arrays (see `PGSClassifier`)."""
+    """`pgs.PGSRegressor` whose `fit` also takes dask arrays (see `PGSClassifier`).
+
+    Parameters
+    ----------
+    {parameters}
+    """
 
     __init__ = _init_for(E.PGSRegressor)

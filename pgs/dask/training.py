@@ -1,26 +1,12 @@
 """`pgs.dask.train`: parallel PGS by merging dual states (`pgs.engine.rounds`), one shard per
-row-chunk of a dask array.
-
-Each shard lives on a worker in a Dask actor (`_ShardActor`), built once per fit from X's
-chunk where the chunk lies. A round is one call per actor, straight from the client to its
-worker (no task, no scheduler): the call carries the shard's part of the round's starting
-state of each run (one, or the candidates of ``sigma="auto"``: lam, t and the shard's
-sampler state: its PRNG, position and permutation), runs `pgs.engine.rounds.run_shard`
-for each and returns the deltas with the sampler states after the round; the client
-merges the deltas in shard order with `pgs.engine.rounds.merge`, the same code as the
-threads engine (`pgs.train(n_jobs=W)`), so that both give the same bits.
-(A round by tasks cost two trips through the scheduler, 30-60 ms a round on a loaded
-machine; an actor's call is one trip, some milliseconds: bench/results/dask_overhead.md.)
-
-Faults. A round's call is a pure function of the round's starting state and its shard,
-and nothing an actor keeps between calls changes a result but its shard (it keeps its
-permutation only to save sending it), built from a chunk of X whose future the client
-keeps for the whole fit. So when a worker is lost (its actor with it),
-the client creates the actor again from the chunk, which the scheduler rebuilds from the
-graph that made it wherever it can, calls it again with the same round, and the model has
-the same bits as without the fault. Data that no graph made (scattered) cannot be rebuilt:
-the fit then raises RuntimeError naming the partition and the worker that held it (an
-OSError for a file that cannot be read again). Every wait has a deadline (`timeout`).
+row-chunk of a dask array, each in a Dask actor (`_ShardActor`) on the worker that holds
+its chunk; a round is one call per actor, straight from the client (no task, no scheduler;
+its hand-offs cost 8-19 ms a round: bench/results/dask_rounds.md), and the client merges
+the deltas in shard order with the threads engine's code, so both give the same bits. A
+round's call is a pure function of its starting state and shard: an actor lost with its
+worker is made again from its chunk (rebuilt by the scheduler from its graph) and called
+again, and the model keeps its bits; data no graph made cannot be rebuilt (RuntimeError).
+docs/parallel.md, section 4.
 """
 
 import functools
@@ -40,17 +26,21 @@ from pgs.engine.solver import raise_status
 from pgs.engine.threads import RoundReports
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
-from pgs.rules.defaults import (
-    DEFAULTS,
-    q_stride,
-    row_sq_norms,
-    row_stats,
-)
+from pgs.rules.defaults import DEFAULTS, q_stride, row_sq_norms, row_stats
+from pgs.rules.docstrings import fill_doc
 from pgs.training import sigma_auto
 from pgs.training.fit import check_reports, finish, prepare
+from pgs.training.train import train as _pgs_train
 
 #: Times an actor lost with its worker is made again for the same call.
 RETRIES = 3
+
+#: The default round: half a pass (the threads engine's quarter, doubled). A round's
+#: hand-offs cost 8-19 ms (bench/results/dask_rounds.md, 200k hard RCV1-like rows, 2
+#: workers), as much as a quarter-pass round's work there (12 ms). Half-pass rounds cut a
+#: 4-pass fit from 1.8x to 1.5x the threads engine's time and lose 0.04-0.05 points at 2
+#: and 4 passes; rounds of 1 and 2 passes lose 0.3-0.6 and 0.6-0.7.
+ROUND_PASSES = 0.5
 
 
 def _name(index, first_row, rows):
@@ -167,6 +157,7 @@ def _fetch(client, array, timeout, what):
                            f"timeout={timeout:g} s (raise timeout= for longer tasks)") from None
 
 
+@fill_doc("dask", kwargs_of=_pgs_train, exclude=("n_threads",))
 def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=None,
           callback=None, callback_every=None, keep_state=False, timeout=None, **kwargs):
     """Train a PGS model on a Dask cluster: parallel PGS by merging dual states.
@@ -181,37 +172,13 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     shards are that call's (``n_jobs=W`` here makes them so): it is a function of the
     seed, the shards and `merge_every` only, never of the scheduling.
 
+    ``sigma="auto"`` runs the search and the stopping rule on the shards of the training
+    rows (`DaskRows`): with one chunk, the model of `pgs.train`; with ``n_jobs=W``, that of
+    ``pgs.train(n_jobs=W)``.
+
     Parameters
     ----------
-    X : dask.array.Array, shape (n_samples, n_features)
-        Rows, chunked by rows; chunks are scipy.sparse matrices (CSR is used in place)
-        or NumPy arrays (converted once, on their worker). Column chunks are joined.
-    y : dask.array.Array or array_like, shape (n_samples,)
-        Targets, as for `pgs.train` (gathered to the client once: O(n_samples)).
-    client : distributed.Client, optional
-        See `pgs.dask.get_client`: by default the current client, else a
-        `LocalCluster` of the machine's cores.
-    n_jobs : int >= 1, optional
-        Number of shards W: X is re-chunked into W contiguous near-equal row ranges,
-        those of ``pgs.train(n_jobs=W)``. By default each row-chunk of X is a shard.
-    merge_every : int >= 1, optional
-        Iterations per shard per round (for equal shards; a round runs ``W *
-        merge_every`` iterations split in proportion to the shards' sizes); default
-        that of `pgs.train`, ``max(1, m // (4 W k))``: a round covers a quarter of a
-        pass.
-    sample_weight : dask.array.Array or array_like, optional
-        As for `pgs.train` (gathered to the client once, then sent to the shards).
-    callback, callback_every, keep_state
-        As for `pgs.train` (the callback is called on the client between rounds).
-    timeout : float, optional
-        Seconds any one wait may last: a round (with the shards of a lost worker rebuilt),
-        the targets' computation. Default ``pgs.dask.client.DEFAULT_TIMEOUT`` (600).
-    **kwargs
-        Every other argument of `pgs.train` (loss, p, sigma, T, k, B, iterate, seed,
-        t_offset, warm_start, max_passes, ...), with the same meaning and defaults.
-        ``sigma="auto"`` runs the search and the stopping rule on the shards of the
-        training rows (`DaskRows`; the callback is not called): with one chunk, the model
-        of `pgs.train`; with ``n_jobs=W``, that of ``pgs.train(n_jobs=W)``.
+    {parameters}
 
     Returns
     -------
@@ -283,7 +250,8 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         run = prepare(shape_only_csr((m, n_features)), y, sample_weight=sample_weight,
                       track_loss=callback is not None,
                       row_stats=_cached_stats(actors, (m, n_features)), **kwargs)
-        params, state = P.setup(run, sizes, merge_every, track_loss=callback is not None)
+        params, state = P.setup(run, sizes, merge_every, ROUND_PASSES,
+                                track_loss=callback is not None)
         actors.setup(run, params)
         state, stopped = _rounds(actors, state, params, run, callback, callback_every, start)
     finally:
@@ -370,7 +338,7 @@ class DaskRows:
             return
         states = {}
         for key, run in runs.items():
-            params, state = P.setup(run, self.sizes, self.merge_every)
+            params, state = P.setup(run, self.sizes, self.merge_every, ROUND_PASSES)
             if key not in self._sent:          # (targets, weights, constants: once)
                 self.actors.setup(run, params, key)
                 self._sent.add(key)

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine.solver import STATUS, MultiSolver, solver_of
-from pgs.rules.defaults import default_merge_every, merge_step_for
+from pgs.rules.defaults import ROUND_PASSES, default_merge_every, merge_step_for
 from pgs.rules.params import Params
 
 #: Non-zeros a worker runs between two checks of `stop` (a millisecond or two: Ctrl-C
@@ -100,11 +100,14 @@ class RoundParams(NamedTuple):
                          t_offset)
 
 
-def setup(run, sizes, merge_every=None, track_loss=False, extrapolate=True, merge_step=None):
+def setup(run, sizes, merge_every=None, passes=ROUND_PASSES, track_loss=False,
+          extrapolate=True, merge_step=None):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
     are split into shards of `sizes` rows, in worker order (`RoundParams` for
-    `extrapolate` and `merge_step`; `merge_every` None: `default_merge_every`)."""
-    merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k)
+    `extrapolate` and `merge_step`; `merge_every` None: `default_merge_every` of rounds of
+    `passes` passes)."""
+    merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k,
+                                                     passes)
     params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss),
                          bool(extrapolate), None if merge_step is None else float(merge_step))
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
@@ -312,9 +315,12 @@ def _class_delta(solver, lam0, start, rho, params, t_pick):
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
         dlam = np.subtract(solver.lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
+    avg_sum = None
+    if params.resolved.iterate == "average":
+        # (a worker given no step in a round has no iterate to add: its mean is 0 / 0)
+        avg_sum = solver.average() * rho_sum if rho_sum > 0.0 else np.zeros(solver.n_cols)
     return dict(dlam=dlam, db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
-                b_pick=b_pick, avg_sum=None if solver.wsum is None else solver.average() * rho_sum,
-                w_pick=solver.w_pick.copy() if t_pick > 0 else None)
+                b_pick=b_pick, avg_sum=avg_sum, w_pick=solver.w_pick.copy() if t_pick > 0 else None)
 
 
 def _sampler_of(solver):

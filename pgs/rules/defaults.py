@@ -267,12 +267,16 @@ def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights,
     return t0 if math.isfinite(t0) else 0.0
 
 
-def default_merge_every(n_samples, n_workers, k):
+#: The threads engine's default round: a quarter pass (bench/results/parallel.md at commit
+#: 3c11a81, from the retired bench/experiments/exp_parallel.py: accuracy held within 0.2
+#: points of W = 1 up to W tau = m / 2 and more; `pgs.dask` has its own, longer).
+ROUND_PASSES = 0.25
+
+
+def default_merge_every(n_samples, n_workers, k, passes=ROUND_PASSES):
     """The default iterations per worker per round, tau: a round of W tau iterations
-    covers a quarter of a pass over the data (bench/results/parallel.md at commit 3c11a81,
-    from the retired bench/experiments/exp_parallel.py: accuracy held within 0.2 points of
-    W = 1 up to W tau = m / 2 and more), at least 1."""
-    return max(1, n_samples // (4 * n_workers * k))
+    covers `passes` of a pass over the data, at least 1."""
+    return max(1, int(passes * n_samples) // (n_workers * k))
 
 
 #: The largest merge step: in a direction where every worker's run converges within the

@@ -13,6 +13,7 @@ from pgs.engine.chunks import run_chunked
 from pgs.models.csgd_model import CAdalineModel, CSGDModel, check_variant
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, check_targets, check_y_shape
+from pgs.rules.docstrings import fill_doc
 from pgs.rules.params import seed_sequence
 
 #: The iterates `train_csgd` can return.
@@ -157,6 +158,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
     return W, eta0_used, params, Xb
 
 
+@fill_doc("csgd")
 def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
                fit_intercept=True, iterate="last", sampling="iid", seed=None):
     r"""Least-squares regression by Constrained SGD (Mu et al., KDD 2013).
@@ -169,34 +171,7 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
 
     Parameters
     ----------
-    X : array_like or scipy.sparse matrix/array, shape (m, n_features)
-        Training rows, as for `pgs.train`.
-    y : array_like, shape (m,)
-        Real targets.
-    T : int >= 1, optional
-        Number of steps (samples drawn); default ``10 * m`` (ten passes' worth).
-    eta0 : "auto" or float > 0, default "auto"
-        Base step size. "auto" picks it by short trial runs of the same variant on at
-        most 1000 rows (`auto_eta0`); the value used is ``model.eta0_``.
-    switch : "half" or int >= 1, default "half"
-        m_switch of CSGD's 2-phase step size, :math:`\eta_0/\sqrt t` before it and
-        :math:`\eta_0 \sqrt{m_{switch}}/t` after; "half" is ``m // 2`` (the paper's). Only
-        "csgd" reads it.
-    variant : {"csgd", "ncsgd", "sgd"}, default "csgd"
-        "csgd": projection and the 2-phase step size; "ncsgd": projection and
-        :math:`\eta_0/\sqrt t`; "sgd": plain SGD (LMS) with :math:`\eta_0/\sqrt t`.
-    fit_intercept : bool, default True
-        Give the rows an implicit constant 1 (the paper's bias feature). Without it the
-        projected variants find the least-squares fit only if X's columns span the constants.
-    iterate : {"last", "average"}, default "last"
-        Return the last iterate or the average of the iterates after steps 1..T
-        (Polyak-Ruppert; "sgd" with "average" is ASGD).
-    sampling : {"iid", "permutation"}, default "iid"
-        Draw every row uniformly with replacement (the paper's set-up), or visit every
-        row once per epoch in a fresh random order.
-    seed : None or int >= 0, default None
-        Seeds the row draws and the eta0 search; the same seed gives a bit-identical
-        model. None draws fresh entropy, recorded in ``model.params["seed"]``.
+    {parameters}
 
     Returns
     -------
@@ -242,6 +217,7 @@ def class_indicators(y, n_samples):
     return classes, Y
 
 
+@fill_doc("csgd")
 def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
                    fit_intercept=True, iterate="last", sampling="iid", seed=None):
     """Multiclass classification by C-Adaline: one CSGD regressor per class, argmax.
@@ -251,12 +227,7 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
 
     Parameters
     ----------
-    X : array_like or scipy.sparse matrix/array, shape (m, n_features)
-    y : array_like, shape (m,)
-        Class labels (at least two distinct values, any sortable type).
-    T, eta0, switch, variant, fit_intercept, iterate, sampling, seed
-        As in `train_csgd`; eta0="auto" picks one step size for all classes from
-        the mean loss over the classes.
+    {parameters}
 
     Returns
     -------

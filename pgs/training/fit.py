@@ -136,17 +136,17 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
     return [finish(run, False, keep_state) for run in runs]
 
 
-def advance(runs, t_end, n_jobs=1, split=False):
+def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
     """Run `prepare`'s runs over the same rows (seeded alike: they draw the same rows) to
     iteration `t_end` in lock-step, in contiguous groups on `n_jobs` threads, in chunks
     (Ctrl-C); each run's bits are those of its own `_run_chunks`. With `split`, each run
     alone, its rows split between the threads, which merge their dual states
-    (`pgs.engine.threads`, the default merge_every)."""
+    (`pgs.engine.threads`; `merge_every` None: the default)."""
     Xb = runs[0].Xb
     if split and n_jobs > 1 and Xb.shape[0] > 1:
         for run in runs:
-            threads.run_threads(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]), None,
-                                None, None, 0.0)
+            threads.run_threads(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]),
+                                merge_every, None, None, 0.0)
         return
     n_groups = max(1, min(n_jobs, len(runs)))
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]

@@ -200,10 +200,13 @@ class InMemoryRows:
         All the rows.
     n_jobs : int
         Threads.
+    merge_every : int, optional
+        Iterations per thread per round with ``n_jobs > 1`` (`pgs.train`'s).
     """
 
-    def __init__(self, Xb, n_jobs=1):
+    def __init__(self, Xb, n_jobs=1, merge_every=None):
         self.Xb, self.n_jobs, self.n_rows = Xb, n_jobs, Xb.shape[0]
+        self.merge_every = merge_every
 
     def split(self, train, val):
         """Keep the training rows `train`; return the held-out rows `val` (a CSR matrix)."""
@@ -217,7 +220,7 @@ class InMemoryRows:
     def advance(self, groups, t_end):
         """Every run of `groups` (lists of runs, one per candidate) to iteration t_end."""
         advance([run for group in groups for run in group], t_end, self.n_jobs,
-                split=all(len(group) == 1 for group in groups))
+                split=all(len(group) == 1 for group in groups), merge_every=self.merge_every)
 
     def close(self):
         """Nothing to release."""
@@ -376,12 +379,12 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     return models, SigmaSearch(float(grid[win]), grid, scores)
 
 
-def train_auto(X, y, *, n_jobs=1, warm_start=None, **kwargs):
+def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, **kwargs):
     """`pgs.train` with ``sigma="auto"`` and no warm start (`train_on_rows` on
     `InMemoryRows`)."""
     start = time.perf_counter()
-    return train_on_rows(lambda: InMemoryRows(as_csr_buffers(X, check_entries=False), n_jobs),
-                         y, start=start, **kwargs)
+    return train_on_rows(lambda: InMemoryRows(as_csr_buffers(X, check_entries=False), n_jobs,
+                                              merge_every), y, start=start, **kwargs)
 
 
 def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", seed=None,
