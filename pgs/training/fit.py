@@ -278,22 +278,22 @@ def finish(run, stopped, keep_state):
 
 
 def intercepts(run, w, bias, which):
-    """The bias of each output of `run`'s iterate `w` (one row, or K), from the solver's
-    scalars `bias` (a dict, or K)."""
-    return [_intercept(run.params, wc[run.n_features], b, which) for wc, b in
+    """The bias of each output of `run`'s iterate `which`, `w` (one row, or K), from the
+    solver's scalars `bias` (a dict, or K): the constant column's weight times its value,
+    or the free bias."""
+    prm = run.params
+
+    def one(w_column, b):
+        if not prm.fit_intercept:
+            return 0.0
+        if prm.icpt:
+            return w_column * prm.icpt
+        if which == "average":
+            return b["b_sum"] / b["rho_sum"] if b["rho_sum"] > 0.0 else 0.0
+        return b["b_pick"] if which == "pick" else b["b"]
+
+    return [one(wc[run.n_features], b) for wc, b in
             zip(np.atleast_2d(w), bias if w.ndim == 2 else [bias], strict=True)]
-
-
-def _intercept(params, w_column, bias, which):
-    """The model's bias: the constant column's weight times its value, or the free bias
-    of the iterate `which` (from the solver's scalars `bias`; `params`: `Params`)."""
-    if not params.fit_intercept:
-        return 0.0
-    if params.icpt:
-        return w_column * params.icpt
-    if which == "average":
-        return bias["b_sum"] / bias["rho_sum"] if bias["rho_sum"] > 0.0 else 0.0
-    return bias["b_pick"] if which == "pick" else bias["b"]
 
 
 def _work_per_iteration(run):
