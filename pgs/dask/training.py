@@ -218,12 +218,12 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     callback_every, merge_every = check_reports(callback, callback_every, merge_every)
     timeout = check_timeout(timeout)
     client = get_client(client)
+    if isinstance(y, da.Array):
+        y = _fetch(client, y, timeout, "y")
+    if isinstance(sample_weight, da.Array):
+        sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
     if sigma_auto.is_auto(kwargs.get("sigma", DEFAULTS["sigma"])) and \
             kwargs.get("warm_start") is None:
-        if isinstance(y, da.Array):
-            y = _fetch(client, y, timeout, "y")
-        if isinstance(sample_weight, da.Array):
-            sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
         kwargs.pop("sigma", None)
         return sigma_auto.train_on_rows(
             functools.partial(DaskRows, X, client, n_jobs=n_jobs, merge_every=merge_every,
@@ -232,8 +232,6 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
     for key in ("sigma_grid", "validation_fraction", "verbose"):
         kwargs.pop(key, None)
     X, y = _partition(X, y, n_jobs, client, timeout)
-    if isinstance(sample_weight, da.Array):
-        sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
     m, n_features = X.shape
     sizes = [int(c) for c in X.chunks[0]]
     parts, homes = _parts(client, X, timeout)
