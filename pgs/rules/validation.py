@@ -101,14 +101,6 @@ def check_epsilon(loss, epsilon):
     return epsilon
 
 
-def check_eta0(eta0, sigma):
-    """The "asgd" schedule's eta0 must be below 1 / sigma (its first factor
-    ``1 - sigma eta0 > 0``)."""
-    if not sigma * eta0 < 1.0:
-        raise ValueError(f"eta0 must be below 1 / sigma = {1.0 / sigma!r} (the "
-                         f"schedule's first factor 1 - sigma eta0 > 0), got eta0={eta0!r}")
-
-
 def check_k_rows(k, m):
     """k at most the m rows: more would draw every batch's rows more than once, almost
     surely a mistake (`partial_fit`'s small batches are let through)."""
@@ -118,7 +110,8 @@ def check_k_rows(k, m):
 
 
 def check_sample_weight(sample_weight, m):
-    """Validate weights: a new float64 array, or None when they are all ones."""
+    """Validate weights (`pgs.train`'s and the estimators'): a new float64 array, or None
+    when they are all ones."""
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight)
@@ -133,12 +126,7 @@ def check_sample_weight(sample_weight, m):
         raise ValueError(f"sample_weight must be >= 0, got a minimum of {w.min()!r}")
     if not np.any(w > 0):
         raise ValueError("sample_weight is zero everywhere")
-    return unit_to_none(w)
-
-
-def unit_to_none(weights):
-    """None for weights that are all exactly 1: the unweighted problem, the same bits."""
-    return None if np.all(weights == 1.0) else weights
+    return None if np.all(w == 1.0) else w      # (all ones: the unweighted problem's bits)
 
 
 def check_seed(seed):
