@@ -105,9 +105,7 @@ class _PGSBase(BaseEstimator):
         check_args(**{name: getattr(self, name) for name in CHECKED_ARGS})
         if not sigma_auto.is_auto(self.sigma):
             V.check_positive("sigma", self.sigma)
-        sigma_auto.check_sigma_grid(self.sigma_grid)
-        sigma_auto.check_validation_fraction(self.validation_fraction)
-        V.check_verbose(self.verbose)
+        sigma_auto.check_search(self.sigma_grid, self.validation_fraction, self.verbose)
         V.check_bool("warm_start", self.warm_start)
         _effective_n_jobs(self.n_jobs)
 

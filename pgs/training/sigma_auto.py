@@ -82,6 +82,13 @@ def check_sigma_grid(grid):
     return np.unique(np.asarray(values, dtype=np.float64))
 
 
+def check_search(sigma_grid, validation_fraction, verbose):
+    """The search's own arguments checked (`pgs.train` checks them for a fixed sigma too):
+    (sigma_grid, validation_fraction, verbose), normalised."""
+    return (check_sigma_grid(sigma_grid), check_validation_fraction(validation_fraction),
+            V.check_verbose(verbose))
+
+
 def validation_split(n_rows, fraction, seed, strata=None):
     """Sorted row indices (train, validation), shuffled by `seed`, stratified by `strata`:
     each stratum gives ``floor(fraction * n_c)`` rows to validation, at least one of two."""
@@ -394,8 +401,8 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
     makes once the arguments are checked (and closes): the model, with
     ``model.sigma_grid`` and ``model.sigma_scores``."""
     V.check_loss(loss)
-    sigma_grid = check_sigma_grid(sigma_grid)
-    validation_fraction = check_validation_fraction(validation_fraction)
+    sigma_grid, validation_fraction, verbose = check_search(sigma_grid, validation_fraction,
+                                                            verbose)
     max_passes = V.check_positive("max_passes", max_passes)
     seed = seed_entropy(seed)
     for key in ("callback", "callback_every", "merge_every", "n_jobs"):

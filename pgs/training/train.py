@@ -1,7 +1,6 @@
 """`pgs.train`: the public entry point (a fixed sigma, or the sigma search)."""
 
 from pgs.rules import defaults as D
-from pgs.rules import validation as V
 from pgs.rules.docstrings import fill_doc
 from pgs.training import sigma_auto
 from pgs.training.fit import fit
@@ -62,12 +61,8 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     Regularized Learning", ICDM 2009, Figure 1 and section VII.
     """
     kwargs = {name: value for name, value in locals().items() if name not in ("X", "y")}
-    kwargs.update(sigma_grid=sigma_auto.check_sigma_grid(sigma_grid),
-                  max_passes=V.check_positive("max_passes", max_passes),
-                  verbose=V.check_verbose(verbose),
-                  validation_fraction=sigma_auto.check_validation_fraction(validation_fraction))
     if sigma_auto.is_auto(kwargs.pop("sigma")) and warm_start is None:
         return sigma_auto.train_auto(X, y, **kwargs)
-    for name in ("sigma_grid", "validation_fraction", "verbose"):
-        del kwargs[name]
+    sigma_auto.check_search(kwargs.pop("sigma_grid"), kwargs.pop("validation_fraction"),
+                            kwargs.pop("verbose"))     # (unused here, checked all the same)
     return fit(X, y, sigma=sigma, **kwargs)       # (a warm start keeps its sigma)
