@@ -386,9 +386,10 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     return models, SigmaSearch(float(grid[win]), grid, scores)
 
 
-def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, **kwargs):
+def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, callback=None,
+               callback_every=None, **kwargs):
     """`pgs.train` with ``sigma="auto"`` and no warm start (`train_on_rows` on
-    `InMemoryRows`)."""
+    `InMemoryRows`; the search calls no callback)."""
     start = time.perf_counter()
     return train_on_rows(lambda: InMemoryRows(as_csr_buffers(X, check_entries=False), n_jobs,
                                               merge_every), y, start=start, **kwargs)
@@ -405,8 +406,6 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
                                                             verbose)
     max_passes = V.check_positive("max_passes", max_passes)
     seed = seed_entropy(seed)
-    for key in ("callback", "callback_every", "merge_every", "n_jobs"):
-        kwargs.pop(key, None)
     classification = loss in V.CLASSIFICATION_LOSSES
     with contextlib.closing(make_rows()) as rows:
         y_kernel, classes = kernel_targets(y, rows.n_rows, loss)
