@@ -75,7 +75,6 @@ class MulticlassModel(Model):
         -------
         float
         """
-        p, sigma = self.params["p"], self.params["sigma"]
         Z = self.decision_function(X)
         y = np.asarray(y)
         if y.shape != Z.shape[:1]:
@@ -85,9 +84,7 @@ class MulticlassModel(Model):
                 idx, len(self.classes) - 1)] != y):
             raise ValueError(f"y holds labels other than the model's classes {self.classes}")
         losses = multiclass_loss(self.params["loss"], Z, idx)
-        norms = np.sum(np.abs(self.full_weights()) ** p, axis=1) ** (1.0 / p)
-        reg = sigma * float(np.sum(norms**2)) / (2.0 * (p - 1.0))
-        return reg + float(np.sum(losses * (1.0 if sample_weight is None else
+        return self.regulariser() + float(np.sum(losses * (1.0 if sample_weight is None else
                                             np.asarray(sample_weight, dtype=float)))) / len(y)
 
 

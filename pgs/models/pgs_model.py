@@ -79,6 +79,13 @@ class Model(LinearModel):
             self.intercept, dtype=np.float64)
         return np.append(self.coef, np.reshape(w_icpt, self.coef.shape[:-1] + (1,)), axis=-1)
 
+    def regulariser(self):
+        """``sigma sum_c ||w_c||_p^2 / (2 (p - 1))`` over the rows of `full_weights` (one, or
+        K), the objective's first term (docs/design.md 1)."""
+        p = self.params["p"]
+        norms = np.sum(np.abs(np.atleast_2d(self.full_weights())) ** p, axis=1) ** (1.0 / p)
+        return self.params["sigma"] * float(np.sum(norms**2)) / (2.0 * (p - 1.0))
+
     def objective(self, X, y, sample_weight=None):
         """F(w) = sigma ||w||_p^2 / (2 (p - 1)) + (1/m) sum_i s_i loss_i (docs/design.md 1).
 
@@ -97,7 +104,6 @@ class Model(LinearModel):
         -------
         float
         """
-        p, sigma = self.params["p"], self.params["sigma"]
         z = self.decision_function(X)
         y = np.asarray(y)
         if y.shape != z.shape:
@@ -108,11 +114,9 @@ class Model(LinearModel):
                 raise ValueError(f"y holds labels other than the model's classes {self.classes}")
         else:
             y_num = np.asarray(y, dtype=np.float64)
-        w = self.full_weights()
-        norm_p = np.sum(np.abs(w) ** p) ** (1.0 / p)
-        reg = sigma * norm_p**2 / (2.0 * (p - 1.0))
         loss_id = LOSS_NAMES.index(self.params["loss"])
         if sample_weight is not None:
             sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
-        return reg + mean_loss(np.ascontiguousarray(z), np.ascontiguousarray(y_num), loss_id,
-                               self.params["epsilon"], sample_weight)
+        return self.regulariser() + mean_loss(
+            np.ascontiguousarray(z), np.ascontiguousarray(y_num), loss_id,
+            self.params["epsilon"], sample_weight)
