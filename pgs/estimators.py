@@ -218,6 +218,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Those iterations.
     intercept_scaling_, sigma_ : float
         The values used (resolving "auto"; kept by warm starts and `partial_fit`).
+    params_ : dict
+        Every resolved training value (`pgs.rules.params.Params`, as ``model.params``
+        holds them); one the one-vs-rest problems do not share is the list of each one's.
     sigma_grid_, sigma_scores_ : ndarray or None
         With ``sigma="auto"``: the values tried (ascending) and each one's held-out
         accuracy (R^2 for `PGSRegressor`) at the last halving rung it ran; None for a
@@ -485,7 +488,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
 
     Attributes
     ----------
-    sigma_, sigma_grid_, sigma_scores_, intercept_scaling_, n_iter_, t_
+    sigma_, sigma_grid_, sigma_scores_, intercept_scaling_, params_, n_iter_, t_
         As in `PGSClassifier`.
     coef_ : ndarray of shape (n_features,)
     intercept_ : ndarray of shape (1,)
