@@ -251,12 +251,16 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         params, state = P.setup(run, sizes, merge_every, ROUND_PASSES,
                                 track_loss=callback is not None)
         actors.setup(run, params)
-        state, stopped = _rounds(actors, state, params, run, callback, callback_every, start)
+        # (the threads engine's loop, each shard's part of a round a call of its actor)
+        reports = RoundReports(run, state, callback, callback_every, start)
+        map_runs = _map_runs(actors, "round")
+        state = P.run_rounds(state, params, lambda tasks: map_runs({0: tasks})[0],
+                             run.t_total, params.merge_every, on_round=reports.after_round)
     finally:
         actors.close()               # (the fit's own: X's chunks may be the user's)
         del actors, parts
     run.solver.set_state(P.final_solver_state(state))
-    return finish(run, stopped, keep_state)
+    return finish(run, reports.stopped, keep_state)
 
 
 def _parts(client, X, timeout):
@@ -549,16 +553,6 @@ def _homes(client, futures):
     """The address of a worker holding each future's result (for the error messages)."""
     who = client.who_has(futures)
     return [min(who.get(f.key, ()), default="(none)") for f in futures]
-
-
-def _rounds(actors, state, params, run, callback, every, start):
-    """`pgs.engine.rounds.run_rounds` (the threads engine's loop), each shard's part of a
-    round a call of its actor; returns (state, stopped by the callback)."""
-    reports = RoundReports(run, state, callback, every, start)
-    map_runs = _map_runs(actors, "round", state["round"])
-    state = P.run_rounds(state, params, lambda tasks: map_runs({0: tasks})[0], run.t_total,
-                         params.merge_every, on_round=reports.after_round)
-    return state, reports.stopped
 
 
 def _map_runs(actors, what, first=0):
