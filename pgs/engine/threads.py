@@ -38,14 +38,13 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
     params, state = P.setup(run, [hi - lo for lo, hi in bounds], merge_every,
                             track_loss=callback is not None)
     shards = shards_of(Xb, run.y_kernel, run.weights, bounds)
-    t_total = run.t_total
     stop = threading.Event()
     reports = RoundReports(run, state, callback, every, start)
 
     with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="pgs") as pool:
         try:
             state = P.run_rounds(state, params, thread_map(pool, shards, params, stop),
-                                 t_total, params.merge_every, on_round=reports.after_round)
+                                 run.t_total, params.merge_every, on_round=reports.after_round)
         except P.ShardFailed as exc:
             solver.set_state(P.final_solver_state(state))
             raise_status(exc.status, solver, Xb, run.params)

@@ -148,7 +148,7 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
         if r.eta0 == "auto":
             r.eta0 = D.auto_eta0(loss_spec(r.loss), r.epsilon, r.sigma, stats(),
                                  icpt * icpt + r.intercept_rate)
-        elif not r.sigma * r.eta0 < 1.0:         # (the schedule's 1 - sigma eta0 > 0)
+        elif not r.sigma * r.eta0 < 1.0:
             raise ValueError(f"eta0 must be below 1 / sigma = {1.0 / r.sigma!r} (the schedule's "
                              f"first factor 1 - sigma eta0 > 0), got eta0={r.eta0!r}")
     else:

@@ -218,8 +218,7 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
     rng_state = seq.generate_state(4, dtype=np.uint64)
     pick_rng = np.random.default_rng(seq.spawn(1)[0])
     t0 = 0 if state is None else int(state["t"])
-    T = params.T
-    t_total = t0 + T
+    T, t_total = params.T, t0 + params.T
     t_pick = 0
     if params.iterate == "random":
         # Uniform over 1..t_total; with a warm start, the earlier pick is kept
