@@ -18,10 +18,9 @@ _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
 class Solver(SolverCore):
     """The resumable state of one PGS run (running to T1, then to T2 equals running to T2).
 
-    Arguments: n_features, loss_id, p, sigma, B (<= 0: unbounded), icpt (the constant
-    column's value, 0: none), eps, k, t_pick (0: none), average, rng_state (4 uint64),
-    sampling, track_loss, t_offset, schedule, eta0 and icpt_rate (> 0: a free bias); ids
-    index ``LOSS_NAMES``, ``SAMPLING_MODES`` and ``SCHEDULES`` (see `pgs.train`).
+    Arguments: `pgs._core.SolverCore`'s, in order (B <= 0: unbounded, icpt 0: no column,
+    t_pick 0: none, icpt_rate > 0: a free bias; ids index ``LOSS_NAMES``, ``SAMPLING_MODES``
+    and ``SCHEDULES``); `solver_of` makes one of a resolved `pgs.rules.params.Params`.
     """
 
     def __init__(self, *args, **kwargs):

@@ -54,9 +54,8 @@ def column_value(params):
 
 
 class Data(NamedTuple):
-    """What the "auto" rules read of a call's data: its rows' number `m`, the kernel's
-    targets `y`, the weights (None: unweighted), the outputs (K for a K-output loss) and
-    ``stats(q, full)``, `pgs.rules.defaults.row_stats` of X's rows."""
+    """What the "auto" rules read of a call's data: its `m` rows' kernel targets `y`, weights
+    (None: unweighted), outputs (K for a K-output loss) and ``stats(q, full)`` (`row_stats`)."""
 
     m: int
     y: np.ndarray
@@ -73,8 +72,7 @@ def seed_sequence(seed):
 
 
 def seed_entropy(seed):
-    """The int >= 0 a seed stands for (fresh entropy for None): one draw, shared by every
-    run seeded with it."""
+    """The int >= 0 a seed stands for (fresh entropy for None: one draw, for every run)."""
     return int(seed_sequence(seed).entropy)
 
 

@@ -40,11 +40,10 @@ def _check_warm_start(warm_start, params, n_features):
         if saved != now:
             raise ValueError(f"warm_start model was trained with {key}="
                              f"{saved!r}, this call has {key}={now!r}")
-    iterate = params.iterate
-    kept = {"average": "wsum", "random": "w_pick"}.get(iterate)    # (what the iterate needs)
+    kept = {"average": "wsum", "random": "w_pick"}.get(params.iterate)  # (what it needs)
     if kept is not None and state[kept] is None:
-        raise ValueError(f"iterate={iterate!r} needs a warm_start model trained with "
-                         f"iterate={iterate!r}")
+        raise ValueError(f"iterate={params.iterate!r} needs a warm_start model trained with "
+                         f"iterate={params.iterate!r}")
     return state
 
 
