@@ -27,8 +27,6 @@ _WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "schedule", "eta0", "fit_int
 
 def _check_warm_start(warm_start, params, n_features):
     """The state to resume from, after checking it fits this call."""
-    if warm_start is None:
-        return None
     state = getattr(warm_start, "_state", None)
     if state is None:
         raise ValueError("warm_start model has no solver state: train it with keep_state=True")
@@ -208,7 +206,7 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
                      saved=None if warm_start is None else warm_start.params, **args)
     Xb, classes, data = read()
     n_features = Xb.shape[1]
-    state = _check_warm_start(warm_start, params, n_features)
+    state = None if warm_start is None else _check_warm_start(warm_start, params, n_features)
     if state is not None and classes is not None and warm_start.classes is not None \
             and not np.array_equal(classes, warm_start.classes):
         raise ValueError(f"y's classes {classes} differ from the warm_start model's "
