@@ -474,3 +474,9 @@ def test_get_client_takes_the_current_client(client):
     assert pgs.dask.get_client(client) is client
     with pytest.raises(TypeError, match="client must be a distributed.Client"):
         pgs.dask.get_client("tcp://scheduler:8786")
+
+
+def test_a_callback_needs_a_fixed_sigma_on_dask_too(client):
+    X, y = _problem(m=600, seed=4)
+    with pytest.raises(ValueError, match="callback needs a fixed sigma"):
+        pgs.dask.train(_dask(X, 600), y, client=client, callback=print)

@@ -319,3 +319,16 @@ def test_with_threads_each_candidate_is_split_by_rows_and_resumed_at_every_rung(
         t = b
     np.testing.assert_array_equal(model.coef, chain.coef)
     assert model.intercept == chain.intercept
+
+
+def test_a_callback_needs_a_fixed_sigma():
+    """A callback follows one run: sigma="auto" (several candidates, then the winner)
+    refuses it rather than never calling it; a fixed sigma calls it."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    seen = []
+    with pytest.raises(ValueError, match="callback needs a fixed sigma"):
+        pgs.train(X, y, callback=seen.append)
+    pgs.train(X, y, sigma=0.1, T=600, callback=seen.append, callback_every=300)
+    assert [r.t for r in seen] == [300, 600]

@@ -228,7 +228,8 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
         return sigma_auto.train_on_rows(
             functools.partial(DaskRows, X, client, n_jobs=n_jobs, merge_every=merge_every,
                               timeout=timeout),
-            y, sample_weight=sample_weight, keep_state=keep_state, start=start, **kwargs)
+            y, sample_weight=sample_weight, keep_state=keep_state, start=start,
+            callback=callback, **kwargs)
     for key in ("sigma_grid", "validation_fraction", "verbose"):
         kwargs.pop(key, None)
     X, y = _partition(X, y, n_jobs, client, timeout)

@@ -79,9 +79,10 @@ sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
     the given order (fastest, for data already shuffled). "auto" is "permutation", or "iid" with
     weights.
 callback : callable, optional
-    Called as ``callback(progress)`` with a `Progress` every `callback_every` iterations of the
-    final fit (bit-identical to an unsplit run); returning ``False`` stops training, and the
-    model holds the iterations done.
+    Called as ``callback(progress)`` with a `Progress` every `callback_every` iterations of a
+    fit at a fixed sigma (bit-identical to an unsplit run); returning ``False`` stops training,
+    and the model holds the iterations done. ``sigma="auto"`` refuses it (a ValueError): it
+    runs several candidates, and ``verbose`` reports them and each pass.
 callback_every : int >= 1, optional
     Iterations between callback calls; default ``min(max(T // 100, 1), 10**6)``.
 keep_state : bool, default False
@@ -177,7 +178,7 @@ merge_every : int >= 1, optional
 +sample_weight
     A dask array or in memory (gathered to the client once, then sent to the shards).
 +callback
-    Called on the client between rounds; not called by the search of ``sigma="auto"``.
+    Called on the client between rounds.
 timeout : float, optional
     Seconds any one wait may last: a round (with the shards of a lost worker rebuilt), the
     targets' computation. Default ``pgs.dask.client.DEFAULT_TIMEOUT`` (600).

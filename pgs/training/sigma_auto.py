@@ -386,10 +386,9 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     return models, SigmaSearch(float(grid[win]), grid, scores)
 
 
-def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, callback=None,
-               callback_every=None, **kwargs):
+def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, **kwargs):
     """`pgs.train` with ``sigma="auto"`` and no warm start (`train_on_rows` on
-    `InMemoryRows`; the search calls no callback)."""
+    `InMemoryRows`)."""
     start = time.perf_counter()
     return train_on_rows(lambda: InMemoryRows(as_csr_buffers(X, check_entries=False), n_jobs,
                                               merge_every), y, start=start, **kwargs)
@@ -397,10 +396,14 @@ def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, callback=No
 
 def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", seed=None,
                   max_passes=D.DEFAULTS["max_passes"], verbose=0, start=None,
-                  loss=D.DEFAULTS["loss"], **kwargs):
+                  loss=D.DEFAULTS["loss"], callback=None, callback_every=None, **kwargs):
     """`fit_auto` for one problem (`pgs.train`'s arguments) on the rows ``make_rows()``
     makes once the arguments are checked (and closes): the model, with
     ``model.sigma_grid`` and ``model.sigma_scores``."""
+    if callback is not None:
+        # (a callback follows one run's iterations; the search runs several candidates)
+        raise ValueError("callback needs a fixed sigma: sigma='auto' runs several "
+                         "candidates (verbose=1 reports the search and each pass)")
     V.check_loss(loss)
     sigma_grid, validation_fraction, verbose = check_search(sigma_grid, validation_fraction,
                                                             verbose)
