@@ -86,6 +86,14 @@ def _base_entropy(random_state):
     return seed_entropy(random_state)
 
 
+def _check_weights(sample_weight, m):
+    """`pgs.train`'s check of `sample_weight`; a number stands for every row's weight, as
+    in scikit-learn's estimators."""
+    if sample_weight is not None and np.ndim(sample_weight) == 0:
+        sample_weight = np.full(m, sample_weight)
+    return V.check_sample_weight(sample_weight, m)
+
+
 class _PGSBase(BaseEstimator):
     """Parameters, validation and the fit loop shared by the two estimators."""
 
@@ -270,7 +278,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def _weights(self, sample_weight, X, y, classes):
         """sample_weight times class_weight, or None for the unweighted problem."""
-        sample_weight = V.check_sample_weight(sample_weight, X.shape[0])
+        sample_weight = _check_weights(sample_weight, X.shape[0])
         if self.class_weight is None:
             return sample_weight
         # ("balanced": from this fit's y, as scikit-learn does for fit)
@@ -550,7 +558,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
         if not (partial and warm):
             self._check_params()
         X, y = self._validate(X, y, reset=not warm, y_numeric=True)
-        weights = V.check_sample_weight(sample_weight, X.shape[0])
+        weights = _check_weights(sample_weight, X.shape[0])
         self._set_fitted(self._train(X, [np.asarray(y, dtype=np.float64)], weights, warm=warm,
                                      partial=partial))
         return self

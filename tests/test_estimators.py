@@ -282,6 +282,17 @@ def test_unit_weights_are_the_unweighted_problem():
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
+@pytest.mark.parametrize("est_cls", [PGSClassifier, PGSRegressor])
+def test_a_number_as_sample_weight_is_every_rows(est_cls):
+    """scikit-learn's convention: sample_weight=2.5 weighs every row by 2.5."""
+    X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    kw = dict(sigma=1e-2, T=300, random_state=0)
+    a = est_cls(**kw).fit(X, y, sample_weight=2.5)
+    np.testing.assert_array_equal(a.coef_, est_cls(**kw).fit(X, y, np.full(100, 2.5)).coef_)
+    with pytest.raises(ValueError, match="sample_weight must be >= 0"):
+        est_cls(**kw).fit(X, y, sample_weight=-1.0)
+
+
 # ------------------------------------------------------------- warm start, partial_fit
 
 
