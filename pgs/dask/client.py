@@ -11,12 +11,6 @@ _LOCAL = None          # the (cluster, client) pgs.dask started, if any
 _LOCAL_LOCK = threading.Lock()
 
 
-def local_cluster_size():
-    """The workers of the `LocalCluster` pgs.dask starts: one single-threaded process per
-    usable core (a process each keeps the workers' Python parts apart too)."""
-    return usable_cpus()
-
-
 def get_client(client=None):
     """The client to run on.
 
@@ -24,7 +18,7 @@ def get_client(client=None):
     ----------
     client : distributed.Client, optional
         Used as given; by default the current client (`distributed.get_client`), else a
-        `LocalCluster` of `local_cluster_size()` single-threaded worker processes, started
+        `LocalCluster` of one single-threaded worker process per usable core, started
         on first use and kept for the session. For a real cluster, create the client
         first: ``Client("tcp://scheduler:8786")``.
 
@@ -43,7 +37,8 @@ def get_client(client=None):
         pass
     with _LOCAL_LOCK:
         if _LOCAL is None or _LOCAL[1].status in ("closing", "closed"):
-            cluster = distributed.LocalCluster(n_workers=local_cluster_size(), processes=True,
+            # (a process per worker keeps the workers' Python parts apart too)
+            cluster = distributed.LocalCluster(n_workers=usable_cpus(), processes=True,
                                                threads_per_worker=1, dashboard_address=":0")
             # (the default client from now on, so that X.compute() works; it talks to the local
             # workers directly, as the shards' actor calls always do)

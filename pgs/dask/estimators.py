@@ -1,7 +1,6 @@
 """`pgs.dask.PGSClassifier` and `pgs.dask.PGSRegressor`: the scikit-learn estimators, whose
 `fit` also takes row-chunked dask arrays (each problem trained by `pgs.dask.train`)."""
 
-import contextlib
 import inspect
 
 import dask.array as da
@@ -19,16 +18,6 @@ class _DaskFit:
 
     _dask_X = None
 
-    @contextlib.contextmanager
-    def _dask_input(self, X):
-        client = get_client()
-        X, _ = _partition(X, None, None, client)
-        self._dask_X, self._client = X, client
-        try:
-            yield shape_only_csr(X.shape)
-        finally:
-            self._dask_X = self._client = None
-
     def fit(self, X, y, sample_weight=None):
         """Fit on in-memory or dask arrays (see `pgs.dask.PGSClassifier`); returns self."""
         if not isinstance(X, da.Array):
@@ -37,8 +26,12 @@ class _DaskFit:
         y = gather(client, [client.compute(y)], what="y")[0] if isinstance(y, da.Array) else y
         if isinstance(sample_weight, da.Array):
             sample_weight = gather(client, [client.compute(sample_weight)], what="sample_weight")[0]
-        with self._dask_input(X) as stand_in:
-            return super().fit(stand_in, y, sample_weight)
+        X, _ = _partition(X, None, None, client)
+        self._dask_X, self._client = X, client
+        try:
+            return super().fit(shape_only_csr(X.shape), y, sample_weight)
+        finally:
+            self._dask_X = self._client = None
 
     def _rows(self, X, n_jobs):
         """Where ``sigma="auto"`` trains: the dask X's shards (`pgs.dask.training.DaskRows`)."""

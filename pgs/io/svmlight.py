@@ -283,13 +283,6 @@ def _excerpt(raw, limit):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _block_size(size, n_threads):
-    if size is None:
-        return _MAX_BLOCK
-    # Enough blocks for every thread to have work, without tiny blocks.
-    return int(min(_MAX_BLOCK, max(_MIN_BLOCK, size // (4 * n_threads) + 1)))
-
-
 def _run_in_order(items, make_scratch, work, done, n_threads):
     """``work(item, scratch)`` on `n_threads` threads (on this one for one thread or one
     item), ``done(item, result, scratch)`` in the items' order, with at most
@@ -361,7 +354,10 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
         out = _Assembler(src.name, dtype, bound, args)
         text_pool = _Pool(np.uint8)
         data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
-        blocks = _line_blocks(src, _block_size(src.size, n_threads), text_pool)
+        # Enough blocks for every thread to have work, without tiny blocks.
+        block_size = _MAX_BLOCK if src.size is None else min(
+            _MAX_BLOCK, max(_MIN_BLOCK, src.size // (4 * n_threads) + 1))
+        blocks = _line_blocks(src, block_size, text_pool)
 
         def work(item, sc):
             return _svmlight.parse_block(item[0], *args, *sc)
@@ -425,19 +421,6 @@ def check_n_features(n_features, needed):
     return int(n_features)
 
 
-def _check_args(n_features, dtype, zero_based, query_id, multilabel, n_threads):
-    checked = check_format_args(n_features, dtype, zero_based)
-    for name, v in (("query_id", query_id), ("multilabel", multilabel)):
-        if not isinstance(v, (bool, np.bool_)):
-            raise TypeError(f"{name} must be a bool, got {v!r}")
-    if n_threads is None:
-        n_threads = min(usable_cpus(), 8)
-    elif isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
-            or n_threads < 1:
-        raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
-    return checked + (int(n_threads),)
-
-
 def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based="auto",
                         query_id=False, multilabel=False, n_threads=None):
     """Load several svmlight / libsvm files with the same number of features.
@@ -462,13 +445,20 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     ValueError, OSError, TypeError
         As `load_svmlight`.
     """
-    dt, min_index, max_index, n_threads = _check_args(n_features, dtype, zero_based,
-                                                      query_id, multilabel, n_threads)
+    dt, min_index, max_index = check_format_args(n_features, dtype, zero_based)
+    for name, v in (("query_id", query_id), ("multilabel", multilabel)):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {v!r}")
+    if n_threads is None:
+        n_threads = min(usable_cpus(), 8)
+    elif isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
+            or n_threads < 1:
+        raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
     if isinstance(files, (str, bytes, os.PathLike)) or hasattr(files, "read"):
         raise TypeError("files must be a sequence of paths or file objects; "
                         "use load_svmlight for a single file")
     parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel), require_qid=bool(query_id),
-                          min_index=min_index, max_index=max_index, n_threads=n_threads)
+                          min_index=min_index, max_index=max_index, n_threads=int(n_threads))
               for f in files]
     if zero_based == "auto":
         one_based = bool(parsed) and all(p.nnz > 0 and p.min_index > 0 for p in parsed)

@@ -76,7 +76,7 @@ class LinearModel:
 
         Returns
         -------
-        ndarray of shape (n_samples,), or (n_samples, n_outputs) when `coef` is 2-D
+        ndarray of shape (n_samples,) for one output, else (n_samples, n_outputs)
         """
         if not sp.issparse(X):
             X = np.asarray(X)
@@ -134,6 +134,15 @@ class LinearModel:
         float
         """
         raise NotImplementedError(f"{type(self).__name__} defines no objective")
+
+    def _outputs_and_targets(self, X, y):
+        """The objectives' inputs: ``decision_function(X)``, and `y` as an array of one
+        target per row (a ValueError otherwise)."""
+        z = self.decision_function(X)
+        y = np.asarray(y)
+        if y.shape != z.shape[:1]:
+            raise ValueError(f"y has shape {y.shape}, expected {z.shape[:1]}")
+        return z, y
 
     def save(self, path):
         """Write the model to `path` as a portable, pickle-free ``.npz``

@@ -84,11 +84,8 @@ class CSGDModel(_LeastSquaresModel):
         -------
         float
         """
-        z = self.decision_function(X)
-        y = np.asarray(y, dtype=np.float64)
-        if y.shape != z.shape:
-            raise ValueError(f"y has shape {y.shape}, expected {z.shape}")
-        return _weighted_mean(0.5 * (y - z) ** 2, sample_weight)
+        z, y = self._outputs_and_targets(X, y)
+        return _weighted_mean(0.5 * (np.asarray(y, dtype=np.float64) - z) ** 2, sample_weight)
 
 
 class CAdalineModel(_LeastSquaresModel):
@@ -101,12 +98,8 @@ class CAdalineModel(_LeastSquaresModel):
     intercept : ndarray of shape (n_classes,)
     classes : ndarray of shape (n_classes,)
         The sorted labels; output k regresses the indicator of ``classes[k]``.
-    iteration, T : int
-        Steps run.
-    eta0_ : float
-        The step size used.
-    params : dict
-        The training arguments.
+    iteration, T, eta0_, params
+        As for `CSGDModel`.
     """
 
     _kind = "cadaline"
@@ -131,9 +124,6 @@ class CAdalineModel(_LeastSquaresModel):
         -------
         float
         """
-        y = np.asarray(y)
-        Z = self.decision_function(X)
-        if y.shape != (Z.shape[0],):
-            raise ValueError(f"y has shape {y.shape}, expected ({Z.shape[0]},)")
+        Z, y = self._outputs_and_targets(X, y)
         Y = (y[:, None] == self.classes[None, :]).astype(np.float64)
         return _weighted_mean(0.5 * np.mean((Y - Z) ** 2, axis=1), sample_weight)

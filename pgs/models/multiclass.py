@@ -16,15 +16,11 @@ class MulticlassModel(Model):
     Attributes
     ----------
     coef : ndarray of shape (n_classes, n_features)
-        Each class's weights of the returned iterate.
     intercept : ndarray of shape (n_classes,)
-        Each class's bias (0.0 without `fit_intercept`).
-    iteration, T : int
-        The 1-based index of the returned iterate, and the iterations run.
     classes : ndarray of shape (n_classes,)
         The labels, in the order of the rows of `coef`.
-    params : dict
-        Every training argument, as for `pgs.Model`.
+    iteration, T, params
+        As for `pgs.Model`.
     """
 
     _kind = "multiclass"
@@ -75,10 +71,7 @@ class MulticlassModel(Model):
         -------
         float
         """
-        Z = self.decision_function(X)
-        y = np.asarray(y)
-        if y.shape != Z.shape[:1]:
-            raise ValueError(f"y has shape {y.shape}, expected {Z.shape[:1]}")
+        Z, y = self._outputs_and_targets(X, y)
         idx = np.searchsorted(self.classes, y)
         if np.any(idx >= len(self.classes)) or np.any(self.classes[np.minimum(
                 idx, len(self.classes) - 1)] != y):

@@ -34,16 +34,7 @@ class OneVsRestModel(LinearModel):
                 f"sigma={self.params.get('sigma')}", f"T={self.T}"]
 
     def decision_function(self, X):
-        """Outputs of the rows: shape (n_samples,) for one problem, else (n_samples, n_problems).
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray
-        """
+        # (LinearModel's docstring: one problem gives 1-D outputs, as a binary pgs.Model)
         z = super().decision_function(X)
         return z[:, 0] if z.shape[1] == 1 else z
 

@@ -104,10 +104,7 @@ class Model(LinearModel):
         -------
         float
         """
-        z = self.decision_function(X)
-        y = np.asarray(y)
-        if y.shape != z.shape:
-            raise ValueError(f"y has shape {y.shape}, expected {z.shape}")
+        z, y = self._outputs_and_targets(X, y)
         if self.classes is not None:
             y_num, n_other = two_class_signs(y, self.classes[0], self.classes[1])
             if n_other:
