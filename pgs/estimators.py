@@ -4,6 +4,7 @@ problem) and `PGSRegressor`.
 `pgs/__init__.py` loads this module lazily, so that `pgs.train` never needs scikit-learn.
 """
 
+import numbers
 import warnings
 
 import numpy as np
@@ -89,7 +90,7 @@ def _base_entropy(random_state):
 def _check_weights(sample_weight, m):
     """`pgs.train`'s check of `sample_weight`; a number stands for every row's weight, as
     in scikit-learn's estimators."""
-    if sample_weight is not None and np.ndim(sample_weight) == 0:
+    if isinstance(sample_weight, numbers.Number):
         sample_weight = np.full(m, sample_weight)
     return V.check_sample_weight(sample_weight, m)
 
