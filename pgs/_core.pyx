@@ -687,8 +687,12 @@ cdef class SolverCore:
             self.smp.perm = &iv[0]
 
     def _average_to(self, double[::1] out):
-        """The average into out (which may be wsum or clast: see `dual_average_to`)."""
+        """The average into out (which may be wsum or clast: see `dual_average_to`); 0
+        before any iterate is summed (t = 0, or a parallel worker given no step)."""
         cdef DualVector dv
+        if not self.st.rho_sum > 0.0:
+            out[:] = 0.0
+            return
         pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
         with nogil:
             dual_average_to(&dv, &out[0], self.st.rho_sum)

@@ -315,12 +315,10 @@ def _class_delta(solver, lam0, start, rho, params, t_pick):
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
         dlam = np.subtract(solver.lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
-    avg_sum = None
-    if params.resolved.iterate == "average":
-        # (a worker given no step in a round has no iterate to add: its mean is 0 / 0)
-        avg_sum = solver.average() * rho_sum if rho_sum > 0.0 else np.zeros(solver.n_cols)
+    average = params.resolved.iterate == "average"
     return dict(dlam=dlam, db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
-                b_pick=b_pick, avg_sum=avg_sum, w_pick=solver.w_pick.copy() if t_pick > 0 else None)
+                b_pick=b_pick, avg_sum=solver.average() * rho_sum if average else None,
+                w_pick=solver.w_pick.copy() if t_pick > 0 else None)
 
 
 def _sampler_of(solver):

@@ -60,9 +60,8 @@ class Solver(SolverCore):
         folds exactly as an unsplit one)."""
         self._check_state()
         self._check_which("average")
-        out = np.zeros(self.n_cols)
-        if self.t > 0:
-            self._average_to(out)
+        out = np.empty(self.n_cols)
+        self._average_to(out)
         return out
 
     def finish(self):
@@ -91,10 +90,7 @@ class Solver(SolverCore):
             np.multiply(self.u, self.scale, out=self.u)
             return self.u
         w = self.wsum if self.clast is None else self.clast
-        if self.t == 0:
-            w[:] = 0.0
-        else:
-            self._average_to(w)
+        self._average_to(w)
         return w
 
     def iterate(self, which):
