@@ -214,6 +214,11 @@ def test_objective_and_validation():
         model.predict_proba(X)
     with pytest.raises(ValueError, match="other than the model's classes"):
         model.objective(X, y + 10)
+    # weights: s_i times each row's loss, averaged over the m rows; one per row, no broadcast
+    w = np.arange(M) % 3
+    assert zero.objective(X, y, sample_weight=w) == pytest.approx(np.mean(w))
+    with pytest.raises(ValueError, match="sample_weight has shape"):
+        model.objective(X, y, sample_weight=[2.0])
     with pytest.raises(ValueError, match="single class|needs two"):
         pgs.train(X, np.zeros(M), loss="multinomial", sigma=0.1)
     with pytest.raises(ValueError, match="other than the known classes"):

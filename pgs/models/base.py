@@ -16,6 +16,17 @@ def saved_field(fields, key, where="params"):
     return fields[key]
 
 
+def weighted_mean(values, sample_weight):
+    """(1/m) sum_i s_i v_i of the rows' `values`, the plain mean without weights (the
+    models' objectives)."""
+    if sample_weight is None:
+        return float(np.mean(values))
+    s = np.asarray(sample_weight, dtype=np.float64)
+    if s.shape != values.shape:
+        raise ValueError(f"sample_weight has shape {s.shape}, expected {values.shape}")
+    return float(np.sum(s * values) / values.shape[0])
+
+
 class LinearModel:
     """A linear model: one output ``<coef, x> + intercept``, or one per row of `coef`.
 

@@ -4,7 +4,7 @@
 import numpy as np
 
 from pgs._csgd import VARIANT_NAMES
-from pgs.models.base import LinearModel, saved_field
+from pgs.models.base import LinearModel, saved_field, weighted_mean
 from pgs.rules import validation as V
 
 
@@ -35,16 +35,6 @@ class _LeastSquaresModel(LinearModel):
     def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
         return cls(coef=coef, intercept=intercept, classes=classes, T=T,
                    eta0_=attributes["eta0_"], params=params)
-
-
-def _weighted_mean(values, sample_weight):
-    """(1/m) sum_i s_i v_i, the plain mean without weights."""
-    if sample_weight is None:
-        return float(np.mean(values))
-    s = np.asarray(sample_weight, dtype=np.float64)
-    if s.shape != values.shape:
-        raise ValueError(f"sample_weight has shape {s.shape}, expected {values.shape}")
-    return float(np.sum(s * values) / values.shape[0])
 
 
 class CSGDModel(_LeastSquaresModel):
@@ -85,7 +75,7 @@ class CSGDModel(_LeastSquaresModel):
         float
         """
         z, y = self._outputs_and_targets(X, y)
-        return _weighted_mean(0.5 * (np.asarray(y, dtype=np.float64) - z) ** 2, sample_weight)
+        return weighted_mean(0.5 * (np.asarray(y, dtype=np.float64) - z) ** 2, sample_weight)
 
 
 class CAdalineModel(_LeastSquaresModel):
@@ -126,4 +116,4 @@ class CAdalineModel(_LeastSquaresModel):
         """
         Z, y = self._outputs_and_targets(X, y)
         Y = (y[:, None] == self.classes[None, :]).astype(np.float64)
-        return _weighted_mean(0.5 * np.mean((Y - Z) ** 2, axis=1), sample_weight)
+        return weighted_mean(0.5 * np.mean((Y - Z) ** 2, axis=1), sample_weight)

@@ -3,7 +3,7 @@ weights per class, trained as one problem."""
 
 import numpy as np
 
-from pgs.models.base import saved_field
+from pgs.models.base import saved_field, weighted_mean
 from pgs.models.pgs_model import Model, check_saved_training
 from pgs.rules import validation as V
 from pgs.rules.losses import loss_spec, softmax
@@ -77,8 +77,7 @@ class MulticlassModel(Model):
                 idx, len(self.classes) - 1)] != y):
             raise ValueError(f"y holds labels other than the model's classes {self.classes}")
         losses = multiclass_loss(self.params["loss"], Z, idx)
-        return self.regulariser() + float(np.sum(losses * (1.0 if sample_weight is None else
-                                            np.asarray(sample_weight, dtype=float)))) / len(y)
+        return self.regulariser() + weighted_mean(losses, sample_weight)
 
 
 def multiclass_loss(loss, Z, y_index):
