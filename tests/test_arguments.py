@@ -81,8 +81,8 @@ _TARGETS = {
     "train": (lambda **kw: pgs.train(X, Y, **{"T": 20, **kw}),
               ["loss", "p", "sigma", "T", "k", "B", "iterate", "fit_intercept",
                "intercept_scaling", "seed", "epsilon", "sample_weight", "sampling",
-               "callback", "callback_every", "keep_state", "warm_start", "n_threads",
-               "t_offset"]),
+               "callback", "callback_every", "keep_state", "warm_start",
+               "t_offset", "n_jobs", "merge_every"]),
     "train_regression": (lambda **kw: pgs.train(X, Z, **{"T": 20, "loss": "huber", **kw}),
                          ["p", "sigma", "B", "epsilon", "intercept_scaling", "t_offset"]),
     "train_csgd": (lambda **kw: pgs.train_csgd(X, Z, **{"T": 20, **kw}),
@@ -126,3 +126,12 @@ def test_fuzzed_arguments_succeed_or_name_the_argument(target, data):
     name = data.draw(st.sampled_from(_TARGETS[target][1]), label="argument")
     value = data.draw(_VALUES, label="value")
     _call(target, name, value)
+
+
+@pytest.mark.parametrize("name, value, error", [
+    ("n_jobs", "a", TypeError), ("n_jobs", 0, ValueError), ("merge_every", "x", TypeError),
+    ("callback_every", 0, ValueError), ("keep_state", np.ones(2), TypeError)])
+def test_the_default_sigma_search_checks_the_run_arguments(name, value, error):
+    """sigma="auto" (the default) checks the arguments it hands on as a fixed sigma does."""
+    with pytest.raises(error, match=name):
+        pgs.train(X, Y, T=20, **{name: value})

@@ -390,6 +390,8 @@ def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, **kwargs):
     """`pgs.train` with ``sigma="auto"`` and no warm start (`train_on_rows` on
     `InMemoryRows`)."""
     start = time.perf_counter()
+    n_jobs = V.check_count("n_jobs", n_jobs)
+    merge_every = V.check_count("merge_every", merge_every, allow_none=True)
     return train_on_rows(lambda: InMemoryRows(as_csr_buffers(X, check_entries=False), n_jobs,
                                               merge_every), y, start=start, **kwargs)
 
@@ -404,6 +406,8 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
         # (a callback follows one run's iterations; the search runs several candidates)
         raise ValueError("callback needs a fixed sigma: sigma='auto' runs several "
                          "candidates (verbose=1 reports the search and each pass)")
+    V.check_count("callback_every", callback_every, allow_none=True)
+    V.check_bool("keep_state", kwargs.get("keep_state", False))
     V.check_loss(loss)
     sigma_grid, validation_fraction, verbose = check_search(sigma_grid, validation_fraction,
                                                             verbose)
