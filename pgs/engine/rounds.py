@@ -74,12 +74,11 @@ class RoundParams(NamedTuple):
     """A run's constants for its rounds, shared by all the workers (picklable): its
     resolved `pgs.rules.params.Params`, its width and the engine's own settings.
 
-    `extrapolate` (the paper's schedule): each worker of W > 1 starts from ``rho lam`` at
-    offset ``rho (t + t_offset)``, rho its share of the round, so that its local run is
-    plain PGS and the merge averages the workers' dual points. False starts every worker
-    from lam and t unscaled (the delayed-gradient form, which diverges once a round grows
-    past about ``sigma t / L`` iterations; docs/parallel.md). The "asgd" schedule's
-    workers start from the common dual point either way.
+    Under the paper's schedule each worker of W > 1 starts from ``rho lam`` at offset
+    ``rho (t + t_offset)``, rho its share of the round, so that its local run is plain PGS
+    and the merge averages the workers' dual points (the delayed-gradient form, from lam
+    and t unscaled, diverges once a round grows past about ``sigma t / L`` iterations;
+    docs/parallel.md). The "asgd" schedule's workers start from the common dual point.
 
     `merge_step` (the "asgd" schedule): the merge's step gamma, ``x <- x0 + gamma
     sum_w rho_w (x_w - x0)`` for the dual point and the free bias, in rounds where more
@@ -91,7 +90,6 @@ class RoundParams(NamedTuple):
     n_features: int
     merge_every: int = 1
     track_loss: bool = False
-    extrapolate: bool = True
     merge_step: object = None
 
     def solver(self, t_pick, rng, t_offset=None):
@@ -101,15 +99,15 @@ class RoundParams(NamedTuple):
 
 
 def setup(run, sizes, merge_every=None, passes=ROUND_PASSES, track_loss=False,
-          extrapolate=True, merge_step=None):
+          merge_step=None):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
     are split into shards of `sizes` rows, in worker order (`RoundParams` for
-    `extrapolate` and `merge_step`; `merge_every` None: `default_merge_every` of rounds of
+    `merge_step`; `merge_every` None: `default_merge_every` of rounds of
     `passes` passes)."""
     merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k,
                                                      passes)
     params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss),
-                         bool(extrapolate), None if merge_step is None else float(merge_step))
+                         None if merge_step is None else float(merge_step))
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
 
@@ -250,14 +248,12 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     t_offset, t_first = params.resolved.t_offset, int(starts[0]["t"])
     rho = steps / task["round_steps"] if steps else 1.0     # the worker's share
     scale = 1.0
-    if not single and params.resolved.schedule == "pgs" and params.extrapolate:
+    if not single and params.resolved.schedule == "pgs":
         # The paper's schedule: the worker's iterations count 1 .. steps, its iterate is
         # grad r*((lam0 rho + dlam) / ((s + (t0 + t_offset) rho) sigma)): as if the
         # others' gradients were its own (docs/design.md 6b, docs/parallel.md).
         scale = rho
         t_offset, t_first = (t_first + t_offset) * rho, 0
-    elif not single and params.resolved.schedule == "pgs":
-        rho = 1.0
     solvers, lam0s = [], []
     for start in starts:
         lam0 = start["lam"] * scale if scale != 1.0 else start["lam"]
