@@ -153,7 +153,7 @@ def _filled():
         return [str(p) if p.kind == p.VAR_KEYWORD else n
                 for n, p in inspect.signature(target).parameters.items() if n != "self"]
 
-    dask_rest = [n for n in names(pgs.train) if n not in names(pgs.dask.train) + ["n_threads"]]
+    dask_rest = [n for n in names(pgs.train) if n not in names(pgs.dask.train)]
     return [(pgs.train, names(pgs.train)), (pgs.train_csgd, names(pgs.train_csgd)),
             (pgs.train_cadaline, names(pgs.train_cadaline)),
             (pgs.dask.train, names(pgs.dask.train) + dask_rest),

@@ -77,17 +77,6 @@ def test_train_split_run_same_bits_on_chosen_rows():
     np.testing.assert_array_equal(split.full_weights(), whole.full_weights())
 
 
-def test_n_threads_is_deprecated_and_changes_nothing():
-    """The mini-batch threads are gone: n_threads warns and the model is the same bits."""
-    X, y = _narrow()
-    kw = dict(loss="logistic", p=1.8, sigma=1e-2, T=50, k=16, seed=2, iterate="last")
-    with pytest.warns(DeprecationWarning, match="n_threads"):
-        threaded = pgs.train(X, y, n_threads=2, **kw)
-    np.testing.assert_array_equal(threaded.coef, pgs.train(X, y, **kw).coef)
-    with pytest.raises(ValueError, match="n_threads"):
-        pgs.train(X, y, n_threads=0, **kw)
-
-
 def test_a_long_train_is_interrupted_by_ctrl_c(tmp_path):
     """pgs.train returns to Python between chunks of the kernel: SIGINT during a run of
     10^12 iterations (hours) raises KeyboardInterrupt (the process would otherwise run

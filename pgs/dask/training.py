@@ -157,7 +157,7 @@ def _fetch(client, array, timeout, what):
                            f"timeout={timeout:g} s (raise timeout= for longer tasks)") from None
 
 
-@fill_doc("dask", kwargs_of=_pgs_train, exclude=("n_threads",))
+@fill_doc("dask", kwargs_of=_pgs_train)
 def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=None,
           callback=None, callback_every=None, keep_state=False, timeout=None, **kwargs):
     """Train a PGS model on a Dask cluster: parallel PGS by merging dual states.
@@ -200,7 +200,7 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     KeyboardInterrupt
         Ctrl-C: the fit's tasks are cancelled on the cluster first.
     """
-    for name in ("n_threads", "fixed_rows", "known_classes", "row_stats"):
+    for name in ("fixed_rows", "known_classes", "row_stats"):
         if name in kwargs:
             raise TypeError(f"pgs.dask.train() got an unexpected keyword argument {name!r}")
     return _train(X, y, client=client, n_jobs=n_jobs, merge_every=merge_every,

@@ -93,8 +93,6 @@ warm_start : Model, optional
     same width: runs `T` more iterations of its state and PRNG stream. For "last" and "average",
     T1 then T2 iterations equal T1 + T2 at once, bit for bit. Its "auto" values (eta0,
     intercept_scaling, t_offset) are kept: no row is scanned.
-n_threads : None
-    Deprecated, no effect (passing it warns): the mini-batch threads were removed.
 t_offset : float >= 0 or "auto", default "auto"
     The "pgs" schedule's offset t0 (ignored by "asgd"): steps :math:`1/(\sigma(t + t_0))`, dual
     averaging with the proximal term :math:`t_0 \sigma r(w)` (Xiao 2010), whose random or
@@ -235,16 +233,16 @@ def entry(name, contexts=()):
     raise KeyError(f"no description of the parameter {name!r} in {contexts}")
 
 
-def fill_doc(*contexts, kwargs_of=None, exclude=()):
+def fill_doc(*contexts, kwargs_of=None):
     """Decorator: the docstring line ``{parameters}`` becomes the entries of the function's
     (or class's ``__init__``'s) parameters; ``**kwargs`` stands for the keyword parameters
-    of `kwargs_of` that the signature lacks (but `exclude`), each described too."""
+    of `kwargs_of` that the signature lacks, each described too."""
     def decorate(obj):
         params = inspect.signature(obj.__init__ if isinstance(obj, type) else obj).parameters
         names = [str(par) if par.kind == par.VAR_KEYWORD else name
                  for name, par in params.items() if name != "self"]
         names += [name for name in (inspect.signature(kwargs_of).parameters if kwargs_of else ())
-                  if name not in params and name not in exclude]
+                  if name not in params]
         if obj.__doc__:         # (not under python -OO)
             indent = re.search(r"^( *)\{parameters\}$", obj.__doc__, re.M).group(1)
             obj.__doc__ = obj.__doc__.replace(indent + "{parameters}", "\n".join(

@@ -5,7 +5,6 @@ turned into a `Model` (`finish`)."""
 import dataclasses
 import functools
 import time
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -174,7 +173,7 @@ def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
 
 
 def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
-            track_loss=False, warm_start=None, n_threads=None, fixed_rows=None,
+            track_loss=False, warm_start=None, fixed_rows=None,
             known_classes=None, row_stats=None, k_above_rows=False, **args):
     """Validate one `train` call and build its solver: its `Params` (`pgs.rules.params.resolve`
     of `args`, `pgs.train`'s training arguments, `pgs.DEFAULTS` for those not given) and
@@ -183,10 +182,6 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
     `pgs.rules.defaults.row_stats`)."""
     if warm_start is not None and not isinstance(warm_start, Model):
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
-    if n_threads is not None:
-        V.check_count("n_threads", n_threads)
-        warnings.warn("n_threads has no effect (the mini-batch threads were removed) and "
-                      "will be removed", DeprecationWarning, stacklevel=3)
     seq = seed_sequence(seed)
     if known_classes is None:
         known_classes = getattr(warm_start, "classes", None)

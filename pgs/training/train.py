@@ -13,7 +13,7 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
           fit_intercept=D.DEFAULTS["fit_intercept"], intercept=D.DEFAULTS["intercept"],
           intercept_scaling=D.DEFAULTS["intercept_scaling"], seed=None,
           epsilon=D.DEFAULTS["epsilon"], sample_weight=None, sampling=D.DEFAULTS["sampling"],
-          callback=None, callback_every=None, keep_state=False, warm_start=None, n_threads=None,
+          callback=None, callback_every=None, keep_state=False, warm_start=None,
           t_offset=D.DEFAULTS["t_offset"], sigma_grid=D.DEFAULTS["sigma_grid"],
           validation_fraction=D.DEFAULTS["validation_fraction"], n_jobs=1, merge_every=None,
           max_passes=D.DEFAULTS["max_passes"], verbose=0):
