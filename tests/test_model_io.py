@@ -172,23 +172,6 @@ def test_other_kinds_need_format_version_2(tmp_path, kind):
     assert header["attributes"] == {"eta0_": model.eta0_}
 
 
-def test_file_without_kind_loads_as_model(tmp_path):
-    """Files written before the kind field (format version 1) still load as pgs.Model."""
-    X, y = small_problem(7)
-    model = pgs.train(X, y, loss="squared", sigma=1e-3, seed=2)
-    model.save(tmp_path / "m.npz")
-
-    def version_1(header):
-        del header["kind"], header["attributes"]
-        header["format_version"] = 1
-
-    _rewrite_header(tmp_path / "m.npz", tmp_path / "old.npz", version_1)
-    loaded = pgs.load_model(tmp_path / "old.npz")
-    assert type(loaded) is pgs.Model
-    assert_same_model(model, loaded, X)
-    assert repr(loaded) == repr(model)
-
-
 def test_unknown_kind_and_damaged_fields(tmp_path):
     X, y = small_problem(8)
     pgs.train_csgd(X, y, T=500, seed=0).save(tmp_path / "m.npz")
@@ -399,7 +382,8 @@ def test_loading_a_large_model_needs_the_array_once(tmp_path):
     n = 20_000_000
     model = pgs.Model(coef=np.zeros(n), intercept=0.5, iteration=1, T=1, classes=None,
                       params=dict(loss="squared", p=2.0, sigma=1e-4, epsilon=0.0,
-                                  fit_intercept=True, intercept_scaling=1.0))
+                                  fit_intercept=True, intercept_scaling=1.0,
+                                  intercept="column", schedule="pgs"))
     model.coef[::1000] = 1.5
     buf = io.BytesIO()
     model.save(buf)

@@ -2,10 +2,10 @@
 `load_model` knows them all as soon as any part of this package is imported."""
 
 from pgs.models.csgd_model import CAdalineModel, CSGDModel
-from pgs.models.file_format import register_kind
+from pgs.models.file_format import MODEL_KINDS
 from pgs.models.multiclass import MulticlassModel
 from pgs.models.ovr import OneVsRestModel
 from pgs.models.pgs_model import Model
 
-for _cls in (Model, CSGDModel, CAdalineModel, OneVsRestModel, MulticlassModel):
-    register_kind(_cls._kind, _cls)
+MODEL_KINDS.update((cls._kind, cls) for cls in (Model, CSGDModel, CAdalineModel,
+                                                OneVsRestModel, MulticlassModel))

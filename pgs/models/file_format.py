@@ -16,8 +16,8 @@ readable with ``numpy.load(path, allow_pickle=False)`` (format version 2):
 
 ``format_version`` is the oldest version whose readers load the file right: 1 for a
 `pgs.Model` (version-1 readers ignore ``kind`` and ``attributes``), 2 for the other kinds.
-Newer versions are refused; a file without ``kind`` is a `pgs.Model`. The models import this
-module and pgs/models/__init__.py registers them (`register_kind`), never the other way round.
+Newer versions are refused. The models import this module and pgs/models/__init__.py fills
+`MODEL_KINDS`, never the other way round.
 """
 
 import json
@@ -36,55 +36,31 @@ from pgs.rules.validation import is_int, is_real
 FORMAT_NAME = "pgs-model"
 #: The newest format version this pgs reads and writes.
 FORMAT_VERSION = 2
-#: The kind of a file without a ``kind`` field (format version 1).
-LEGACY_KIND = "pgs"
 #: The format version each kind needs; kinds not listed need `FORMAT_VERSION`.
 _KIND_VERSIONS = {"pgs": 1}
 
-#: kind -> model class, filled by `register_kind` (every kind, in pgs/models/__init__.py).
+#: kind -> model class (every kind: pgs/models/__init__.py fills it).
 MODEL_KINDS = {}
-
-
-def register_kind(kind, cls):
-    """Make `load_model` return instances of `cls` (a `pgs.models.base.LinearModel`) for
-    files whose header names `kind`."""
-    if not isinstance(kind, str) or not kind:
-        raise TypeError(f"kind must be a non-empty str, got kind={kind!r}")
-    other = MODEL_KINDS.get(kind)
-    # The same class registering again (a reloaded module) is not a clash.
-    if other is not None and _class_name(other) != _class_name(cls):
-        raise ValueError(f"kind={kind!r} is already registered for {_class_name(other)}")
-    MODEL_KINDS[kind] = cls
-
-
-def _class_name(cls):
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _json_value(v):
     """`v` as a JSON-compatible value, or raise TypeError."""
-    if v is None or isinstance(v, (bool, str)):
-        return v
-    if isinstance(v, (np.bool_,)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float):
         return v if math.isfinite(v) else {"float": repr(v)}  # (JSON has no inf/nan)
     if isinstance(v, (list, tuple)):
         return [_json_value(x) for x in v]
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
     raise TypeError(type(v).__name__)
 
 
-def _from_json_value(v):
-    if isinstance(v, dict) and set(v) == {"float"}:
-        if v["float"] not in ("inf", "-inf", "nan"):
-            raise ValueError(f"{{'float': {v['float']!r}}} is not a saved inf or nan")
-        return float(v["float"])
-    if isinstance(v, list):
-        return [_from_json_value(x) for x in v]
-    return v
+def _saved_float(obj):
+    """`_json_value`'s stand-in for inf or nan, read back as the float (json.loads' hook)."""
+    if set(obj) == {"float"} and obj["float"] in ("inf", "-inf", "nan"):
+        return float(obj["float"])
+    return obj
 
 
 def _classes_array(classes):
@@ -194,7 +170,7 @@ def _load_archive(zf, name):
     text = _read_member(zf, members["header.npy"], name, "header", kinds="U", shape=(),
                         max_items=MAX_HEADER_CHARS)[()]
     try:
-        header = json.loads(str(text))
+        header = json.loads(str(text), object_hook=_saved_float)
     except ValueError as exc:
         raise _Damaged(f"{name} is not a pgs model file (header is not JSON: {exc})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
@@ -205,10 +181,8 @@ def _load_archive(zf, name):
         raise _Damaged(f"{name} uses model format version {version!r} (written by pgs "
                        f"{header.get('pgs_version')}), but this pgs {__version__} reads "
                        f"versions 1 to {FORMAT_VERSION}; upgrade pgs to load it")
-    kind = header.get("kind", LEGACY_KIND)
-    if not isinstance(kind, str):
-        raise _Damaged(f"{name} is damaged: header field 'kind' must be a string, got {kind!r}")
-    cls = MODEL_KINDS.get(kind)
+    kind = header.get("kind")
+    cls = MODEL_KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise _Damaged(f"{name} holds a model of kind {kind!r}, which this pgs "
                        f"{__version__} does not know (it knows {', '.join(MODEL_KINDS)})")
@@ -260,8 +234,6 @@ def _load_archive(zf, name):
 
 #: Largest header (characters of JSON) `load_model` reads.
 MAX_HEADER_CHARS = 2**24
-#: Bytes `_read_member` reads at a time (the only memory it needs beyond the array).
-READ_BLOCK = 2**22
 #: The dtype kinds of `classes` for each ``classes_kind``.
 _CLASSES_DTYPE_KINDS = {"number": "biuf", "string": "U", "bytes": "S"}
 
@@ -286,7 +258,7 @@ def _check_header(header, name):
         bad("n_features", "an integer >= 1")
     if fields["iteration"] > fields["T"]:
         bad("iteration", f"an integer <= T={fields['T']}")
-    intercept = _from_json_value(header.get("intercept"))
+    intercept = header.get("intercept")
     numbers = intercept if isinstance(intercept, list) else [intercept]
     if not all(is_real(v) and abs(v) <= _MAX_FLOAT for v in numbers):
         bad("intercept", "a finite number or a list of finite numbers")
@@ -300,22 +272,23 @@ def _check_header(header, name):
         value = header.get(field, {})
         if not isinstance(value, dict):
             bad(field, "an object")
-        fields[field] = {k: _from_json_value(v) for k, v in value.items()}
+        fields[field] = value
     return fields
 
 
 def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=False):
-    """Array `what` of the archive, read once into its final array after its npy header
-    is checked: dtype kind in `kinds` (native or byte-swapped), the given shape."""
+    """Array `what` of the archive, read by numpy (no pickle) after its npy header is
+    checked: dtype kind in `kinds` (native or byte-swapped), the given shape; so a header
+    cannot make it allocate an array the file's header does not describe."""
     def damaged(fault):
         return _Damaged(f"{name} is damaged: {what} {fault}")
 
     with zf.open(info) as fp:
         version = np.lib.format.read_magic(fp)
         if version == (1, 0):
-            got_shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+            got_shape, _, dtype = np.lib.format.read_array_header_1_0(fp)
         elif version == (2, 0):
-            got_shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+            got_shape, _, dtype = np.lib.format.read_array_header_2_0(fp)
         else:
             raise damaged(f"is stored in npy format version {version}, which pgs does not read")
         if dtype.kind not in kinds or dtype.hasobject or dtype.fields is not None \
@@ -327,32 +300,18 @@ def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=F
             raise damaged(f"has shape {tuple(got_shape)}, the header says {tuple(shape)}")
         if max_items is not None and dtype.itemsize > 4 * max_items:
             raise damaged(f"is too long ({dtype})")
-        # Read in blocks straight into the array: no second copy of it, ever.
-        native = dtype.newbyteorder("=")
-        arr = np.empty(shape, dtype=native, order="F" if fortran else "C")
-        buf = memoryview(arr.reshape(-1, order="A").view(np.uint8))
-        pos = 0
-        while pos < buf.nbytes:
-            chunk = fp.read(min(READ_BLOCK, buf.nbytes - pos))
-            if not chunk:
-                raise damaged(f"is truncated ({pos} of {buf.nbytes} bytes)")
-            buf[pos:pos + len(chunk)] = chunk
-            pos += len(chunk)
-        if fp.read(1):
+        fp.seek(0)
+        # (read in blocks into the array it returns: a model loads in one array's memory)
+        arr = np.lib.format.read_array(fp, allow_pickle=False)
+        if fp.read(1):          # (also reads to the end, where zipfile checks the CRC)
             raise damaged(f"holds more data than its shape {tuple(shape)}")
-    if dtype.byteorder not in ("=", "|") and dtype != native:
-        arr.byteswap(inplace=True)
-    if finite and arr.dtype.kind == "f" and not _all_finite(arr):
+    if not arr.dtype.isnative:
+        arr = arr.byteswap(inplace=True).view(arr.dtype.newbyteorder("="))
+    # (min and max: no temporary as large as the array)
+    if finite and arr.dtype.kind == "f" and not (np.isfinite(arr.min())
+                                                 and np.isfinite(arr.max())):
         raise damaged("holds NaN or infinity")
     return arr
-
-
-def _all_finite(arr):
-    """True when every value of the float array is finite (checked in blocks: no
-    temporary as large as the array)."""
-    flat = arr.reshape(-1, order="A")
-    step = READ_BLOCK // 8
-    return all(np.isfinite(flat[i:i + step]).all() for i in range(0, flat.shape[0], step))
 
 
 def _kind_names(kinds):

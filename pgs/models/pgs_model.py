@@ -6,7 +6,7 @@ from pgs._core import mean_loss
 from pgs.models.base import LinearModel, saved_field
 from pgs.rules import validation as V
 from pgs.rules.data import two_class_signs
-from pgs.rules.defaults import INTERCEPTS, LEGACY_PARAMS, SCHEDULES
+from pgs.rules.defaults import INTERCEPTS, SCHEDULES
 from pgs.rules.losses import LOSS_NAMES
 from pgs.rules.params import column_value
 
@@ -59,8 +59,6 @@ class Model(LinearModel):
         if (classes is not None) != (loss in V.CLASSIFICATION_LOSSES):
             raise ValueError(f"loss={loss!r} and {'' if classes is not None else 'no '}"
                              f"classes do not go together")
-        for key, value in LEGACY_PARAMS.items():       # (files written before them)
-            params.setdefault(key, value)
         check_saved_training(params)
         if saved_field(params, "epsilon") is None:     # (train saves the value used)
             raise ValueError("epsilon must be a number, got None")

@@ -47,9 +47,6 @@ PAPER = MappingProxyType(dict(
     intercept_scaling=1.0,
 ))
 
-#: What a model saved before the schedules and the free intercept was trained with.
-LEGACY_PARAMS = MappingProxyType(dict(schedule="pgs", eta0=None, intercept="column"))
-
 #: "auto" intercept_scaling as a fraction of the root-mean-square row norm (measured on
 #: L2-normalised sparse text: bench/experiments/exp_ovr_gap.py).
 AUTO_INTERCEPT_FRACTION = 0.3

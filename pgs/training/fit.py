@@ -33,7 +33,7 @@ def _check_warm_start(warm_start, params, n_features):
         raise ValueError(f"warm_start model has {warm_start.n_features} features, "
                          f"X has {n_features}")
     for key in _WARM_START_KEYS:
-        saved, now = warm_start.params.get(key, D.LEGACY_PARAMS.get(key)), getattr(params, key)
+        saved, now = warm_start.params.get(key), getattr(params, key)
         if saved != now:
             raise ValueError(f"warm_start model was trained with {key}="
                              f"{saved!r}, this call has {key}={now!r}")
