@@ -5,12 +5,7 @@ import pytest
 
 import pgs
 from pgs.cli.demo import make_sparse_classification
-from pgs.models.ovr import (
-    OneVsRestModel,
-    class_probabilities,
-    model_from_estimator,
-    save_estimator,
-)
+from pgs.models.ovr import OneVsRestModel, model_from_estimator, save_estimator
 
 pytest.importorskip("sklearn")
 from pgs.estimators import PGSClassifier, PGSRegressor  # noqa: E402
@@ -40,10 +35,10 @@ def test_classifier_round_trip(problem, tmp_path, loss, kind):
     np.testing.assert_array_equal(model.decision_function(X), est.decision_function(X))
     np.testing.assert_array_equal(model.classes, est.classes_)
     if loss in ("logistic", "modified_huber"):
-        np.testing.assert_array_equal(class_probabilities(model, X), est.predict_proba(X))
+        np.testing.assert_array_equal(model.predict_proba(X), est.predict_proba(X))
     else:
         with pytest.raises(ValueError, match="probabilistic loss"):
-            class_probabilities(model, X)
+            model.predict_proba(X)
 
 
 def test_regressor_round_trip(problem, tmp_path):
@@ -57,7 +52,7 @@ def test_regressor_round_trip(problem, tmp_path):
     assert model.objective(X, target) == pytest.approx(
         model_from_estimator(est).objective(X, target), rel=0, abs=0)
     with pytest.raises(ValueError, match="regressor"):
-        class_probabilities(model, X)
+        model.predict_proba(X)
 
 
 def test_unfitted_estimator_is_refused():

@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from pgs.models import file_format
+from pgs.rules.losses import LOSS_SPECS, ovr_probabilities
 
 
 def saved_field(fields, key, where="params"):
@@ -50,6 +51,8 @@ class LinearModel:
     _kind = None
     #: Dimensions of `coef`: 1 for one output, 2 for one row of weights per output.
     _coef_ndim = 1
+    #: The attributes beyond the base's that the file keeps (JSON-able values).
+    _saved_attributes = ()
 
     def __init__(self, *, coef, intercept, iteration, T, classes, params):
         self.coef = coef
@@ -155,6 +158,28 @@ class LinearModel:
             raise ValueError(f"y has shape {y.shape}, expected {z.shape[:1]}")
         return z, y
 
+    def predict_proba(self, X):
+        """Class probabilities of a classifier trained with a probabilistic loss, as the
+        estimators' ``predict_proba`` gives them.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes), columns in the order of `classes`
+        """
+        if self.classes is None:
+            raise ValueError("probabilities need a classifier; this model is a regressor")
+        loss = self.params.get("loss")
+        spec = LOSS_SPECS.get(loss)
+        if spec is None or not spec.probabilistic:
+            names = ", ".join(name for name, s in LOSS_SPECS.items() if s.probabilistic)
+            raise ValueError(f"probabilities need a probabilistic loss ({names}); the model "
+                             f"was trained with loss={loss!r}")
+        return ovr_probabilities(spec.proba(self.decision_function(X)))
+
     def save(self, path):
         """Write the model to `path` as a portable, pickle-free ``.npz``
         (`pgs.models.file_format`); `pgs.load_model` reads it back as a model of this class.
@@ -165,17 +190,8 @@ class LinearModel:
         """
         file_format.save_model(self, path)
 
-    def _saved_attributes(self):
-        """The attributes beyond the base's that the file must keep, as a JSON-able dict."""
-        return {}
-
     @classmethod
-    def _check_saved(cls, params, attributes, classes):
-        """Raise ValueError or TypeError naming a bad or missing field this class needs (the
-        base needs none); `pgs.load_model` calls it before `_from_saved`."""
-
-    @classmethod
-    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
-        """The model `pgs.load_model` rebuilds from a file's fields."""
-        return cls(coef=coef, intercept=intercept, iteration=iteration, T=T,
-                   classes=classes, params=params)
+    def _from_saved(cls, *, params, attributes, **fields):
+        """The model `pgs.load_model` rebuilds from a file's fields, once a subclass has
+        checked those it needs (a ValueError or TypeError naming a bad or missing one)."""
+        return cls(params=params, **fields)

@@ -16,25 +16,21 @@ def check_variant(variant):
 class _LeastSquaresModel(LinearModel):
     """What the CSGD models share: the step size used (``eta0_``), saved with them."""
 
+    _saved_attributes = ("eta0_",)
+
     def __init__(self, *, coef, intercept, T, eta0_, params, classes=None):
         super().__init__(coef=coef, intercept=intercept, iteration=T, T=T, classes=classes,
                          params=params)
         self.eta0_ = float(eta0_)
 
-    def _saved_attributes(self):
-        return {"eta0_": self.eta0_}
-
     @classmethod
-    def _check_saved(cls, params, attributes, classes):
+    def _from_saved(cls, *, params, attributes, classes, iteration, **fields):
         check_variant(saved_field(params, "variant"))
-        V.check_positive("eta0_", saved_field(attributes, "eta0_", "attributes"))
+        eta0_ = V.check_positive("eta0_", saved_field(attributes, "eta0_", "attributes"))
         if (classes is not None) != (cls._coef_ndim == 2):
-            raise ValueError(cls._classes_error)
-
-    @classmethod
-    def _from_saved(cls, *, coef, intercept, iteration, T, classes, params, attributes):
-        return cls(coef=coef, intercept=intercept, classes=classes, T=T,
-                   eta0_=attributes["eta0_"], params=params)
+            raise ValueError(f"a model of kind {cls._kind!r} "
+                             f"{'needs classes' if cls._coef_ndim == 2 else 'has no classes'}")
+        return cls(params=params, classes=classes, eta0_=eta0_, **fields)
 
 
 class CSGDModel(_LeastSquaresModel):
@@ -55,7 +51,6 @@ class CSGDModel(_LeastSquaresModel):
     """
 
     _kind = "csgd"
-    _classes_error = "a CSGD model has no classes"
 
     def _repr_fields(self):
         return [f"variant={self.params['variant']!r}", f"T={self.T}", f"eta0_={self.eta0_:.4g}"]
@@ -94,7 +89,6 @@ class CAdalineModel(_LeastSquaresModel):
 
     _kind = "cadaline"
     _coef_ndim = 2
-    _classes_error = "a C-Adaline model needs its classes"
 
     def _repr_fields(self):
         return [f"variant={self.params['variant']!r}", f"T={self.T}",

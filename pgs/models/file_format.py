@@ -104,7 +104,7 @@ def save_model(model, path):
         "kind": kind, "pgs_version": __version__, "intercept": _json_value(intercept),
         "iteration": int(model.iteration), "T": int(model.T), "n_features": int(coef.shape[-1]),
         "classes_kind": classes_kind, "params": params, "params_not_stored": not_stored,
-        "attributes": {k: _json_value(v) for k, v in model._saved_attributes().items()},
+        "attributes": {k: _json_value(getattr(model, k)) for k in model._saved_attributes},
     }
     arrays["header"] = np.array(json.dumps(header, sort_keys=True))
     if hasattr(path, "write"):
@@ -127,8 +127,8 @@ def load_model(path):
 
     Returns
     -------
-    pgs.Model, CSGDModel or CAdalineModel
-        The class that was saved; `pgs.Model` for files without a ``kind``.
+    pgs.Model, MulticlassModel, OneVsRestModel, CSGDModel or CAdalineModel
+        The class that was saved.
 
     Raises
     ------
@@ -220,16 +220,12 @@ def _load_archive(zf, name):
             raise _Damaged(f"{name} is damaged: classes must be distinct and sorted, "
                            f"got {classes!r}")
     try:
-        cls._check_saved(fields["params"], fields["attributes"], classes)
-    except (TypeError, ValueError) as exc:
-        raise _Damaged(f"{name} is damaged: {exc}") from None
-    try:
         return cls._from_saved(coef=coef, intercept=intercept, iteration=fields["iteration"],
                                T=fields["T"], classes=classes, params=fields["params"],
                                attributes=fields["attributes"])
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-        # (a safety net: the constructors convert the fields checked above)
-        raise _Damaged(f"{name} is damaged: {type(exc).__name__}: {exc}") from None
+        # (the checks of _from_saved, and a safety net for the fields they convert)
+        raise _Damaged(f"{name} is damaged: {exc}") from None
 
 
 #: Largest header (characters of JSON) `load_model` reads.
@@ -291,11 +287,9 @@ def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=F
             got_shape, _, dtype = np.lib.format.read_array_header_2_0(fp)
         else:
             raise damaged(f"is stored in npy format version {version}, which pgs does not read")
-        if dtype.kind not in kinds or dtype.hasobject or dtype.fields is not None \
-                or dtype.subdtype is not None:
+        # (object, structured and sub-array dtypes are of kind "O" or "V")
+        if dtype.kind not in kinds or (kinds == "f" and dtype.itemsize != 8):
             raise damaged(f"has dtype {dtype}, expected {_kind_names(kinds)}")
-        if kinds == "f" and dtype.itemsize != 8:
-            raise damaged(f"has dtype {dtype}, expected float64")
         if tuple(got_shape) != tuple(shape):
             raise damaged(f"has shape {tuple(got_shape)}, the header says {tuple(shape)}")
         if max_items is not None and dtype.itemsize > 4 * max_items:

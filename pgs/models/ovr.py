@@ -6,9 +6,6 @@ a regressor or a binary classifier of a PGS loss is a `pgs.Model`; a one-vs-rest
 import numpy as np
 
 from pgs.models.base import LinearModel
-from pgs.models.multiclass import MulticlassModel
-from pgs.models.pgs_model import Model
-from pgs.rules.losses import LOSS_SPECS, ovr_probabilities
 
 
 class OneVsRestModel(LinearModel):
@@ -38,19 +35,6 @@ class OneVsRestModel(LinearModel):
         z = super().decision_function(X)
         return z[:, 0] if z.shape[1] == 1 else z
 
-    def predict_proba(self, X):
-        """Class probabilities, as `PGSClassifier.predict_proba` gives them.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
-        return class_probabilities(self, X)
-
 
 def model_from_estimator(estimator):
     """A fitted `PGSClassifier` or `PGSRegressor` as a `pgs.Model` or `OneVsRestModel` that
@@ -60,15 +44,12 @@ def model_from_estimator(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted: call fit first")
     first = models[0]
     classes = getattr(estimator, "classes_", None)
-    if isinstance(first, MulticlassModel):         # (a K-output loss: one model of K rows)
-        return MulticlassModel(coef=first.coef, intercept=first.intercept,
-                               iteration=first.iteration, T=first.T,
-                               classes=np.asarray(classes), params=first.params)
     if classes is None or (len(models) == 1 and first.params["loss"] != "squared"):
-        # A regressor, or one PGS problem whose -1/+1 are classes_[0]/classes_[1].
-        return Model(coef=first.coef, intercept=first.intercept, iteration=first.iteration,
-                     T=first.T, classes=None if classes is None else np.asarray(classes),
-                     params=first.params)
+        # A regressor, one K-output model, or one PGS problem whose -1/+1 are
+        # classes_[0]/classes_[1].
+        return type(first)(coef=first.coef, intercept=first.intercept,
+                           iteration=first.iteration, T=first.T, params=first.params,
+                           classes=None if classes is None else np.asarray(classes))
     params = dict(first.params, class_weight=getattr(estimator, "class_weight", None))
     return OneVsRestModel(coef=np.atleast_2d(estimator.coef_), intercept=estimator.intercept_,
                           iteration=first.iteration, T=first.T, classes=np.asarray(classes),
@@ -82,14 +63,5 @@ def save_estimator(estimator, path):
 
 
 def class_probabilities(model, X):
-    """Class probabilities (columns in the order of ``model.classes``) of a `pgs.Model` or
-    `OneVsRestModel` classifier trained with a probabilistic loss."""
-    if model.classes is None:
-        raise ValueError("probabilities need a classifier; this model is a regressor")
-    loss = model.params.get("loss")
-    spec = LOSS_SPECS.get(loss)
-    if spec is None or not spec.probabilistic:
-        names = ", ".join(name for name, s in LOSS_SPECS.items() if s.probabilistic)
-        raise ValueError(f"probabilities need a probabilistic loss ({names}); the model "
-                         f"was trained with loss={loss!r}")
-    return ovr_probabilities(spec.proba(model.decision_function(X)))
+    """``model.predict_proba(X)`` (the command line's name for it)."""
+    return model.predict_proba(X)

@@ -11,17 +11,6 @@ from pgs.rules.losses import LOSS_NAMES
 from pgs.rules.params import column_value
 
 
-def check_saved_training(params):
-    """Check a model file's training arguments that every PGS model has (p, sigma, the
-    intercept's form and value, the schedule): ValueError naming the bad one."""
-    V.check_p(saved_field(params, "p"))
-    V.check_positive("sigma", saved_field(params, "sigma"))
-    V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
-    V.check_choice("intercept", saved_field(params, "intercept"), INTERCEPTS)
-    V.check_choice("schedule", saved_field(params, "schedule"), SCHEDULES)
-    V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
-
-
 class Model(LinearModel):
     """A linear model trained by the Primal Gradient Solver (a `LinearModel` with its objective).
 
@@ -53,16 +42,24 @@ class Model(LinearModel):
                 f"sigma={self.params['sigma']}", f"T={self.T}", f"iteration={self.iteration}"]
 
     @classmethod
-    def _check_saved(cls, params, attributes, classes):
+    def _from_saved(cls, *, params, classes, **fields):
         loss = saved_field(params, "loss")
         V.check_loss(loss)
+        if (loss in V.MULTICLASS_LOSSES) != (cls._coef_ndim == 2):
+            raise ValueError(f"loss={loss!r} does not go with a model of kind {cls._kind!r}")
         if (classes is not None) != (loss in V.CLASSIFICATION_LOSSES):
             raise ValueError(f"loss={loss!r} and {'' if classes is not None else 'no '}"
                              f"classes do not go together")
-        check_saved_training(params)
+        V.check_p(saved_field(params, "p"))
+        V.check_positive("sigma", saved_field(params, "sigma"))
+        V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
+        V.check_choice("intercept", saved_field(params, "intercept"), INTERCEPTS)
+        V.check_choice("schedule", saved_field(params, "schedule"), SCHEDULES)
+        V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
         if saved_field(params, "epsilon") is None:     # (train saves the value used)
             raise ValueError("epsilon must be a number, got None")
         V.check_epsilon(loss, params["epsilon"])
+        return super()._from_saved(params=params, classes=classes, **fields)
 
     def full_weights(self):
         """The weights the solver regularises: coef and the constant column's weight (0 for a
