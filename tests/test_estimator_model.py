@@ -5,7 +5,7 @@ import pytest
 
 import pgs
 from pgs.cli.demo import make_sparse_classification
-from pgs.models.ovr import OneVsRestModel, model_from_estimator, save_estimator
+from pgs.models.ovr import OneVsRestModel, model_from_estimator
 
 pytest.importorskip("sklearn")
 from pgs.estimators import PGSClassifier, PGSRegressor  # noqa: E402
@@ -27,7 +27,7 @@ def test_classifier_round_trip(problem, tmp_path, loss, kind):
     X, y, labels = problem
     target = np.where(y > 0, "yes", "no") if kind == "binary" else labels
     est = PGSClassifier(loss=loss, T=3000, random_state=0).fit(X, target)
-    save_estimator(est, tmp_path / "m.npz")
+    model_from_estimator(est).save(tmp_path / "m.npz")
     model = pgs.load_model(tmp_path / "m.npz")
     expected = pgs.Model if kind == "binary" and loss != "squared" else OneVsRestModel
     assert type(model) is expected
@@ -45,7 +45,7 @@ def test_regressor_round_trip(problem, tmp_path):
     X, y, _ = problem
     target = np.asarray(X @ np.arange(200.0) / 100.0).ravel()
     est = PGSRegressor(loss="huber", T=3000, random_state=0).fit(X, target)
-    save_estimator(est, tmp_path / "r.npz")
+    model_from_estimator(est).save(tmp_path / "r.npz")
     model = pgs.load_model(tmp_path / "r.npz")
     assert type(model) is pgs.Model and model.classes is None
     np.testing.assert_array_equal(model.predict(X), est.predict(X))

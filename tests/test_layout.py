@@ -193,7 +193,7 @@ def test_load_model_knows_every_kind_in_a_fresh_interpreter(tmp_path):
     module happened to be imported)."""
     from pgs.estimators import PGSClassifier
     from pgs.models.file_format import MODEL_KINDS
-    from pgs.models.ovr import save_estimator
+    from pgs.models.ovr import model_from_estimator
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 4))
@@ -210,8 +210,8 @@ def test_load_model_knows_every_kind_in_a_fresh_interpreter(tmp_path):
         paths[kind] = tmp_path / f"{kind}.npz"
         model.save(paths[kind])
     paths["ovr"] = tmp_path / "ovr.npz"
-    save_estimator(PGSClassifier(sigma=0.1, T=100, random_state=0).fit(X, y3),
-                   paths["ovr"])
+    model_from_estimator(PGSClassifier(sigma=0.1, T=100, random_state=0).fit(X, y3)).save(
+        paths["ovr"])
     assert set(paths) == set(MODEL_KINDS)
     code = ("import sys; from pgs.models.file_format import load_model; "
             "print(' '.join(type(load_model(p)).__name__ for p in sys.argv[1:]))")

@@ -186,7 +186,7 @@ def test_unknown_kind_and_damaged_fields(tmp_path):
     # a 1-D coef cannot be a C-Adaline model
     _rewrite_header(tmp_path / "m.npz", tmp_path / "ndim.npz",
                     lambda h: h.update(kind="cadaline"))
-    with pytest.raises(ValueError, match="damaged: the intercept must be a list"):
+    with pytest.raises(ValueError, match="damaged: header field 'intercept' must be a list"):
         pgs.load_model(tmp_path / "ndim.npz")
 
 

@@ -187,12 +187,12 @@ def test_model_files_round_trip(loss, tmp_path):
 def test_estimator_and_its_saved_model_agree(tmp_path):
     pytest.importorskip("sklearn")
     from pgs.estimators import PGSClassifier
-    from pgs.models.ovr import save_estimator
+    from pgs.models.ovr import model_from_estimator
 
     X, y = _problem(m=120)
     clf = PGSClassifier(loss="multinomial", sigma=0.01, random_state=0).fit(X, y)
     assert clf.coef_.shape == (K, N)
-    save_estimator(clf, tmp_path / "c.npz")
+    model_from_estimator(clf).save(tmp_path / "c.npz")
     back = pgs.load_model(tmp_path / "c.npz")
     np.testing.assert_array_equal(back.predict(X), clf.predict(X))
     np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))

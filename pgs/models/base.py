@@ -125,14 +125,19 @@ class LinearModel:
         return self.classes[np.argmax(z, axis=1)]
 
     def full_weights(self):
-        """The weights with the intercept appended as the constant column's weight.
+        """The weights the solver trained: coef with the constant column's weight appended
+        (the intercept; for a `pgs.Model`, the intercept over its scaling, and 0 for a free
+        intercept, which is not regularised).
 
         Returns
         -------
         ndarray of shape (n_features + 1,), or (n_outputs, n_features + 1)
         """
-        icpt = np.reshape(self.intercept, self.coef.shape[:-1] + (1,))
+        icpt = np.reshape(self._column_weight(), self.coef.shape[:-1] + (1,))
         return np.append(self.coef, icpt, axis=-1)
+
+    def _column_weight(self):
+        return self.intercept
 
     def objective(self, X, y, sample_weight=None):
         """The training objective on (X, y); each kind of model defines its own.

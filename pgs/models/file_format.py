@@ -3,14 +3,16 @@ readable with ``numpy.load(path, allow_pickle=False)`` (format version 2):
 
 ``header``
     0-d unicode array holding a JSON object: ``format`` ("pgs-model"), ``format_version``,
-    ``kind`` ("pgs": `pgs.Model`; "csgd", "cadaline": `train_csgd`'s and `train_cadaline`'s
-    models; "ovr": a saved estimator's), ``pgs_version``, ``intercept`` (a number, or one per
-    output when ``coef`` is 2-D), ``iteration``, ``T``, ``n_features``, ``classes_kind``
-    ("none", "number", "string" or "bytes"), ``params`` (the training arguments;
-    ``params_not_stored`` names those without a JSON form, restored as None) and
-    ``attributes`` (what the kind keeps beyond these, e.g. ``eta0_``).
+    ``kind`` ("pgs": `pgs.Model`; "multiclass": `pgs.MulticlassModel`; "csgd", "cadaline":
+    `train_csgd`'s and `train_cadaline`'s models; "ovr": a saved estimator's),
+    ``pgs_version``, ``intercept`` (a number, or one per output when ``coef`` is 2-D),
+    ``iteration``, ``T``, ``n_features``, ``classes_kind`` ("none", "number", "string" or
+    "bytes"), ``params`` (the training arguments; ``params_not_stored`` names those without
+    a JSON form, restored as None) and ``attributes`` (what the kind keeps beyond these,
+    e.g. ``eta0_``).
 ``coef``
-    float64, shape (n_features,), or (n_outputs, n_features) for C-Adaline.
+    float64, shape (n_features,), or (n_outputs, n_features) for the kinds of several
+    outputs ("cadaline", "multiclass", "ovr").
 ``classes``
     Classifiers only: the labels, as a numeric, unicode or bytes array.
 
@@ -186,34 +188,21 @@ def _load_archive(zf, name):
     if cls is None:
         raise _Damaged(f"{name} holds a model of kind {kind!r}, which this pgs "
                        f"{__version__} does not know (it knows {', '.join(MODEL_KINDS)})")
-    fields = _check_header(header, name)
-    n_features = fields["n_features"]
+    fields = _check_header(header, name, cls._coef_ndim)
 
     # The shapes each array must have, from the header, checked before reading the data.
     classes_kind = fields["classes_kind"]
     if (classes_kind == "none") != ("classes.npy" not in members):
         raise _Damaged(f"{name} is damaged: the header says classes_kind={classes_kind!r} but "
                        f"the file {'has' if 'classes.npy' in members else 'has no'} classes array")
-    intercept = fields["intercept"]          # (finite floats: checked by _check_header)
-    n_outputs = None
-    if cls._coef_ndim == 2:
-        if not isinstance(intercept, list) or not intercept:
-            raise _Damaged(f"{name} is damaged: the intercept must be a list of one number "
-                           f"per output for kind {kind!r}, got {intercept!r}")
-        intercept = np.array(intercept, dtype=np.float64)
-        n_outputs = intercept.shape[0]
-        coef_shape = (n_outputs, n_features)
-    elif isinstance(intercept, list):
-        raise _Damaged(f"{name} is damaged: the intercept must be one number for kind "
-                       f"{kind!r}, got {intercept!r}")
-    else:
-        coef_shape = (n_features,)
+    intercept = fields["intercept"]
+    coef_shape = (*np.shape(intercept), fields["n_features"])
     coef = _read_member(zf, members["coef.npy"], name, "coef", kinds="f", shape=coef_shape,
                         finite=True)
     classes = None
     if classes_kind != "none":
         # (one output, or a 1-D coef: two classes, -1/+1; else one output per class)
-        n_classes = n_outputs if n_outputs not in (None, 1) else 2
+        n_classes = max(np.size(intercept), 2)
         classes = _read_member(zf, members["classes.npy"], name, "classes", finite=True,
                                kinds=_CLASSES_DTYPE_KINDS[classes_kind], shape=(n_classes,))
         if not np.all(classes[1:] > classes[:-1]):
@@ -237,8 +226,9 @@ _CLASSES_DTYPE_KINDS = {"number": "biuf", "string": "U", "bytes": "S"}
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
-def _check_header(header, name):
-    """The header's fields, typed and checked (a _Damaged error naming a bad one)."""
+def _check_header(header, name, coef_ndim):
+    """The header's fields, typed and checked (a _Damaged error naming a bad one); the
+    intercept is one float, or an array of one per output when `coef_ndim` is 2."""
     def bad(field, expected):
         value = header.get(field, "<missing>")
         raise _Damaged(f"{name} is damaged: header field {field!r} must be {expected}, "
@@ -255,10 +245,12 @@ def _check_header(header, name):
     if fields["iteration"] > fields["T"]:
         bad("iteration", f"an integer <= T={fields['T']}")
     intercept = header.get("intercept")
-    numbers = intercept if isinstance(intercept, list) else [intercept]
-    if not all(is_real(v) and abs(v) <= _MAX_FLOAT for v in numbers):
-        bad("intercept", "a finite number or a list of finite numbers")
-    fields["intercept"] = ([float(v) for v in intercept] if isinstance(intercept, list)
+    numbers = intercept if coef_ndim == 2 else [intercept]
+    if not (isinstance(numbers, list) and numbers
+            and all(is_real(v) and abs(v) <= _MAX_FLOAT for v in numbers)):
+        bad("intercept", "a list of finite numbers, one per output" if coef_ndim == 2
+            else "a finite number")
+    fields["intercept"] = (np.array(numbers, dtype=np.float64) if coef_ndim == 2
                            else float(intercept))
     classes_kind = header.get("classes_kind")
     if classes_kind not in ("none", *_CLASSES_DTYPE_KINDS):

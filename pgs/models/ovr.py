@@ -56,12 +56,6 @@ def model_from_estimator(estimator):
                           params=params)
 
 
-def save_estimator(estimator, path):
-    """Save a fitted `PGSClassifier` or `PGSRegressor` in the pgs model format (no pickle),
-    atomically; `pgs.load_model` reads it back as `model_from_estimator`'s model."""
-    model_from_estimator(estimator).save(path)
-
-
 def class_probabilities(model, X):
     """``model.predict_proba(X)`` (the command line's name for it)."""
     return model.predict_proba(X)

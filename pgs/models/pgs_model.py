@@ -61,18 +61,10 @@ class Model(LinearModel):
         V.check_epsilon(loss, params["epsilon"])
         return super()._from_saved(params=params, classes=classes, **fields)
 
-    def full_weights(self):
-        """The weights the solver regularises: coef and the constant column's weight (0 for a
-        free intercept, which is not regularised); each class's for a `MulticlassModel`.
-
-        Returns
-        -------
-        ndarray of shape (n_features + 1,), or (n_classes, n_features + 1)
-        """
+    def _column_weight(self):
         scaling = column_value(self.params)
-        w_icpt = np.divide(self.intercept, scaling) if scaling else np.zeros_like(
-            self.intercept, dtype=np.float64)
-        return np.append(self.coef, np.reshape(w_icpt, self.coef.shape[:-1] + (1,)), axis=-1)
+        return (np.divide(self.intercept, scaling) if scaling
+                else np.zeros_like(self.intercept, dtype=np.float64))
 
     def regulariser(self):
         """``sigma sum_c ||w_c||_p^2 / (2 (p - 1))`` over the rows of `full_weights` (one, or
