@@ -32,6 +32,29 @@ class _LeastSquaresModel(LinearModel):
                              f"{'needs classes' if cls._coef_ndim == 2 else 'has no classes'}")
         return cls(params=params, classes=classes, eta0_=eta0_, **fields)
 
+    def objective(self, X, y, sample_weight=None):
+        """The least-squares loss (1/m) sum_i s_i (y_i - <w, x_i> - b)^2 / 2 on (X, y); for
+        C-Adaline, the mean over the classes of (indicator - output)^2 / 2.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+            Targets, or labels from `classes` (C-Adaline).
+        sample_weight : array_like, shape (n_samples,), optional
+            Weights s_i (all ones by default), as in `pgs.Model.objective`.
+
+        Returns
+        -------
+        float
+        """
+        z, y = self._outputs_and_targets(X, y)
+        if self.classes is not None:
+            y = y[:, None] == self.classes[None, :]
+        squares = (np.asarray(y, dtype=np.float64) - z) ** 2
+        return weighted_mean(0.5 * (squares if squares.ndim == 1 else np.mean(squares, axis=1)),
+                             sample_weight)
+
 
 class CSGDModel(_LeastSquaresModel):
     """A least-squares linear model trained by CSGD, NCSGD or plain SGD.
@@ -55,23 +78,6 @@ class CSGDModel(_LeastSquaresModel):
     def _repr_fields(self):
         return [f"variant={self.params['variant']!r}", f"T={self.T}", f"eta0_={self.eta0_:.4g}"]
 
-    def objective(self, X, y, sample_weight=None):
-        """The least-squares loss l(w) = (1/m) sum_i s_i (y_i - <w, x_i> - b)^2 / 2 on (X, y).
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n_samples, n_features)
-        y : array_like, shape (n_samples,)
-        sample_weight : array_like, shape (n_samples,), optional
-            Weights s_i (all ones by default), as in `pgs.Model.objective`.
-
-        Returns
-        -------
-        float
-        """
-        z, y = self._outputs_and_targets(X, y)
-        return weighted_mean(0.5 * (np.asarray(y, dtype=np.float64) - z) ** 2, sample_weight)
-
 
 class CAdalineModel(_LeastSquaresModel):
     """A multiclass linear classifier: one least-squares regressor per class, predicting the
@@ -93,21 +99,3 @@ class CAdalineModel(_LeastSquaresModel):
     def _repr_fields(self):
         return [f"variant={self.params['variant']!r}", f"T={self.T}",
                 f"n_classes={self.classes.shape[0]}"]
-
-    def objective(self, X, y, sample_weight=None):
-        """Mean over rows (weighted by s_i) and classes of (indicator - output)^2 / 2.
-
-        Parameters
-        ----------
-        X : array_like or sparse matrix, shape (n_samples, n_features)
-        y : array_like, shape (n_samples,)
-            Labels from `classes`.
-        sample_weight : array_like, shape (n_samples,), optional
-
-        Returns
-        -------
-        float
-        """
-        Z, y = self._outputs_and_targets(X, y)
-        Y = (y[:, None] == self.classes[None, :]).astype(np.float64)
-        return weighted_mean(0.5 * np.mean((Y - Z) ** 2, axis=1), sample_weight)
