@@ -68,12 +68,8 @@ def _saved_float(obj):
 def _classes_array(classes):
     """`classes` as a numeric, unicode or bytes array, and its ``classes_kind``."""
     arr = np.asarray(classes)
-    if arr.dtype.kind == "O":       # (Python labels: all strings, all bytes or all numbers)
-        items = arr.tolist()
-        for types, dtype in ((str, str), (bytes, bytes), ((int, float, np.number), None)):
-            if all(isinstance(c, types) and not isinstance(c, bool) for c in items):
-                arr = np.array(items, dtype=dtype)
-                break
+    if arr.dtype.kind == "O":       # (Python labels: numpy finds their common dtype)
+        arr = np.array(arr.tolist())
     for kind, dtype_kinds in _CLASSES_DTYPE_KINDS.items():
         if arr.dtype.kind in dtype_kinds:
             return arr, kind
@@ -100,10 +96,10 @@ def save_model(model, path):
     classes_kind = "none"
     if model.classes is not None:
         arrays["classes"], classes_kind = _classes_array(model.classes)
-    intercept = model.intercept if coef.ndim == 1 else np.asarray(model.intercept).tolist()
     header = {
         "format": FORMAT_NAME, "format_version": _KIND_VERSIONS.get(kind, FORMAT_VERSION),
-        "kind": kind, "pgs_version": __version__, "intercept": _json_value(intercept),
+        "kind": kind, "pgs_version": __version__,
+        "intercept": _json_value(np.asarray(model.intercept).tolist()),
         "iteration": int(model.iteration), "T": int(model.T), "n_features": int(coef.shape[-1]),
         "classes_kind": classes_kind, "params": params, "params_not_stored": not_stored,
         "attributes": {k: _json_value(getattr(model, k)) for k in model._saved_attributes},
