@@ -193,13 +193,12 @@ def _load_archive(zf, name):
                        f"the file {'has' if 'classes.npy' in members else 'has no'} classes array")
     intercept = fields["intercept"]
     coef_shape = (*np.shape(intercept), fields["n_features"])
-    coef = _read_member(zf, members["coef.npy"], name, "coef", kinds="f", shape=coef_shape,
-                        finite=True)
+    coef = _read_member(zf, members["coef.npy"], name, "coef", kinds="f", shape=coef_shape)
     classes = None
     if classes_kind != "none":
         # (one output, or a 1-D coef: two classes, -1/+1; else one output per class)
         n_classes = max(np.size(intercept), 2)
-        classes = _read_member(zf, members["classes.npy"], name, "classes", finite=True,
+        classes = _read_member(zf, members["classes.npy"], name, "classes",
                                kinds=_CLASSES_DTYPE_KINDS[classes_kind], shape=(n_classes,))
         if not np.all(classes[1:] > classes[:-1]):
             raise _Damaged(f"{name} is damaged: classes must be distinct and sorted, "
@@ -217,6 +216,8 @@ def _load_archive(zf, name):
 MAX_HEADER_CHARS = 2**24
 #: The dtype kinds of `classes` for each ``classes_kind``.
 _CLASSES_DTYPE_KINDS = {"number": "biuf", "string": "U", "bytes": "S"}
+#: The names of those dtype kinds (and coef's) in messages.
+_DTYPE_NAMES = {"biuf": "numbers", "U": "unicode", "S": "bytes", "f": "float64"}
 
 
 _MAX_FLOAT = float(np.finfo(np.float64).max)
@@ -260,10 +261,11 @@ def _check_header(header, name, coef_ndim):
     return fields
 
 
-def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=False):
+def _read_member(zf, info, name, what, *, kinds, shape, max_items=None):
     """Array `what` of the archive, read by numpy (no pickle) after its npy header is
     checked: dtype kind in `kinds` (native or byte-swapped), the given shape; so a header
-    cannot make it allocate an array the file's header does not describe."""
+    cannot make it allocate an array the file's header does not describe. Floats must be
+    finite."""
     def damaged(fault):
         return _Damaged(f"{name} is damaged: {what} {fault}")
 
@@ -277,7 +279,7 @@ def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=F
             raise damaged(f"is stored in npy format version {version}, which pgs does not read")
         # (object, structured and sub-array dtypes are of kind "O" or "V")
         if dtype.kind not in kinds or (kinds == "f" and dtype.itemsize != 8):
-            raise damaged(f"has dtype {dtype}, expected {_kind_names(kinds)}")
+            raise damaged(f"has dtype {dtype}, expected {_DTYPE_NAMES[kinds]}")
         if tuple(got_shape) != tuple(shape):
             raise damaged(f"has shape {tuple(got_shape)}, the header says {tuple(shape)}")
         if max_items is not None and dtype.itemsize > 4 * max_items:
@@ -290,12 +292,6 @@ def _read_member(zf, info, name, what, *, kinds, shape, max_items=None, finite=F
     if not arr.dtype.isnative:
         arr = arr.byteswap(inplace=True).view(arr.dtype.newbyteorder("="))
     # (min and max: no temporary as large as the array)
-    if finite and arr.dtype.kind == "f" and not (np.isfinite(arr.min())
-                                                 and np.isfinite(arr.max())):
+    if arr.dtype.kind == "f" and not (np.isfinite(arr.min()) and np.isfinite(arr.max())):
         raise damaged("holds NaN or infinity")
     return arr
-
-
-def _kind_names(kinds):
-    names = {"b": "bool", "i": "int", "u": "uint", "f": "float64", "U": "unicode", "S": "bytes"}
-    return " or ".join(names[k] for k in kinds)

@@ -56,9 +56,7 @@ class Model(LinearModel):
         V.check_choice("intercept", saved_field(params, "intercept"), INTERCEPTS)
         V.check_choice("schedule", saved_field(params, "schedule"), SCHEDULES)
         V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
-        if saved_field(params, "epsilon") is None:     # (train saves the value used)
-            raise ValueError("epsilon must be a number, got None")
-        V.check_epsilon(loss, params["epsilon"])
+        params["epsilon"] = V.check_epsilon(loss, saved_field(params, "epsilon"))
         return super()._from_saved(params=params, classes=classes, **fields)
 
     def _column_weight(self):
