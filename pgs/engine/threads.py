@@ -3,6 +3,7 @@ contiguous shard of rows each, run the rounds of `pgs.engine.rounds` (the kernel
 GIL); the main thread merges. Results depend on (seed, W, merge_every) only."""
 
 import threading
+import types
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -20,35 +21,33 @@ def shards_of(Xb, y, weights, bounds):
              None if weights is None else weights[lo:hi]) for lo, hi in bounds]
 
 
-def thread_map(pool, shards, params, stop):
-    """A `map_fn` for `pgs.engine.rounds.run_rounds`: the round's tasks on `pool`, waited for
-    as every long call is (`pgs.engine.chunks.wait_all`: Ctrl-C sets `stop`, the workers
-    return within one chunk, some milliseconds)."""
-    def map_fn(tasks):
-        return wait_all([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
-                                     stop=stop) for task in tasks], stop)
-    return map_fn
-
-
 def run_threads(run, n_jobs, merge_every, callback, every, start):
     """Run a prepared run (`pgs.training.fit.prepare`) to its end on `n_jobs` threads; True if the
     callback stopped it. The solver of `run` receives the final state."""
-    solver, Xb = run.solver, run.Xb
+    Xb = run.Xb
     bounds = P.partition_rows(Xb.shape[0], n_jobs)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds], merge_every,
                             track_loss=callback is not None)
     shards = shards_of(Xb, run.y_kernel, run.weights, bounds)
     stop = threading.Event()
+    runs = {0: [state, params]}
     reports = RoundReports(run, state, callback, every, start)
 
+    def map_fn(plans):
+        # (waited for as every long call is, `wait_all`: Ctrl-C sets `stop`, the workers
+        # return within one chunk)
+        deltas = wait_all([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
+                                       stop=stop) for task in plans[0]], stop)
+        for d in deltas:
+            if d["status"] != 0:      # (named at the round's first iteration)
+                raise_status(d["status"], types.SimpleNamespace(t=plans[0][0]["kernel"]["t"]),
+                             Xb, run.params)
+        return {0: deltas}
+
     with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="pgs") as pool:
-        try:
-            state = P.run_rounds(state, params, thread_map(pool, shards, params, stop),
-                                 run.t_total, params.merge_every, on_round=reports.after_round)
-        except P.ShardFailed as exc:
-            solver.set_state(P.final_solver_state(state))
-            raise_status(exc.status, solver, Xb, run.params)
-    solver.set_state(P.final_solver_state(state))
+        P.run_rounds(runs, map_fn, run.t_total, params.merge_every,
+                     lambda deltas: reports.after_round(runs[0][0], deltas[0]))
+    run.solver.set_state(P.final_solver_state(runs[0][0]))
     return reports.stopped
 
 
