@@ -22,8 +22,8 @@ from distributed.scheduler import KilledWorker
 
 from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, get_client, wait_all
 from pgs.engine import rounds as P
-from pgs.engine.solver import raise_status
-from pgs.engine.threads import RoundReports
+from pgs.engine.solver import Reports, raise_status
+from pgs.engine.threads import after_round
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import DEFAULTS, q_stride, row_sq_norms, row_stats
@@ -253,10 +253,10 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
                                 track_loss=callback is not None)
         actors.setup(run, params)
         # (the threads engine's loop, each shard's part of a round a call of its actor)
-        reports = RoundReports(run, state, callback, callback_every, start)
+        reports = Reports(run, int(state["kernel"]["t"]), callback, callback_every, start)
         runs = {0: [state, params]}
         P.run_rounds(runs, _map_runs(actors, "round"), run.t_total, params.merge_every,
-                     lambda deltas: reports.after_round(runs[0][0], deltas[0]))
+                     lambda deltas: after_round(reports, runs[0][0], deltas[0]))
     finally:
         actors.close()               # (the fit's own: X's chunks may be the user's)
         del actors, parts

@@ -10,8 +10,7 @@ import numpy as np
 
 from pgs.engine import rounds as P
 from pgs.engine.chunks import wait_all
-from pgs.engine.solver import progress, raise_status
-from pgs.rules.defaults import default_callback_every
+from pgs.engine.solver import Reports, raise_status
 
 
 def shards_of(Xb, y, weights, bounds):
@@ -31,7 +30,7 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
     shards = shards_of(Xb, run.y_kernel, run.weights, bounds)
     stop = threading.Event()
     runs = {0: [state, params]}
-    reports = RoundReports(run, state, callback, every, start)
+    reports = Reports(run, int(state["kernel"]["t"]), callback, every, start)
 
     def map_fn(plans):
         # (waited for as every long call is, `wait_all`: Ctrl-C sets `stop`, the workers
@@ -46,55 +45,17 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
 
     with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="pgs") as pool:
         P.run_rounds(runs, map_fn, run.t_total, params.merge_every,
-                     lambda deltas: reports.after_round(runs[0][0], deltas[0]))
+                     lambda deltas: after_round(reports, runs[0][0], deltas[0]))
     run.solver.set_state(P.final_solver_state(runs[0][0]))
     return reports.stopped
 
 
-class RoundReports:
-    """The callback's `Progress` reports of a run in rounds, for both engines (threads
-    here, Dask in `pgs.dask.training`): a report at the first merge at or after each
-    `every` iterations, and at the end.
-
-    Parameters
-    ----------
-    run : pgs.training.fit.Run
-        The prepared run (its t_total, k, sigma and p).
-    state : dict
-        The common state before the first round.
-    callback : callable or None
-        Called with a `pgs.Progress`; returning False stops the run.
-    every : int or None
-        Iterations between reports (None: about 100 reports, at most 10**6 apart).
-    start : float
-        ``time.perf_counter()`` at the start of the call.
-    """
-
-    def __init__(self, run, state, callback, every, start):
-        self.callback, self.start, self.stopped = callback, start, False
-        self.t_total, self.k = run.t_total, run.solver.k
-        self.params = run.params
-        t0 = int(state["kernel"]["t"])
-        self.every = every or default_callback_every(self.t_total - t0)
-        self.next = None if callback is None else t0 + self.every
-        self.loss, self.rows = 0.0, 0
-
-    def after_round(self, state, deltas):
-        """Account for a merged round; False when the callback asks to stop."""
-        if self.next is None:
-            return True
-        self.loss += sum(d["loss_sum"] for d in deltas)
-        self.rows += sum(d["steps"] for d in deltas) * self.k
-        t = int(state["kernel"]["t"])
-        if t < self.next and t < self.t_total:
-            return True
-        report = progress(t, self.t_total, self.start, self.loss, self.rows, self.params.sigma,
-                          self.params.p, _norm_w(state["kernel"], self.params))
-        self.next, self.loss, self.rows = t + self.every, 0.0, 0
-        if self.callback(report) is False:
-            self.stopped = t < self.t_total
-            return False
-        return True
+def after_round(reports, state, deltas):
+    """`Reports.add` for a merged round (its common `state`, its `deltas`), for both engines."""
+    kernel = state["kernel"]
+    return reports.add(int(kernel["t"]), sum(d["loss_sum"] for d in deltas),
+                       sum(d["steps"] for d in deltas) * reports.run.solver.k,
+                       lambda: _norm_w(kernel, reports.run.params))
 
 
 def _norm_w(kernel, params):

@@ -11,7 +11,7 @@ import numpy as np
 
 from pgs.engine import threads
 from pgs.engine.chunks import run_chunked, run_threads
-from pgs.engine.solver import MultiSolver, Solver, progress, raise_status, run_lockstep, solver_of
+from pgs.engine.solver import MultiSolver, Reports, Solver, raise_status, run_lockstep, solver_of
 from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
@@ -296,11 +296,12 @@ def _work_per_iteration(run):
 
 
 
-def _run_chunks(run, callback, every, start, stop=None):
-    """Run the kernel to `run.t_total`, in chunks between callback calls; True if stopped.
-    `stop` (a threading.Event, for worker threads) ends the run at its next chunk."""
+def _run_chunks(run, callback, every, start):
+    """Run the kernel to `run.t_total`, in chunks (`pgs.engine.chunks`: Ctrl-C interrupts
+    a long run promptly, and chunked runs are bit-identical to an unsplit one) between
+    callback reports; True if the callback stopped it."""
     solver, Xb = run.solver, run.Xb
-    sigma, p, t_total = run.params.sigma, run.params.p, run.t_total
+    reports = Reports(run, solver.t, callback, every, start)
 
     def advance(t_end):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, run.y_kernel,
@@ -308,21 +309,11 @@ def _run_chunks(run, callback, every, start, stop=None):
         if status != 0:
             raise_status(status, solver, Xb, run.params)
 
-    def run_to(t_end):
-        # The kernel returns to Python every chunk (`pgs.engine.chunks`), so that Ctrl-C
-        # interrupts a long run promptly: chunked runs are bit-identical to an unsplit one.
-        run_chunked(advance, solver.t, t_end, _work_per_iteration(run), stop)
-
-    if callback is None:
-        run_to(t_total)
-        return False
-    if every is None:
-        every = D.default_callback_every(t_total - solver.t)
-    while solver.t < t_total:
+    while solver.t < run.t_total:
         loss_before, rows_before = solver.loss_sum, solver.consumed
-        run_to(min(solver.t + every, t_total))
-        report = progress(solver.t, t_total, start, solver.loss_sum - loss_before,
-                          solver.consumed - rows_before, sigma, p, solver.norm_w)
-        if callback(report) is False:
-            return solver.t < t_total
-    return False
+        run_chunked(advance, solver.t, min(reports.next, run.t_total),
+                    _work_per_iteration(run))
+        if not reports.add(solver.t, solver.loss_sum - loss_before,
+                           solver.consumed - rows_before, lambda: solver.norm_w):
+            break
+    return reports.stopped
