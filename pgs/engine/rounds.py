@@ -20,8 +20,6 @@ CHUNK_NNZ = 2**20
 def partition_rows(n_rows, n_parts):
     """Rows 0 .. n_rows - 1 as `n_parts` contiguous ``(lo, hi)`` ranges whose sizes
     differ by at most one."""
-    if n_parts < 1:
-        raise ValueError(f"n_parts must be >= 1, got {n_parts}")
     if n_rows < n_parts:
         raise ValueError(f"n_jobs={n_parts} exceeds the number of samples ({n_rows}): "
                          f"they cannot be split into {n_parts} non-empty shards")
@@ -78,7 +76,7 @@ def _worker_rng(seed_entropy, w):
 def start_state(solver_state, sizes, seed_entropy, params):
     """The common state before the first round, from the run's ``Solver.get_state()``
     (fresh or warm-started) and the shards' sizes: ``{"kernel", "workers" (a sampler
-    state ``{"rng", "pos", "perm", "consumed"}`` each), "sizes", "round", "t_pick"}``.
+    state ``{"rng", "pos", "perm", "consumed"}`` each), "sizes", "t_pick"}``.
     Worker w >= 1's stream derives from `seed_entropy` and w. For W > 1 the average is
     brought to the form the merge keeps (C = 0).
     """
@@ -106,8 +104,7 @@ def start_state(solver_state, sizes, seed_entropy, params):
     if len(sizes) > 1 and kernel["wsum"] is not None and (kernel["C"] != 0.0 or (
             kernel["clast"] is not None and np.any(kernel["clast"]))):
         kernel = _canonical_average(kernel, params)
-    return dict(kernel=kernel, workers=workers, sizes=sizes, round=0,
-                t_pick=int(kernel["t_pick"]))
+    return dict(kernel=kernel, workers=workers, sizes=sizes, t_pick=int(kernel["t_pick"]))
 
 
 def _joined(kernels):
@@ -268,7 +265,7 @@ def merge(state, deltas, params):
         if d["status"] != 0 or d["stopped"]:
             raise ValueError(f"worker {w}'s delta is not complete (status {d['status']})")
     workers = [d["sampler"] for d in deltas]
-    nxt = dict(state, workers=workers, round=state["round"] + 1)
+    nxt = dict(state, workers=workers)
     if len(deltas) == 1:
         nxt["kernel"] = deltas[0]["kernel"]
         return nxt

@@ -324,8 +324,7 @@ class Reports:
 
 
 class DivergedError(FloatingPointError, ValueError):
-    """The iterate overflowed: a FloatingPointError (as before) that is also a ValueError,
-    as the error contract promises for arguments that set too large a scale."""
+    """The iterate overflowed (a ValueError too: arguments set too large a scale)."""
 
 
 def raise_status(status, solver, Xb, params):

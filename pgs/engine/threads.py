@@ -13,13 +13,6 @@ from pgs.engine.chunks import wait_all
 from pgs.engine.solver import Reports, raise_status
 
 
-def shards_of(Xb, y, weights, bounds):
-    """Each shard's (data, indices, indptr, y, sample_weight): views, no copy (the
-    index pointer slice keeps indexing the whole data and indices)."""
-    return [(Xb.data, Xb.indices, Xb.indptr[lo:hi + 1], y[lo:hi],
-             None if weights is None else weights[lo:hi]) for lo, hi in bounds]
-
-
 def run_threads(run, n_jobs, merge_every, callback, every, start):
     """Run a prepared run (`pgs.training.fit.prepare`) to its end on `n_jobs` threads; True if the
     callback stopped it. The solver of `run` receives the final state."""
@@ -27,7 +20,9 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
     bounds = P.partition_rows(Xb.shape[0], n_jobs)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds], merge_every,
                             track_loss=callback is not None)
-    shards = shards_of(Xb, run.y_kernel, run.weights, bounds)
+    # (views, no copy: the index pointer's slice keeps indexing the whole data and indices)
+    shards = [(Xb.data, Xb.indices, Xb.indptr[lo:hi + 1], run.y_kernel[lo:hi],
+               None if run.weights is None else run.weights[lo:hi]) for lo, hi in bounds]
     stop = threading.Event()
     runs = {0: [state, params]}
     reports = Reports(run, int(state["kernel"]["t"]), callback, every, start)
