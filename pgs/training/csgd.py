@@ -73,8 +73,7 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
     Xs, Ys = as_csr_buffers(Xb.matrix()[rows]), np.ascontiguousarray(Y[rows])
     rng_state = children[1].generate_state(4, dtype=np.uint64)
     # Four passes: shorter trials favour step sizes that are too small for a long run
-    # (measured on the paper's d = n = 5000 set-up and on NCSGD: bench/results/csgd.md at
-    # commit 3c11a81, by bench/micro/bench_csgd.py's Figure 2, code at 794107b).
+    # (the paper's d = n = 5000 set-up and NCSGD: bench/results/csgd.md).
     T_trial = 4 * n_sub
     # The switch keeps its place relative to the data size.
     switch_trial = max(1, int(round(switch * n_sub / m)))

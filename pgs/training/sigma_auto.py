@@ -101,18 +101,9 @@ def validation_weights(sample_weight, rows):
 
 
 class Holdout:
-    """The held-out rows: each model's per-row score (the mean of which is its score) and
-    the standard error of the difference of two models' scores on these same rows.
-
-    Parameters
-    ----------
-    X_val : sparse matrix
-        The held-out rows.
-    per_row : callable
-        ``per_row(Z)``: the per-row scores of the margins ``Z`` (rows x problems).
-    weights : ndarray or None
-        The held-out rows' weights.
-    """
+    """The held-out rows `X_val` (with their `weights` or None): each model's per-row
+    scores (``per_row(Z)`` of its margins Z, rows x problems), their mean, and the standard
+    error of the difference of two models' scores on these same rows."""
 
     def __init__(self, X_val, per_row, weights):
         self.X_val, self.per_row = X_val, per_row
@@ -176,20 +167,9 @@ def _current(runs):
 
 
 class InMemoryRows:
-    """`fit_auto`'s rows in memory: the training split copied once; runs advanced in
-    lock-step (`pgs.training.fit.advance`), or with ``n_jobs > 1`` and one problem per
-    candidate, each split by rows between the threads (`pgs.engine.threads`, as
-    ``pgs.train(n_jobs=W)`` and `pgs.dask` run them: the same bits on the same shards).
-
-    Parameters
-    ----------
-    Xb : CSRBuffers
-        All the rows.
-    n_jobs : int
-        Threads.
-    merge_every : int, optional
-        Iterations per thread per round with ``n_jobs > 1`` (`pgs.train`'s).
-    """
+    """`fit_auto`'s rows in memory (`Xb`): the training split copied once; runs advanced
+    by `pgs.training.fit.advance` on `n_jobs` threads (one problem per candidate: split by
+    rows, in rounds of `merge_every`, as ``pgs.train(n_jobs=W)`` runs it)."""
 
     def __init__(self, Xb, n_jobs=1, merge_every=None):
         self.Xb, self.n_jobs, self.n_rows = Xb, n_jobs, Xb.shape[0]
