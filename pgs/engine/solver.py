@@ -248,8 +248,6 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
         raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
     if block < 1:
         raise ValueError(f"block must be >= 1, got {block}")
-    if not solvers:
-        return (-1, 0)
     if fixed_rows is not None:
         fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
     solvers = [tuple(s.solvers) if isinstance(s, MultiSolver) else s for s in solvers]
