@@ -156,7 +156,7 @@ class _PGSBase(BaseEstimator):
             del train_kwargs["sigma"]
             rows = self._rows(X, n_jobs)
             try:
-                models, search = sigma_auto.fit_auto(
+                models, grid, scores = sigma_auto.fit_auto(
                     rows, targets, self._per_row(strata, targets, sample_weight),
                     grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
                     validation_fraction=self.validation_fraction, sample_weight=sample_weight,
@@ -165,7 +165,7 @@ class _PGSBase(BaseEstimator):
                     k_above_rows=partial, **train_kwargs)
             finally:
                 rows.close()
-            self.sigma_grid_, self.sigma_scores_ = search.grid, search.scores
+            self.sigma_grid_, self.sigma_scores_ = grid, scores
             return models
         if warm_models is None:
             self.sigma_grid_ = self.sigma_scores_ = None

@@ -31,7 +31,7 @@ def _problem(m=120, n=12, density=0.5, seed=0):
 
 def _kernel(X, y, rows, **kw):
     """(coef, intercept) of the compiled kernel on a fixed row sequence."""
-    W, _, _, _ = _fit(X, np.asarray(y, dtype=np.float64).reshape(len(y), -1), T=len(rows),
+    W, _, _ = _fit(X, np.asarray(y, dtype=np.float64).reshape(len(y), -1), T=len(rows),
                       seed=0, fixed_rows=rows, **kw)
     icpt = W[-1] if kw.get("fit_intercept", True) else np.zeros(W.shape[1])
     return W[:-1], icpt

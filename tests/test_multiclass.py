@@ -11,7 +11,7 @@ import pgs
 from pgs._core import py_multi_loss
 from pgs.models import MulticlassModel
 from pgs.rules.losses import LOSS_NAMES
-from pgs.training.fit import fit_many
+from pgs.training.fit import advance, finish, prepare
 
 K_LOSSES = ("multinomial", "crammer_singer")
 M, N, K = 40, 9, 4
@@ -163,8 +163,9 @@ def test_lockstep_with_other_problems_changes_no_bit():
     """A K-output problem run in lock-step with others (a sigma grid) equals its own run."""
     X, y = _problem(6, m=80)
     alone = [pgs.train(X, y, loss="multinomial", sigma=s, T=300, seed=2) for s in (0.1, 0.01)]
-    together = fit_many(X, [y, y], seed=2, T=300, loss="multinomial",
-                        per_problem=[{"sigma": 0.1}, {"sigma": 0.01}])
+    runs = [prepare(X, y, seed=2, T=300, loss="multinomial", sigma=s) for s in (0.1, 0.01)]
+    advance(runs, 300)
+    together = [finish(run, False, False) for run in runs]
     for a, b in zip(alone, together, strict=True):
         np.testing.assert_array_equal(a.coef, b.coef)
 
@@ -239,7 +240,6 @@ def test_threads_merge_per_class(schedule):
     """n_jobs threads split the rows and merge each class's dual vector: W = 1 in rounds is
     the plain run, bit for bit; W > 1 is deterministic, resumes exactly, and as accurate."""
     from pgs.engine import threads
-    from pgs.training.fit import finish, prepare
 
     X, y = _problem(7, m=900, n=12)
     common = dict(loss="multinomial", sigma=1e-3, seed=1, schedule=schedule, T=2000)

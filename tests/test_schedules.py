@@ -166,21 +166,20 @@ def test_asgd_merge_step_rule():
     assert D.merge_step_for(3) == D.merge_step_for(64) == D.MAX_MERGE_STEP == 1.5
 
 
-@pytest.mark.parametrize("schedule, steps, merge_step, gamma", [
-    ("asgd", (3, 3), None, np.sqrt(2.0)),     # two workers ran: sqrt(2)
-    ("asgd", (3, 3, 3), None, 1.5),           # sqrt(3) > 3/2: the cap
-    ("asgd", (6, 0), None, 1.0),              # one worker ran: its state, unscaled
-    ("asgd", (3, 3), 1.0, 1.0),               # merge_step=1: model averaging
-    ("pgs", (3, 3), None, 1.0),               # the paper's schedule: no step
+@pytest.mark.parametrize("schedule, steps, gamma", [
+    ("asgd", (3, 3), np.sqrt(2.0)),     # two workers ran: sqrt(2)
+    ("asgd", (3, 3, 3), 1.5),           # sqrt(3) > 3/2: the cap
+    ("asgd", (6, 0), 1.0),              # one worker ran: its state, unscaled
+    ("pgs", (3, 3), 1.0),               # the paper's schedule: no step
 ])
-def test_merge_moves_by_gamma_times_the_workers_changes(schedule, steps, merge_step, gamma):
+def test_merge_moves_by_gamma_times_the_workers_changes(schedule, steps, gamma):
     """A hand-made round: lam <- lam0 + gamma sum_w dlam_w, b <- b0 + gamma sum_w db_w
     (the dlam_w, db_w already weighted by the shares), t <- t0 + sum_w steps_w."""
     W = len(steps)
     X, y = _data(m=6 * W, n=3)
     run = prepare(X, y, loss="logistic", sigma=0.1, T=6 * W, schedule=schedule, eta0=0.5,
                   iterate="last", seed=0)
-    params, state = P.setup(run, [6] * W, merge_step=merge_step)
+    params, state = P.setup(run, [6] * W)
     lam0 = np.array([1.0, -2.0, 0.5, 0.0])
     state["kernel"].update(lam=lam0.copy(), b=0.25)
     dlam = [np.array([0.5, 0.5, 0.0, 0.0]), np.array([0.1, -0.1, 0.2, 0.0]),

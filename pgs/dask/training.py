@@ -22,8 +22,8 @@ from distributed.scheduler import KilledWorker
 
 from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, get_client, wait_all
 from pgs.engine import rounds as P
-from pgs.engine.solver import raise_status
-from pgs.engine.threads import RoundReports
+from pgs.engine.solver import Reports, raise_status
+from pgs.engine.threads import after_round
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import DEFAULTS, q_stride, row_sq_norms, row_stats
@@ -253,14 +253,14 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
                                 track_loss=callback is not None)
         actors.setup(run, params)
         # (the threads engine's loop, each shard's part of a round a call of its actor)
-        reports = RoundReports(run, state, callback, callback_every, start)
-        map_runs = _map_runs(actors, "round")
-        state = P.run_rounds(state, params, lambda tasks: map_runs({0: tasks})[0],
-                             run.t_total, params.merge_every, on_round=reports.after_round)
+        reports = Reports(run, int(state["kernel"]["t"]), callback, callback_every, start)
+        runs = {0: [state, params]}
+        P.run_rounds(runs, _map_runs(actors, "round"), run.t_total, params.merge_every,
+                     lambda deltas: after_round(reports, runs[0][0], deltas[0]))
     finally:
         actors.close()               # (the fit's own: X's chunks may be the user's)
         del actors, parts
-    run.solver.set_state(P.final_solver_state(state))
+    run.solver.set_state(P.final_solver_state(runs[0][0]))
     return finish(run, reports.stopped, keep_state)
 
 
@@ -333,7 +333,7 @@ class DaskRows:
 
     def advance(self, groups, t_end):
         """Every run of `groups` to iteration `t_end` by rounds, together: one call per
-        shard and round for all of them (`pgs.engine.rounds.run_rounds_together`)."""
+        shard and round for all of them (`pgs.engine.rounds.run_rounds`)."""
         # (a run's key on the shards: its candidate's sigma and its problem's place)
         runs = {(run.params.sigma, c): run for group in groups
                 for c, run in enumerate(group) if run.solver.t < t_end}
@@ -346,8 +346,8 @@ class DaskRows:
                 self.actors.setup(run, params, key)
                 self._sent.add(key)
             states[key] = [state, params]
-        P.run_rounds_together(states, _map_runs(self.actors, "sigma search round"), t_end,
-                              params.merge_every)
+        P.run_rounds(states, _map_runs(self.actors, "sigma search round"), t_end,
+                     params.merge_every)
         for key, run in runs.items():
             run.solver.set_state(P.final_solver_state(states[key][0]))
 
@@ -557,7 +557,7 @@ def _homes(client, futures):
 
 
 def _map_runs(actors, what, first=0):
-    """A `pgs.engine.rounds.run_rounds_together` map: one call of each shard's actor a
+    """A `pgs.engine.rounds.run_rounds` map: one call of each shard's actor a
     round, carrying every run's task (``run`` its key)."""
     rounds = [first]
 

@@ -1,8 +1,8 @@
 """Long runs in chunks, so that Ctrl-C stops every long call within a fraction of a second.
 
 A SIGINT waits until the compiled kernel returns, so the solvers (which resume exactly: a
-chunked run is bit-identical to an unsplit one) advance `chunk_steps` at a time; between
-chunks Python runs its signal handlers and a worker thread checks whether it must stop.
+chunked run is bit-identical to an unsplit one) advance a chunk at a time; between chunks
+Python runs its signal handlers and a worker thread checks whether it must stop.
 `run_threads` keeps the main thread, the only one signals reach, waiting in short slices.
 """
 
@@ -21,16 +21,12 @@ class Stopped(Exception):
     main thread was interrupted); never reaches the caller."""
 
 
-def chunk_steps(work_per_step):
-    """Steps per chunk for a run whose step reads `work_per_step` non-zeros."""
-    return max(1, int(CHUNK_WORK / max(float(work_per_step), 1.0)))
-
-
 def run_chunked(advance, t, t_end, work_per_step, stop=None):
     """Advance a run from step `t` to `t_end` by calls ``advance(t_next)`` (the kernel, which
-    raises on failure), each `chunk_steps(work_per_step)` further at most (the non-zeros a
-    step reads, times the outputs updated); `Stopped` at a chunk once `stop` is set."""
-    step = chunk_steps(work_per_step)
+    raises on failure), each `CHUNK_WORK` / `work_per_step` steps further at most (the
+    non-zeros a step reads, times the outputs updated); `Stopped` at a chunk once `stop` is
+    set."""
+    step = max(1, int(CHUNK_WORK / max(float(work_per_step), 1.0)))
     while t < t_end:
         if stop is not None and stop.is_set():
             raise Stopped

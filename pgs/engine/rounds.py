@@ -1,21 +1,14 @@
-"""Parallel PGS by merging states (docs/design.md 6b, docs/parallel.md): the round, the merge
-and the driver `run_rounds` (`run_rounds_together` for several runs), shared by every
-engine (threads here, Dask in `pgs.dask`).
-
-A round: `plan_round` gives each worker its task (its iterations, its sampler state, the
-common lam and t: O(n)); the engine's `map_fn` runs `run_shard` for every task and returns
-the deltas **in worker order**; `merge` sums them in that order into the next common
-state. Tasks and deltas are plain picklable dicts (no globals), so the results are a
-function of (seed, W, merge_every, partitioning) only, never of scheduling. W = 1 is the
-plain run bit for bit: the single worker continues the whole kernel state and the merge
-adopts it.
+"""Parallel PGS by merging states (docs/parallel.md): the round, the merge and the driver
+`run_rounds`, shared by the threads engine and `pgs.dask`. `plan_round` gives each worker
+its task, the engine runs `run_shard` on each, `merge` sums the deltas in worker order;
+tasks and deltas are plain picklable dicts, so the results never depend on scheduling.
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-from pgs.engine.solver import STATUS, MultiSolver, solver_of
+from pgs.engine.solver import MultiSolver, solver_of
 from pgs.rules.defaults import ROUND_PASSES, default_merge_every, merge_step_for
 from pgs.rules.params import Params
 
@@ -24,30 +17,9 @@ from pgs.rules.params import Params
 CHUNK_NNZ = 2**20
 
 
-class ShardFailed(RuntimeError):
-    """A worker's kernel returned a non-zero status (see `pgs.engine.solver.raise_status`).
-
-    Attributes
-    ----------
-    worker : int
-        The worker's index.
-    status : int
-        The kernel's status code (1: non-finite margin or iterate, or a bad entry of X).
-    t : int
-        The worker's local iteration at which it stopped.
-    """
-
-    def __init__(self, worker, status, t):
-        self.worker, self.status, self.t = worker, status, t
-        super().__init__(f"worker {worker} failed at its iteration {t + 1}: "
-                         f"{STATUS.get(status, f'status {status}')}")
-
-
 def partition_rows(n_rows, n_parts):
     """Rows 0 .. n_rows - 1 as `n_parts` contiguous ``(lo, hi)`` ranges whose sizes
     differ by at most one."""
-    if n_parts < 1:
-        raise ValueError(f"n_parts must be >= 1, got {n_parts}")
     if n_rows < n_parts:
         raise ValueError(f"n_jobs={n_parts} exceeds the number of samples ({n_rows}): "
                          f"they cannot be split into {n_parts} non-empty shards")
@@ -71,26 +43,12 @@ def shard_steps(total, sizes):
 
 
 class RoundParams(NamedTuple):
-    """A run's constants for its rounds, shared by all the workers (picklable): its
-    resolved `pgs.rules.params.Params`, its width and the engine's own settings.
-
-    Under the paper's schedule each worker of W > 1 starts from ``rho lam`` at offset
-    ``rho (t + t_offset)``, rho its share of the round, so that its local run is plain PGS
-    and the merge averages the workers' dual points (the delayed-gradient form, from lam
-    and t unscaled, diverges once a round grows past about ``sigma t / L`` iterations;
-    docs/parallel.md). The "asgd" schedule's workers start from the common dual point.
-
-    `merge_step` (the "asgd" schedule): the merge's step gamma, ``x <- x0 + gamma
-    sum_w rho_w (x_w - x0)`` for the dual point and the free bias, in rounds where more
-    than one worker ran; None: `pgs.rules.defaults.merge_step_for` their number; 1.0:
-    model averaging.
-    """
+    """A run's constants for its rounds, shared by all the workers (picklable)."""
 
     resolved: Params
     n_features: int
     merge_every: int = 1
     track_loss: bool = False
-    merge_step: object = None
 
     def solver(self, t_pick, rng, t_offset=None):
         """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe)."""
@@ -98,16 +56,13 @@ class RoundParams(NamedTuple):
                          t_offset)
 
 
-def setup(run, sizes, merge_every=None, passes=ROUND_PASSES, track_loss=False,
-          merge_step=None):
+def setup(run, sizes, merge_every=None, passes=ROUND_PASSES, track_loss=False):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
-    are split into shards of `sizes` rows, in worker order (`RoundParams` for
-    `merge_step`; `merge_every` None: `default_merge_every` of rounds of
-    `passes` passes)."""
+    are split into shards of `sizes` rows, in worker order (`merge_every` None:
+    `default_merge_every` of rounds of `passes` passes)."""
     merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k,
                                                      passes)
-    params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss),
-                         None if merge_step is None else float(merge_step))
+    params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss))
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
 
@@ -121,7 +76,7 @@ def _worker_rng(seed_entropy, w):
 def start_state(solver_state, sizes, seed_entropy, params):
     """The common state before the first round, from the run's ``Solver.get_state()``
     (fresh or warm-started) and the shards' sizes: ``{"kernel", "workers" (a sampler
-    state ``{"rng", "pos", "perm", "consumed"}`` each), "sizes", "round", "t_pick"}``.
+    state ``{"rng", "pos", "perm", "consumed"}`` each), "sizes", "t_pick"}``.
     Worker w >= 1's stream derives from `seed_entropy` and w. For W > 1 the average is
     brought to the form the merge keeps (C = 0).
     """
@@ -149,8 +104,7 @@ def start_state(solver_state, sizes, seed_entropy, params):
     if len(sizes) > 1 and kernel["wsum"] is not None and (kernel["C"] != 0.0 or (
             kernel["clast"] is not None and np.any(kernel["clast"]))):
         kernel = _canonical_average(kernel, params)
-    return dict(kernel=kernel, workers=workers, sizes=sizes, round=0,
-                t_pick=int(kernel["t_pick"]))
+    return dict(kernel=kernel, workers=workers, sizes=sizes, t_pick=int(kernel["t_pick"]))
 
 
 def _joined(kernels):
@@ -176,14 +130,9 @@ def _canonical_average(kernel, params):
 
 
 def plan_round(state, t_end, merge_every):
-    """The next round's tasks, in worker order.
-
-    The round runs ``min(W * merge_every, t_end - t)`` iterations split by `shard_steps`;
-    worker w's are the global iterations ``t + off_w + 1 .. t + off_w + steps_w``, and
-    the one holding the drawn random iterate snapshots it (``t_pick``, local). A task
-    holds ``worker``, ``n_workers``, ``steps``, ``round_steps``, ``t_pick``, ``sampler``
-    and ``kernel`` (lam, t, zs, b to start from; with W = 1 the whole solver state).
-    """
+    """The next round's tasks, in worker order: ``min(W * merge_every, t_end - t)``
+    iterations split by `shard_steps`; the worker holding the drawn random iterate gets
+    its local ``t_pick``. With W = 1 the task's kernel is the whole solver state."""
     kernel, sizes = state["kernel"], state["sizes"]
     if "outputs" in kernel:             # (K outputs: every class's start, per worker)
         per_class = [plan_round(dict(state, kernel=one), t_end, merge_every)
@@ -213,34 +162,11 @@ def plan_round(state, t_end, merge_every):
 
 
 def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=None):
-    """Run one worker's iterations of a round on its shard; return its delta.
-
-    Parameters
-    ----------
-    task : dict
-        ``plan_round(...)[w]``.
-    params : RoundParams
-    data, indices, indptr : ndarray
-        The shard's CSR buffers (rows ``indptr[i] .. indptr[i + 1]`` of `data` and
-        `indices`; `indptr` may be a slice of a larger matrix's).
-    y : ndarray of float64
-        The shard's targets (-1/+1 for classification).
-    sample_weight : ndarray of float64, optional
-        The shard's row weights.
-    stop : threading.Event, optional
-        Checked every `CHUNK_NNZ` non-zeros; when set, the worker returns early with
-        ``delta["stopped"] = True`` (its delta is then not to be merged).
-
-    Returns
-    -------
-    dict
-        ``worker``, ``steps``, ``status`` (0: ok), ``stopped``, ``t`` (local iteration
-        reached), ``sampler`` (its PRNG state after the round), ``loss_sum`` (the
-        sampled losses' sum in this round, with track_loss); with W > 1 ``dlam``
-        (its lam minus the rho lam it started from), ``avg_sum`` (the sum of its
-        iterates, or None) and ``w_pick`` (its snapshot, or None); with W = 1
-        ``kernel``: its whole solver state.
-    """
+    """Run task ``plan_round(...)[w]`` on worker w's shard (its CSR buffers, `indptr`
+    possibly a slice of a larger matrix's, targets and weights); return its delta:
+    ``status`` (0: ok), ``stopped`` (`stop`, a threading.Event checked every `CHUNK_NNZ`
+    non-zeros, was set), ``sampler``, ``loss_sum``, and with W > 1 its changes from the
+    rho lam it started from (`_class_delta`), with W = 1 its whole ``kernel`` state."""
     single = task["n_workers"] == 1
     smp = task["sampler"]
     starts = task["kernel"].get("outputs", [task["kernel"]])     # (K outputs: per class)
@@ -326,30 +252,10 @@ def _sampler_of(solver):
 
 
 def merge(state, deltas, params):
-    """The common state after a round: the workers' deltas summed in worker order.
-
-    ``lam <- lam + gamma sum_w dlam_w`` (each worker's change from the rho_w lam it
-    started from: see `run_shard`; gamma, the merge step, is 1 under the paper's schedule
-    and `merge_step_for` the active workers under "asgd", and scales the free bias's
-    change too), ``t <- t + sum_w steps_w``, the sum of the iterates
-    plus each worker's, the random iterate's snapshot from the worker that holds it;
-    u, S, Q and c are rebuilt from the new lam where the state is set (`Solver.set_lam`,
-    O(n)). With one worker,
-    its state is adopted as it is (W = 1 is the plain run, bit for bit).
-
-    Parameters
-    ----------
-    state : dict
-        The common state the round started from.
-    deltas : list of dict
-        `run_shard`'s results, ``deltas[w]`` from worker w (all with status 0).
-    params : RoundParams
-
-    Returns
-    -------
-    dict
-        The next common state (the input is not modified).
-    """
+    """The next common state (a new dict) from the round's `deltas`, in worker order:
+    ``lam <- lam + gamma sum_w dlam_w`` (gamma: 1, or `merge_step_for` the workers that
+    ran under "asgd"; docs/parallel.md), t, the iterates' sum and the bias likewise; one
+    worker's state is adopted as it is (W = 1 is the plain run, bit for bit)."""
     if len(deltas) != len(state["sizes"]):
         raise ValueError(f"{len(state['sizes'])} workers but {len(deltas)} deltas")
     for w, d in enumerate(deltas):
@@ -359,7 +265,7 @@ def merge(state, deltas, params):
         if d["status"] != 0 or d["stopped"]:
             raise ValueError(f"worker {w}'s delta is not complete (status {d['status']})")
     workers = [d["sampler"] for d in deltas]
-    nxt = dict(state, workers=workers, round=state["round"] + 1)
+    nxt = dict(state, workers=workers)
     if len(deltas) == 1:
         nxt["kernel"] = deltas[0]["kernel"]
         return nxt
@@ -372,7 +278,8 @@ def merge(state, deltas, params):
     lam = np.array(old["lam"], dtype=np.float64)
     steps = 0
     loss_sum = float(old["loss_sum"])
-    gamma = _merge_step(params, deltas)
+    gamma = 1.0 if params.resolved.schedule == "pgs" else \
+        merge_step_for(sum(1 for d in deltas if d["steps"] > 0))
     for d in deltas:
         lam += d["dlam"] if gamma == 1.0 else gamma * d["dlam"]
         steps += d["steps"]
@@ -400,74 +307,19 @@ def merge(state, deltas, params):
     return nxt
 
 
-def _merge_step(params, deltas):
-    """The merge's step gamma for these deltas: 1 under the paper's schedule (whose
-    workers extrapolate instead) or when one worker ran (its state is taken), else
-    `RoundParams`' merge_step or `merge_step_for` the workers that ran."""
-    active = sum(1 for d in deltas if d["steps"] > 0)
-    if params.resolved.schedule == "pgs" or active <= 1:
-        return 1.0
-    return params.merge_step if params.merge_step is not None else merge_step_for(active)
-
-
-def run_rounds(state, params, map_fn, t_end, merge_every, stop=None, on_round=None):
-    """Run rounds from `state` until its t reaches `t_end` (`run_rounds_together` for one
-    run).
-
-    Parameters
-    ----------
-    state : dict
-        `start_state` (or a previous `run_rounds` result).
-    params : RoundParams
-    map_fn : callable
-        ``map_fn(tasks) -> deltas``: runs `run_shard` for each task (on worker
-        ``task["worker"]``'s shard) and returns the deltas in the tasks' order.
-    t_end : int
-        The iteration to stop at.
-    merge_every : int
-        Iterations per worker per round (tau, for equal shards).
-    stop : threading.Event, optional
-        Checked between rounds: when set, return the state reached.
-    on_round : callable, optional
-        ``on_round(state, deltas)`` after each merge; returning False stops.
-
-    Returns
-    -------
-    dict
-        The common state reached.
-
-    Raises
-    ------
-    ShardFailed
-        If a worker's kernel failed (the first in worker order).
-    """
-    runs = {0: [state, params]}
-    run_rounds_together(
-        runs, lambda plans: {0: list(map_fn(plans[0]))}, t_end, merge_every, stop,
-        None if on_round is None else lambda deltas: on_round(runs[0][0], deltas[0]))
-    return runs[0][0]
-
-
-def run_rounds_together(runs, map_fn, t_end, merge_every, stop=None, on_round=None):
-    """Run several runs over the same shards (the candidates of ``sigma="auto"``) round by
-    round until each one's t reaches `t_end`: every round plans each unfinished run's
-    tasks, ``map_fn(plans)`` runs them all (``{key: tasks}`` in, ``{key: deltas}`` out, in
-    the tasks' order), and each run merges its own deltas, as alone (the same bits).
-
-    `runs` is ``{key: [state, params]}``, its states replaced as they advance; `stop`,
-    `on_round` (``on_round({key: deltas})``; False stops) and the errors as `run_rounds`.
-    """
+def run_rounds(runs, map_fn, t_end, merge_every, on_round=None):
+    """Run rounds until the t of every run of ``runs = {key: [state, params]}`` (several
+    share the shards: the candidates of ``sigma="auto"``) reaches `t_end`, replacing its
+    states. ``map_fn({key: tasks})`` runs `run_shard` for each task (on worker
+    ``task["worker"]``'s shard) and returns ``{key: deltas}`` in the tasks' order (raising
+    if a worker failed); each run merges its own, as alone. ``on_round({key: deltas})``
+    after each round; returning False stops."""
     while True:
         plans = {key: plan_round(state, t_end, merge_every)
                  for key, (state, _) in runs.items() if int(state["kernel"]["t"]) < t_end}
-        if not plans or (stop is not None and stop.is_set()):
+        if not plans:
             return
         deltas = map_fn(plans)
-        for d in (d for key in plans for d in deltas[key]):
-            if d["status"] != 0:
-                raise ShardFailed(d["worker"], d["status"], d["t"])
-        if any(d["stopped"] for key in plans for d in deltas[key]):
-            return
         for key in plans:
             runs[key][0] = merge(runs[key][0], deltas[key], runs[key][1])
         if on_round is not None and on_round(deltas) is False:

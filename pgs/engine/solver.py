@@ -9,7 +9,7 @@ import numpy as np
 
 from pgs._core import SAMPLING_MODES, SolverCore, _lockstep
 from pgs.rules.data import entry_problem
-from pgs.rules.defaults import SCHEDULES
+from pgs.rules.defaults import SCHEDULES, default_callback_every
 from pgs.rules.losses import loss_spec
 
 _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
@@ -33,10 +33,8 @@ class Solver(SolverCore):
         """Advance to iteration `t_end` over the CSR buffers; a status code (0: ok).
         `fixed_rows` replaces the sampler (a test hook); `sample_weight` must be the same
         object on every chunk."""
-        if fixed_rows is not None:
-            fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
-        self._ready(indptr, sample_weight, fixed_rows)
-        return self._run_to(t_end, data, indices, indptr, y)
+        return run_lockstep([self], t_end, max(t_end, 1), data, indices, indptr, [y],
+                            sample_weight, fixed_rows)[1]
 
     def _ready(self, indptr, sample_weight, fixed_rows):
         """Check that the solver may run over the rows of `indptr`; set its sampler up."""
@@ -201,17 +199,7 @@ class MultiSolver:
         """The regulariser's norm over the classes, (sum_c ||w_c||_p^2)^(1/2)."""
         return float(np.sqrt(sum(s.norm_w ** 2 for s in self.solvers)))
 
-    def run(self, t_end, data, indices, indptr, y, fixed_rows=None, sample_weight=None):
-        """`Solver.run` for the K classes at once; a status code (0: ok)."""
-        if fixed_rows is not None:
-            fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
-        self._ready(indptr, sample_weight, fixed_rows)
-        return _lockstep([tuple(self.solvers)], [y], data, indices, indptr, t_end,
-                         max(t_end, 1))[1]
-
-    def _ready(self, indptr, sample_weight, fixed_rows):
-        for s in self.solvers:
-            s._ready(indptr, sample_weight, fixed_rows)
+    run = Solver.run      # (the K classes at once)
 
     def iterate(self, which):
         """The iterate `which` of every class, shape (K, n_features + 1)."""
@@ -249,7 +237,8 @@ class MultiSolver:
             s.set_state(dict(one, workers=state["workers"]) if "workers" in state else one)
 
 
-def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):
+def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None,
+                 fixed_rows=None):
     """Advance several solvers over the same X to `t_end` in lock-step, `block` iterations
     each in turn, so that solvers drawing the same rows (sharing a seed) fetch each row
     once; each bit-identical to its own `run` (a `MultiSolver`'s K classes run as one
@@ -259,11 +248,12 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
         raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
     if block < 1:
         raise ValueError(f"block must be >= 1, got {block}")
-    if not solvers:
-        return (-1, 0)
-    for s in solvers:
-        s._ready(indptr, sample_weight, None)
+    if fixed_rows is not None:
+        fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
     solvers = [tuple(s.solvers) if isinstance(s, MultiSolver) else s for s in solvers]
+    for s in solvers:
+        for one in s if isinstance(s, tuple) else [s]:
+            one._ready(indptr, sample_weight, fixed_rows)
     return _lockstep(solvers, ys, data, indices, indptr, t_end, block)
 
 
@@ -301,17 +291,38 @@ class Progress(NamedTuple):
     objective_estimate: float
 
 
-def progress(t, T, start, loss_sum, rows, sigma, p, norm_w):
-    """The `Progress` at iteration t of a run started at `start` (``perf_counter``), whose
-    `rows` rows sampled since the last report lost `loss_sum`, at ``||w_t||_p = norm_w``."""
-    loss = loss_sum / rows if rows else float("nan")
-    reg = sigma * norm_w**2 / (2.0 * (p - 1.0))
-    return Progress(t, T, time.perf_counter() - start, loss, reg + loss)
+class Reports:
+    """A run's callback reports (`Progress`), for every engine: at the first step done at
+    or after each `every` iterations (None: `default_callback_every`) from `t0`, and at
+    the end; `stopped` once the callback returned False before the end."""
+
+    def __init__(self, run, t0, callback, every, start):
+        self.run, self.callback, self.start, self.stopped = run, callback, start, False
+        self.every = every or default_callback_every(run.t_total - t0)
+        self.next = run.t_total if callback is None else t0 + self.every
+        self.loss, self.rows = 0.0, 0
+
+    def add(self, t, loss_sum, rows, norm_w):
+        """Account for the steps up to t (`rows` rows sampled lost `loss_sum`; ``norm_w()``
+        gives ||w_t||_p); False when the callback stops the run."""
+        if self.callback is None:
+            return True
+        self.loss, self.rows = self.loss + loss_sum, self.rows + rows
+        if t < self.next and t < self.run.t_total:
+            return True
+        prm = self.run.params
+        loss = self.loss / self.rows if self.rows else float("nan")
+        reg = prm.sigma * norm_w() ** 2 / (2.0 * (prm.p - 1.0))
+        report = Progress(t, self.run.t_total, time.perf_counter() - self.start, loss, reg + loss)
+        self.next, self.loss, self.rows = t + self.every, 0.0, 0
+        if self.callback(report) is False:
+            self.stopped = t < self.run.t_total
+            return False
+        return True
 
 
 class DivergedError(FloatingPointError, ValueError):
-    """The iterate overflowed: a FloatingPointError (as before) that is also a ValueError,
-    as the error contract promises for arguments that set too large a scale."""
+    """The iterate overflowed (a ValueError too: arguments set too large a scale)."""
 
 
 def raise_status(status, solver, Xb, params):

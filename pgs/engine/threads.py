@@ -3,99 +3,54 @@ contiguous shard of rows each, run the rounds of `pgs.engine.rounds` (the kernel
 GIL); the main thread merges. Results depend on (seed, W, merge_every) only."""
 
 import threading
+import types
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from pgs.engine import rounds as P
 from pgs.engine.chunks import wait_all
-from pgs.engine.solver import progress, raise_status
-from pgs.rules.defaults import default_callback_every
-
-
-def shards_of(Xb, y, weights, bounds):
-    """Each shard's (data, indices, indptr, y, sample_weight): views, no copy (the
-    index pointer slice keeps indexing the whole data and indices)."""
-    return [(Xb.data, Xb.indices, Xb.indptr[lo:hi + 1], y[lo:hi],
-             None if weights is None else weights[lo:hi]) for lo, hi in bounds]
-
-
-def thread_map(pool, shards, params, stop):
-    """A `map_fn` for `pgs.engine.rounds.run_rounds`: the round's tasks on `pool`, waited for
-    as every long call is (`pgs.engine.chunks.wait_all`: Ctrl-C sets `stop`, the workers
-    return within one chunk, some milliseconds)."""
-    def map_fn(tasks):
-        return wait_all([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
-                                     stop=stop) for task in tasks], stop)
-    return map_fn
+from pgs.engine.solver import Reports, raise_status
 
 
 def run_threads(run, n_jobs, merge_every, callback, every, start):
     """Run a prepared run (`pgs.training.fit.prepare`) to its end on `n_jobs` threads; True if the
     callback stopped it. The solver of `run` receives the final state."""
-    solver, Xb = run.solver, run.Xb
+    Xb = run.Xb
     bounds = P.partition_rows(Xb.shape[0], n_jobs)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds], merge_every,
                             track_loss=callback is not None)
-    shards = shards_of(Xb, run.y_kernel, run.weights, bounds)
+    # (views, no copy: the index pointer's slice keeps indexing the whole data and indices)
+    shards = [(Xb.data, Xb.indices, Xb.indptr[lo:hi + 1], run.y_kernel[lo:hi],
+               None if run.weights is None else run.weights[lo:hi]) for lo, hi in bounds]
     stop = threading.Event()
-    reports = RoundReports(run, state, callback, every, start)
+    runs = {0: [state, params]}
+    reports = Reports(run, int(state["kernel"]["t"]), callback, every, start)
+
+    def map_fn(plans):
+        # (waited for as every long call is, `wait_all`: Ctrl-C sets `stop`, the workers
+        # return within one chunk)
+        deltas = wait_all([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
+                                       stop=stop) for task in plans[0]], stop)
+        for d in deltas:
+            if d["status"] != 0:      # (named at the round's first iteration)
+                raise_status(d["status"], types.SimpleNamespace(t=plans[0][0]["kernel"]["t"]),
+                             Xb, run.params)
+        return {0: deltas}
 
     with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="pgs") as pool:
-        try:
-            state = P.run_rounds(state, params, thread_map(pool, shards, params, stop),
-                                 run.t_total, params.merge_every, on_round=reports.after_round)
-        except P.ShardFailed as exc:
-            solver.set_state(P.final_solver_state(state))
-            raise_status(exc.status, solver, Xb, run.params)
-    solver.set_state(P.final_solver_state(state))
+        P.run_rounds(runs, map_fn, run.t_total, params.merge_every,
+                     lambda deltas: after_round(reports, runs[0][0], deltas[0]))
+    run.solver.set_state(P.final_solver_state(runs[0][0]))
     return reports.stopped
 
 
-class RoundReports:
-    """The callback's `Progress` reports of a run in rounds, for both engines (threads
-    here, Dask in `pgs.dask.training`): a report at the first merge at or after each
-    `every` iterations, and at the end.
-
-    Parameters
-    ----------
-    run : pgs.training.fit.Run
-        The prepared run (its t_total, k, sigma and p).
-    state : dict
-        The common state before the first round.
-    callback : callable or None
-        Called with a `pgs.Progress`; returning False stops the run.
-    every : int or None
-        Iterations between reports (None: about 100 reports, at most 10**6 apart).
-    start : float
-        ``time.perf_counter()`` at the start of the call.
-    """
-
-    def __init__(self, run, state, callback, every, start):
-        self.callback, self.start, self.stopped = callback, start, False
-        self.t_total, self.k = run.t_total, run.solver.k
-        self.params = run.params
-        t0 = int(state["kernel"]["t"])
-        self.every = every or default_callback_every(self.t_total - t0)
-        self.next = None if callback is None else t0 + self.every
-        self.loss, self.rows = 0.0, 0
-
-    def after_round(self, state, deltas):
-        """Account for a merged round; False when the callback asks to stop."""
-        if self.next is None:
-            return True
-        self.loss += sum(d["loss_sum"] for d in deltas)
-        self.rows += sum(d["steps"] for d in deltas) * self.k
-        t = int(state["kernel"]["t"])
-        if t < self.next and t < self.t_total:
-            return True
-        report = progress(t, self.t_total, self.start, self.loss, self.rows, self.params.sigma,
-                          self.params.p, _norm_w(state["kernel"], self.params))
-        self.next, self.loss, self.rows = t + self.every, 0.0, 0
-        if self.callback(report) is False:
-            self.stopped = t < self.t_total
-            return False
-        return True
+def after_round(reports, state, deltas):
+    """`Reports.add` for a merged round (its common `state`, its `deltas`), for both engines."""
+    kernel = state["kernel"]
+    return reports.add(int(kernel["t"]), sum(d["loss_sum"] for d in deltas),
+                       sum(d["steps"] for d in deltas) * reports.run.solver.k,
+                       lambda: _norm_w(kernel, reports.run.params))
 
 
 def _norm_w(kernel, params):

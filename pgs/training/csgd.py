@@ -16,10 +16,6 @@ from pgs.rules.data import as_csr_buffers, check_targets, check_y_shape
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.params import seed_sequence
 
-#: The iterates `train_csgd` can return.
-CSGD_ITERATES = ("last", "average")
-#: How rows are drawn: i.i.d. uniformly (the paper), or a fresh random order each epoch.
-SAMPLINGS = ("iid", "permutation")
 #: Rows of the subsample on which eta0="auto" runs its trials.
 AUTO_SUBSAMPLE = 1000
 #: Factor between two step sizes tried by eta0="auto".
@@ -77,8 +73,7 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
     Xs, Ys = as_csr_buffers(Xb.matrix()[rows]), np.ascontiguousarray(Y[rows])
     rng_state = children[1].generate_state(4, dtype=np.uint64)
     # Four passes: shorter trials favour step sizes that are too small for a long run
-    # (measured on the paper's d = n = 5000 set-up and on NCSGD: bench/results/csgd.md at
-    # commit 3c11a81, by bench/micro/bench_csgd.py's Figure 2, code at 794107b).
+    # (the paper's d = n = 5000 set-up and NCSGD: bench/results/csgd.md).
     T_trial = 4 * n_sub
     # The switch keeps its place relative to the data size.
     switch_trial = max(1, int(round(switch * n_sub / m)))
@@ -123,13 +118,13 @@ def auto_eta0(Xb, Y, *, variant_id, switch, icpt, average, seq, permutation=Fals
 def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampling="iid",
          fixed_rows=None, name="CSGD"):
     """Validate, pick eta0, run; Y is the (m, K) float64 target matrix (a test/bench hook).
-    Returns (W, eta0_used, params, Xb), W of shape (n_features + 1, K), the intercepts last."""
-    sampling = V.check_choice("sampling", sampling, SAMPLINGS)
+    Returns (W, eta0_used, params), W of shape (n_features + 1, K), the intercepts last."""
+    sampling = V.check_choice("sampling", sampling, ("iid", "permutation"))
     T = V.check_count("T", T, allow_none=True)
     eta0 = V.check_auto_or_positive("eta0", eta0)
     variant_id = check_variant(variant)
     fit_intercept = V.check_bool("fit_intercept", fit_intercept)
-    iterate = V.check_choice("iterate", iterate, CSGD_ITERATES)
+    iterate = V.check_choice("iterate", iterate, ("last", "average"))
     seq = seed_sequence(seed)
     Xb = as_csr_buffers(X)
     switch = _check_switch(switch, Xb.shape[0])
@@ -155,7 +150,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
                permutation=permutation, name=name)
     params = dict(T=T, eta0=eta0, switch=switch, variant=VARIANT_NAMES[variant_id],
                   fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seq.entropy)
-    return W, eta0_used, params, Xb
+    return W, eta0_used, params
 
 
 @fill_doc("csgd")
@@ -194,7 +189,7 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     """
     Xb = as_csr_buffers(X)
     y_kernel, _ = check_targets(y, Xb.shape[0], classification=False)
-    W, eta0_used, params, _ = _fit(
+    W, eta0_used, params = _fit(
         Xb, y_kernel.reshape(-1, 1), T=T, eta0=eta0, switch=switch, variant=variant,
         fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed)
     return CSGDModel(coef=W[:-1, 0].copy(), intercept=W[-1, 0] if fit_intercept else 0.0,
@@ -241,7 +236,7 @@ def train_cadaline(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     """
     Xb = as_csr_buffers(X)
     classes, Y = class_indicators(y, Xb.shape[0])
-    W, eta0_used, params, _ = _fit(
+    W, eta0_used, params = _fit(
         Xb, Y, T=T, eta0=eta0, switch=switch, variant=variant, fit_intercept=fit_intercept,
         iterate=iterate, sampling=sampling, seed=seed, name="C-Adaline")
     intercept = W[-1].copy() if fit_intercept else np.zeros(W.shape[1])

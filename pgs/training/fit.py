@@ -11,7 +11,7 @@ import numpy as np
 
 from pgs.engine import threads
 from pgs.engine.chunks import run_chunked, run_threads
-from pgs.engine.solver import MultiSolver, Solver, progress, raise_status, run_lockstep, solver_of
+from pgs.engine.solver import MultiSolver, Reports, Solver, raise_status, run_lockstep, solver_of
 from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
@@ -87,17 +87,12 @@ def check_reports(callback, callback_every, merge_every):
             V.check_count("merge_every", merge_every, allow_none=True))
 
 
-#: Rows a solver takes per turn in `fit_many`'s lock-step: about 230 KB of RCV1-like
-#: rows, so that a turn's rows are still in L2 when the next problem takes them.
+#: Rows a solver takes per turn in `advance`'s lock-step (about 230 KB of RCV1-like rows:
+#: still in L2 when the next problem takes them) ...
 LOCKSTEP_ROWS = 256
-#: ... while the vectors the problems' updates touch (`_vector_bytes`) total at most this.
-#: Past it they do not stay in cache between turns, and a solver would fetch its
-#: coordinates again every 256 rows: a turn is then a whole chunk (`pgs.engine.chunks`)
-#: of LOCKSTEP_LONG times the usual work. Lock-step / one problem after another
-#: (bench/results/lockstep.md), short turns against long: 20 classes x 130k features
-#: (21-63 MB), 1.6-2.9x against 0.9-1.2x; 10 x 47k at p = 1.8 with the average (11 MB),
-#: 0.62-0.68x against 0.47-0.53x; below it (10 x 47k at p = 2, 3.8-7.6 MB; 10 x 22k;
-#: MNIST) 0.26-0.63x against 0.36-0.71x.
+#: ... while the vectors the problems' updates touch (`_vector_bytes`) total at most this;
+#: past it a turn is a whole chunk of LOCKSTEP_LONG times the usual work (docs/defaults.md,
+#: section 5; bench/results/lockstep.md).
 LOCKSTEP_CACHE = 8 << 20
 LOCKSTEP_LONG = 4
 
@@ -109,20 +104,15 @@ def _vector_bytes(solver):
     return sum(a.nbytes for a in arrays.values())
 
 
-def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None,
-              per_problem=None, **kwargs):
-    """`fit` for several target vectors over the same X (one-vs-rest problems, a sigma
-    grid): problem i is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i],
-    **per_problem[i], ...)`` bit for bit, run in lock-step (`run_lockstep`) with the others
-    of its group of `n_jobs` threads; a single problem is split by rows between them."""
+def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
+    """`fit` for several target vectors over the same X (one-vs-rest problems): problem i
+    is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i], ...)`` bit for bit, run in
+    lock-step (`advance`) with the others of its group of `n_jobs` threads; a single
+    problem is split by rows between them."""
     seed = seed_entropy(seed)   # (one draw for all: else they would draw different rows)
-    if kwargs.get("fixed_rows") is not None:
-        raise ValueError("fixed_rows is not supported for several problems")
-    warm_starts = [None] * len(ys) if warm_starts is None else warm_starts
-    per_problem = [{}] * len(ys) if per_problem is None else per_problem
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
-    runs = [prepare(X, y, seed=seed, warm_start=warm, **{**kwargs, **extra})
-            for y, warm, extra in zip(ys, warm_starts, per_problem, strict=True)]
+    runs = [prepare(X, y, seed=seed, warm_start=warm, **kwargs)
+            for y, warm in zip(ys, warm_starts or [None] * len(ys), strict=True)]
     if len({run.t_total for run in runs}) > 1:     # (cannot share turns; each runs alone)
         for run in runs:
             _run_chunks(run, None, None, 0.0)
@@ -296,11 +286,12 @@ def _work_per_iteration(run):
 
 
 
-def _run_chunks(run, callback, every, start, stop=None):
-    """Run the kernel to `run.t_total`, in chunks between callback calls; True if stopped.
-    `stop` (a threading.Event, for worker threads) ends the run at its next chunk."""
+def _run_chunks(run, callback, every, start):
+    """Run the kernel to `run.t_total`, in chunks (`pgs.engine.chunks`: Ctrl-C interrupts
+    a long run promptly, and chunked runs are bit-identical to an unsplit one) between
+    callback reports; True if the callback stopped it."""
     solver, Xb = run.solver, run.Xb
-    sigma, p, t_total = run.params.sigma, run.params.p, run.t_total
+    reports = Reports(run, solver.t, callback, every, start)
 
     def advance(t_end):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, run.y_kernel,
@@ -308,21 +299,11 @@ def _run_chunks(run, callback, every, start, stop=None):
         if status != 0:
             raise_status(status, solver, Xb, run.params)
 
-    def run_to(t_end):
-        # The kernel returns to Python every chunk (`pgs.engine.chunks`), so that Ctrl-C
-        # interrupts a long run promptly: chunked runs are bit-identical to an unsplit one.
-        run_chunked(advance, solver.t, t_end, _work_per_iteration(run), stop)
-
-    if callback is None:
-        run_to(t_total)
-        return False
-    if every is None:
-        every = D.default_callback_every(t_total - solver.t)
-    while solver.t < t_total:
+    while solver.t < run.t_total:
         loss_before, rows_before = solver.loss_sum, solver.consumed
-        run_to(min(solver.t + every, t_total))
-        report = progress(solver.t, t_total, start, solver.loss_sum - loss_before,
-                          solver.consumed - rows_before, sigma, p, solver.norm_w)
-        if callback(report) is False:
-            return solver.t < t_total
-    return False
+        run_chunked(advance, solver.t, min(reports.next, run.t_total),
+                    _work_per_iteration(run))
+        if not reports.add(solver.t, solver.loss_sum - loss_before,
+                           solver.consumed - rows_before, lambda: solver.norm_w):
+            break
+    return reports.stopped

@@ -1,23 +1,12 @@
-"""``sigma="auto"``: sigma chosen by successive halving on held-out rows, and the winner's run
-continued until the held-out score stops improving.
-
-The grid's candidates share the training rows and the seed, so they draw the same rows and
-`pgs.engine.solver.run_lockstep` fetches each row once for all. Every candidate runs a
-quarter pass; the better half runs to half a pass, the better half of those to a pass,
-and so on down to two (Jamieson & Talwalkar 2016), which race two rungs more before the
-choice (with 7 values: 7 x 1/4, 4 x 1/2 and 2 x 2 passes, 5.75 passes of which the
-winner's 2 go on, where a full run per value would take 70). The winner is not refitted:
-its run continues, a pass at a time, until its held-out score has not improved for
-`N_ITER_NO_CHANGE` passes in a row (as scikit-learn's ``n_iter_no_change`` and Vowpal
-Wabbit's holdout stop), or the pass budget is spent; a given ``T`` runs exactly T
-iterations. The final model is that run's: it is trained on the training split, the
-held-out rows score it.
+"""``sigma="auto"`` (docs/defaults.md, section 3): sigma chosen by successive halving on
+held-out rows, the candidates sharing the seed and the training rows (run in lock-step),
+and the winner's run continued, not refitted, until its held-out score stops improving.
 """
 
 import contextlib
+import functools
 import math
 import time
-from typing import NamedTuple
 
 import numpy as np
 
@@ -38,15 +27,6 @@ CHECK_ROWS = 10_000
 #: ... and the run stops after this many scores in a row without an improvement larger
 #: than the paired standard error of the difference.
 N_ITER_NO_CHANGE = 2
-
-
-class SigmaSearch(NamedTuple):
-    """`fit_auto`'s record: the chosen sigma, the ascending grid, and each value's
-    held-out score at the last rung it ran."""
-
-    sigma: float
-    grid: np.ndarray
-    scores: np.ndarray
 
 
 def is_auto(sigma):
@@ -121,18 +101,9 @@ def validation_weights(sample_weight, rows):
 
 
 class Holdout:
-    """The held-out rows: each model's per-row score (the mean of which is its score) and
-    the standard error of the difference of two models' scores on these same rows.
-
-    Parameters
-    ----------
-    X_val : sparse matrix
-        The held-out rows.
-    per_row : callable
-        ``per_row(Z)``: the per-row scores of the margins ``Z`` (rows x problems).
-    weights : ndarray or None
-        The held-out rows' weights.
-    """
+    """The held-out rows `X_val` (with their `weights` or None): each model's per-row
+    scores (``per_row(Z)`` of its margins Z, rows x problems), their mean, and the standard
+    error of the difference of two models' scores on these same rows."""
 
     def __init__(self, X_val, per_row, weights):
         self.X_val, self.per_row = X_val, per_row
@@ -196,20 +167,9 @@ def _current(runs):
 
 
 class InMemoryRows:
-    """`fit_auto`'s rows in memory: the training split copied once; runs advanced in
-    lock-step (`pgs.training.fit.advance`), or with ``n_jobs > 1`` and one problem per
-    candidate, each split by rows between the threads (`pgs.engine.threads`, as
-    ``pgs.train(n_jobs=W)`` and `pgs.dask` run them: the same bits on the same shards).
-
-    Parameters
-    ----------
-    Xb : CSRBuffers
-        All the rows.
-    n_jobs : int
-        Threads.
-    merge_every : int, optional
-        Iterations per thread per round with ``n_jobs > 1`` (`pgs.train`'s).
-    """
+    """`fit_auto`'s rows in memory (`Xb`): the training split copied once; runs advanced
+    by `pgs.training.fit.advance` on `n_jobs` threads (one problem per candidate: split by
+    rows, in rounds of `merge_every`, as ``pgs.train(n_jobs=W)`` runs it)."""
 
     def __init__(self, Xb, n_jobs=1, merge_every=None):
         self.Xb, self.n_jobs, self.n_rows = Xb, n_jobs, Xb.shape[0]
@@ -249,70 +209,39 @@ def _choose(alive, scores, values, holdout, keep):
     return sorted(order[:keep])
 
 
-class _Reporter:
-    """The `verbose` lines: a sigma rung's scores, or a pass's held-out score, with the
-    elapsed time and a bound on the time left (at `max_passes`); each also goes to
-    `status` (the command line's progress display), if given."""
-
-    def __init__(self, verbose, start, status=None):
-        self.verbose, self.start, self.status = verbose, start, status
-
-    def __call__(self, text, passes_done, passes_max, short=None):
-        if not (self.verbose or self.status):
-            return
-        elapsed = time.perf_counter() - self.start
-        bound = elapsed / passes_done * max(passes_max - passes_done, 0)
-        if self.status is not None:
-            self.status(f"at most {bound:.1f} s left: {short or text}")
-        if self.verbose:
-            print(f"-- {text}; {elapsed:.2f} s, at most {bound:.2f} s left", flush=True)
+def _report(verbose, start, status, text, passes_done, passes_max, short=None):
+    """A `verbose` line (a sigma rung's scores, or a pass's held-out score) with the
+    elapsed time and a bound on the time left (at `passes_max`), also to `status` (the
+    command line's progress display), if given."""
+    if not (verbose or status):
+        return
+    elapsed = time.perf_counter() - start
+    bound = elapsed / passes_done * max(passes_max - passes_done, 0)
+    if status is not None:
+        status(f"at most {bound:.1f} s left: {short or text}")
+    if verbose:
+        print(f"-- {text}; {elapsed:.2f} s, at most {bound:.2f} s left", flush=True)
 
 
 def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_passes,
              sample_weight=None, strata=None, keep_state=False, verbose=0, status=None,
              start=None, **train_kwargs):
-    """Choose sigma by successive halving and continue the winner (module docstring).
+    """Choose sigma by successive halving and continue the winner (module docstring):
+    (the final model of each problem of `targets`, the ascending grid, each value's
+    held-out score at its last rung).
 
-    Parameters
-    ----------
-    rows : InMemoryRows or pgs.dask.training's rows on a cluster
-        All the rows, where they are: ``split(train, val)`` keeps the training rows and
-        returns the held-out ones (in memory), then ``X_train`` is what `prepare` reads of
-        the training rows (a shape, for rows elsewhere) and ``stats(q, full)`` their
-        `pgs.rules.defaults.row_stats`; ``advance(groups, t_end)`` runs lists of runs to
-        t_end, ``n_rows`` is the number of rows.
-    targets : list of ndarray
-        One target vector per problem (one-vs-rest problems share sigma and the rows).
-    per_row : callable
-        `Holdout`'s ``per_row(Z, rows)``: per-row scores of the held-out margins.
-    grid : ndarray or None
-        The ascending values tried (None: `pgs.rules.defaults.default_sigma_grid`).
-    validation_fraction : float or "auto"
-        Share of the rows held out (stratified by `strata`; "auto":
-        `pgs.rules.defaults.auto_validation_fraction`); with none held out (tiny data) the
-        training rows score.
-    seed : int
-        Seeds the split and every run (the runs share it: they draw the same rows).
-    T : int or None
-        Iterations of the final run; None: until the held-out score stops improving, at
-        most `max_passes` passes of the training split.
-    max_passes : float
-        The pass budget when T is None.
-    sample_weight, keep_state, verbose, **train_kwargs
-        As for `pgs.train` (train_kwargs: `prepare`'s arguments but sigma, T and seed).
-    status : callable, optional
-        Receives each `verbose` line (without the prefix), printed or not.
-    start : float, optional
-        The call's ``time.perf_counter()`` start (the reports' elapsed times).
-
-    Returns
-    -------
-    models : list of Model
-        The final run of each problem.
-    search : SigmaSearch
+    `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val)`` keeps
+    the training rows and returns the held-out ones, then ``X_train`` is what `prepare`
+    reads of them and ``stats(q, full)`` their `pgs.rules.defaults.row_stats`;
+    ``advance(groups, t_end)`` runs lists of runs to t_end. ``per_row(Z, rows)``: the
+    per-row scores of held-out margins. `grid` None: `D.default_sigma_grid`;
+    `validation_fraction` "auto": `D.auto_validation_fraction` (none held out: the
+    training rows score). T None: until the held-out score stops improving, at most
+    `max_passes` passes. `status` receives each `verbose` line; `start` is the call's
+    ``time.perf_counter()``; the rest are `prepare`'s arguments but sigma.
     """
     start = time.perf_counter() if start is None else start
-    report = _Reporter(verbose, start, status)
+    report = functools.partial(_report, verbose, start, status)
     m = rows.n_rows
     k = V.check_count("k", train_kwargs.get("k", 1))
     if not train_kwargs.get("k_above_rows", False):
@@ -383,7 +312,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
         report(f"pass {t / per_pass:.3g} (sigma {grid[win]:.3g}): held-out score {score:.4f}, "
                f"best {best:.4f}", t / per_pass, max_passes)
     models = [finish(run, False, keep_state) for run in runs]   # (their passes: T k / rows)
-    return models, SigmaSearch(float(grid[win]), grid, scores)
+    return models, grid, scores
 
 
 def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, **kwargs):
@@ -424,7 +353,7 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
             per_row = accuracy_per_row((y_kernel > 0).astype(np.intp))
         else:
             per_row = r2_per_row(y_kernel, weights)
-        models, search = fit_auto(
+        models, grid, scores = fit_auto(
             rows, [y_kernel], per_row, grid=sigma_grid,
             validation_fraction=validation_fraction, seed=seed, T=T, max_passes=max_passes,
             sample_weight=weights, strata=y_kernel if classification else None,
@@ -434,5 +363,5 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
     model = models[0]
     if classification:
         model.classes = classes
-    model.sigma_grid, model.sigma_scores = search.grid, search.scores
+    model.sigma_grid, model.sigma_scores = grid, scores
     return model
