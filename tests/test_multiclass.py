@@ -222,9 +222,13 @@ def test_objective_and_validation():
         model.objective(X, y, sample_weight=[2.0])
     with pytest.raises(ValueError, match="single class|needs two"):
         pgs.train(X, np.zeros(M), loss="multinomial", sigma=0.1)
+    warm = pgs.train(X, y, loss="multinomial", sigma=0.1, T=5, keep_state=True)
     with pytest.raises(ValueError, match="other than the known classes"):
-        pgs.train(X, y + 7, loss="multinomial", sigma=0.1, T=5, warm_start=pgs.train(
-            X, y, loss="multinomial", sigma=0.1, T=5, keep_state=True))
+        pgs.train(X, y + 7, loss="multinomial", sigma=0.1, T=5, warm_start=warm)
+    # (the loss not repeated: its mismatch is the error, before y is read by the default's)
+    with pytest.raises(ValueError, match="trained with loss='multinomial', this call has "
+                                         "loss='hinge'"):
+        pgs.train(X, y, T=5, warm_start=warm)
 
 
 def test_sigma_auto_takes_one_sigma_for_the_classes():

@@ -24,6 +24,13 @@ _WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "schedule", "eta0", "fit_int
                     "intercept", "intercept_scaling", "epsilon", "sampling", "t_offset")
 
 
+def _check_same(warm_start, key, now):
+    saved = warm_start.params.get(key)
+    if saved != now:
+        raise ValueError(f"warm_start model was trained with {key}={saved!r}, this call "
+                         f"has {key}={now!r}")
+
+
 def _check_warm_start(warm_start, params, n_features):
     """The state to resume from, after checking it fits this call."""
     state = getattr(warm_start, "_state", None)
@@ -33,10 +40,7 @@ def _check_warm_start(warm_start, params, n_features):
         raise ValueError(f"warm_start model has {warm_start.n_features} features, "
                          f"X has {n_features}")
     for key in _WARM_START_KEYS:
-        saved, now = warm_start.params.get(key), getattr(params, key)
-        if saved != now:
-            raise ValueError(f"warm_start model was trained with {key}="
-                             f"{saved!r}, this call has {key}={now!r}")
+        _check_same(warm_start, key, getattr(params, key))
     kept = {"average": "wsum", "random": "w_pick"}.get(params.iterate)  # (what it needs)
     if kept is not None and state[kept] is None:
         raise ValueError(f"iterate={params.iterate!r} needs a warm_start model trained with "
@@ -172,6 +176,8 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
     `pgs.rules.defaults.row_stats`)."""
     if warm_start is not None and not isinstance(warm_start, Model):
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
+    if warm_start is not None:      # (the loss decides how y is read: checked first)
+        _check_same(warm_start, "loss", args.get("loss", D.DEFAULTS["loss"]))
     seq = seed_sequence(seed)
     if known_classes is None:
         known_classes = getattr(warm_start, "classes", None)
