@@ -104,7 +104,7 @@ def test_warm_start_continues_with_the_same_offset(iterate):
 
 
 @pytest.mark.parametrize("bad, error", [(-1.0, ValueError), (float("nan"), ValueError),
-                                        (float("inf"), ValueError), ("fast", TypeError),
+                                        (float("inf"), ValueError), ("fast", ValueError),
                                         (True, TypeError), (None, TypeError)])
 def test_t_offset_validation(bad, error):
     X, y, _ = _problem()

@@ -101,16 +101,6 @@ class LossSpec:
         return self.task == "classification"
 
     @property
-    def smooth(self):
-        """True when the derivative is Lipschitz (no kink)."""
-        return self.dloss_lipschitz is not None
-
-    @property
-    def bounded_gradient(self):
-        """True when :math:`|\\ell'|` is bounded on all of R (the loss is Lipschitz)."""
-        return self.dloss_bound is not None
-
-    @property
     def probabilistic(self):
         """True when the margins map to probabilities (``predict_proba``)."""
         return self.proba is not None

@@ -126,7 +126,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
     Returns (W, eta0_used, params, Xb), W of shape (n_features + 1, K), the intercepts last."""
     sampling = V.check_choice("sampling", sampling, SAMPLINGS)
     T = V.check_count("T", T, allow_none=True)
-    eta0 = V.check_auto_or_positive("eta0", eta0)
+    eta0 = V.check_positive("eta0", eta0, allowed=("auto",))
     variant_id = check_variant(variant)
     fit_intercept = V.check_bool("fit_intercept", fit_intercept)
     iterate = V.check_choice("iterate", iterate, CSGD_ITERATES)
