@@ -47,20 +47,12 @@ def _name(index, first_row, rows):
     return f"X's partition {index} (rows {first_row}..{first_row + rows - 1})"
 
 
-#: What a round's call and its delta carry instead of the shard's permutation when the
-#: other side holds it already (it changes once a pass: rounds are a fraction of one).
-_KEPT = "kept"
-
-
 class _ShardActor:
     """A shard on its worker, as a Dask actor: built once per fit from X's chunk, asked
     for its rows' norms if the "auto" rules need them, given each run's targets, weights
     and constants (`setup`, or at once when made again after a fault), then called once a
     round (`run_rounds`: every run's share of the round, the runs in turn), straight from
-    the client. Between calls it keeps each run's permutation (``sampling="permutation"``,
-    8 bytes a row) so that it need not travel both ways every round: the client holds it
-    too, and a new actor, made from the same chunk after its worker is lost, is sent it
-    again with the same round."""
+    the client."""
 
     def __init__(self, X, index, first_row, setups=None):
         # As in pgs.train, the entries of a CSR chunk are checked by the kernel as it
@@ -71,7 +63,6 @@ class _ShardActor:
         except ValueError as exc:
             raise ValueError(str(exc)) from None
         self.runs = {}            # run key: (targets, weights, constants)
-        self.perms = {}           # run key: the permutation the client knows it holds
         for key, args in (setups or {}).items():
             self.setup(key, *args)
 
@@ -88,18 +79,11 @@ class _ShardActor:
         """`pgs.engine.rounds.run_shard` on this shard for each task (a run's share of the
         round, ``task["run"]`` its key), in turn, in the worker's actor thread (the kernel
         releases the GIL: the worker keeps answering). Pure: called again on the same
-        tasks (after a fault), the same bits. A permutation goes as `_KEPT` both ways when
-        unchanged."""
+        tasks (after a fault), the same bits."""
         return [self._run(task) for task in tasks]
 
     def _run(self, task):
-        key, sampler = task["run"], task["sampler"]
-        if isinstance(sampler["perm"], str):
-            if self.perms.get(key) is None:
-                raise RuntimeError("pgs.dask: the actor holds no permutation (internal)")
-            task = dict(task, sampler=dict(sampler, perm=self.perms[key]))
-        start = task["sampler"]["perm"]
-        (y, weights, params), Xb = self.runs[key], self.Xb
+        (y, weights, params), Xb = self.runs[task["run"]], self.Xb
         delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, y, weights)
         if delta["status"] != 0:
             try:
@@ -107,12 +91,6 @@ class _ShardActor:
                              params.resolved)
             except (ValueError, FloatingPointError) as exc:
                 raise type(exc)(f"{self.name}: {str(exc).removeprefix('X: ')}") from None
-        perm = delta["sampler"]["perm"]
-        if perm is not None and start is not None and np.array_equal(perm, start):
-            self.perms[key] = start
-            delta["sampler"]["perm"] = _KEPT
-        else:
-            self.perms[key] = perm
         return delta
 
 
@@ -380,7 +358,6 @@ class _Actors:
         self.bounds = np.cumsum([0] + list(sizes))
         self.futures = [None] * len(parts)
         self.handles = [None] * len(parts)
-        self.perms = [{} for _ in parts]   # each actor's permutation of each run
         self.setups = [{} for _ in parts]  # each actor's `setup` arguments, by run
         self.direct = not client.direct_to_workers  # (_DirectActor handles; else Dask's)
         self.reached = False                        # a direct call has succeeded
@@ -481,18 +458,14 @@ class _Actors:
     def call(self, w, method, args, renew=False):
         """Actor w's `method` (an ActorFuture), the actor made again first if `renew` or
         if the scheduler knows it is lost: from X's chunk (which the scheduler rebuilds
-        from its graph), wherever it can run. A round's task carries the shard's
-        permutation only if the actor does not hold it (it holds the last it returned)."""
+        from its graph), wherever it can run."""
         for attempt in range(2):
             if renew or self.futures[w].status != "finished":
                 self.client.cancel([self.futures[w]])
                 self._submit(w)
                 self._bind([w])
-                self.perms[w] = {}
             elif isinstance(self.handles[w], _DirectActor) != self.direct:
                 self._handle(w)
-            if method == "run_rounds":
-                args = ([self._kept(w, task) for task in args[0]],)
             try:
                 return getattr(self.handles[w], method)(*args)
             except RuntimeError:     # (the scheduler has just found the actor lost)
@@ -502,8 +475,7 @@ class _Actors:
 
     def _result(self, w, call, method, args, what):
         """The result of actor w's `call` of `method`; when the actor is lost with its
-        worker, it is made again and called again (at most `RETRIES` times). A round's
-        delta gets the permutation the actor kept put back."""
+        worker, it is made again and called again (at most `RETRIES` times)."""
         for retries in range(RETRIES + 1):
             try:
                 result = _wait_call(call, self.timeout)
@@ -525,20 +497,7 @@ class _Actors:
                 if not lost or retries == RETRIES:
                     raise
             call = self.call(w, method, args, renew=True)
-        if method == "run_rounds":
-            for task, delta in zip(args[0], result, strict=True):
-                sampler = delta["sampler"]
-                if isinstance(sampler["perm"], str):
-                    sampler["perm"] = task["sampler"]["perm"]
-                self.perms[w][task["run"]] = sampler["perm"]
         return result
-
-    def _kept(self, w, task):
-        """`task` with `_KEPT` for its permutation where actor w holds it already."""
-        perm = task["sampler"]["perm"]
-        if perm is not None and perm is self.perms[w].get(task["run"]):
-            return dict(task, sampler=dict(task["sampler"], perm=_KEPT))
-        return task
 
     def close(self):
         self.client.cancel(self.futures)
