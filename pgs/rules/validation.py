@@ -46,7 +46,7 @@ def check_positive(name, value, *, allowed=(), zero=False):
     if any(value is a or (isinstance(value, str) and value == a) for a in allowed):
         return value
     bound = ">= 0" if zero else "> 0"
-    what = "".join(f"{a!r} or " for a in allowed) + f"a number {bound}"
+    what = ", ".join(map(repr, allowed)) + " or " * bool(allowed) + f"a number {bound}"
     if isinstance(value, str) and allowed:
         raise ValueError(f"{name} must be {what}, got {name}={value!r}")
     if not is_real(value):
