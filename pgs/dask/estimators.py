@@ -13,7 +13,7 @@ from pgs.rules.docstrings import fill_doc
 
 class _DaskFit:
     """`fit` on dask arrays: the estimator's own `fit` runs on an empty stand-in X of the same
-    shape (all it reads of X), and `_fit_problems` trains each problem on the dask X with
+    shape (all it reads of X), and `_fit_many` trains each problem on the dask X with
     `pgs.dask.train`. In-memory input is fitted as by the parent class."""
 
     _dask_X = None
@@ -39,30 +39,20 @@ class _DaskFit:
             return super()._rows(X, n_jobs)
         return DaskRows(self._dask_X, self._client, merge_every=self.merge_every)
 
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
-        if self._dask_X is None or (self.sigma == "auto" and warm_models is None):
-            return super()._fit_problems(X, targets, sample_weight, T=T, partial=partial,
-                                         warm_models=warm_models, strata=strata)
-        entropy, kw, known = self._train_setup(warm_models)
+    def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
+        if self._dask_X is None:
+            return super()._fit_many(X, targets, warm_models, n_jobs, **kw)
         return [_train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
-                       T=T, seed=entropy, warm_start=warm, sample_weight=sample_weight,
-                       keep_state=True, known_classes=known, **kw)
+                       warm_start=warm, **kw)
                 for target, warm in zip(targets, warm_models or [None] * len(targets),
                                         strict=True)]
 
 
 def _init_for(parent):
     """An ``__init__`` with the parameters of `parent`'s plus `merge_every` (keyword-only,
-    default None), under its full signature as scikit-learn reads it."""
-    sig = inspect.signature(parent.__init__)
-
-    def __init__(self, *args, merge_every=None, **kwargs):
-        parent.__init__(self, *args, **kwargs)
-        self.merge_every = merge_every
-
-    __init__.__signature__ = sig.replace(parameters=[*sig.parameters.values(), inspect.Parameter(
-        "merge_every", inspect.Parameter.KEYWORD_ONLY, default=None)])
-    return __init__
+    default None)."""
+    params = {name: par.default for name, par in inspect.signature(parent).parameters.items()}
+    return E._init_with({**params, "merge_every": None})
 
 
 @fill_doc("dask_estimator", "classifier", "estimator")
