@@ -197,6 +197,7 @@ def _dloss(spec, zs, y, eps):
 
 
 def test_table_names_and_ids_are_the_kernels():
+    """The ids are positions: pgs/_core.pyx dispatches on them, `check_loss` returns them."""
     assert pgs.rules.losses.LOSS_NAMES == pgs.LOSS_NAMES
     assert [spec.id for spec in LOSS_TABLE] == list(range(len(LOSS_TABLE)))
     assert tuple(spec.name for spec in LOSS_TABLE) == pgs.rules.losses.LOSS_NAMES
@@ -222,6 +223,7 @@ def test_table_id_selects_the_formula_of_its_name(spec):
 @SPECS
 def test_table_task(spec):
     """Classification losses are functions of y z; regression losses of z - y."""
+    assert spec.task in ("classification", "regression")
     if spec.is_classification:
         pairs = [((z, 1.0), (-z, -1.0)) for z in Z]
     else:
@@ -288,6 +290,7 @@ def test_table_epsilon(spec):
     depends = any(py_loss(spec.id, z, y, 0.5) != py_loss(spec.id, z, y, 1.5)
                   for z in Z for y in _spec_ys(spec))
     assert depends == spec.has_epsilon
+    assert spec.has_epsilon or not spec.epsilon_positive
     assert check_epsilon(spec.name, None) == (spec.default_epsilon if spec.has_epsilon else 0.0)
     if spec.epsilon_positive:
         with pytest.raises(ValueError, match=f"epsilon must be > 0 for loss='{spec.name}'"):

@@ -6,8 +6,8 @@ import inspect
 import dask.array as da
 
 from pgs import estimators as E
-from pgs.dask.client import gather, get_client
-from pgs.dask.training import DaskRows, _partition, _train, shape_only_csr
+from pgs.dask.client import DEFAULT_TIMEOUT, get_client
+from pgs.dask.training import DaskRows, _fetch, _partition, _train, shape_only_csr
 from pgs.rules.docstrings import fill_doc
 
 
@@ -23,10 +23,11 @@ class _DaskFit:
         if not isinstance(X, da.Array):
             return super().fit(X, y, sample_weight)
         client = get_client()
-        y = gather(client, [client.compute(y)], what="y")[0] if isinstance(y, da.Array) else y
+        if isinstance(y, da.Array):
+            y = _fetch(client, y, DEFAULT_TIMEOUT, "y")
         if isinstance(sample_weight, da.Array):
-            sample_weight = gather(client, [client.compute(sample_weight)], what="sample_weight")[0]
-        X, _ = _partition(X, None, None, client)
+            sample_weight = _fetch(client, sample_weight, DEFAULT_TIMEOUT, "sample_weight")
+        X = _partition(X)
         self._dask_X, self._client = X, client
         try:
             return super().fit(shape_only_csr(X.shape), y, sample_weight)

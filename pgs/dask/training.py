@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from distributed.scheduler import KilledWorker
 
-from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, get_client, wait_all
+from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, gather, get_client, wait_all
 from pgs.engine import rounds as P
 from pgs.engine.solver import raise_status
 from pgs.engine.threads import RoundReports
@@ -101,9 +101,9 @@ def shape_only_csr(shape):
                          shape=shape)
 
 
-def _partition(X, y, n_jobs, client, timeout=DEFAULT_TIMEOUT):
+def _partition(X, n_jobs=None):
     """X with one column chunk and the row chunks that are the shards (`n_jobs` near-equal
-    contiguous ones as `pgs.train(n_jobs=...)` makes, if given), and y as an array."""
+    contiguous ones as `pgs.train(n_jobs=...)` makes, if given)."""
     if not isinstance(X, da.Array):
         raise TypeError(f"X must be a dask array (dask.array.from_array(X, chunks=...) "
                         f"splits one in memory; pgs.train trains on it directly), got "
@@ -119,20 +119,12 @@ def _partition(X, y, n_jobs, client, timeout=DEFAULT_TIMEOUT):
         sizes = tuple(hi - lo for lo, hi in P.partition_rows(m, V.check_count("n_jobs", n_jobs)))
         if X.chunks[0] != sizes:
             X = X.rechunk({0: sizes})
-    if isinstance(y, da.Array):
-        y = _fetch(client, y, timeout, "y")
-    return X, y
+    return X
 
 
 def _fetch(client, array, timeout, what):
     """A dask array computed to the client, within `timeout` seconds."""
-    future = client.compute(array)
-    try:
-        return future.result(timeout=timeout)
-    except TimeoutError:
-        future.cancel()
-        raise TimeoutError(f"pgs.dask.train: {what} was not computed within "
-                           f"timeout={timeout:g} s (raise timeout= for longer tasks)") from None
+    return gather(client, [client.compute(array)], timeout, what)[0]
 
 
 @fill_doc("dask", kwargs_of=_pgs_train)
@@ -210,7 +202,7 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
             callback=callback, **kwargs)
     for key in ("sigma_grid", "validation_fraction", "verbose"):
         kwargs.pop(key, None)
-    X, y = _partition(X, y, n_jobs, client, timeout)
+    X = _partition(X, n_jobs)
     m, n_features = X.shape
     sizes = [int(c) for c in X.chunks[0]]
     parts, homes = _parts(client, X, timeout)
@@ -275,7 +267,7 @@ class DaskRows:
     """
 
     def __init__(self, X, client, *, n_jobs=None, merge_every=None, timeout=DEFAULT_TIMEOUT):
-        self.X, _ = _partition(X, None, None, client, timeout)
+        self.X = _partition(X)
         self.client, self.n_jobs, self.timeout = client, n_jobs, timeout
         self.merge_every = merge_every
         self.n_rows = self.X.shape[0]
@@ -284,8 +276,7 @@ class DaskRows:
 
     def split(self, train, val):
         """Build the shards of the training rows `train`; fetch the held-out rows `val`."""
-        X_train, _ = _partition(da.concatenate(self._rows_of_chunks(train), axis=0), None,
-                                self.n_jobs, self.client, self.timeout)
+        X_train = _partition(da.concatenate(self._rows_of_chunks(train), axis=0), self.n_jobs)
         self.sizes = [int(c) for c in X_train.chunks[0]]
         self.shape = X_train.shape
         self.X_train = shape_only_csr(self.shape)     # (what prepare reads: the rows' shape)
