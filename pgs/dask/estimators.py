@@ -7,7 +7,7 @@ import dask.array as da
 
 from pgs import estimators as E
 from pgs.dask.client import DEFAULT_TIMEOUT, get_client
-from pgs.dask.training import DaskRows, _fetch, _partition, _train, shape_only_csr
+from pgs.dask.training import DaskRows, _fetch, _partition, shape_only_csr, train
 from pgs.rules.docstrings import fill_doc
 
 
@@ -43,8 +43,10 @@ class _DaskFit:
     def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
         if self._dask_X is None:
             return super()._fit_many(X, targets, warm_models, n_jobs, **kw)
-        return [_train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
-                       warm_start=warm, **kw)
+        # (known_classes: every problem of a fit holds both its targets, or all K classes)
+        del kw["known_classes"], kw["k_above_rows"]
+        return [train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
+                      warm_start=warm, **kw)
                 for target, warm in zip(targets, warm_models or [None] * len(targets),
                                         strict=True)]
 

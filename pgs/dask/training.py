@@ -173,17 +173,6 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     for name in ("fixed_rows", "known_classes", "row_stats"):
         if name in kwargs:
             raise TypeError(f"pgs.dask.train() got an unexpected keyword argument {name!r}")
-    return _train(X, y, client=client, n_jobs=n_jobs, merge_every=merge_every,
-                  sample_weight=sample_weight, callback=callback,
-                  callback_every=callback_every, keep_state=keep_state, timeout=timeout,
-                  **kwargs)
-
-
-def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=None,
-           callback=None, callback_every=None, keep_state=False,
-           timeout=None, **kwargs):
-    """`train`, with `pgs.training.fit.prepare`'s `known_classes` (the estimators' one-vs-rest
-    problems)."""
     start = time.perf_counter()
     callback_every, merge_every = check_reports(callback, callback_every, merge_every)
     timeout = check_timeout(timeout)
