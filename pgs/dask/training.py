@@ -191,24 +191,17 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
             callback=callback, **kwargs)
     for key in ("sigma_grid", "validation_fraction", "verbose"):
         kwargs.pop(key, None)
-    X = _partition(X, n_jobs)
-    m, n_features = X.shape
-    sizes = [int(c) for c in X.chunks[0]]
-    parts, homes = _parts(client, X, timeout)
-    del X
-
     # Each shard is built by its actor from its chunk (where the chunk lies, as the
     # scheduler prefers); its targets (and weights) go to it once prepared (O(rows) once).
-    actors = _Actors(client, parts, homes, sizes, timeout)
+    actors = _Actors(client, _partition(X, n_jobs), timeout)
     try:
         actors.wait()
         # The run's constants and the solver state, as pgs.train makes them: prepare gets
         # an X with the right shape and no entries (the rows are on the workers); the
         # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
-        run = prepare(shape_only_csr((m, n_features)), y, sample_weight=sample_weight,
-                      track_loss=callback is not None,
-                      row_stats=_cached_stats(actors, (m, n_features)), **kwargs)
-        params, state = P.setup(run, sizes, merge_every, ROUND_PASSES,
+        run = prepare(shape_only_csr(actors.shape), y, sample_weight=sample_weight,
+                      track_loss=callback is not None, row_stats=actors.stats, **kwargs)
+        params, state = P.setup(run, actors.sizes, merge_every, ROUND_PASSES,
                                 track_loss=callback is not None)
         actors.setup(run, params)
         # (the threads engine's loop, each shard's part of a round a call of its actor)
@@ -218,19 +211,9 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
                              run.t_total, params.merge_every, on_round=reports.after_round)
     finally:
         actors.close()               # (the fit's own: X's chunks may be the user's)
-        del actors, parts
+        del actors
     run.solver.set_state(P.final_solver_state(state))
     return finish(run, reports.stopped, keep_state)
-
-
-def _parts(client, X, timeout):
-    """X's chunks as futures the client keeps for the whole fit (the scheduler can rebuild
-    a lost one from the graph that made it: none is pinned to a worker), and where each
-    lies."""
-    X = client.persist(X)
-    parts = client.compute(list(X.to_delayed().ravel()))
-    wait_all(client, parts, timeout, "X's partitions")
-    return parts, _homes(client, parts)
 
 
 class DaskRows:
@@ -265,13 +248,10 @@ class DaskRows:
 
     def split(self, train, val):
         """Build the shards of the training rows `train`; fetch the held-out rows `val`."""
-        X_train = _partition(da.concatenate(self._rows_of_chunks(train), axis=0), self.n_jobs)
-        self.sizes = [int(c) for c in X_train.chunks[0]]
-        self.shape = X_train.shape
-        self.X_train = shape_only_csr(self.shape)     # (what prepare reads: the rows' shape)
-        parts, homes = _parts(self.client, X_train, self.timeout)
-        self.actors = _Actors(self.client, parts, homes, self.sizes, self.timeout)
-        self.stats = _cached_stats(self.actors, self.shape)
+        self.actors = _Actors(self.client, _partition(
+            da.concatenate(self._rows_of_chunks(train), axis=0), self.n_jobs), self.timeout)
+        self.sizes, self.stats = self.actors.sizes, self.actors.stats
+        self.X_train = shape_only_csr(self.actors.shape)   # (what prepare reads: the shape)
         self.actors.wait()
         # (chunk by chunk: a row index across chunks of sparse matrices is not joined by
         # every dask release)
@@ -328,21 +308,30 @@ class _DirectActor(distributed.Actor):
 
 
 class _Actors:
-    """The fit's `_ShardActor` s, one per partition of X: their futures (the client's
-    for the whole fit), the handles they are called by, and their making again after a
-    worker is lost. Every wait lasts `timeout` seconds at most."""
+    """The fit's `_ShardActor` s, one per partition of X: X's chunks as futures the client
+    keeps for the whole fit (the scheduler can rebuild a lost one from the graph that made
+    it: none is pinned to a worker), the actors' futures, the handles they are called by,
+    and their making again after a worker is lost. Every wait lasts `timeout` seconds at
+    most. ``stats(q, full)`` is `row_stats`, each asked once (the "auto" rules may ask up
+    to three times: one scan)."""
 
-    def __init__(self, client, parts, homes, sizes, timeout):
-        self.client, self.parts, self.homes, self.sizes = client, parts, homes, sizes
-        self.timeout = timeout
-        self.bounds = np.cumsum([0] + list(sizes))
+    def __init__(self, client, X, timeout):
+        self.client, self.timeout, self.shape = client, timeout, X.shape
+        X = client.persist(X)      # (held until the parts are computed from it)
+        self.parts = parts = client.compute(list(X.to_delayed().ravel()))
+        wait_all(client, parts, timeout, "X's partitions")
+        who = client.who_has(parts)
+        self.homes = [min(who.get(f.key, ()), default="(none)") for f in parts]
+        self.sizes = [int(c) for c in X.chunks[0]]
+        self.bounds = np.cumsum([0] + self.sizes)
+        self.stats = functools.cache(self.row_stats)
         self.futures = [None] * len(parts)
         self.handles = [None] * len(parts)
         self.setups = [{} for _ in parts]  # each actor's `setup` arguments, by run
         self.direct = not client.direct_to_workers  # (_DirectActor handles; else Dask's)
         self.reached = False                        # a direct call has succeeded
         for w in range(len(parts)):
-            self._submit(w, [homes[w]])
+            self._submit(w, [self.homes[w]])
 
     def name(self, w):
         """Partition w's name and its worker's address, for the error messages."""
@@ -406,16 +395,16 @@ class _Actors:
             f"timeout={self.timeout:g} s (are there workers left? raise timeout= for "
             f"longer rounds)")
 
-    def row_stats(self, shape, q, full):
-        """`pgs.rules.defaults.row_stats` of the shards' rows (X of `shape`), from every
-        shard's `_ShardActor.row_sq_norms`, in shard order: the sums of the same rows'
-        norms as in memory, rounded once."""
-        stride = 1 if full else q_stride(shape[0])
+    def row_stats(self, q, full):
+        """`pgs.rules.defaults.row_stats` of the shards' rows, from every shard's
+        `_ShardActor.row_sq_norms`, in shard order: the sums of the same rows' norms as in
+        memory, rounded once."""
+        stride = 1 if full else q_stride(self.shape[0])
         norms = self.map("row_sq_norms", [(q, stride, int(self.bounds[w]))
                                           for w in range(len(self.futures))], "the rows' norms")
         sq = np.concatenate([n[0] for n in norms])     # (q = 2: one array, one sum)
         sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
-        return row_stats(as_csr_buffers(shape_only_csr(shape)), q, norms=(sq, sq_q),
+        return row_stats(as_csr_buffers(shape_only_csr(self.shape)), q, norms=(sq, sq_q),
                          full=full)
 
     def setup(self, run, params, key=0):
@@ -483,22 +472,10 @@ class _Actors:
         self.client.cancel(self.futures)
 
 
-def _cached_stats(actors, shape):
-    """``stats(q, full)``: `pgs.rules.defaults.row_stats` of the shards' rows (X of `shape`),
-    each asked once (the "auto" rules may ask up to three times: one scan)."""
-    return functools.cache(functools.partial(actors.row_stats, shape))
-
-
-def _homes(client, futures):
-    """The address of a worker holding each future's result (for the error messages)."""
-    who = client.who_has(futures)
-    return [min(who.get(f.key, ()), default="(none)") for f in futures]
-
-
-def _map_runs(actors, what, first=0):
+def _map_runs(actors, what):
     """A `pgs.engine.rounds.run_rounds_together` map: one call of each shard's actor a
     round, carrying every run's task (``run`` its key)."""
-    rounds = [first]
+    rounds = [0]
 
     def map_fn(plans):
         rounds[0] += 1
