@@ -38,7 +38,6 @@ def test_csr_input_is_not_copied(dtype, index_dtype):
 
     b = as_csr_buffers(A)
     assert b.data is A.data and b.indices is A.indices and b.indptr is A.indptr
-    assert not b.copied
 
     peak, model = traced_peak(lambda: paper.train(A, y, T=2000, seed=0, iterate="average"))
     assert peak < A.data.nbytes / 8, (peak, A.data.nbytes)

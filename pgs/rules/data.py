@@ -14,15 +14,13 @@ _INDEX = (np.int32, np.int64)
 @dataclass(eq=False)
 class CSRBuffers:
     """The three CSR arrays handed to the kernel (float32/64 data, int32/64 indices and
-    indptr of one dtype) and the matrix's shape. `copied`: X had to be converted (the
-    kernel is not reading the caller's buffers); `entries_checked`: every column index and
+    indptr of one dtype) and the matrix's shape. `entries_checked`: every column index and
     value was checked, not only the index pointer (see `entry_problem`)."""
 
     data: np.ndarray
     indices: np.ndarray
     indptr: np.ndarray
     shape: tuple
-    copied: bool
     entries_checked: bool = True
 
     def matrix(self):
@@ -118,7 +116,7 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     problem = check_csr(data, indices, indptr, shape[1], check_entries)
     if problem is not None:
         raise ValueError(f"{name}: {problem}")
-    return CSRBuffers(data, indices, indptr, shape, copied, check_entries)
+    return CSRBuffers(data, indices, indptr, shape, check_entries)
 
 
 def entry_problem(Xb):

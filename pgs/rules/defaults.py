@@ -107,25 +107,9 @@ def q_stride(n_rows):
 
 
 def row_sq_norms(Xb, q=2.0, stride=1, first=0):
-    """``||x_i||_2^2`` and ``||x_i||_q^2`` of every row, or of about one row in `stride`.
-
-    Parameters
-    ----------
-    Xb : pgs.rules.data.CSRBuffers
-        The rows.
-    q : float, default 2.0
-        The dual norm's exponent, ``p / (p - 1)``.
-    stride, first : int, default 1 and 0
-        The rows read: those whose index in the whole X (`first`: that of `Xb`'s first
-        row) hashes to a multiple of `stride` (`pgs._core.row_norms`).
-
-    Returns
-    -------
-    sq, sq_q : ndarray of float64
-        One value a row read (the same array for q = 2), compiled (`pgs._core.row_norms`,
-        the GIL released): a row's values depend on its entries alone, so they have the
-        same bits however X is split.
-    """
+    """``||x_i||_2^2`` and ``||x_i||_q^2`` of the rows of `Xb` (`pgs.rules.data.CSRBuffers`),
+    or of about one in `stride` (`first`: the index of its first row in the whole X): the
+    compiled `pgs._core.row_norms`, the same bits however X is split."""
     return _core.row_norms(Xb.data, Xb.indptr, float(q), int(stride), int(first))
 
 
