@@ -1,12 +1,7 @@
-"""`pgs.dask.train`: parallel PGS by merging dual states (`pgs.engine.rounds`), one shard per
-row-chunk of a dask array, each in a Dask actor (`_ShardActor`) on the worker that holds
-its chunk; a round is one call per actor, straight from the client (no task, no scheduler;
-its hand-offs cost 8-19 ms a round: bench/results/dask_rounds.md), and the client merges
-the deltas in shard order with the threads engine's code, so both give the same bits. A
-round's call is a pure function of its starting state and shard: an actor lost with its
-worker is made again from its chunk (rebuilt by the scheduler from its graph) and called
-again, and the model keeps its bits; data no graph made cannot be rebuilt (RuntimeError).
-docs/parallel.md, section 4.
+"""`pgs.dask.train`: the rounds of `pgs.engine.rounds` with one Dask actor (`_ShardActor`)
+per row-chunk of X, on the worker that holds it, called once a round straight from the
+client, which merges the deltas as the threads engine does (the same bits). An actor lost
+with its worker is made again from its chunk and called again (docs/parallel.md 4).
 """
 
 import functools
@@ -35,11 +30,8 @@ from pgs.training.train import train as _pgs_train
 #: Times an actor lost with its worker is made again for the same call.
 RETRIES = 3
 
-#: The default round: half a pass (the threads engine's quarter, doubled). A round's
-#: hand-offs cost 8-19 ms (bench/results/dask_rounds.md, 200k hard RCV1-like rows, 2
-#: workers), as much as a quarter-pass round's work there (12 ms). Half-pass rounds cut a
-#: 4-pass fit from 1.8x to 1.5x the threads engine's time and lose 0.04-0.05 points at 2
-#: and 4 passes; rounds of 1 and 2 passes lose 0.3-0.6 and 0.6-0.7.
+#: The default round: half a pass, the threads engine's doubled, as a round's hand-offs
+#: cost milliseconds (docs/parallel.md 4, bench/results/dask_rounds.md).
 ROUND_PASSES = 0.5
 
 
@@ -219,15 +211,10 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
 class DaskRows:
     """`pgs.training.sigma_auto.fit_auto`'s rows on a Dask cluster (``sigma="auto"``).
 
-    The training rows of each row-chunk of X are a shard (or, with `n_jobs`, the training
-    rows re-chunked into `n_jobs` near-equal shards: those of
-    ``pgs.train(X, y, n_jobs=n_jobs, sigma="auto")``), kept in actors for the whole
-    search; the runs advance by rounds merged on the client (`pgs.engine.rounds`), as
-    `train` runs them, all of them in one call per shard and round.
-    The held-out rows (at most 10,000 by default) come to the client, which scores the
-    candidates. With one shard every run is the plain run, and the fit
-    equals the in-memory one bit for bit; with W shards, ``pgs.train(n_jobs=W)``'s on the
-    same training shards.
+    The training rows of each row-chunk of X (or of `n_jobs` near-equal shards, as
+    ``pgs.train(n_jobs=n_jobs)`` makes) are a shard, kept in actors for the whole search;
+    every run advances by `train`'s rounds, all of them in one call per shard and round.
+    The held-out rows come to the client, which scores the candidates.
 
     Parameters
     ----------
