@@ -50,10 +50,7 @@ class _ShardActor:
         # As in pgs.train, the entries of a CSR chunk are checked by the kernel as it
         # reads each row (a scan up front would cost as much as a cyclic pass).
         self.name = _name(index, first_row, X.shape[0])
-        try:
-            self.Xb = as_csr_buffers(X, name=self.name, check_entries=False)
-        except ValueError as exc:
-            raise ValueError(str(exc)) from None
+        self.Xb = as_csr_buffers(X, name=self.name, check_entries=False)
         self.runs = {}            # run key: (targets, weights, constants)
         for key, args in (setups or {}).items():
             self.setup(key, *args)

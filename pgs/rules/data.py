@@ -33,11 +33,10 @@ _CHECK_CHUNK = 2**20
 
 
 def check_csr(data, indices, indptr, n_features, entries=True):
-    """None when raw CSR buffers are consistent, else a message naming the first problem:
-    an invalid index pointer, then (unless ``entries=False``: the kernel checks each row
-    it reads) a column index outside ``[0, n_features)`` or a non-finite value."""
-    if indptr.shape[0] < 1:
-        return "indptr is empty"
+    """None when raw CSR buffers (of at least one row) are consistent, else a message naming
+    the first problem: an invalid index pointer, then (unless ``entries=False``: the kernel
+    checks each row it reads) a column index outside ``[0, n_features)`` or a non-finite
+    value."""
     if (indptr[0] < 0 or indptr[-1] > data.shape[0] or indptr[-1] > indices.shape[0]
             or np.any(indptr[1:] < indptr[:-1])):
         return "indptr is not a valid CSR index pointer for its data and indices"

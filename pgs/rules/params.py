@@ -65,10 +65,13 @@ class Data(NamedTuple):
 
 
 def seed_sequence(seed):
-    """The random streams' root: `seed` if a SeedSequence, else one of the int, or of fresh
-    entropy for None (`pgs.rules.validation.check_seed`)."""
-    seed = V.check_seed(seed)
-    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    """The random streams' root: `seed` if a SeedSequence, else one of the int >= 0, or of
+    fresh entropy for None."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if seed is not None and (not V.is_int(seed) or seed < 0):
+        raise ValueError(f"seed must be None or an integer >= 0, got seed={seed!r}")
+    return np.random.SeedSequence(None if seed is None else int(seed))
 
 
 def seed_entropy(seed):

@@ -116,15 +116,6 @@ def check_sample_weight(sample_weight, m):
     return None if np.all(w == 1.0) else w      # (all ones: the unweighted problem's bits)
 
 
-def check_seed(seed):
-    """None, an int >= 0, or a numpy SeedSequence."""
-    if seed is None or isinstance(seed, np.random.SeedSequence):
-        return seed
-    if not is_int(seed) or seed < 0:
-        raise ValueError(f"seed must be None or an integer >= 0, got seed={seed!r}")
-    return int(seed)
-
-
 def check_bool(name, value):
     """A Python or numpy bool, as a bool."""
     if not isinstance(value, (bool, np.bool_)):
