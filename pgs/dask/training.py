@@ -121,19 +121,14 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
           callback=None, callback_every=None, keep_state=False, timeout=None, **kwargs):
     """Train a PGS model on a Dask cluster: parallel PGS by merging dual states.
 
-    Each shard of rows (a row-chunk of X) is built and kept on a worker. A round
-    sends the common state (the dual accumulator lam, n_features + 1 doubles) to every
-    worker once; each shard runs its share of ``W * merge_every`` PGS iterations from it
-    with its own random stream, where it lies, and sends back its change of lam (and
-    its sum of iterates, for ``iterate="average"``); the client adds them in shard
-    order (see ``docs/parallel.md``). The model equals ``pgs.train(X, y,
-    n_jobs=W, merge_every=merge_every, ...)`` on the same rows, bit for bit, when the
-    shards are that call's (``n_jobs=W`` here makes them so): it is a function of the
-    seed, the shards and `merge_every` only, never of the scheduling.
-
-    ``sigma="auto"`` runs the search and the stopping rule on the shards of the training
-    rows (`DaskRows`): with one chunk, the model of `pgs.train`; with ``n_jobs=W``, that of
-    ``pgs.train(n_jobs=W)``.
+    Each shard of rows (a row-chunk of X) is kept on a worker. A round sends the common
+    state (the dual accumulator lam, n_features + 1 doubles) to every shard, which runs its
+    share of ``W * merge_every`` iterations with its own random stream and sends back its
+    change; the client adds them in shard order (docs/parallel.md 4). The model equals
+    ``pgs.train(X, y, n_jobs=W, merge_every=merge_every, ...)`` bit for bit when the shards
+    are that call's (``n_jobs=W`` here makes them so), and ``sigma="auto"`` runs its search
+    on the shards of the training rows as that call does: a function of the seed, the
+    shards and `merge_every` only, never of the scheduling.
 
     Parameters
     ----------

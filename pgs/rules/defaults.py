@@ -15,14 +15,10 @@ import numpy as np
 from pgs import _core
 from pgs.rules.losses import loss_spec
 
-#: Step schedules (docs/design.md 6c): "pgs", the paper's eta_t = 1 / (sigma (t + t0)), with
-#: the uniform average; "asgd", eta_t = eta0 (1 + sigma eta0 t)^(-3/4) (Xu 2011, Bottou's
-#: svmasgd), with the average weighted by t (Lacoste-Julien, Schmidt & Bach 2012).
+#: Step schedules: the paper's 1 / (sigma (t + t0)), averaged SGD's (docs/design.md 6c).
 SCHEDULES = ("pgs", "asgd")
 
-#: How the bias is fitted: "free", unregularised, by plain SGD steps of `intercept_rate`
-#: times the schedule's eta_t (as scikit-learn's SGD and svmasgd); "column", a constant
-#: column of value intercept_scaling, regularised like the weights (the paper's VII).
+#: How the bias is fitted: unregularised by SGD steps, or a constant column (docs/design.md 4).
 INTERCEPTS = ("free", "column")
 
 #: The training defaults of `pgs.train`, `PGSClassifier` and `PGSRegressor` (the
