@@ -58,13 +58,12 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     input is converted once). ``check_entries=False`` checks only the index pointer, for a
     kernel that checks each row it reads (a full pass would cost as much as a cyclic epoch).
     TypeError for non-numeric or complex input, ValueError for anything else wrong."""
-    if isinstance(X, CSRBuffers):
-        if check_entries and not X.entries_checked:
-            problem = check_csr(X.data, X.indices, X.indptr, X.shape[1])
-            if problem is not None:
-                raise ValueError(f"{name}: {problem}")
-            X.entries_checked = True
-        return X  # already validated (the estimators check X once for all their problems)
+    if isinstance(X, CSRBuffers):      # (validated: the estimators check X once for all)
+        problem = entry_problem(X) if check_entries else None
+        if problem is not None:
+            raise ValueError(problem)
+        X.entries_checked = X.entries_checked or check_entries
+        return X
     copied = False
     if sp.issparse(X):
         if X.ndim != 2:
