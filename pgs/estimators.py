@@ -386,12 +386,15 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                 coef, intercept = coef[1:] - coef[:1], intercept[1:] - intercept[:1]
             self.coef_, self.intercept_ = coef, intercept
             return
-        # Each model's coef becomes its row of coef_ as it is copied there: the models' own
-        # arrays are freed one by one, so one copy of the coefficients stays.
-        self.coef_ = np.empty((len(models), models[0].coef.shape[0]))
-        for i, model in enumerate(models):
-            self.coef_[i] = model.coef
-            model.coef = self.coef_[i]
+        if len(models) == 1:
+            self.coef_ = models[0].coef[np.newaxis, :]      # (a view: no copy)
+        else:
+            # Each model's coef becomes its row of coef_ as it is copied there: the models'
+            # own arrays are freed one by one, so one copy of the coefficients stays.
+            self.coef_ = np.empty((len(models), models[0].coef.shape[0]))
+            for i, model in enumerate(models):
+                self.coef_[i] = model.coef
+                model.coef = self.coef_[i]
         intercepts = np.array([model.intercept for model in models])
         if self.loss == "squared" and len(models) == 1:
             # 0/1 regression of the positive class: predict it above 1/2.
