@@ -4,6 +4,7 @@ problem) and `PGSRegressor`.
 `pgs/__init__.py` loads this module lazily, so that `pgs.train` never needs scikit-learn.
 """
 
+import inspect
 import numbers
 import warnings
 
@@ -17,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from pgs.io.svmlight import usable_cpus
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, kernel_classes
+from pgs.rules.data import as_csr_buffers, class_indices, kernel_classes
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
 from pgs.rules.params import CHECKED_ARGS, Params, check_args, seed_entropy
@@ -34,13 +35,10 @@ REGRESSOR_LOSSES = loss_names("regression")
 #: Losses whose margins map to probabilities (as in scikit-learn's SGDClassifier).
 PROBABILISTIC_LOSSES = tuple(spec.name for spec in LOSSES if spec.probabilistic)
 
-#: scikit-learn checks every PGS estimator fails, with the reason (`expected_failed_checks`
-#: adds those that depend on the parameters).
+#: Why every PGS estimator fails scikit-learn's sample weight equivalence checks.
 _RANDOM_ROWS = ("PGS samples rows at random: integer weights equal row repetition in "
                 "expectation (same sampling distribution, same objective and optimum), not "
                 "bit for bit")
-EXPECTED_FAILED_CHECKS = {f"check_sample_weight_equivalence_on_{kind}_data": _RANDOM_ROWS
-                          for kind in ("dense", "sparse")}
 
 #: The checks PGSClassifier fails with a given loss, {loss: {check name: reason}}.
 _CLASSIFIER_FAILED_CHECKS = {
@@ -58,7 +56,8 @@ _CLASSIFIER_FAILED_CHECKS = {
 def expected_failed_checks(estimator):
     """The scikit-learn checks `estimator` is known to fail, as {check name: reason}: pass
     it as ``expected_failed_checks`` to `check_estimator` or `parametrize_with_checks`."""
-    failed = dict(EXPECTED_FAILED_CHECKS)
+    failed = {f"check_sample_weight_equivalence_on_{kind}_data": _RANDOM_ROWS
+              for kind in ("dense", "sparse")}
     if isinstance(estimator, PGSClassifier):
         failed.update(_CLASSIFIER_FAILED_CHECKS.get(estimator.loss, {}))
     return failed
@@ -95,16 +94,33 @@ def _check_weights(sample_weight, m):
     return V.check_sample_weight(sample_weight, m)
 
 
+def _init_with(params):
+    """An ``__init__`` that keeps its arguments as given (scikit-learn's convention), its
+    signature `params`' names and defaults: the first positional, the others keyword-only."""
+    P = inspect.Parameter
+    first, *rest = params
+    sig = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD),
+                             P(first, P.POSITIONAL_OR_KEYWORD, default=params[first]),
+                             *(P(name, P.KEYWORD_ONLY, default=params[name]) for name in rest)])
+
+    def __init__(self, *args, **kwargs):
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for name, value in list(bound.arguments.items())[1:]:
+            setattr(self, name, value)
+
+    __init__.__signature__ = sig
+    return __init__
+
+
+#: The estimators' parameters and defaults, `pgs.train`'s and their own.
+_PARAMS = {**D.DEFAULTS, "random_state": None, "n_jobs": None, "warm_start": False, "verbose": 0}
+
+
 class _PGSBase(BaseEstimator):
     """Parameters, validation and the fit loop shared by the two estimators."""
 
     _allowed_losses = ()
-
-    def _store(self, args):
-        """Keep the constructor's arguments as given (scikit-learn's convention)."""
-        for name, value in args.items():
-            if name != "self":
-                setattr(self, name, value)
 
     def _check_params(self):
         """Validate every hyper-parameter once, before any thread starts."""
@@ -122,56 +138,46 @@ class _PGSBase(BaseEstimator):
         return validate_data(self, X, *y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=reset, **kwargs)
 
-    def _train_setup(self, warm_models):
-        """(seed, `pgs.train` keywords, known classes) of the problems; continuing
-        `warm_models` keeps their sigma and random streams."""
-        kw = {name: getattr(self, name) for name in CHECKED_ARGS if name != "T"}
-        kw["sigma"] = self.sigma if warm_models is None else "auto"     # ("auto": kept)
-        known = kernel_classes(self.loss, getattr(self, "_n_outputs", 2))
-        entropy = None if warm_models is not None else _base_entropy(self.random_state)
-        return entropy, kw, known
-
     def _train(self, X, targets, weights, *, warm, partial, strata=None):
         """One `pgs.Model` per target array: `fit` (T iterations; T None: ``sigma="auto"``'s
-        stopping rule, or `max_passes` passes) or `partial_fit` (one pass of the batch);
-        `warm` continues the fitted models; `strata` stratify ``sigma="auto"``'s split."""
+        stopping rule, or `max_passes` passes) or `partial_fit` (one pass of the batch, which
+        may have fewer rows than k); `warm` continues the fitted models, keeping their sigma
+        and random streams; `strata` stratify ``sigma="auto"``'s split."""
         if partial and X.shape[0] < self.k:
             warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
                           f"k={self.k}: its one iteration draws {self.k} rows from them "
                           f"(rows repeat)", UserWarning, stacklevel=3)
-        T = D.default_T(X.shape[0], self.k, 1.0) if partial else self.T      # (a pass)
-        return self._fit_problems(X, targets, weights, T=T, partial=partial, strata=strata,
-                                  warm_models=self._models if warm else None)
-
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
-        """One `pgs.Model` per target array, continuing `warm_models` (or None); `partial` lets a
-        batch have fewer rows than k; `strata` stratify the split of ``sigma="auto"``."""
-        entropy, train_kwargs, known = self._train_setup(warm_models)
+        kw = {name: getattr(self, name) for name in CHECKED_ARGS}
+        kw.update(T=D.default_T(X.shape[0], self.k, 1.0) if partial else self.T,
+                  seed=None if warm else _base_entropy(self.random_state),
+                  sample_weight=weights, keep_state=True, k_above_rows=partial,
+                  known_classes=kernel_classes(self.loss, getattr(self, "_n_outputs", 2)))
         # Structure checked once here; entries by the kernel, as it reads each row.
         X = as_csr_buffers(X, check_entries=False)
         n_jobs = _effective_n_jobs(self.n_jobs)
-        if train_kwargs["sigma"] == "auto" and warm_models is None:
-            # One sigma shared by all the one-vs-rest problems, scored on the multiclass
-            # prediction they make together (their margins are compared by argmax).
-            del train_kwargs["sigma"]
-            rows = self._rows(X, n_jobs)
-            try:
-                models, grid, scores = sigma_auto.fit_auto(
-                    rows, targets, self._per_row(strata, targets, sample_weight),
-                    grid=sigma_auto.check_sigma_grid(self.sigma_grid), T=T, seed=entropy,
-                    validation_fraction=self.validation_fraction, sample_weight=sample_weight,
-                    strata=strata, keep_state=True, verbose=self.verbose,
-                    status=getattr(self, "_status", None), known_classes=known,
-                    k_above_rows=partial, **train_kwargs)
-            finally:
-                rows.close()
-            self.sigma_grid_, self.sigma_scores_ = grid, scores
-            return models
-        if warm_models is None:
+        if warm:
+            return self._fit_many(X, targets, self._models, n_jobs, sigma="auto", **kw)
+        if not sigma_auto.is_auto(self.sigma):
             self.sigma_grid_ = self.sigma_scores_ = None
-        return fit_many(X, targets, n_jobs=n_jobs, T=T, seed=entropy, warm_starts=warm_models,
-                        sample_weight=sample_weight, keep_state=True, known_classes=known,
-                        k_above_rows=partial, **train_kwargs)
+            return self._fit_many(X, targets, None, n_jobs, sigma=self.sigma, **kw)
+        # One sigma shared by all the one-vs-rest problems, scored on the multiclass
+        # prediction they make together (their margins are compared by argmax).
+        rows = self._rows(X, n_jobs)
+        try:
+            models, grid, scores = sigma_auto.fit_auto(
+                rows, targets, self._per_row(strata, targets, weights),
+                grid=sigma_auto.check_sigma_grid(self.sigma_grid), strata=strata,
+                validation_fraction=self.validation_fraction, verbose=self.verbose,
+                status=getattr(self, "_status", None), **kw)
+        finally:
+            rows.close()
+        self.sigma_grid_, self.sigma_scores_ = grid, scores
+        return models
+
+    def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
+        """The problems at a fixed sigma ("auto" with `warm_models`: theirs), continuing
+        `warm_models` (or None)."""
+        return fit_many(X, targets, n_jobs=n_jobs, warm_starts=warm_models, **kw)
 
     def _rows(self, X, n_jobs):
         """Where ``sigma="auto"`` trains: `X`'s rows in memory."""
@@ -257,19 +263,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     """
 
     _allowed_losses = CLASSIFIER_LOSSES
-
-    def __init__(self, loss=D.DEFAULTS["loss"], *, p=D.DEFAULTS["p"], sigma=D.DEFAULTS["sigma"],
-                 T=D.DEFAULTS["T"], k=D.DEFAULTS["k"], B=D.DEFAULTS["B"],
-                 schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
-                 iterate=D.DEFAULTS["iterate"], fit_intercept=D.DEFAULTS["fit_intercept"],
-                 intercept=D.DEFAULTS["intercept"],
-                 intercept_scaling=D.DEFAULTS["intercept_scaling"],
-                 epsilon=D.DEFAULTS["epsilon"], sampling=D.DEFAULTS["sampling"],
-                 t_offset=D.DEFAULTS["t_offset"], random_state=None, n_jobs=None,
-                 class_weight=None, warm_start=False, sigma_grid=D.DEFAULTS["sigma_grid"],
-                 validation_fraction=D.DEFAULTS["validation_fraction"],
-                 max_passes=D.DEFAULTS["max_passes"], verbose=0):
-        self._store(locals())
+    __init__ = _init_with({**_PARAMS, "class_weight": None})
 
     def _check_params(self):
         super()._check_params()
@@ -323,10 +317,11 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         warm = bool(self.warm_start) and hasattr(self, "_models")
         X, y = self._validate(X, y, reset=not warm)
         check_classification_targets(y)
-        classes, y_index = np.unique(y, return_inverse=True)
+        classes = np.unique(y)      # (not return_inverse: 30x slower in numpy 2.4)
         if classes.shape[0] < 2:
             raise ValueError("PGSClassifier needs samples of at least 2 classes in the data, but "
                              f"the data contains only one class: {classes[0]!r}")
+        y_index = np.searchsorted(classes, y)
         if warm and not np.array_equal(classes, self.classes_):
             warm = False  # new classes: the old problems do not apply, start afresh
         return self._fit_classes(X, y, y_index, classes, sample_weight, warm=warm, partial=False)
@@ -365,10 +360,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                                  f"call {all_classes!r}")
         X, y = self._validate(X, y, reset=first)
         check_classification_targets(y)
-        unknown = np.setdiff1d(y, all_classes)
-        if unknown.size:
-            raise ValueError(f"y holds labels {unknown!r} that are not in classes_")
-        y_index = np.searchsorted(all_classes, y)
+        y_index = class_indices(y, X.shape[0], all_classes)[0].astype(np.intp)
         return self._fit_classes(X, y, y_index, all_classes, sample_weight, warm=not first,
                                  partial=True)
 
@@ -510,19 +502,7 @@ class PGSRegressor(RegressorMixin, _PGSBase):
     """
 
     _allowed_losses = REGRESSOR_LOSSES
-
-    def __init__(self, loss="squared", *, p=D.DEFAULTS["p"], sigma=D.DEFAULTS["sigma"],
-                 T=D.DEFAULTS["T"], k=D.DEFAULTS["k"], B=D.DEFAULTS["B"],
-                 schedule=D.DEFAULTS["schedule"], eta0=D.DEFAULTS["eta0"],
-                 iterate=D.DEFAULTS["iterate"], fit_intercept=D.DEFAULTS["fit_intercept"],
-                 intercept=D.DEFAULTS["intercept"],
-                 intercept_scaling=D.DEFAULTS["intercept_scaling"],
-                 epsilon=D.DEFAULTS["epsilon"], sampling=D.DEFAULTS["sampling"],
-                 t_offset=D.DEFAULTS["t_offset"], random_state=None, n_jobs=None,
-                 warm_start=False, sigma_grid=D.DEFAULTS["sigma_grid"],
-                 validation_fraction=D.DEFAULTS["validation_fraction"],
-                 max_passes=D.DEFAULTS["max_passes"], verbose=0):
-        self._store(locals())
+    __init__ = _init_with({**_PARAMS, "loss": "squared"})
 
     def fit(self, X, y, sample_weight=None):
         """Fit the linear model with the Primal Gradient Solver.

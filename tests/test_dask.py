@@ -258,48 +258,6 @@ def test_repeated_runs_are_identical(client):
     assert not any(client.run(lambda dask_worker: list(dask_worker.state.actors)).values())
 
 
-def test_shard_actor_keeps_the_permutation_between_rounds():
-    """The round's call and its delta carry the shard's permutation only when it changed
-    or the actor has none (a new actor): the deltas are run_shard's, bit for bit."""
-    from pgs.dask.training import _KEPT, _ShardActor
-    from pgs.engine import rounds as P
-    from pgs.training.fit import prepare
-    X, y = _problem(m=600)
-    kw = dict(loss="logistic", sigma=1e-3, T=3000, seed=2, sampling="permutation")
-    run = prepare(X, y, **kw)
-    params, state = P.setup(run, [300, 300])
-    actors = [_ShardActor(X[lo:lo + 300], w, lo, {0: (run.y_kernel[lo:lo + 300], None, params)})
-              for w, lo in enumerate((0, 300))]
-    held = [None, None]                  # what the client knows each actor holds
-    kept = changed = 0
-    for _ in range(12):                  # (rounds of 100 rows a shard: a pass per 3)
-        tasks = P.plan_round(state, kw["T"], 100)
-        deltas = []
-        for w, task in enumerate(tasks):
-            ref = P.run_shard(task, params, X.data, X.indices, X.indptr[300 * w:300 * w + 301],
-                              run.y_kernel[300 * w:300 * w + 300])
-            sent = dict(task, run=0)
-            if task["sampler"]["perm"] is held[w] is not None:
-                sent = dict(sent, sampler=dict(task["sampler"], perm=_KEPT))
-            (got,) = actors[w].run_rounds([sent])
-            if isinstance(got["sampler"]["perm"], str):
-                kept += 1
-                got["sampler"]["perm"] = task["sampler"]["perm"]
-            else:
-                changed += 1
-                np.testing.assert_array_equal(got["sampler"]["perm"], ref["sampler"]["perm"])
-            _same_state(got, ref)
-            held[w] = got["sampler"]["perm"]
-            deltas.append(got)
-        state = P.merge(state, deltas, params)
-    assert kept > changed > 0
-    new = _ShardActor(X[:300], 0, 0)
-    new.setup(0, run.y_kernel[:300], None, params)
-    task = P.plan_round(state, kw["T"], 100)[0]
-    with pytest.raises(RuntimeError, match="holds no permutation"):
-        new.run_rounds([dict(task, run=0, sampler=dict(task["sampler"], perm=_KEPT))])
-
-
 def test_read_svmlight_then_train(tmp_path, client):
     X, y = _problem(m=900, n=25, seed=5)
     path = tmp_path / "train.svm"

@@ -38,7 +38,6 @@ def test_csr_input_is_not_copied(dtype, index_dtype):
 
     b = as_csr_buffers(A)
     assert b.data is A.data and b.indices is A.indices and b.indptr is A.indptr
-    assert not b.copied
 
     peak, model = traced_peak(lambda: paper.train(A, y, T=2000, seed=0, iterate="average"))
     assert peak < A.data.nbytes / 8, (peak, A.data.nbytes)
@@ -202,11 +201,11 @@ def test_mushrooms_labels_1_2():
     for labels in ((0, 1), (-1, 1), (3, 7))
     if labels == (0, 1) or dtype not in (np.uint16, np.bool_)])    # (labels the dtype holds)
 def test_numeric_targets_agree_with_sorting_every_value(dtype, labels):
-    """check_targets finds numeric classes by min/max; the result is np.unique's."""
-    from pgs.rules.data import check_targets
+    """Numeric labels of any dtype: np.unique's classes, the larger mapped to +1."""
+    from pgs.rules.data import kernel_targets
     rng = np.random.default_rng(0)
     y = np.where(rng.random(300) < 0.3, labels[1], labels[0]).astype(dtype)
-    y_kernel, classes = check_targets(y, 300, classification=True)
+    y_kernel, classes = kernel_targets(y, 300, "hinge")
     expected = np.unique(y)
     np.testing.assert_array_equal(classes, expected)
     assert classes.dtype == expected.dtype
@@ -216,36 +215,34 @@ def test_numeric_targets_agree_with_sorting_every_value(dtype, labels):
         y3 = y.copy()
         y3[7] = labels[0] + (labels[1] - labels[0]) // 2 if labels != (0, 1) else 2
         with pytest.raises(ValueError, match="y has 3 classes"):
-            check_targets(y3, 300, classification=True)
+            kernel_targets(y3, 300, "hinge")
     # known classes (a warm start's): the same mapping, and a third label refused
-    again, same = check_targets(y, 300, classification=True, classes=classes)
+    again, same = kernel_targets(y, 300, "hinge", classes)
     np.testing.assert_array_equal(again, y_kernel)
     assert same is classes
     with pytest.raises(ValueError, match="single class"):
-        check_targets(np.zeros(300, dtype=dtype), 300, classification=True)
+        kernel_targets(np.zeros(300, dtype=dtype), 300, "hinge")
     with pytest.raises(ValueError, match="labels other than the known classes"):
-        check_targets(np.arange(300) % 3, 300, classification=True,
-                      classes=np.array([0, 1]))
+        kernel_targets(np.arange(300) % 3, 300, "hinge", np.array([0, 1]))
 
 
-def test_targets_are_read_in_place_only_when_they_already_are_the_kernels():
-    """Float64 -1/+1 classification targets and float64 regression targets are used as
-    they are (no copy); anything else is converted; pgs.train never writes to y."""
-    from pgs.rules.data import check_targets
+def test_targets_are_read_in_place_only_for_a_float64_regression():
+    """Float64 regression targets are used as they are (no copy); anything else is
+    converted; pgs.train never writes to y."""
+    from pgs.rules.data import kernel_targets
     rng = np.random.default_rng(1)
     y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
-    assert check_targets(y, 200, classification=True)[0] is y
-    assert check_targets(y, 200, classification=False)[0] is y
+    assert kernel_targets(y, 200, "squared")[0] is y
     strided = np.repeat(y, 2)[::2]
-    assert check_targets(strided, 200, classification=True)[0] is not strided
-    for other in (y.astype(np.float32), (y > 0).astype(np.float64), y * 2.0):
-        y_kernel, _ = check_targets(other, 200, classification=True)
+    assert kernel_targets(strided, 200, "squared")[0] is not strided
+    for other in (y, y.astype(np.float32), (y > 0).astype(np.float64), y * 2.0):
+        y_kernel, _ = kernel_targets(other, 200, "hinge")
         assert y_kernel is not other
         np.testing.assert_array_equal(y_kernel, y)
     half = y.copy()
     half[3] = 0.5                                       # within [-1, 1], a third class
     with pytest.raises(ValueError, match="y has 3 classes"):
-        check_targets(half, 200, classification=True)
+        kernel_targets(half, 200, "hinge")
     X = sp.random(200, 5, density=0.5, random_state=2, format="csr")
     before = y.copy()
     paper.train(X, y, T=300, seed=0)

@@ -15,11 +15,8 @@ from reference import pegasos_reference, pgs_reference
 import pgs
 import pgs.engine.solver
 from pgs.rules.data import as_csr_buffers
-from pgs.rules.validation import (
-    MULTICLASS_LOSSES,
-    REGRESSION_LOSSES,
-    UNBOUNDED_GRADIENT_LOSSES,
-)
+from pgs.rules.losses import loss_spec
+from pgs.rules.validation import MULTICLASS_LOSSES
 
 M, N, T, SIGMA = 30, 9, 120, 0.05
 RTOL = 1e-10
@@ -51,7 +48,7 @@ def _rel(a, b):
 
 def _targets(loss):
     X, y_cls, y_reg = _problem()
-    return X, (y_reg if loss in REGRESSION_LOSSES else y_cls)
+    return X, (y_cls if loss_spec(loss).is_classification else y_reg)
 
 
 def _check_against_reference(X_in, X_ref, y, *, loss, p, k, B, fit_intercept, rtol):
@@ -60,7 +57,7 @@ def _check_against_reference(X_in, X_ref, y, *, loss, p, k, B, fit_intercept, rt
                   seed=3, fixed_rows=rows)
     last = paper.fit(X_in, y, iterate="last", **common)
     B_used = last.params["B"]
-    if B is None and loss in UNBOUNDED_GRADIENT_LOSSES:
+    if B is None and loss_spec(loss).auto_radius:
         # B=None means "auto" for losses with unbounded gradients: the reference needs it too.
         assert B_used is not None and B_used > 0
     else:

@@ -66,8 +66,7 @@ def check_timeout(timeout):
     """`timeout` as a float > 0 (seconds), or None for `DEFAULT_TIMEOUT`."""
     if timeout is None:
         return DEFAULT_TIMEOUT
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
-            or not timeout > 0 or timeout != timeout:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
     return float(timeout)
 

@@ -6,14 +6,14 @@ import inspect
 import dask.array as da
 
 from pgs import estimators as E
-from pgs.dask.client import gather, get_client
-from pgs.dask.training import DaskRows, _partition, _train, shape_only_csr
+from pgs.dask.client import DEFAULT_TIMEOUT, get_client
+from pgs.dask.training import DaskRows, _fetch, _partition, shape_only_csr, train
 from pgs.rules.docstrings import fill_doc
 
 
 class _DaskFit:
     """`fit` on dask arrays: the estimator's own `fit` runs on an empty stand-in X of the same
-    shape (all it reads of X), and `_fit_problems` trains each problem on the dask X with
+    shape (all it reads of X), and `_fit_many` trains each problem on the dask X with
     `pgs.dask.train`. In-memory input is fitted as by the parent class."""
 
     _dask_X = None
@@ -23,10 +23,11 @@ class _DaskFit:
         if not isinstance(X, da.Array):
             return super().fit(X, y, sample_weight)
         client = get_client()
-        y = gather(client, [client.compute(y)], what="y")[0] if isinstance(y, da.Array) else y
+        if isinstance(y, da.Array):
+            y = _fetch(client, y, DEFAULT_TIMEOUT, "y")
         if isinstance(sample_weight, da.Array):
-            sample_weight = gather(client, [client.compute(sample_weight)], what="sample_weight")[0]
-        X, _ = _partition(X, None, None, client)
+            sample_weight = _fetch(client, sample_weight, DEFAULT_TIMEOUT, "sample_weight")
+        X = _partition(X)
         self._dask_X, self._client = X, client
         try:
             return super().fit(shape_only_csr(X.shape), y, sample_weight)
@@ -39,30 +40,22 @@ class _DaskFit:
             return super()._rows(X, n_jobs)
         return DaskRows(self._dask_X, self._client, merge_every=self.merge_every)
 
-    def _fit_problems(self, X, targets, sample_weight, *, T, warm_models, partial, strata):
-        if self._dask_X is None or (self.sigma == "auto" and warm_models is None):
-            return super()._fit_problems(X, targets, sample_weight, T=T, partial=partial,
-                                         warm_models=warm_models, strata=strata)
-        entropy, kw, known = self._train_setup(warm_models)
-        return [_train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
-                       T=T, seed=entropy, warm_start=warm, sample_weight=sample_weight,
-                       keep_state=True, known_classes=known, **kw)
+    def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
+        if self._dask_X is None:
+            return super()._fit_many(X, targets, warm_models, n_jobs, **kw)
+        # (known_classes: every problem of a fit holds both its targets, or all K classes)
+        del kw["known_classes"], kw["k_above_rows"]
+        return [train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
+                      warm_start=warm, **kw)
                 for target, warm in zip(targets, warm_models or [None] * len(targets),
                                         strict=True)]
 
 
 def _init_for(parent):
     """An ``__init__`` with the parameters of `parent`'s plus `merge_every` (keyword-only,
-    default None), under its full signature as scikit-learn reads it."""
-    sig = inspect.signature(parent.__init__)
-
-    def __init__(self, *args, merge_every=None, **kwargs):
-        parent.__init__(self, *args, **kwargs)
-        self.merge_every = merge_every
-
-    __init__.__signature__ = sig.replace(parameters=[*sig.parameters.values(), inspect.Parameter(
-        "merge_every", inspect.Parameter.KEYWORD_ONLY, default=None)])
-    return __init__
+    default None)."""
+    params = {name: par.default for name, par in inspect.signature(parent).parameters.items()}
+    return E._init_with({**params, "merge_every": None})
 
 
 @fill_doc("dask_estimator", "classifier", "estimator")

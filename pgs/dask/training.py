@@ -1,12 +1,7 @@
-"""`pgs.dask.train`: parallel PGS by merging dual states (`pgs.engine.rounds`), one shard per
-row-chunk of a dask array, each in a Dask actor (`_ShardActor`) on the worker that holds
-its chunk; a round is one call per actor, straight from the client (no task, no scheduler;
-its hand-offs cost 8-19 ms a round: bench/results/dask_rounds.md), and the client merges
-the deltas in shard order with the threads engine's code, so both give the same bits. A
-round's call is a pure function of its starting state and shard: an actor lost with its
-worker is made again from its chunk (rebuilt by the scheduler from its graph) and called
-again, and the model keeps its bits; data no graph made cannot be rebuilt (RuntimeError).
-docs/parallel.md, section 4.
+"""`pgs.dask.train`: the rounds of `pgs.engine.rounds` with one Dask actor (`_ShardActor`)
+per row-chunk of X, on the worker that holds it, called once a round straight from the
+client, which merges the deltas as the threads engine does (the same bits). An actor lost
+with its worker is made again from its chunk and called again (docs/parallel.md 4).
 """
 
 import functools
@@ -20,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from distributed.scheduler import KilledWorker
 
-from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, get_client, wait_all
+from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, gather, get_client, wait_all
 from pgs.engine import rounds as P
 from pgs.engine.solver import Reports, raise_status
 from pgs.engine.threads import after_round
@@ -35,11 +30,8 @@ from pgs.training.train import train as _pgs_train
 #: Times an actor lost with its worker is made again for the same call.
 RETRIES = 3
 
-#: The default round: half a pass (the threads engine's quarter, doubled). A round's
-#: hand-offs cost 8-19 ms (bench/results/dask_rounds.md, 200k hard RCV1-like rows, 2
-#: workers), as much as a quarter-pass round's work there (12 ms). Half-pass rounds cut a
-#: 4-pass fit from 1.8x to 1.5x the threads engine's time and lose 0.04-0.05 points at 2
-#: and 4 passes; rounds of 1 and 2 passes lose 0.3-0.6 and 0.6-0.7.
+#: The default round: half a pass, the threads engine's doubled, as a round's hand-offs
+#: cost milliseconds (docs/parallel.md 4, bench/results/dask_rounds.md).
 ROUND_PASSES = 0.5
 
 
@@ -47,31 +39,19 @@ def _name(index, first_row, rows):
     return f"X's partition {index} (rows {first_row}..{first_row + rows - 1})"
 
 
-#: What a round's call and its delta carry instead of the shard's permutation when the
-#: other side holds it already (it changes once a pass: rounds are a fraction of one).
-_KEPT = "kept"
-
-
 class _ShardActor:
     """A shard on its worker, as a Dask actor: built once per fit from X's chunk, asked
     for its rows' norms if the "auto" rules need them, given each run's targets, weights
     and constants (`setup`, or at once when made again after a fault), then called once a
     round (`run_rounds`: every run's share of the round, the runs in turn), straight from
-    the client. Between calls it keeps each run's permutation (``sampling="permutation"``,
-    8 bytes a row) so that it need not travel both ways every round: the client holds it
-    too, and a new actor, made from the same chunk after its worker is lost, is sent it
-    again with the same round."""
+    the client."""
 
     def __init__(self, X, index, first_row, setups=None):
         # As in pgs.train, the entries of a CSR chunk are checked by the kernel as it
         # reads each row (a scan up front would cost as much as a cyclic pass).
         self.name = _name(index, first_row, X.shape[0])
-        try:
-            self.Xb = as_csr_buffers(X, name=self.name, check_entries=False)
-        except ValueError as exc:
-            raise ValueError(str(exc)) from None
+        self.Xb = as_csr_buffers(X, name=self.name, check_entries=False)
         self.runs = {}            # run key: (targets, weights, constants)
-        self.perms = {}           # run key: the permutation the client knows it holds
         for key, args in (setups or {}).items():
             self.setup(key, *args)
 
@@ -88,18 +68,11 @@ class _ShardActor:
         """`pgs.engine.rounds.run_shard` on this shard for each task (a run's share of the
         round, ``task["run"]`` its key), in turn, in the worker's actor thread (the kernel
         releases the GIL: the worker keeps answering). Pure: called again on the same
-        tasks (after a fault), the same bits. A permutation goes as `_KEPT` both ways when
-        unchanged."""
+        tasks (after a fault), the same bits."""
         return [self._run(task) for task in tasks]
 
     def _run(self, task):
-        key, sampler = task["run"], task["sampler"]
-        if isinstance(sampler["perm"], str):
-            if self.perms.get(key) is None:
-                raise RuntimeError("pgs.dask: the actor holds no permutation (internal)")
-            task = dict(task, sampler=dict(sampler, perm=self.perms[key]))
-        start = task["sampler"]["perm"]
-        (y, weights, params), Xb = self.runs[key], self.Xb
+        (y, weights, params), Xb = self.runs[task["run"]], self.Xb
         delta = P.run_shard(task, params, Xb.data, Xb.indices, Xb.indptr, y, weights)
         if delta["status"] != 0:
             try:
@@ -107,12 +80,6 @@ class _ShardActor:
                              params.resolved)
             except (ValueError, FloatingPointError) as exc:
                 raise type(exc)(f"{self.name}: {str(exc).removeprefix('X: ')}") from None
-        perm = delta["sampler"]["perm"]
-        if perm is not None and start is not None and np.array_equal(perm, start):
-            self.perms[key] = start
-            delta["sampler"]["perm"] = _KEPT
-        else:
-            self.perms[key] = perm
         return delta
 
 
@@ -123,9 +90,9 @@ def shape_only_csr(shape):
                          shape=shape)
 
 
-def _partition(X, y, n_jobs, client, timeout=DEFAULT_TIMEOUT):
+def _partition(X, n_jobs=None):
     """X with one column chunk and the row chunks that are the shards (`n_jobs` near-equal
-    contiguous ones as `pgs.train(n_jobs=...)` makes, if given), and y as an array."""
+    contiguous ones as `pgs.train(n_jobs=...)` makes, if given)."""
     if not isinstance(X, da.Array):
         raise TypeError(f"X must be a dask array (dask.array.from_array(X, chunks=...) "
                         f"splits one in memory; pgs.train trains on it directly), got "
@@ -141,20 +108,12 @@ def _partition(X, y, n_jobs, client, timeout=DEFAULT_TIMEOUT):
         sizes = tuple(hi - lo for lo, hi in P.partition_rows(m, V.check_count("n_jobs", n_jobs)))
         if X.chunks[0] != sizes:
             X = X.rechunk({0: sizes})
-    if isinstance(y, da.Array):
-        y = _fetch(client, y, timeout, "y")
-    return X, y
+    return X
 
 
 def _fetch(client, array, timeout, what):
     """A dask array computed to the client, within `timeout` seconds."""
-    future = client.compute(array)
-    try:
-        return future.result(timeout=timeout)
-    except TimeoutError:
-        future.cancel()
-        raise TimeoutError(f"pgs.dask.train: {what} was not computed within "
-                           f"timeout={timeout:g} s (raise timeout= for longer tasks)") from None
+    return gather(client, [client.compute(array)], timeout, what)[0]
 
 
 @fill_doc("dask", kwargs_of=_pgs_train)
@@ -162,19 +121,14 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
           callback=None, callback_every=None, keep_state=False, timeout=None, **kwargs):
     """Train a PGS model on a Dask cluster: parallel PGS by merging dual states.
 
-    Each shard of rows (a row-chunk of X) is built and kept on a worker. A round
-    sends the common state (the dual accumulator lam, n_features + 1 doubles) to every
-    worker once; each shard runs its share of ``W * merge_every`` PGS iterations from it
-    with its own random stream, where it lies, and sends back its change of lam (and
-    its sum of iterates, for ``iterate="average"``); the client adds them in shard
-    order (see ``docs/parallel.md``). The model equals ``pgs.train(X, y,
-    n_jobs=W, merge_every=merge_every, ...)`` on the same rows, bit for bit, when the
-    shards are that call's (``n_jobs=W`` here makes them so): it is a function of the
-    seed, the shards and `merge_every` only, never of the scheduling.
-
-    ``sigma="auto"`` runs the search and the stopping rule on the shards of the training
-    rows (`DaskRows`): with one chunk, the model of `pgs.train`; with ``n_jobs=W``, that of
-    ``pgs.train(n_jobs=W)``.
+    Each shard of rows (a row-chunk of X) is kept on a worker. A round sends the common
+    state (the dual accumulator lam, n_features + 1 doubles) to every shard, which runs its
+    share of ``W * merge_every`` iterations with its own random stream and sends back its
+    change; the client adds them in shard order (docs/parallel.md 4). The model equals
+    ``pgs.train(X, y, n_jobs=W, merge_every=merge_every, ...)`` bit for bit when the shards
+    are that call's (``n_jobs=W`` here makes them so), and ``sigma="auto"`` runs its search
+    on the shards of the training rows as that call does: a function of the seed, the
+    shards and `merge_every` only, never of the scheduling.
 
     Parameters
     ----------
@@ -203,17 +157,6 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     for name in ("fixed_rows", "known_classes", "row_stats"):
         if name in kwargs:
             raise TypeError(f"pgs.dask.train() got an unexpected keyword argument {name!r}")
-    return _train(X, y, client=client, n_jobs=n_jobs, merge_every=merge_every,
-                  sample_weight=sample_weight, callback=callback,
-                  callback_every=callback_every, keep_state=keep_state, timeout=timeout,
-                  **kwargs)
-
-
-def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=None,
-           callback=None, callback_every=None, keep_state=False,
-           timeout=None, **kwargs):
-    """`train`, with `pgs.training.fit.prepare`'s `known_classes` (the estimators' one-vs-rest
-    problems)."""
     start = time.perf_counter()
     callback_every, merge_every = check_reports(callback, callback_every, merge_every)
     timeout = check_timeout(timeout)
@@ -232,24 +175,17 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
             callback=callback, **kwargs)
     for key in ("sigma_grid", "validation_fraction", "verbose"):
         kwargs.pop(key, None)
-    X, y = _partition(X, y, n_jobs, client, timeout)
-    m, n_features = X.shape
-    sizes = [int(c) for c in X.chunks[0]]
-    parts, homes = _parts(client, X, timeout)
-    del X
-
     # Each shard is built by its actor from its chunk (where the chunk lies, as the
     # scheduler prefers); its targets (and weights) go to it once prepared (O(rows) once).
-    actors = _Actors(client, parts, homes, sizes, timeout)
+    actors = _Actors(client, _partition(X, n_jobs), timeout)
     try:
         actors.wait()
         # The run's constants and the solver state, as pgs.train makes them: prepare gets
         # an X with the right shape and no entries (the rows are on the workers); the
         # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
-        run = prepare(shape_only_csr((m, n_features)), y, sample_weight=sample_weight,
-                      track_loss=callback is not None,
-                      row_stats=_cached_stats(actors, (m, n_features)), **kwargs)
-        params, state = P.setup(run, sizes, merge_every, ROUND_PASSES,
+        run = prepare(shape_only_csr(actors.shape), y, sample_weight=sample_weight,
+                      track_loss=callback is not None, row_stats=actors.stats, **kwargs)
+        params, state = P.setup(run, actors.sizes, merge_every, ROUND_PASSES,
                                 track_loss=callback is not None)
         actors.setup(run, params)
         # (the threads engine's loop, each shard's part of a round a call of its actor)
@@ -259,33 +195,18 @@ def _train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=No
                      lambda deltas: after_round(reports, runs[0][0], deltas[0]))
     finally:
         actors.close()               # (the fit's own: X's chunks may be the user's)
-        del actors, parts
+        del actors
     run.solver.set_state(P.final_solver_state(runs[0][0]))
     return finish(run, reports.stopped, keep_state)
-
-
-def _parts(client, X, timeout):
-    """X's chunks as futures the client keeps for the whole fit (the scheduler can rebuild
-    a lost one from the graph that made it: none is pinned to a worker), and where each
-    lies."""
-    X = client.persist(X)
-    parts = client.compute(list(X.to_delayed().ravel()))
-    wait_all(client, parts, timeout, "X's partitions")
-    return parts, _homes(client, parts)
 
 
 class DaskRows:
     """`pgs.training.sigma_auto.fit_auto`'s rows on a Dask cluster (``sigma="auto"``).
 
-    The training rows of each row-chunk of X are a shard (or, with `n_jobs`, the training
-    rows re-chunked into `n_jobs` near-equal shards: those of
-    ``pgs.train(X, y, n_jobs=n_jobs, sigma="auto")``), kept in actors for the whole
-    search; the runs advance by rounds merged on the client (`pgs.engine.rounds`), as
-    `train` runs them, all of them in one call per shard and round.
-    The held-out rows (at most 10,000 by default) come to the client, which scores the
-    candidates. With one shard every run is the plain run, and the fit
-    equals the in-memory one bit for bit; with W shards, ``pgs.train(n_jobs=W)``'s on the
-    same training shards.
+    The training rows of each row-chunk of X (or of `n_jobs` near-equal shards, as
+    ``pgs.train(n_jobs=n_jobs)`` makes) are a shard, kept in actors for the whole search;
+    every run advances by `train`'s rounds, all of them in one call per shard and round.
+    The held-out rows come to the client, which scores the candidates.
 
     Parameters
     ----------
@@ -297,7 +218,7 @@ class DaskRows:
     """
 
     def __init__(self, X, client, *, n_jobs=None, merge_every=None, timeout=DEFAULT_TIMEOUT):
-        self.X, _ = _partition(X, None, None, client, timeout)
+        self.X = _partition(X)
         self.client, self.n_jobs, self.timeout = client, n_jobs, timeout
         self.merge_every = merge_every
         self.n_rows = self.X.shape[0]
@@ -306,14 +227,10 @@ class DaskRows:
 
     def split(self, train, val):
         """Build the shards of the training rows `train`; fetch the held-out rows `val`."""
-        X_train, _ = _partition(da.concatenate(self._rows_of_chunks(train), axis=0), None,
-                                self.n_jobs, self.client, self.timeout)
-        self.sizes = [int(c) for c in X_train.chunks[0]]
-        self.shape = X_train.shape
-        self.X_train = shape_only_csr(self.shape)     # (what prepare reads: the rows' shape)
-        parts, homes = _parts(self.client, X_train, self.timeout)
-        self.actors = _Actors(self.client, parts, homes, self.sizes, self.timeout)
-        self.stats = _cached_stats(self.actors, self.shape)
+        self.actors = _Actors(self.client, _partition(
+            da.concatenate(self._rows_of_chunks(train), axis=0), self.n_jobs), self.timeout)
+        self.sizes, self.stats = self.actors.sizes, self.actors.stats
+        self.X_train = shape_only_csr(self.actors.shape)   # (what prepare reads: the shape)
         self.actors.wait()
         # (chunk by chunk: a row index across chunks of sparse matrices is not joined by
         # every dask release)
@@ -370,22 +287,30 @@ class _DirectActor(distributed.Actor):
 
 
 class _Actors:
-    """The fit's `_ShardActor` s, one per partition of X: their futures (the client's
-    for the whole fit), the handles they are called by, and their making again after a
-    worker is lost. Every wait lasts `timeout` seconds at most."""
+    """The fit's `_ShardActor` s, one per partition of X: X's chunks as futures the client
+    keeps for the whole fit (the scheduler can rebuild a lost one from the graph that made
+    it: none is pinned to a worker), the actors' futures, the handles they are called by,
+    and their making again after a worker is lost. Every wait lasts `timeout` seconds at
+    most. ``stats(q, full)`` is `row_stats`, each asked once (the "auto" rules may ask up
+    to three times: one scan)."""
 
-    def __init__(self, client, parts, homes, sizes, timeout):
-        self.client, self.parts, self.homes, self.sizes = client, parts, homes, sizes
-        self.timeout = timeout
-        self.bounds = np.cumsum([0] + list(sizes))
+    def __init__(self, client, X, timeout):
+        self.client, self.timeout, self.shape = client, timeout, X.shape
+        X = client.persist(X)      # (held until the parts are computed from it)
+        self.parts = parts = client.compute(list(X.to_delayed().ravel()))
+        wait_all(client, parts, timeout, "X's partitions")
+        who = client.who_has(parts)
+        self.homes = [min(who.get(f.key, ()), default="(none)") for f in parts]
+        self.sizes = [int(c) for c in X.chunks[0]]
+        self.bounds = np.cumsum([0] + self.sizes)
+        self.stats = functools.cache(self.row_stats)
         self.futures = [None] * len(parts)
         self.handles = [None] * len(parts)
-        self.perms = [{} for _ in parts]   # each actor's permutation of each run
         self.setups = [{} for _ in parts]  # each actor's `setup` arguments, by run
         self.direct = not client.direct_to_workers  # (_DirectActor handles; else Dask's)
         self.reached = False                        # a direct call has succeeded
         for w in range(len(parts)):
-            self._submit(w, [homes[w]])
+            self._submit(w, [self.homes[w]])
 
     def name(self, w):
         """Partition w's name and its worker's address, for the error messages."""
@@ -449,16 +374,16 @@ class _Actors:
             f"timeout={self.timeout:g} s (are there workers left? raise timeout= for "
             f"longer rounds)")
 
-    def row_stats(self, shape, q, full):
-        """`pgs.rules.defaults.row_stats` of the shards' rows (X of `shape`), from every
-        shard's `_ShardActor.row_sq_norms`, in shard order: the sums of the same rows'
-        norms as in memory, rounded once."""
-        stride = 1 if full else q_stride(shape[0])
+    def row_stats(self, q, full):
+        """`pgs.rules.defaults.row_stats` of the shards' rows, from every shard's
+        `_ShardActor.row_sq_norms`, in shard order: the sums of the same rows' norms as in
+        memory, rounded once."""
+        stride = 1 if full else q_stride(self.shape[0])
         norms = self.map("row_sq_norms", [(q, stride, int(self.bounds[w]))
                                           for w in range(len(self.futures))], "the rows' norms")
         sq = np.concatenate([n[0] for n in norms])     # (q = 2: one array, one sum)
         sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
-        return row_stats(as_csr_buffers(shape_only_csr(shape)), q, norms=(sq, sq_q),
+        return row_stats(as_csr_buffers(shape_only_csr(self.shape)), q, norms=(sq, sq_q),
                          full=full)
 
     def setup(self, run, params, key=0):
@@ -481,18 +406,14 @@ class _Actors:
     def call(self, w, method, args, renew=False):
         """Actor w's `method` (an ActorFuture), the actor made again first if `renew` or
         if the scheduler knows it is lost: from X's chunk (which the scheduler rebuilds
-        from its graph), wherever it can run. A round's task carries the shard's
-        permutation only if the actor does not hold it (it holds the last it returned)."""
+        from its graph), wherever it can run."""
         for attempt in range(2):
             if renew or self.futures[w].status != "finished":
                 self.client.cancel([self.futures[w]])
                 self._submit(w)
                 self._bind([w])
-                self.perms[w] = {}
             elif isinstance(self.handles[w], _DirectActor) != self.direct:
                 self._handle(w)
-            if method == "run_rounds":
-                args = ([self._kept(w, task) for task in args[0]],)
             try:
                 return getattr(self.handles[w], method)(*args)
             except RuntimeError:     # (the scheduler has just found the actor lost)
@@ -502,8 +423,7 @@ class _Actors:
 
     def _result(self, w, call, method, args, what):
         """The result of actor w's `call` of `method`; when the actor is lost with its
-        worker, it is made again and called again (at most `RETRIES` times). A round's
-        delta gets the permutation the actor kept put back."""
+        worker, it is made again and called again (at most `RETRIES` times)."""
         for retries in range(RETRIES + 1):
             try:
                 result = _wait_call(call, self.timeout)
@@ -525,41 +445,16 @@ class _Actors:
                 if not lost or retries == RETRIES:
                     raise
             call = self.call(w, method, args, renew=True)
-        if method == "run_rounds":
-            for task, delta in zip(args[0], result, strict=True):
-                sampler = delta["sampler"]
-                if isinstance(sampler["perm"], str):
-                    sampler["perm"] = task["sampler"]["perm"]
-                self.perms[w][task["run"]] = sampler["perm"]
         return result
-
-    def _kept(self, w, task):
-        """`task` with `_KEPT` for its permutation where actor w holds it already."""
-        perm = task["sampler"]["perm"]
-        if perm is not None and perm is self.perms[w].get(task["run"]):
-            return dict(task, sampler=dict(task["sampler"], perm=_KEPT))
-        return task
 
     def close(self):
         self.client.cancel(self.futures)
 
 
-def _cached_stats(actors, shape):
-    """``stats(q, full)``: `pgs.rules.defaults.row_stats` of the shards' rows (X of `shape`),
-    each asked once (the "auto" rules may ask up to three times: one scan)."""
-    return functools.cache(functools.partial(actors.row_stats, shape))
-
-
-def _homes(client, futures):
-    """The address of a worker holding each future's result (for the error messages)."""
-    who = client.who_has(futures)
-    return [min(who.get(f.key, ()), default="(none)") for f in futures]
-
-
-def _map_runs(actors, what, first=0):
+def _map_runs(actors, what):
     """A `pgs.engine.rounds.run_rounds` map: one call of each shard's actor a
     round, carrying every run's task (``run`` its key)."""
-    rounds = [first]
+    rounds = [0]
 
     def map_fn(plans):
         rounds[0] += 1

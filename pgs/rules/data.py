@@ -14,15 +14,13 @@ _INDEX = (np.int32, np.int64)
 @dataclass(eq=False)
 class CSRBuffers:
     """The three CSR arrays handed to the kernel (float32/64 data, int32/64 indices and
-    indptr of one dtype) and the matrix's shape. `copied`: X had to be converted (the
-    kernel is not reading the caller's buffers); `entries_checked`: every column index and
+    indptr of one dtype) and the matrix's shape. `entries_checked`: every column index and
     value was checked, not only the index pointer (see `entry_problem`)."""
 
     data: np.ndarray
     indices: np.ndarray
     indptr: np.ndarray
     shape: tuple
-    copied: bool
     entries_checked: bool = True
 
     def matrix(self):
@@ -35,11 +33,10 @@ _CHECK_CHUNK = 2**20
 
 
 def check_csr(data, indices, indptr, n_features, entries=True):
-    """None when raw CSR buffers are consistent, else a message naming the first problem:
-    an invalid index pointer, then (unless ``entries=False``: the kernel checks each row
-    it reads) a column index outside ``[0, n_features)`` or a non-finite value."""
-    if indptr.shape[0] < 1:
-        return "indptr is empty"
+    """None when raw CSR buffers (of at least one row) are consistent, else a message naming
+    the first problem: an invalid index pointer, then (unless ``entries=False``: the kernel
+    checks each row it reads) a column index outside ``[0, n_features)`` or a non-finite
+    value."""
     if (indptr[0] < 0 or indptr[-1] > data.shape[0] or indptr[-1] > indices.shape[0]
             or np.any(indptr[1:] < indptr[:-1])):
         return "indptr is not a valid CSR index pointer for its data and indices"
@@ -61,13 +58,12 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     input is converted once). ``check_entries=False`` checks only the index pointer, for a
     kernel that checks each row it reads (a full pass would cost as much as a cyclic epoch).
     TypeError for non-numeric or complex input, ValueError for anything else wrong."""
-    if isinstance(X, CSRBuffers):
-        if check_entries and not X.entries_checked:
-            problem = check_csr(X.data, X.indices, X.indptr, X.shape[1])
-            if problem is not None:
-                raise ValueError(f"{name}: {problem}")
-            X.entries_checked = True
-        return X  # already validated (the estimators check X once for all their problems)
+    if isinstance(X, CSRBuffers):      # (validated: the estimators check X once for all)
+        problem = entry_problem(X) if check_entries else None
+        if problem is not None:
+            raise ValueError(problem)
+        X.entries_checked = X.entries_checked or check_entries
+        return X
     copied = False
     if sp.issparse(X):
         if X.ndim != 2:
@@ -118,7 +114,7 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
     problem = check_csr(data, indices, indptr, shape[1], check_entries)
     if problem is not None:
         raise ValueError(f"{name}: {problem}")
-    return CSRBuffers(data, indices, indptr, shape, copied, check_entries)
+    return CSRBuffers(data, indices, indptr, shape, check_entries)
 
 
 def entry_problem(Xb):
@@ -137,18 +133,11 @@ def _check_numeric_dtype(dtype, name):
         raise TypeError(f"{name} must be numeric, got dtype {dtype}")
 
 
-def _plus_minus(pos):
-    """+1.0 where `pos`, else -1.0 (as float64; np.where with scalars is 4x slower)."""
-    out = pos.astype(np.float64)
-    out *= 2.0
-    out -= 1.0
-    return out
-
-
 def two_class_signs(y, neg, pos):
-    """(+1 where y == pos else -1, as float64; how many labels are neither neg nor pos)."""
+    """(+1.0 where y == pos else -1.0; how many labels are neither neg nor pos)."""
     is_pos = y == pos
-    return _plus_minus(is_pos), y.shape[0] - np.count_nonzero(is_pos) - np.count_nonzero(y == neg)
+    n_other = y.shape[0] - np.count_nonzero(is_pos) - np.count_nonzero(y == neg)
+    return np.where(is_pos, 1.0, -1.0), n_other
 
 
 def check_y_shape(y, n_samples):
@@ -162,76 +151,27 @@ def check_y_shape(y, n_samples):
 
 
 def class_indices(y, n_samples, classes=None):
-    """Targets of a K-output loss (docs/design.md 6d): (each row's class index as float64, the
-    sorted classes). Known `classes` (a warm start's, partial_fit's) let y hold some of them."""
+    """(each row's class index as float64, the sorted classes); known `classes` (a warm
+    start's, partial_fit's) let y hold only some of them."""
     y = check_y_shape(y, n_samples)
     if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
     if y.dtype.kind == "O" and any(isinstance(v, float) and v != v for v in y):
+        # (NaN never equals itself: np.unique would count every one as a class)
         raise ValueError("y contains NaN labels")
     try:
-        found, index = np.unique(y, return_inverse=True)
+        found = np.unique(y)        # (with return_inverse, 30x slower: numpy 2.4)
     except TypeError as exc:
         raise TypeError(f"y's labels cannot be compared: {exc}") from None
     if classes is None:
         if found.shape[0] < 2:
-            raise ValueError(f"y has {found.shape[0]} class(es); a classification loss needs two")
-        return index.astype(np.float64), found
-    classes = np.asarray(classes)
+            raise ValueError(f"y has a single class ({found[0]!r}); a classification loss "
+                             "needs two")
+        classes = found
     unknown = np.setdiff1d(found, classes)
     if unknown.size:
-        raise ValueError(f"y holds labels {unknown!r} other than the known classes {classes}")
+        raise ValueError(f"y holds labels other than the known classes {classes}: {unknown}")
     return np.searchsorted(classes, y).astype(np.float64), classes
-
-
-def check_targets(y, n_samples, *, classification, classes=None):
-    """Validate targets; return (y_kernel, classes): float64 targets, and for classification
-    the two sorted labels, the smaller mapped to -1 and the larger to +1. Known `classes` (a
-    warm start's) let y hold only one of them. y_kernel is `y` itself when it already is what
-    the kernel reads (at RCV1 sizes the copy took 1 ms of a train call's 3 ms set-up)."""
-    y = check_y_shape(y, n_samples)
-    if classification and y.dtype.kind in "biuf" and y.shape[0] > 0:
-        # Numbers: min and max find the two classes in O(n) (np.unique sorts: 1.5 ms of a
-        # 6 ms fixed cost at 781k rows), and they are finite only if every label is.
-        lo, hi = y.min(), y.max()
-        if y.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
-            raise ValueError("y contains NaN or infinity")
-        if classes is None and lo != hi:
-            if lo == -1.0 and hi == 1.0 and y.dtype == np.float64 and y.flags.c_contiguous:
-                if np.count_nonzero(y == 1.0) + np.count_nonzero(y == -1.0) == y.shape[0]:
-                    return y, np.array([lo, hi], dtype=y.dtype)
-            signs, n_other = two_class_signs(y, lo, hi)
-            if n_other == 0:
-                return signs, np.array([lo, hi], dtype=y.dtype)
-    elif y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinity")
-    if classification and classes is not None:
-        signs, n_other = two_class_signs(y, classes[0], classes[1])
-        if n_other:
-            raise ValueError(f"y holds labels other than the known classes {classes}")
-        return signs, classes
-    if classification:
-        # (no return_inverse: an int64 array of n_samples on top of y_kernel's own)
-        if y.dtype.kind == "O" and any(isinstance(v, float) and v != v for v in y):
-            # (NaN never equals itself: np.unique would count every one as a class)
-            raise ValueError("y contains NaN labels")
-        try:
-            classes = np.unique(y)
-        except TypeError as exc:
-            raise TypeError(f"y's labels cannot be compared: {exc}") from None
-        if classes.shape[0] == 1:
-            raise ValueError(f"y has a single class ({classes[0]!r}); a classification loss "
-                             "needs two")
-        if classes.shape[0] > 2:
-            raise ValueError(f"y has {classes.shape[0]} classes; this loss is binary: use "
-                             "loss='multinomial' or 'crammer_singer', or the estimator layer's "
-                             "one-vs-rest (pgs.PGSClassifier)")
-        return _plus_minus(y == classes[1]), classes
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"y must be numeric for a regression loss, got dtype {y.dtype}")
-    if y.dtype == np.float64 and y.flags.c_contiguous:
-        return y, None
-    return np.ascontiguousarray(y, dtype=np.float64), None
 
 
 def kernel_classes(loss, n_classes=2):
@@ -244,9 +184,22 @@ def kernel_classes(loss, n_classes=2):
 
 
 def kernel_targets(y, n_samples, loss, classes=None):
-    """(y_kernel, classes) for `loss`: each row's class index for a K-output loss
-    (`class_indices`), else `check_targets`."""
+    """Validate targets; return (y_kernel, classes): for a K-output loss (docs/design.md 6d)
+    each row's class index and the sorted classes (`class_indices`); for a binary one -1 for
+    the smaller of two labels, +1 for the larger, and the two (known `classes`, a warm
+    start's, let y hold one of them); for a regression y as float64 (itself if it is) and
+    None."""
     spec = loss_spec(loss)
-    if spec.multiclass:
-        return class_indices(y, n_samples, classes)
-    return check_targets(y, n_samples, classification=spec.is_classification, classes=classes)
+    if spec.is_classification:
+        index, classes = class_indices(y, n_samples, classes)
+        if not spec.multiclass and classes.shape[0] > 2:
+            raise ValueError(f"y has {classes.shape[0]} classes; this loss is binary: use "
+                             "loss='multinomial' or 'crammer_singer', or the estimator layer's "
+                             "one-vs-rest (pgs.PGSClassifier)")
+        return (index if spec.multiclass else 2.0 * index - 1.0), classes
+    y = check_y_shape(y, n_samples)
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"y must be numeric for a regression loss, got dtype {y.dtype}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    return np.ascontiguousarray(y, dtype=np.float64), None

@@ -1,16 +1,10 @@
 """The default policy: every training default and every "auto" rule, in one place.
 
-`pgs.train`, the scikit-learn estimators and the command line read their defaults from
-`DEFAULTS` (the estimators' signatures and the CLI's help are built from it: tests check
-that they agree), and `pgs.train` resolves every "auto" value with the functions below,
-so ``pgs.train(X, y, seed=s)`` and ``PGSClassifier(random_state=s).fit(X, y)`` give the
-same model for the same binary data.
-
-The defaults are the fastest accurate set-up measured in bench/ (bench/results/passes.md):
-the averaged-SGD schedule with eta0 from the data, the iterates averaged
-with weights proportional to t, a free intercept, a permutation per pass and sigma chosen
-on held-out rows. The PGS paper's set-up (Zhu et al. 2009, Figure 1 and section VII) is
-the preset `PAPER`: ``pgs.train(X, y, sigma=1e-4, **pgs.PAPER)``.
+`pgs.train`, the estimators (their signatures) and the command line (its help) read their
+defaults from `DEFAULTS`, and `pgs.train` resolves every "auto" value with the functions
+below: ``pgs.train(X, y, seed=s)`` and ``PGSClassifier(random_state=s).fit(X, y)`` give the
+same model on binary data. They are the fastest accurate set-up measured
+(bench/results/passes.md, docs/defaults.md); the PGS paper's (Zhu et al. 2009) is `PAPER`.
 """
 
 import math
@@ -21,14 +15,10 @@ import numpy as np
 from pgs import _core
 from pgs.rules.losses import loss_spec
 
-#: Step schedules (docs/design.md 6c): "pgs", the paper's eta_t = 1 / (sigma (t + t0)), with
-#: the uniform average; "asgd", eta_t = eta0 (1 + sigma eta0 t)^(-3/4) (Xu 2011, Bottou's
-#: svmasgd), with the average weighted by t (Lacoste-Julien, Schmidt & Bach 2012).
+#: Step schedules: the paper's 1 / (sigma (t + t0)), averaged SGD's (docs/design.md 6c).
 SCHEDULES = ("pgs", "asgd")
 
-#: How the bias is fitted: "free", unregularised, by plain SGD steps of `intercept_rate`
-#: times the schedule's eta_t (as scikit-learn's SGD and svmasgd); "column", a constant
-#: column of value intercept_scaling, regularised like the weights (the paper's VII).
+#: How the bias is fitted: unregularised by SGD steps, or a constant column (docs/design.md 4).
 INTERCEPTS = ("free", "column")
 
 #: The training defaults of `pgs.train`, `PGSClassifier` and `PGSRegressor` (the
@@ -52,16 +42,10 @@ PAPER = MappingProxyType(dict(
 AUTO_INTERCEPT_FRACTION = 0.3
 
 #: The free bias moves as a free column of value s would, s^2 = this times the mean
-#: squared row norm: a bias step as large as the weights' makes it the noisiest
-#: coordinate, as every row carries it (scikit-learn's SGD and svmasgd take 0.01 eta_t on
-#: sparse data; on bench.harness.data.dense_hard too, logistic, one seed, 0.01 gave 1.1-2.3
-#: points more test accuracy than 1 in the first two passes).
+#: squared row norm (a smaller step: every row carries it; docs/defaults.md 8).
 INTERCEPT_RATE = 0.01
 
-#: The "auto" eta0 is this over the smoothness bound L R^2 (factors 1, 2, 4, medians of 4
-#: seeds: from 1 to 2 the dense hard set gained 0.7 (logistic) and 1.1 (hinge) points at
-#: one pass; the hard RCV1-like set lost 0.0-0.2 (logistic) and gained 0.3-0.6 (hinge)
-#: over passes 1-3; 4 gained little more on the first and lost on the second).
+#: The "auto" eta0 is this over the smoothness bound L R^2 (docs/defaults.md 8).
 ETA0_FACTOR = 2.0
 
 
@@ -87,12 +71,8 @@ def default_sigma_grid(mean_sq, n_rows):
     return np.asarray(DEFAULT_GRID_FACTORS) * (mean_sq / max(n_rows, 1))
 
 
-#: sigma="auto" holds out this share of the rows ...
+#: sigma="auto" holds out this share of the rows, at most `VALIDATION_ROWS` (docs/defaults.md 2).
 VALIDATION_FRACTION = 0.2
-#: ... but no more than this many: 10,000 rows measure an accuracy to 0.5 points (the
-#: paired differences the search compares, far better), and a training split short of
-#: 20% lost 1.1 points of test accuracy on 200k rows of the hard RCV1-like set (10
-#: passes, 0.8337 against 0.8452 on all the rows; 0.8424 with 10,000 held out).
 VALIDATION_ROWS = 10_000
 
 
@@ -110,11 +90,7 @@ def auto_sampling(sample_weight):
 
 
 #: The "auto" rules read the mean ||x_i||_2^2 and ||x_i||_q^2 of about this many rows (one
-#: in `q_stride`, chosen by a hash of the row's index: every 6th row of MNIST was 5-6% off
-#: the mean, its rows' order having a period). A full scan cost 19% (p = 2, bound by
-#: reading X) to 45% (other p: the q-th power) of a one-pass call on 200k RCV1-like rows;
-#: a mean of 10,000 rows drawn at random is within a few tenths of a percent, far finer
-#: than a step size needs.
+#: in `q_stride`, chosen by a hash of the row's index; docs/defaults.md 6).
 Q_SAMPLE_ROWS = 10_000
 
 
@@ -124,25 +100,9 @@ def q_stride(n_rows):
 
 
 def row_sq_norms(Xb, q=2.0, stride=1, first=0):
-    """``||x_i||_2^2`` and ``||x_i||_q^2`` of every row, or of about one row in `stride`.
-
-    Parameters
-    ----------
-    Xb : pgs.rules.data.CSRBuffers
-        The rows.
-    q : float, default 2.0
-        The dual norm's exponent, ``p / (p - 1)``.
-    stride, first : int, default 1 and 0
-        The rows read: those whose index in the whole X (`first`: that of `Xb`'s first
-        row) hashes to a multiple of `stride` (`pgs._core.row_norms`).
-
-    Returns
-    -------
-    sq, sq_q : ndarray of float64
-        One value a row read (the same array for q = 2), compiled (`pgs._core.row_norms`,
-        the GIL released): a row's values depend on its entries alone, so they have the
-        same bits however X is split.
-    """
+    """``||x_i||_2^2`` and ``||x_i||_q^2`` of the rows of `Xb` (`pgs.rules.data.CSRBuffers`),
+    or of about one in `stride` (`first`: the index of its first row in the whole X): the
+    compiled `pgs._core.row_norms`, the same bits however X is split."""
     return _core.row_norms(Xb.data, Xb.indptr, float(q), int(stride), int(first))
 
 
@@ -151,10 +111,8 @@ def row_stats(Xb, q=2.0, norms=None, full=False):
     number of rows, the number read (one in `q_stride`; all if `full`), the sums of their
     ``||x_i||_2^2`` and ``||x_i||_q^2`` and ``max ||x_i||_q`` (NaN if X holds a NaN).
     Sums are rounded once (math.fsum: the same however X is split; `pgs.dask` passes its
-    shards' `row_sq_norms` as `norms`). Cached on `Xb`, made once per call or fit: one
-    scan for all its rules and fits. Not across calls: a cache keyed on the caller's X
-    would be stale once X is changed in place (bench/results/pcost.md: the scan's share of
-    a call)."""
+    shards' `row_sq_norms` as `norms`). Cached on `Xb`, made once per call or fit (not
+    across calls: docs/defaults.md 6)."""
     cache = Xb.__dict__.setdefault("_row_stats", {})
     key = (q, 1 if full else q_stride(Xb.shape[0]))
     if key not in cache:
@@ -264,9 +222,8 @@ def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights,
     return t0 if math.isfinite(t0) else 0.0
 
 
-#: The threads engine's default round: a quarter pass (bench/results/parallel.md at commit
-#: 3c11a81, from the retired bench/experiments/exp_parallel.py: accuracy held within 0.2
-#: points of W = 1 up to W tau = m / 2 and more; `pgs.dask` has its own, longer).
+#: The threads engine's default round: a quarter pass (docs/parallel.md 2; `pgs.dask` has
+#: its own, longer).
 ROUND_PASSES = 0.25
 
 
@@ -276,22 +233,15 @@ def default_merge_every(n_samples, n_workers, k, passes=ROUND_PASSES):
     return max(1, int(passes * n_samples) // (n_workers * k))
 
 
-#: The largest merge step: in a direction where every worker's run converges within the
-#: round the merge multiplies the error by (1 - gamma) each round, so gamma < 2 is
-#: needed (gamma = sqrt(8) and 4 diverge at W = 8 and 16:
-#: bench/results/parallel_start_steps.md) and 3/2 at least halves it.
+#: The largest merge step: the merge multiplies a converged direction's error by
+#: (1 - gamma) each round, so gamma < 2 is needed (docs/parallel.md 2).
 MAX_MERGE_STEP = 1.5
 
 
 def merge_step_for(n_active):
     """The "asgd" merge's default step for a round run by `n_active` workers:
     ``min(sqrt(n_active), MAX_MERGE_STEP)`` (1 for one worker: its state is taken).
-
-    The workers' changes have a common part (drift, which one run over the whole round
-    would cover W times) and independent noise; their mean keeps 1/W of the first and
-    1/sqrt(W) of the second, so sqrt(W) times the mean has one worker's noise and sqrt(W)
-    times the mean's drift. Measured (bench/results/parallel_start.md, W = 2): 5-28%
-    fewer passes to accuracy than the mean (model averaging) on four sets where passes
-    matter (docs/parallel.md, section 2).
+    sqrt(W) times the workers' mean change has one worker's noise and W times its drift
+    (docs/parallel.md 2; bench/results/parallel_start.md: 5-28% fewer passes than the mean).
     """
     return 1.0 if n_active <= 1 else min(float(np.sqrt(n_active)), MAX_MERGE_STEP)

@@ -11,10 +11,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-__all__ = ["LOSSES", "LOSS_NAMES", "LOSS_SPECS", "TASKS", "LossSpec", "loss_names", "loss_spec"]
-
-#: The two kinds of target: two classes mapped to -1 / +1, or real numbers.
-TASKS = ("classification", "regression")
+__all__ = ["LOSSES", "LOSS_NAMES", "LOSS_SPECS", "LossSpec", "loss_names", "loss_spec"]
 
 #: A constant of a loss: a number, or a function of the loss's shape parameter epsilon.
 Constant = float | Callable[[float], float]
@@ -85,30 +82,10 @@ class LossSpec:
     epsilon_positive: bool = False
     multiclass: bool = False
 
-    def __post_init__(self):
-        # Invariants the layers rely on; a bad row fails at import, not in a run.
-        if self.task not in TASKS:
-            raise ValueError(f"{self.name}: task must be one of {TASKS}, got {self.task!r}")
-        if self.dloss_bound is None and (self.dloss_lipschitz is None or not self.auto_radius):
-            raise ValueError(f"{self.name}: an unbounded derivative needs dloss_lipschitz "
-                             "(for the bound on the domain) and auto_radius")
-        if self.epsilon_positive and self.default_epsilon is None:
-            raise ValueError(f"{self.name}: epsilon_positive without a default_epsilon")
-
     @property
     def is_classification(self):
         """True for a classification loss (targets -1 / +1)."""
         return self.task == "classification"
-
-    @property
-    def smooth(self):
-        """True when the derivative is Lipschitz (no kink)."""
-        return self.dloss_lipschitz is not None
-
-    @property
-    def bounded_gradient(self):
-        """True when :math:`|\\ell'|` is bounded on all of R (the loss is Lipschitz)."""
-        return self.dloss_bound is not None
 
     @property
     def probabilistic(self):
@@ -142,8 +119,8 @@ def _evaluate(constant, epsilon):
     return constant(epsilon) if callable(constant) else constant
 
 
-#: Every loss, in id order. The derivatives' constants are those of pgs/_losses.pxd's
-#: formulas (classification with y = +-1).
+#: Every loss, in id order (tests/test_losses.py checks every row: the ids, the task, the
+#: constants against pgs/_losses.pxd's formulas, classification with y = +-1).
 LOSSES = (
     LossSpec("hinge", 0, "classification", dloss_bound=1.0, dloss_lipschitz=None),
     LossSpec("logistic", 1, "classification", dloss_bound=1.0, dloss_lipschitz=0.25,
@@ -177,10 +154,6 @@ LOSS_NAMES = tuple(spec.name for spec in LOSSES)
 #: name -> LossSpec (read-only).
 LOSS_SPECS = MappingProxyType({spec.name: spec for spec in LOSSES})
 
-# The ids are positions: pgs/_core.pyx dispatches on them and `check_loss` returns them.
-if [spec.id for spec in LOSSES] != list(range(len(LOSSES))):
-    raise ImportError("pgs.rules.losses: LOSSES must be ordered by id, from 0 without gaps")
-
 
 def loss_spec(name):
     """The `LossSpec` of the loss called `name` (a ValueError if there is none)."""
@@ -192,8 +165,6 @@ def loss_spec(name):
 
 def loss_names(task=None):
     """The loss names, in id order, of one task ("classification", "regression") or all."""
-    if task is not None and task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS} or None, got {task!r}")
     return tuple(spec.name for spec in LOSSES if task is None or spec.task == task)
 
 

@@ -65,10 +65,13 @@ class Data(NamedTuple):
 
 
 def seed_sequence(seed):
-    """The random streams' root: `seed` if a SeedSequence, else one of the int, or of fresh
-    entropy for None (`pgs.rules.validation.check_seed`)."""
-    seed = V.check_seed(seed)
-    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    """The random streams' root: `seed` if a SeedSequence, else one of the int >= 0, or of
+    fresh entropy for None."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if seed is not None and (not V.is_int(seed) or seed < 0):
+        raise ValueError(f"seed must be None or an integer >= 0, got seed={seed!r}")
+    return np.random.SeedSequence(None if seed is None else int(seed))
 
 
 def seed_entropy(seed):
@@ -83,16 +86,17 @@ def check_args(*, loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, inte
     V.check_loss(loss)
     return dict(
         loss=loss, p=V.check_p(p), T=V.check_count("T", T, allow_none=True),
-        k=V.check_count("k", k), B=V.check_B(B),
+        k=V.check_count("k", k), B=V.check_positive("B", B, allowed=(None, "auto")),
         schedule=V.check_choice("schedule", schedule, D.SCHEDULES),
-        eta0=V.check_auto_or_positive("eta0", eta0),
+        eta0=V.check_positive("eta0", eta0, allowed=("auto",)),
         iterate=V.check_choice("iterate", iterate, V.ITERATES),
         fit_intercept=V.check_bool("fit_intercept", fit_intercept),
         intercept=V.check_choice("intercept", intercept, D.INTERCEPTS),
-        intercept_scaling=V.check_auto_or_positive("intercept_scaling", intercept_scaling),
+        intercept_scaling=V.check_positive("intercept_scaling", intercept_scaling,
+                                            allowed=("auto",)),
         epsilon=V.check_epsilon(loss, epsilon),
         sampling=V.check_choice("sampling", sampling, SAMPLING_MODES + ("auto",)),
-        t_offset=V.check_t_offset(t_offset),
+        t_offset=V.check_positive("t_offset", t_offset, allowed=("auto",), zero=True),
         max_passes=V.check_positive("max_passes", max_passes))
 
 
@@ -118,7 +122,7 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
         V.check_k_rows(r.k, d.m)
     if r.T is None:
         r.T = D.default_T(d.m, r.k, r.max_passes)
-    if r.B == "auto" or (r.B is None and r.loss in V.UNBOUNDED_GRADIENT_LOSSES):
+    if r.B == "auto" or (r.B is None and loss_spec(r.loss).auto_radius):
         r.B = saved["B"] if saved is not None else D.auto_B(
             d.y, r.loss, r.p, r.sigma, r.epsilon, d.weights, d.n_outputs)
     r.sampling, r.eta0 = kept("sampling", r.sampling), kept("eta0", r.eta0)

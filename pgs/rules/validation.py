@@ -11,13 +11,6 @@ from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, loss_spec
 CLASSIFICATION_LOSSES = frozenset(loss_names("classification"))
 #: Classification losses with one output per class (y: any number of classes).
 MULTICLASS_LOSSES = frozenset(spec.name for spec in LOSSES if spec.multiclass)
-#: Losses whose targets are real numbers.
-REGRESSION_LOSSES = frozenset(loss_names("regression"))
-#: Losses for which B=None means "auto" (docs/design.md 2): those whose derivative is
-#: unbounded, and modified_huber (see its row in the table).
-UNBOUNDED_GRADIENT_LOSSES = frozenset(spec.name for spec in LOSSES if spec.auto_radius)
-#: Default shape parameter of the losses that have one.
-DEFAULT_EPSILON = {spec.name: spec.default_epsilon for spec in LOSSES if spec.has_epsilon}
 
 ITERATES = ("random", "last", "average")
 
@@ -47,13 +40,20 @@ def check_p(p):
     return p
 
 
-def check_positive(name, value):
-    """A finite real number > 0."""
+def check_positive(name, value, *, allowed=(), zero=False):
+    """`value` if it is one of `allowed` (None, "auto"), else a finite real number > 0 (>= 0
+    with `zero`), as a float."""
+    if any(value is a or (isinstance(value, str) and value == a) for a in allowed):
+        return value
+    bound = ">= 0" if zero else "> 0"
+    what = ", ".join(map(repr, allowed)) + " or " * bool(allowed) + f"a number {bound}"
+    if isinstance(value, str) and allowed:
+        raise ValueError(f"{name} must be {what}, got {name}={value!r}")
     if not is_real(value):
-        raise TypeError(f"{name} must be a positive real number, got {value!r}")
+        raise TypeError(f"{name} must be {what}, got {value!r}")
     value = float(value)
-    if not math.isfinite(value) or value <= 0.0:
-        raise ValueError(f"{name} must be a finite number > 0, got {name}={value!r}")
+    if not math.isfinite(value) or value < 0.0 or (value == 0.0 and not zero):
+        raise ValueError(f"{name} must be a finite number {bound}, got {name}={value!r}")
     return value
 
 
@@ -76,26 +76,13 @@ def check_count(name, value, *, allow_none=False):
     return value
 
 
-def check_B(B):
-    """None, "auto", or a finite number > 0."""
-    if B is None or (isinstance(B, str) and B == "auto"):
-        return B
-    if isinstance(B, str):
-        raise ValueError(f"B must be None, 'auto' or a number > 0, got B={B!r}")
-    return check_positive("B", B)
-
-
 def check_epsilon(loss, epsilon):
     """The loss's shape parameter: its default, or a finite number > 0."""
     # An unknown loss is reported by check_loss; here it is a loss without epsilon.
     spec = LOSS_SPECS.get(loss)
     if epsilon is None:
         return spec.default_epsilon if spec is not None and spec.has_epsilon else 0.0
-    if not is_real(epsilon):
-        raise TypeError(f"epsilon must be a real number, got {epsilon!r}")
-    epsilon = float(epsilon)
-    if not math.isfinite(epsilon) or epsilon < 0.0:
-        raise ValueError(f"epsilon must be a finite number >= 0, got epsilon={epsilon!r}")
+    epsilon = check_positive("epsilon", epsilon, zero=True)
     if spec is not None and spec.epsilon_positive and epsilon == 0.0:
         raise ValueError(f"epsilon must be > 0 for loss={loss!r} (it is {spec.epsilon_name})")
     return epsilon
@@ -129,27 +116,6 @@ def check_sample_weight(sample_weight, m):
     return None if np.all(w == 1.0) else w      # (all ones: the unweighted problem's bits)
 
 
-def check_seed(seed):
-    """None, an int >= 0, or a numpy SeedSequence."""
-    if seed is None or isinstance(seed, np.random.SeedSequence):
-        return seed
-    if not is_int(seed) or seed < 0:
-        raise ValueError(f"seed must be None or an integer >= 0, got seed={seed!r}")
-    return int(seed)
-
-
-def check_t_offset(t_offset):
-    """The iteration offset: a finite real number >= 0 (as a float), or "auto"."""
-    if isinstance(t_offset, str) and t_offset == "auto":
-        return t_offset
-    if not is_real(t_offset):
-        raise TypeError(f"t_offset must be 'auto' or a real number >= 0, got {t_offset!r}")
-    t_offset = float(t_offset)
-    if not math.isfinite(t_offset) or t_offset < 0.0:
-        raise ValueError(f"t_offset must be a finite number >= 0, got t_offset={t_offset!r}")
-    return t_offset
-
-
 def check_bool(name, value):
     """A Python or numpy bool, as a bool."""
     if not isinstance(value, (bool, np.bool_)):
@@ -171,12 +137,3 @@ def check_choice(name, value, choices):
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}, got {name}={value!r}")
     return value
-
-
-def check_auto_or_positive(name, value):
-    """"auto", or a finite number > 0 (as a float)."""
-    if isinstance(value, str):
-        if value == "auto":
-            return value
-        raise ValueError(f"{name} must be 'auto' or a number > 0, got {name}={value!r}")
-    return check_positive(name, value)

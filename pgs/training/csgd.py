@@ -12,7 +12,7 @@ from pgs._csgd import VARIANT_NAMES, CSGDSolver
 from pgs.engine.chunks import run_chunked
 from pgs.models.csgd_model import CAdalineModel, CSGDModel, check_variant
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, check_targets, check_y_shape
+from pgs.rules.data import as_csr_buffers, check_y_shape, kernel_targets
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.params import seed_sequence
 
@@ -121,7 +121,7 @@ def _fit(X, Y, *, T, eta0, switch, variant, fit_intercept, iterate, seed, sampli
     Returns (W, eta0_used, params), W of shape (n_features + 1, K), the intercepts last."""
     sampling = V.check_choice("sampling", sampling, ("iid", "permutation"))
     T = V.check_count("T", T, allow_none=True)
-    eta0 = V.check_auto_or_positive("eta0", eta0)
+    eta0 = V.check_positive("eta0", eta0, allowed=("auto",))
     variant_id = check_variant(variant)
     fit_intercept = V.check_bool("fit_intercept", fit_intercept)
     iterate = V.check_choice("iterate", iterate, ("last", "average"))
@@ -188,7 +188,7 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     Least Squares Problem", KDD 2013, Algorithm 1 and section 4.2.
     """
     Xb = as_csr_buffers(X)
-    y_kernel, _ = check_targets(y, Xb.shape[0], classification=False)
+    y_kernel, _ = kernel_targets(y, Xb.shape[0], "squared")
     W, eta0_used, params = _fit(
         Xb, y_kernel.reshape(-1, 1), T=T, eta0=eta0, switch=switch, variant=variant,
         fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed)
