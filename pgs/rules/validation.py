@@ -46,7 +46,9 @@ def check_positive(name, value, *, allowed=(), zero=False):
     if any(value is a or (isinstance(value, str) and value == a) for a in allowed):
         return value
     bound = ">= 0" if zero else "> 0"
-    what = ", ".join(map(repr, allowed)) + " or " * bool(allowed) + f"a number {bound}"
+    what = f"a number {bound}"
+    if allowed:
+        what = f"{', '.join(map(repr, allowed))} or {what}"
     if isinstance(value, str) and allowed:
         raise ValueError(f"{name} must be {what}, got {name}={value!r}")
     if not is_real(value):
