@@ -18,7 +18,7 @@ import os
 import stat
 import zlib
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import numpy as np
@@ -224,11 +224,9 @@ class _Assembler:
                 self._raise(buf, _svmlight.parse_block(buf, *args, None, None))
             except ValueError as exc:
                 self.at_limit = exc
-        if not res.get("placed"):
-            # (else the worker already copied them to [self.nnz, self.nnz + nnz))
-            self._reserve(self.nnz + nnz)
-            self.data[self.nnz:self.nnz + nnz] = res["data"]
-            self.indices[self.nnz:self.nnz + nnz] = res["indices"]
+        self._reserve(self.nnz + nnz)
+        self.data[self.nnz:self.nnz + nnz] = res["data"]
+        self.indices[self.nnz:self.nnz + nnz] = res["indices"]
         self.indptr.append(res["indptr"][1:] + self.nnz)
         self.nnz += nnz
         self.y.append(res["y"])
@@ -311,40 +309,6 @@ def _run_in_order(items, make_scratch, work, done, n_threads):
         pending.clear()
 
 
-def _placing(work, out):
-    """Wrap `work` so each worker copies its block's pieces into `out` at its offset, which
-    the previous block's future gives (items ``(buf, offset_in, offset_out)``)."""
-    def place(item, scratch):
-        _, start, stop = item
-        try:
-            res = work(item, scratch)
-            off = start.result()
-            nnz = res["nnz"] if res["status"] == 0 else 0
-            stop.set_result(off + nnz)
-        except BaseException as exc:
-            if not stop.done():
-                stop.set_exception(exc)
-            raise
-        if res["status"] == 0:
-            out.data[off:off + nnz] = res["data"]
-            out.indices[off:off + nnz] = res["indices"]
-            res["placed"] = True
-            del res["data"], res["indices"]
-        return res
-
-    return place
-
-
-def _chained(blocks):
-    """``(buf, offset_in, offset_out)`` for each block, offset_out the next one's in."""
-    prev = Future()
-    prev.set_result(0)
-    for buf in blocks:
-        nxt = Future()
-        yield buf, prev, nxt
-        prev = nxt
-
-
 def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_threads):
     src = _Source(f)
     try:
@@ -359,23 +323,20 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
             _MAX_BLOCK, max(_MIN_BLOCK, src.size // (4 * n_threads) + 1))
         blocks = _line_blocks(src, block_size, text_pool)
 
-        def work(item, sc):
-            return _svmlight.parse_block(item[0], *args, *sc)
+        def work(buf, sc):
+            return _svmlight.parse_block(buf, *args, *sc)
 
-        def scratch(item):
-            cap = len(item[0]) // 4 + 2
+        def scratch(buf):
+            cap = len(buf) // 4 + 2
             return data_pool.get(cap), index_pool.get(cap)
 
-        def done(item, res, sc):
-            out.add(item[0], res)
-            text_pool.put(item[0])
+        def done(buf, res, sc):
+            out.add(buf, res)
+            text_pool.put(buf)
             data_pool.put(sc[0])
             index_pool.put(sc[1])
 
-        # A whole file's arrays are reserved up front: the workers place their own pieces.
-        if src.whole_file and len(out.data) >= bound:
-            work = _placing(work, out)
-        _run_in_order(_chained(blocks), scratch, work, done, n_threads)
+        _run_in_order(blocks, scratch, work, done, n_threads)
         return out.finish()
     except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         # A truncated or damaged .gz / .bz2 / .xz file is bad input, like a bad line
