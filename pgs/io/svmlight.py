@@ -133,34 +133,36 @@ def _read_into(fileobj, view):
 
 
 class _Pool:
-    """Recycled scratch arrays (fresh memory costs a page fault per page)."""
+    """Recycled buffers of a block: its text, and parse_block's scratch values and indices
+    (fresh memory costs a page fault per page)."""
 
-    def __init__(self, dtype):
-        self.dtype = dtype
+    def __init__(self):
         self.free = []
 
     def get(self, n):
-        for i, arr in enumerate(self.free):
-            if len(arr) >= n:
+        """Buffers for a block of up to `n` bytes."""
+        for i, bufs in enumerate(self.free):
+            if len(bufs[0]) >= n:
                 return self.free.pop(i)
-        # slack, so that the next request (a block plus a different carried-over
-        # partial line) fits too
-        return np.empty(n + (n >> 4), dtype=self.dtype)
+        # slack, so that the next block (with a different carried-over partial line) fits
+        n += n >> 4
+        return (np.empty(n, dtype=np.uint8), np.empty(n // 4 + 2, dtype=np.float64),
+                np.empty(n // 4 + 2, dtype=np.int32))
 
-    def put(self, arr):
-        while arr.base is not None and isinstance(arr.base, np.ndarray):
-            arr = arr.base
+    def put(self, bufs):
         if len(self.free) < 8:
-            self.free.append(arr)
+            self.free.append(bufs)
 
 
 def _line_blocks(src, block_size, pool):
-    """Yield uint8 arrays of whole lines (the last may lack a final newline); a whole file
-    that ends early or whose size or time stamp moved is an OSError."""
+    """Yield (text, bufs): `text` a uint8 array of whole lines (the last may lack a final
+    newline) in the pooled buffers `bufs`; a whole file that ends early or whose size or
+    time stamp moved is an OSError."""
     carry = np.empty(0, dtype=np.uint8)
     left = src.size if src.whole_file else None
     while True:
-        buf = pool.get(len(carry) + block_size)
+        bufs = pool.get(len(carry) + block_size)
+        buf = bufs[0]
         buf[:len(carry)] = carry
         want = block_size if left is None else min(block_size, left)
         got = _read_into(src.fileobj, memoryview(buf)[len(carry):len(carry) + want])
@@ -174,14 +176,14 @@ def _line_blocks(src, block_size, pool):
             if left is not None:
                 src.check_unchanged()
             if n:
-                yield buf[:n]
+                yield buf[:n], bufs
             return
         cut = _svmlight.last_newline(buf, n)
         if cut < 0:
             carry = buf[:n]  # a line longer than a block: read on
             continue
         carry = buf[cut + 1:n].copy()
-        yield buf[:cut + 1]
+        yield buf[:cut + 1], bufs
 
 
 class _Assembler:
@@ -281,29 +283,27 @@ def _excerpt(raw, limit):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _run_in_order(items, make_scratch, work, done, n_threads):
-    """``work(item, scratch)`` on `n_threads` threads (on this one for one thread or one
-    item), ``done(item, result, scratch)`` in the items' order, with at most
-    n_threads + 1 items in flight (bounded memory)."""
+def _run_in_order(items, work, done, n_threads):
+    """``work(item)`` on `n_threads` threads (on this one for one thread or one item),
+    ``done(item, result)`` in the items' order, with at most n_threads + 1 items in flight
+    (bounded memory)."""
     head = list(itertools.islice(items, 2))
     items = itertools.chain(head, items)
     if n_threads == 1 or len(head) < 2:
         for item in items:
-            sc = make_scratch(item)
-            done(item, work(item, sc), sc)
+            done(item, work(item))
         return
     pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
     pending = deque()
     try:
         for item in items:
-            sc = make_scratch(item)
-            pending.append((item, sc, pool.submit(work, item, sc)))
-            while len(pending) > n_threads:
-                it, sc, fut = pending.popleft()
-                done(it, fut.result(), sc)
+            pending.append((item, pool.submit(work, item)))
+            if len(pending) > n_threads:
+                item, fut = pending.popleft()
+                done(item, fut.result())
         while pending:
-            it, sc, fut = pending.popleft()
-            done(it, fut.result(), sc)
+            item, fut = pending.popleft()
+            done(item, fut.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         pending.clear()
@@ -316,27 +316,20 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
         bound = src.size // 4 + 2 if src.size is not None else None
         args = (multilabel, require_qid, min_index, max_index)
         out = _Assembler(src.name, dtype, bound, args)
-        text_pool = _Pool(np.uint8)
-        data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
+        pool = _Pool()
         # Enough blocks for every thread to have work, without tiny blocks.
         block_size = _MAX_BLOCK if src.size is None else min(
             _MAX_BLOCK, max(_MIN_BLOCK, src.size // (4 * n_threads) + 1))
-        blocks = _line_blocks(src, block_size, text_pool)
 
-        def work(buf, sc):
-            return _svmlight.parse_block(buf, *args, *sc)
+        def work(block):
+            text, bufs = block
+            return _svmlight.parse_block(text, *args, *bufs[1:])
 
-        def scratch(buf):
-            cap = len(buf) // 4 + 2
-            return data_pool.get(cap), index_pool.get(cap)
+        def done(block, res):
+            out.add(block[0], res)
+            pool.put(block[1])
 
-        def done(buf, res, sc):
-            out.add(buf, res)
-            text_pool.put(buf)
-            data_pool.put(sc[0])
-            index_pool.put(sc[1])
-
-        _run_in_order(blocks, scratch, work, done, n_threads)
+        _run_in_order(_line_blocks(src, block_size, pool), work, done, n_threads)
         return out.finish()
     except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         # A truncated or damaged .gz / .bz2 / .xz file is bad input, like a bad line
