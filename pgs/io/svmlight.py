@@ -77,14 +77,13 @@ class _Source:
             self.compressed = opener is not None
             self.fileobj = opener(self.name, "rb") if opener else open(  # noqa: SIM115
                 self.name, "rb", buffering=0)
-        elif hasattr(f, "read"):
-            probe = f.read(0)
-            if not isinstance(probe, (bytes, bytearray)):
-                raise TypeError("f must be a path or a file object opened in binary mode "
-                                f"('rb'), got a file object returning {type(probe).__name__}")
+        elif hasattr(f, "readinto"):
             name = getattr(f, "name", None)
             self.name = os.fsdecode(name) if isinstance(name, (str, bytes)) else "<file object>"
             self.fileobj, self.owned = f, False
+        elif hasattr(f, "read"):
+            raise TypeError("f must be a path or a file object opened in binary mode ('rb'), "
+                            f"got {type(f).__name__}")
         else:
             raise TypeError(f"f must be a path, a file descriptor or a binary file object, "
                             f"got {type(f).__name__}")
@@ -116,16 +115,9 @@ class _Source:
 
 def _read_into(fileobj, view):
     """Fill `view` from `fileobj` until it is full or the input ends; bytes read."""
-    n = len(view)
     got = 0
-    readinto = getattr(fileobj, "readinto", None)
-    while got < n:
-        if readinto is not None:
-            k = readinto(view[got:])
-        else:
-            chunk = fileobj.read(n - got)
-            k = len(chunk)
-            view[got:got + k] = chunk
+    while got < len(view):
+        k = fileobj.readinto(view[got:])
         if not k:
             break
         got += k
