@@ -516,19 +516,15 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
     ValueError
         For mismatched lengths or non-finite values.
     """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, copy=True)
-        X.sum_duplicates()
-        X.sort_indices()
-    else:
+    if not sp.issparse(X):
         X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
-        X = sp.csr_matrix(X)
     if X.dtype.kind not in "fiub":
         raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
-    data = np.asarray(X.data, dtype=np.float64)
-    if not np.all(np.isfinite(data)):
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    X.sum_duplicates()  # (and sorts the indices)
+    if not np.all(np.isfinite(X.data)):
         raise ValueError("X holds inf or nan, which svmlight text cannot represent")
     m = X.shape[0]
     multilabel = not isinstance(y, np.ndarray) and len(y) > 0 and \
@@ -549,10 +545,6 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
         if len(query_id) != m:
             raise ValueError(f"query_id has {len(query_id)} entries, X has {m} rows")
         targets = [f"{t} qid:{q}" for t, q in zip(targets, query_id.tolist(), strict=True)]
-    offset = 0 if zero_based else 1
-    indptr = X.indptr.tolist()
-    indices = (X.indices.astype(np.int64) + offset).tolist()
-    values = [_fmt(v) for v in data.tolist()]
 
     if isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(os.fspath(f))
@@ -562,11 +554,10 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
     else:
         raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
     with out as fh:
-        step = 4096
-        for start in range(0, m, step):
-            lines = []
-            for i in range(start, min(m, start + step)):
-                a, b = indptr[i], indptr[i + 1]
-                feats = " ".join(f"{j}:{v}" for j, v in zip(indices[a:b], values[a:b], strict=True))
-                lines.append(f"{targets[i]} {feats}\n" if feats else f"{targets[i]}\n")
+        for start in range(0, m, 4096):  # (a block of rows at a time: bounded memory)
+            rows = X[start:start + 4096]
+            indices = (rows.indices.astype(np.int64) + (0 if zero_based else 1)).tolist()
+            pairs = [f" {j}:{_fmt(v)}" for j, v in zip(indices, rows.data.tolist(), strict=True)]
+            lines = [target + "".join(pairs[a:b]) + "\n" for target, (a, b) in zip(
+                targets[start:start + 4096], itertools.pairwise(rows.indptr.tolist()), strict=True)]
             fh.write("".join(lines).encode("ascii"))
