@@ -64,9 +64,10 @@ def usable_cpus():
 
 
 class _Source:
-    """An opened input: a binary file object, a display name and, for plain files, a size."""
+    """An opened input: a binary file object, a display name (`name` if given) and, for plain
+    files, a size."""
 
-    def __init__(self, f):
+    def __init__(self, f, name=None):
         self.owned, self.compressed, self.size, self.stat = True, False, None, None
         if isinstance(f, int) and not isinstance(f, bool):
             self.name = f"<file descriptor {f}>"
@@ -78,8 +79,8 @@ class _Source:
             self.fileobj = opener(self.name, "rb") if opener else open(  # noqa: SIM115
                 self.name, "rb", buffering=0)
         elif hasattr(f, "readinto"):
-            name = getattr(f, "name", None)
-            self.name = os.fsdecode(name) if isinstance(name, (str, bytes)) else "<file object>"
+            own = getattr(f, "name", None)
+            self.name = os.fsdecode(own) if isinstance(own, (str, bytes)) else "<file object>"
             self.fileobj, self.owned = f, False
         elif hasattr(f, "read"):
             raise TypeError("f must be a path or a file object opened in binary mode ('rb'), "
@@ -87,6 +88,7 @@ class _Source:
         else:
             raise TypeError(f"f must be a path, a file descriptor or a binary file object, "
                             f"got {type(f).__name__}")
+        self.name = name or self.name
         if self.owned and not self.compressed:
             with contextlib.suppress(OSError, io.UnsupportedOperation):
                 st = os.fstat(self.fileobj.fileno())
@@ -264,7 +266,6 @@ class _Assembler:
             labels = np.concatenate(self.labels).tolist() if self.labels else []
             ptr = np.concatenate([[0]] + self.label_ptr).tolist()
             y = [tuple(labels[ptr[i]:ptr[i + 1]]) for i in range(n_rows)]
-        # one file's parse: CSR pieces with the raw (unshifted) feature indices
         return SimpleNamespace(data=self.data, indices=self.indices, indptr=indptr, y=y, qid=qid,
                                nnz=nnz, n_rows=n_rows, min_index=self.min_index,
                                max_index=self.max_index, at_limit=self.at_limit)
@@ -301,8 +302,11 @@ def _run_in_order(items, work, done, n_threads):
         pending.clear()
 
 
-def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_threads):
-    src = _Source(f)
+def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_threads,
+                name=None):
+    """One file's parse (named `name` in errors, if given): its CSR pieces with the feature
+    indices as written, and the summary `columns` reads."""
+    src = _Source(f, name)
     try:
         # Each feature needs "i:v" and a separator: at most size // 4 + 1 of them.
         bound = src.size // 4 + 2 if src.size is not None else None
@@ -356,15 +360,26 @@ def check_format_args(n_features, dtype, zero_based):
     return dt, min_index, max_index
 
 
-def check_n_features(n_features, needed):
-    """The matrices' columns: `n_features`, by default the `needed` ones the data holds
-    (every reader's rule and message)."""
+def columns(files, zero_based, n_features):
+    """Every svmlight reader's indexing rule (`load_svmlight_files`, `pgs.dask`): whether the
+    files read as one-based, and the matrices' columns (by default the ones the data needs).
+    `files` holds, per file, its parts' summaries (nnz, min_index, max_index, at_limit)."""
+    parts = [part for file in files for part in file if part.nnz]
+    if zero_based == "auto":  # (scikit-learn's rule: every file holds a feature, none index 0)
+        one_based = bool(files) and all(any(part.nnz for part in file) for file in files) \
+            and all(part.min_index > 0 for part in parts)
+    else:
+        one_based = zero_based is False
+    for part in parts:
+        if not one_based and part.at_limit is not None:  # index MAX_FEATURES, zero-based
+            raise part.at_limit
+    needed = max([part.max_index - one_based for part in parts] + [0]) + 1
     if n_features is None:
-        return needed
+        return one_based, needed
     if n_features < needed:
         raise ValueError(f"n_features was set to {n_features}, but the data holds feature "
                          f"index {needed - 1} (it needs n_features >= {needed})")
-    return int(n_features)
+    return one_based, int(n_features)
 
 
 def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based="auto",
@@ -406,26 +421,18 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel), require_qid=bool(query_id),
                           min_index=min_index, max_index=max_index, n_threads=int(n_threads))
               for f in files]
-    if zero_based == "auto":
-        one_based = bool(parsed) and all(p.nnz > 0 and p.min_index > 0 for p in parsed)
-    else:
-        one_based = zero_based is False
-    for p in parsed:
-        if not one_based and p.at_limit is not None:  # index MAX_FEATURES, zero-based
-            raise p.at_limit
-        if one_based and p.nnz:
-            np.subtract(p.indices, 1, out=p.indices)
-            p.max_index -= 1
-    n_features = check_n_features(
-        n_features, max([p.max_index if p.nnz else 0 for p in parsed] + [0]) + 1)
+    one_based, n_features = columns([[p] for p in parsed], zero_based, n_features)
     result = []
     for p in parsed:
+        if one_based:
+            np.subtract(p.indices, 1, out=p.indices)
         result += [_to_csr(p, n_features), p.y] + ([p.qid] if query_id else [])
     return result
 
 
 def _to_csr(p, n_features):
-    idx_dtype = np.int32 if max(n_features, p.nnz) <= _INT32_MAX else np.int64
+    """The CSR matrix of a parse `p` (its data, indices, indptr and n_rows)."""
+    idx_dtype = np.int32 if max(n_features, len(p.data)) <= _INT32_MAX else np.int64
     indices = p.indices if p.indices.dtype == idx_dtype else p.indices.astype(idx_dtype)
     indptr = p.indptr.astype(idx_dtype, copy=False)
     X = sp.csr_matrix((p.data, indices, indptr), shape=(p.n_rows, n_features), copy=False)
