@@ -7,7 +7,7 @@ and exits with status 2, Ctrl-C with 130; ``--debug`` prints the traceback as we
 """
 
 import argparse
-import inspect
+import contextlib
 import lzma
 import math
 import os
@@ -58,25 +58,20 @@ def _checked(convert, ok, what, auto=False):
     def parse(text):
         if auto and text == "auto":
             return "auto"
-        try:
+        with contextlib.suppress(ValueError):
             v = convert(text)
-        except ValueError:
-            v = None
-        if v is None or not ok(v):
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
-        return v
+            if ok(v):
+                return v
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
     return parse
 
 
-def _finite(low, high=math.inf):
-    """The test of a number in (low, high] (low < v), or [0, high] for low = None."""
-    return lambda v: math.isfinite(v) and (v >= 0 if low is None else v > low) and v <= high
-
-
-_positive_or_auto = _checked(float, _finite(0.0), "a positive number", auto=True)
-_non_negative_or_auto = _checked(float, _finite(None), "a number >= 0", auto=True)
-_non_negative_float = _checked(float, _finite(None), "a number >= 0")
-_p_value = _checked(float, _finite(1.0, 2.0), "a number in (1, 2]")
+# (nan fails every comparison; inf fails the upper bounds)
+_positive_float = _checked(float, lambda v: 0 < v < math.inf, "a positive number")
+_positive_or_auto = _checked(float, lambda v: 0 < v < math.inf, "a positive number", auto=True)
+_non_negative_float = _checked(float, lambda v: 0 <= v < math.inf, "a number >= 0")
+_non_negative_or_auto = _checked(float, lambda v: 0 <= v < math.inf, "a number >= 0", auto=True)
+_p_value = _checked(float, lambda v: 1 < v <= 2, "a number in (1, 2]")
 _positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
 _seed = _checked(int, lambda v: v >= 0, "an integer >= 0")
 _jobs = _checked(int, lambda v: v != 0, "a non-zero integer (-1: all cores)")
@@ -105,7 +100,7 @@ def _estimator_options():
         opt("--max-passes", "passes over the data when --T is not given: exactly this many "
             "for a fixed sigma, at most this many with sigma 'auto', which stops when the "
             "held-out accuracy (R^2) stops improving (<<max_passes>>)",
-            type=_checked(float, _finite(0.0), "a positive number")),
+            type=_positive_float),
         opt("--k", "mini-batch size (<<k>>)", type=_positive_int),
         opt("--B", "radius of ||w||_p <= B, or 'auto' (<<B>>)", type=_positive_or_auto),
         opt("--schedule", "step schedule: averaged SGD's or the paper's (<<schedule>>)",
@@ -141,21 +136,15 @@ def _estimator_classes():
     return PGSClassifier, PGSRegressor
 
 
-def estimator_defaults(cls):
-    """The defaults of `cls.__init__` (an estimator class), as {parameter: default}."""
-    return {name: par.default for name, par in inspect.signature(cls.__init__).parameters.items()
-            if par.default is not inspect.Parameter.empty}
-
-
 def build_estimator(args):
     """The estimator `pgs train` fits for its parsed `args`: only the options given set a
     parameter."""
     from pgs.rules.losses import loss_names
 
     classifier, regressor = _estimator_classes()
-    loss = args.loss or estimator_defaults(classifier)["loss"]     # (squared: regression)
+    loss = args.loss or classifier().loss     # (squared: regression)
     cls = regressor if loss in loss_names("regression") else classifier
-    accepted = estimator_defaults(cls)
+    accepted = cls().get_params()
     params = {}
     for flag, name, _ in _estimator_options():
         value = getattr(args, flag[2:].replace("-", "_"))
@@ -171,26 +160,29 @@ def build_estimator(args):
 
 
 def _default_text(name):
-    """'default: X' from the estimators' signatures (both values when they differ)."""
+    """'default: X' from the estimators' defaults (both values when they differ)."""
     try:
         classifier, regressor = _estimator_classes()
     except _UsageError:
         return "default: the estimator's"
-    c = estimator_defaults(classifier).get(name, inspect.Parameter.empty)
-    r = estimator_defaults(regressor).get(name, inspect.Parameter.empty)
-    if r is inspect.Parameter.empty or c == r:
+    c = classifier().get_params()[name]
+    r = regressor().get_params().get(name, c)
+    if c == r:
         return f"default: {c}"
     return f"default: {c}; regression {r}"
 
 
 def _build_parser():
+    from pgs._version import __version__
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="on an error, print the traceback too")
 
     top = _Parser(prog="pgs", epilog=_EPILOG, parents=[common], description="Train "
                   "lp-regularised linear models with the Primal Gradient Solver on svmlight / "
                   "libsvm files.")
-    top.add_argument("--version", action="store_true", help="print the version and exit")
+    top.add_argument("--version", action="version", version=f"pgs {__version__}",
+                     help="print the version and exit")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     tr = sub.add_parser(
@@ -472,8 +464,8 @@ def _one_line(text):
 def _error_line(exc):
     """The one-line message of an input error."""
     if isinstance(exc, OSError) and exc.strerror:
-        name = exc.filename if exc.filename is not None else ""
-        return f"pgs: error: {name}: {exc.strerror}" if name else f"pgs: error: {exc.strerror}"
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"pgs: error: {where}{exc.strerror}"
     if isinstance(exc, MemoryError):
         return f"pgs: error: out of memory{': ' + str(exc) if str(exc) else ''}"
     if isinstance(exc, (ValueError, OSError)) and str(exc):
@@ -491,11 +483,6 @@ def main(argv=None):
     try:
         parser = _build_parser()
         args = parser.parse_args(argv)
-        if args.version:
-            from pgs._version import __version__
-
-            out(f"pgs {__version__}")
-            return 0
         if args.command is None:
             parser.print_help()
             return 0
