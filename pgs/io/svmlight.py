@@ -126,36 +126,25 @@ def _read_into(fileobj, view):
     return got
 
 
-class _Pool:
-    """Recycled buffers of a block: its text, and parse_block's scratch values and indices
-    (fresh memory costs a page fault per page)."""
-
-    def __init__(self):
-        self.free = []
-
-    def get(self, n):
-        """Buffers for a block of up to `n` bytes."""
-        for i, bufs in enumerate(self.free):
-            if len(bufs[0]) >= n:
-                return self.free.pop(i)
-        # slack, so that the next block (with a different carried-over partial line) fits
-        n += n >> 4
-        return (np.empty(n, dtype=np.uint8), np.empty(n // 4 + 2, dtype=np.float64),
-                np.empty(n // 4 + 2, dtype=np.int32))
-
-    def put(self, bufs):
-        if len(self.free) < 8:
-            self.free.append(bufs)
+def _buffers(free, n):
+    """Buffers for a block of up to `n` bytes, recycled from the list `free` (fresh memory
+    costs a page fault per page): its text, and parse_block's scratch values and indices."""
+    for i, bufs in enumerate(free):
+        if len(bufs[0]) >= n:
+            return free.pop(i)
+    n += n >> 4  # slack, so that the next block (with another carried-over partial line) fits
+    return (np.empty(n, dtype=np.uint8), np.empty(n // 4 + 2, dtype=np.float64),
+            np.empty(n // 4 + 2, dtype=np.int32))
 
 
-def _line_blocks(src, block_size, pool):
+def _line_blocks(src, block_size, free):
     """Yield (text, bufs): `text` a uint8 array of whole lines (the last may lack a final
-    newline) in the pooled buffers `bufs`; a whole file that ends early or whose size or
-    time stamp moved is an OSError."""
+    newline) in the buffers `bufs` (see `_buffers`); a whole file that ends early or whose
+    size or time stamp moved is an OSError."""
     carry = np.empty(0, dtype=np.uint8)
     left = src.size if src.whole_file else None
     while True:
-        bufs = pool.get(len(carry) + block_size)
+        bufs = _buffers(free, len(carry) + block_size)
         buf = bufs[0]
         buf[:len(carry)] = carry
         want = block_size if left is None else min(block_size, left)
@@ -312,7 +301,7 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
         bound = src.size // 4 + 2 if src.size is not None else None
         args = (multilabel, require_qid, min_index, max_index)
         out = _Assembler(src.name, dtype, bound, args)
-        pool = _Pool()
+        free = []  # the buffers of the blocks done
         # Enough blocks for every thread to have work, without tiny blocks.
         block_size = _MAX_BLOCK if src.size is None else min(
             _MAX_BLOCK, max(_MIN_BLOCK, src.size // (4 * n_threads) + 1))
@@ -323,9 +312,9 @@ def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_th
 
         def done(block, res):
             out.add(block[0], res)
-            pool.put(block[1])
+            free.append(block[1])
 
-        _run_in_order(_line_blocks(src, block_size, pool), work, done, n_threads)
+        _run_in_order(_line_blocks(src, block_size, free), work, done, n_threads)
         return out.finish()
     except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         # A truncated or damaged .gz / .bz2 / .xz file is bad input, like a bad line
