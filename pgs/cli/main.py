@@ -212,8 +212,8 @@ def _build_parser():
         command.add_argument("data", metavar="DATA")
         command.set_defaults(func=func)
     pr.add_argument("--proba", action="store_true", help="class probabilities (models of loss "
-                    "logistic or modified_huber): a first line 'labels C1 C2 ...', then per row "
-                    "the predicted label and one probability per class")
+                    "logistic, modified_huber or multinomial): a first line 'labels C1 C2 ...', "
+                    "then per row the predicted label and one probability per class")
     pr.add_argument("--out", metavar="FILE", help="output file (default: standard output)")
 
     info = sub.add_parser("info", parents=[common], help="describe an svmlight file")
@@ -277,37 +277,31 @@ def _check_model_out(path):
         raise ValueError(f"--model-out {path}: the directory {directory} does not exist")
 
 
-class _Elapsed:
-    """Redraws 'training ... 12 s' on a terminal, from a thread, until `stop`, with the
-    fit's latest `status` (sigma="auto": the halving rung or the pass, its held-out score
+class _Elapsed(threading.Thread):
+    """Redraws 'training WHAT: 12 s' on `stream` (a terminal) every 0.25 s until `stop`, with
+    the fit's latest `status` (sigma="auto": the halving rung or the pass, its held-out score
     and a bound on the time left)."""
 
-    def __init__(self, stream, enabled, what):
-        self.stream, self.what, self.start = stream, what, time.perf_counter()
-        self._stop, self._shown = threading.Event(), 0
-        self.status = ""
-        self._thread = threading.Thread(target=self._run, name="pgs-cli-ticker", daemon=True)
-        if enabled:
-            self._thread.start()
+    def __init__(self, stream, what):
+        super().__init__(name="pgs-cli-ticker", daemon=True)
+        self.stream, self.what, self.began = stream, what, time.perf_counter()
+        self.status, self.shown, self.done = "", 0, threading.Event()
 
-    def set_status(self, text):
-        self.status = text
-
-    def _run(self):
-        while not self._stop.wait(0.25):
-            text = f"training {self.what}: {time.perf_counter() - self.start:.0f} s"
+    def run(self):
+        while not self.done.wait(0.25):
+            text = f"training {self.what}: {time.perf_counter() - self.began:.0f} s"
             if self.status:
                 text = (text + " | " + self.status)[:119]
-            self.stream.write("\r" + text.ljust(self._shown))
+            self.stream.write("\r" + text.ljust(self.shown))
             self.stream.flush()
-            self._shown = len(text)
+            self.shown = len(text)
 
     def stop(self):
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-        if self._shown:
-            self.stream.write("\r" + " " * self._shown + "\r")
+        self.done.set()
+        if self.is_alive():
+            self.join()
+        if self.shown:
+            self.stream.write("\r" + " " * self.shown + "\r")
             self.stream.flush()
 
 
@@ -360,8 +354,10 @@ def _cmd_train(args, out):
 
     # (in this thread: the fit runs in chunks and waits for its threads in slices,
     # pgs.engine.chunks, so Ctrl-C stops it within a fraction of a second)
-    ticker = _Elapsed(sys.stderr, not args.quiet and sys.stderr.isatty(), args.data)
-    estimator._status = ticker.set_status
+    ticker = _Elapsed(sys.stderr, args.data)
+    if not args.quiet and sys.stderr.isatty():
+        ticker.start()
+    estimator._status = lambda text: setattr(ticker, "status", text)
     start = time.perf_counter()
     try:
         estimator.fit(X, y)
