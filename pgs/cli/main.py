@@ -225,12 +225,12 @@ def _build_parser():
     return top
 
 
-def _load(path, **kw):
-    from pgs.io.svmlight import load_svmlight
+def _load(paths, **kw):
+    """`load_svmlight_files` on `paths`, and the seconds it took."""
+    from pgs.io.svmlight import load_svmlight_files
 
     start = time.perf_counter()
-    X, y = load_svmlight(path, **kw)
-    return X, y, time.perf_counter() - start
+    return load_svmlight_files(paths, **kw), time.perf_counter() - start
 
 
 def _describe(name, X, seconds=None):
@@ -318,7 +318,6 @@ def _params_text(estimator):
 
 
 def _cmd_train(args, out):
-    from pgs.io.svmlight import load_svmlight_files
     from pgs.models.ovr import model_from_estimator
     from pgs.rules.validation import MULTICLASS_LOSSES
 
@@ -329,14 +328,12 @@ def _cmd_train(args, out):
     estimator._check_params()                  # options checked before the data is read
     is_classifier = hasattr(estimator, "class_weight")
 
-    start = time.perf_counter()
-    files = [args.data] + ([args.test] if args.test else [])
     try:
-        loaded = load_svmlight_files(files, n_features=args.n_features)
+        loaded, seconds = _load([args.data] + ([args.test] if args.test else []),
+                                n_features=args.n_features)
     except KeyboardInterrupt:
         raise _Interrupted(f"pgs train: interrupted while reading the data; no model "
                            f"saved{_kept(path)}") from None
-    seconds = time.perf_counter() - start
     X, y = loaded[0], loaded[1]
     say(_describe(f"data {args.data}", X, seconds))
     if args.test:
@@ -397,7 +394,7 @@ def _cmd_predict(args, out):
         if model.classes is None:
             raise ValueError(f"--proba: {args.model} is a regression model (no classes)")
         class_probabilities(model, np.zeros((0, model.n_features)))  # loss has probabilities?
-    X, _, _ = _load(args.data, n_features=model.n_features)
+    (X, _), _ = _load([args.data], n_features=model.n_features)
     lines = [_label(v) for v in model.predict(X).tolist()]
     if args.proba:
         proba = class_probabilities(model, X)
@@ -417,7 +414,7 @@ def _cmd_eval(args, out):
     from pgs.models.file_format import load_model
 
     model = load_model(args.model)
-    X, y, seconds = _load(args.data, n_features=model.n_features)
+    (X, y), seconds = _load([args.data], n_features=model.n_features)
     out(_describe(f"data {args.data}", X, seconds))
     out(f"model {args.model}: {model!r}")
     weighted = model.params.get("class_weight") is not None
@@ -427,7 +424,7 @@ def _cmd_eval(args, out):
 def _cmd_info(args, out):
     from pgs.io.svmlight import _OPENERS
 
-    X, y, seconds = _load(args.data)
+    (X, y), seconds = _load([args.data])
     size = os.path.getsize(args.data)
     out(_describe(f"data {args.data}", X, seconds))
     per_row = np.diff(X.indptr)

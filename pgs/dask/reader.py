@@ -21,9 +21,6 @@ from fsspec.core import get_fs_token_paths
 from pgs.dask.client import gather, get_client, wait_all
 from pgs.io import svmlight
 
-#: Suffixes of compressed files: they cannot be split, so each is one block.
-COMPRESSED = (".gz", ".bz2", ".xz")
-
 
 def _parse(source, where, dtype, min_index, max_index):
     """One block parsed by `pgs.io.svmlight`'s parser (errors naming it `where`), its feature
@@ -72,7 +69,7 @@ def _expand(paths):
 def _blocks(path, blocksize, dtype, min_index, max_index):
     """Delayed parses of one file: each `blocksize` bytes split at line ends, or the whole
     file when it is compressed (decompressed as it is read on the worker)."""
-    if path.endswith(COMPRESSED):
+    if os.path.splitext(path)[1].lower() in svmlight._OPENERS:  # (which cannot be split)
         if "://" in path:
             import fsspec
             source = fsspec.open(path, mode="rb", compression="infer")
