@@ -115,6 +115,8 @@ def _estimator_options():
             type=_non_negative_or_auto),
         opt("--intercept-scaling", "value of the constant column that carries the intercept, "
             "or 'auto' (<<intercept_scaling>>)", type=_positive_or_auto),
+        opt("--no-intercept", "do not fit an intercept", name="fit_intercept",
+            action="store_false", default=None),
         opt("--class-weight", "weigh classes by n_samples / (n_classes * count) "
             "(classification)", choices=["balanced"]),
         opt("--jobs", "threads for the one-vs-rest problems (-1: all cores; default 1)",
@@ -154,8 +156,6 @@ def build_estimator(args):
             raise _UsageError(f"pgs train: argument {flag}: not available for "
                               f"{cls.__name__} (loss {args.loss!r})")
         params[name] = value
-    if args.no_intercept:
-        params["fit_intercept"] = False
     return cls(**params)
 
 
@@ -195,7 +195,6 @@ def _build_parser():
     tr.add_argument("--test", metavar="TEST", help="test data, reported after training")
     for flag, _, keywords in _estimator_options():
         tr.add_argument(flag, **keywords)
-    tr.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     tr.add_argument("--n-features", type=_positive_int, default=None,
                     help="number of features (default: largest index in the data + 1)")
     tr.add_argument("--model-out", metavar="FILE", default=None,

@@ -245,10 +245,8 @@ class _Assembler:
         # Shrinking in place releases the untouched tail of the reservation.
         self.data.resize(nnz, refcheck=False)
         self.indices.resize(nnz, refcheck=False)
-        n_rows = sum(len(a) for a in self.y)
-        indptr = np.zeros(n_rows + 1, dtype=np.int64)
-        if self.indptr:
-            np.concatenate(self.indptr, out=indptr[1:])
+        indptr = np.concatenate([np.zeros(1, dtype=np.int64)] + self.indptr)
+        n_rows = len(indptr) - 1
         y = np.concatenate(self.y) if self.y else np.empty(0, dtype=np.float64)
         qid = np.concatenate(self.qid) if self.qid else np.empty(0, dtype=np.int64)
         if self.multilabel:
