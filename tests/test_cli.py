@@ -120,7 +120,8 @@ def test_help_shows_the_estimators_defaults(capsys):
         main(["train", "--help"])
     assert exc.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
-    for name in ("iterate", "sampling", "t_offset", "intercept_scaling", "sigma"):
+    for name in ("iterate", "sampling", "t_offset", "intercept_scaling", "sigma", "schedule",
+                 "eta0", "intercept", "loss", "p", "k", "max_passes"):
         assert f"default: {defaults[name]}" in help_text, name
 
 

@@ -11,7 +11,6 @@ import contextlib
 import lzma
 import math
 import os
-import re
 import sys
 import threading
 import time
@@ -40,14 +39,6 @@ class _Interrupted(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
-
-
-class _Formatter(argparse.HelpFormatter):
-    """Fills in '<<name>>' with the estimators' default of `name` when help is shown
-    (so that only `pgs train` and help import scikit-learn)."""
-
-    def _get_help_string(self, action):
-        return re.sub(r"<<(\w+)>>", lambda m: _default_text(m.group(1)), action.help)
 
 
 def _checked(convert, ok, what, auto=False):
@@ -79,42 +70,41 @@ _jobs = _checked(int, lambda v: v != 0, "a non-zero integer (-1: all cores)")
 
 def _estimator_options():
     """`pgs train`'s options that set an estimator parameter: (flag, parameter, keywords of
-    `add_argument`). An option not given keeps the estimators' default ('<<name>>' in a help
-    shows it), so the command line and the estimators never disagree."""
+    `add_argument`). An option not given keeps the estimators' default (`pgs.DEFAULTS`, which
+    its help shows), so the command line and the estimators never disagree."""
     from pgs._core import SAMPLING_MODES
-    from pgs.rules.defaults import INTERCEPTS, SCHEDULES
+    from pgs.rules.defaults import DEFAULTS, INTERCEPTS, SCHEDULES
     from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
     from pgs.rules.validation import ITERATES
 
     def opt(flag, help, name=None, **keywords):
-        return flag, name or flag[2:].replace("-", "_"), dict(help=help, **keywords)
+        name = name or flag[2:].replace("-", "_")
+        if name in DEFAULTS and "default" not in help and "action" not in keywords:
+            help += f" (default: {DEFAULTS[name]})"
+        return flag, name, dict(help=help, **keywords)
 
     return [
         opt("--loss", f"classification: {', '.join(loss_names('classification'))}; "
-            f"regression: {', '.join(loss_names('regression'))} (<<loss>>)", choices=LOSS_NAMES),
-        opt("--p", "norm of the regulariser, in (1, 2] (<<p>>)", type=_p_value),
-        opt("--sigma", "regularisation strength, or 'auto' to choose it on a held-out split "
-            "(<<sigma>>)", type=_positive_or_auto),
-        opt("--T", "iterations per problem, exactly (<<T>>; None: see --max-passes)",
+            f"regression: {', '.join(loss_names('regression'))}", choices=LOSS_NAMES),
+        opt("--p", "norm of the regulariser, in (1, 2]", type=_p_value),
+        opt("--sigma", "regularisation strength, or 'auto' to choose it on a held-out split",
+            type=_positive_or_auto),
+        opt("--T", "iterations per problem, exactly (default: None, see --max-passes)",
             type=_positive_int),
         opt("--max-passes", "passes over the data when --T is not given: exactly this many "
             "for a fixed sigma, at most this many with sigma 'auto', which stops when the "
-            "held-out accuracy (R^2) stops improving (<<max_passes>>)",
-            type=_positive_float),
-        opt("--k", "mini-batch size (<<k>>)", type=_positive_int),
-        opt("--B", "radius of ||w||_p <= B, or 'auto' (<<B>>)", type=_positive_or_auto),
-        opt("--schedule", "step schedule: averaged SGD's or the paper's (<<schedule>>)",
-            choices=SCHEDULES),
-        opt("--eta0", "first step of the asgd schedule, or 'auto' (<<eta0>>)",
-            type=_positive_or_auto),
-        opt("--intercept", "a free bias, or a regularised constant column (<<intercept>>)",
-            choices=INTERCEPTS),
-        opt("--iterate", "the iterate returned (<<iterate>>)", choices=ITERATES),
-        opt("--sampling", "how rows are drawn (<<sampling>>)", choices=SAMPLING_MODES + ("auto",)),
-        opt("--t-offset", "offset t0 of the steps 1/(sigma (t + t0)), or 'auto' (<<t_offset>>)",
+            "held-out accuracy (R^2) stops improving", type=_positive_float),
+        opt("--k", "mini-batch size", type=_positive_int),
+        opt("--B", "radius of ||w||_p <= B, or 'auto'", type=_positive_or_auto),
+        opt("--schedule", "step schedule: averaged SGD's or the paper's", choices=SCHEDULES),
+        opt("--eta0", "first step of the asgd schedule, or 'auto'", type=_positive_or_auto),
+        opt("--intercept", "a free bias, or a regularised constant column", choices=INTERCEPTS),
+        opt("--iterate", "the iterate returned", choices=ITERATES),
+        opt("--sampling", "how rows are drawn", choices=SAMPLING_MODES + ("auto",)),
+        opt("--t-offset", "offset t0 of the steps 1/(sigma (t + t0)), or 'auto'",
             type=_non_negative_or_auto),
         opt("--intercept-scaling", "value of the constant column that carries the intercept, "
-            "or 'auto' (<<intercept_scaling>>)", type=_positive_or_auto),
+            "or 'auto'", type=_positive_or_auto),
         opt("--no-intercept", "do not fit an intercept", name="fit_intercept",
             action="store_false", default=None),
         opt("--class-weight", "weigh classes by n_samples / (n_classes * count) "
@@ -129,23 +119,19 @@ def _estimator_options():
     ]
 
 
-def _estimator_classes():
+def build_estimator(args):
+    """The estimator `pgs train` fits for its parsed `args`: only the options given set a
+    parameter."""
+    from pgs.rules.defaults import DEFAULTS
+    from pgs.rules.losses import loss_names
+
     try:
         from pgs.estimators import PGSClassifier, PGSRegressor
     except ImportError as exc:
         raise _UsageError(f"pgs train needs scikit-learn: pip install pgs[sklearn] ({exc})"
                           ) from None
-    return PGSClassifier, PGSRegressor
-
-
-def build_estimator(args):
-    """The estimator `pgs train` fits for its parsed `args`: only the options given set a
-    parameter."""
-    from pgs.rules.losses import loss_names
-
-    classifier, regressor = _estimator_classes()
-    loss = args.loss or classifier().loss     # (squared: regression)
-    cls = regressor if loss in loss_names("regression") else classifier
+    loss = args.loss or DEFAULTS["loss"]
+    cls = PGSRegressor if loss in loss_names("regression") else PGSClassifier
     accepted = cls().get_params()
     params = {}
     for flag, name, _ in _estimator_options():
@@ -157,19 +143,6 @@ def build_estimator(args):
                               f"{cls.__name__} (loss {args.loss!r})")
         params[name] = value
     return cls(**params)
-
-
-def _default_text(name):
-    """'default: X' from the estimators' defaults (both values when they differ)."""
-    try:
-        classifier, regressor = _estimator_classes()
-    except _UsageError:
-        return "default: the estimator's"
-    c = classifier().get_params()[name]
-    r = regressor().get_params().get(name, c)
-    if c == r:
-        return f"default: {c}"
-    return f"default: {c}; regression {r}"
 
 
 def _build_parser():
@@ -186,7 +159,7 @@ def _build_parser():
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     tr = sub.add_parser(
-        "train", parents=[common], formatter_class=_Formatter,
+        "train", parents=[common],
         help="train a model on an svmlight file and save it",
         description="Train on DATA (binary or multiclass labels: PGSClassifier, one-vs-rest; "
         "real targets with a regression loss: PGSRegressor), report accuracy (or RMSE and "
