@@ -183,20 +183,12 @@ class _Assembler:
             self.data, self.indices = np.empty(0, dtype=dtype), np.empty(0, dtype=np.int32)
         self.nnz = 0
         self.n_lines = 0  # newlines before the next block, for error line numbers
-        self.y, self.qid, self.indptr, self.labels, self.label_ptr = [], [], [], [], []
-        self.min_index, self.max_index = None, -1
+        # the blocks' pieces, after an empty one each
+        self.y, self.qid = [np.empty(0)], [np.empty(0, dtype=np.int64)]
+        self.indptr, self.labels, self.label_ptr = [np.zeros(1, dtype=np.int64)], [np.empty(0)], []
+        self.min_index, self.max_index = math.inf, -1  # (of the blocks with features)
         # where the file holds index MAX_FEATURES, too large if it turns out zero-based
         self.at_limit = None
-
-    def _reserve(self, need):
-        cap = len(self.data)
-        if need <= cap:
-            return
-        # Streams only (plain files are reserved at a bound up front); resize() grows in
-        # place (realloc) instead of holding two copies.
-        new = max(need, int(cap * 1.5), 1 << 16)
-        self.data.resize(new, refcheck=False)
-        self.indices.resize(new, refcheck=False)
 
     def add(self, buf, res):
         if res["status"] != 0:
@@ -209,7 +201,12 @@ class _Assembler:
                 self._raise(buf, _svmlight.parse_block(buf, *args, None, None))
             except ValueError as exc:
                 self.at_limit = exc
-        self._reserve(self.nnz + nnz)
+        if self.nnz + nnz > len(self.data):
+            # Streams only (plain files are reserved at a bound up front); resize() grows in
+            # place (realloc) instead of holding two copies.
+            new = max(self.nnz + nnz, int(len(self.data) * 1.5), 1 << 16)
+            self.data.resize(new, refcheck=False)
+            self.indices.resize(new, refcheck=False)
         self.data[self.nnz:self.nnz + nnz] = res["data"]
         self.indices[self.nnz:self.nnz + nnz] = res["indices"]
         self.indptr.append(res["indptr"][1:] + self.nnz)
@@ -221,8 +218,7 @@ class _Assembler:
             self.labels.append(res["labels"])
             self.label_ptr.append(res["label_ptr"][1:] + base)
         if nnz:
-            lo = res["min_index"]
-            self.min_index = lo if self.min_index is None else min(self.min_index, lo)
+            self.min_index = min(self.min_index, res["min_index"])
             self.max_index = max(self.max_index, res["max_index"])
         self.n_lines += res["n_lines"]
 
@@ -245,12 +241,12 @@ class _Assembler:
         # Shrinking in place releases the untouched tail of the reservation.
         self.data.resize(nnz, refcheck=False)
         self.indices.resize(nnz, refcheck=False)
-        indptr = np.concatenate([np.zeros(1, dtype=np.int64)] + self.indptr)
+        indptr = np.concatenate(self.indptr)
         n_rows = len(indptr) - 1
-        y = np.concatenate(self.y) if self.y else np.empty(0, dtype=np.float64)
-        qid = np.concatenate(self.qid) if self.qid else np.empty(0, dtype=np.int64)
+        y = np.concatenate(self.y)
+        qid = np.concatenate(self.qid)
         if self.multilabel:
-            labels = np.concatenate(self.labels).tolist() if self.labels else []
+            labels = np.concatenate(self.labels).tolist()
             ptr = np.concatenate([[0]] + self.label_ptr).tolist()
             y = [tuple(labels[ptr[i]:ptr[i + 1]]) for i in range(n_rows)]
         return SimpleNamespace(data=self.data, indices=self.indices, indptr=indptr, y=y, qid=qid,
