@@ -82,12 +82,9 @@ class _Source:
             own = getattr(f, "name", None)
             self.name = os.fsdecode(own) if isinstance(own, (str, bytes)) else "<file object>"
             self.fileobj, self.owned = f, False
-        elif hasattr(f, "read"):
-            raise TypeError("f must be a path or a file object opened in binary mode ('rb'), "
-                            f"got {type(f).__name__}")
-        else:
-            raise TypeError(f"f must be a path, a file descriptor or a binary file object, "
-                            f"got {type(f).__name__}")
+        else:  # (a text file has no readinto)
+            raise TypeError(f"f must be a path, a file descriptor or a file object opened in "
+                            f"binary mode ('rb'), got {type(f).__name__}")
         self.name = name or self.name
         if self.owned and not self.compressed:
             with contextlib.suppress(OSError, io.UnsupportedOperation):
