@@ -20,6 +20,17 @@ import zlib
 
 import numpy as np
 
+from pgs._core import SAMPLING_MODES
+from pgs._version import __version__
+from pgs.cli.demo import run_demo
+from pgs.io import write_atomic
+from pgs.io.svmlight import _OPENERS, _fmt, load_svmlight_files
+from pgs.models.file_format import load_model
+from pgs.models.ovr import class_probabilities, model_from_estimator
+from pgs.rules.defaults import DEFAULTS, INTERCEPTS, SCHEDULES
+from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
+from pgs.rules.validation import ITERATES, MULTICLASS_LOSSES
+
 _EPILOG = "Start with 'pgs demo': it trains on a built-in generated data set."
 
 #: Exceptions that mean a bad input, argument or file: one line, exit status 2 (EOFError,
@@ -72,11 +83,6 @@ def _estimator_options():
     """`pgs train`'s options that set an estimator parameter: (flag, parameter, keywords of
     `add_argument`). An option not given keeps the estimators' default (`pgs.DEFAULTS`, which
     its help shows), so the command line and the estimators never disagree."""
-    from pgs._core import SAMPLING_MODES
-    from pgs.rules.defaults import DEFAULTS, INTERCEPTS, SCHEDULES
-    from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
-    from pgs.rules.validation import ITERATES
-
     def opt(flag, help, name=None, **keywords):
         name = name or flag[2:].replace("-", "_")
         if name in DEFAULTS and "default" not in help and "action" not in keywords:
@@ -122,9 +128,6 @@ def _estimator_options():
 def build_estimator(args):
     """The estimator `pgs train` fits for its parsed `args`: only the options given set a
     parameter."""
-    from pgs.rules.defaults import DEFAULTS
-    from pgs.rules.losses import loss_names
-
     try:
         from pgs.estimators import PGSClassifier, PGSRegressor
     except ImportError as exc:
@@ -146,8 +149,6 @@ def build_estimator(args):
 
 
 def _build_parser():
-    from pgs._version import __version__
-
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="on an error, print the traceback too")
 
@@ -193,14 +194,12 @@ def _build_parser():
     info.set_defaults(func=_cmd_info)
 
     demo = sub.add_parser("demo", parents=[common], help="train on a built-in generated data set")
-    demo.set_defaults(func=_cmd_demo)
+    demo.set_defaults(func=lambda args, out: run_demo(out=out))
     return top
 
 
 def _load(paths, **kw):
     """`load_svmlight_files` on `paths`, and the seconds it took."""
-    from pgs.io.svmlight import load_svmlight_files
-
     start = time.perf_counter()
     return load_svmlight_files(paths, **kw), time.perf_counter() - start
 
@@ -232,8 +231,6 @@ def _scores(model, X, y, with_objective=True):
 
 def _check_continuous(y, path):
     """Real-valued targets with a classification loss: say to use a regression loss."""
-    from pgs.rules.losses import loss_names
-
     if y.dtype.kind == "f" and y.size and not np.all(np.floor(y) == y):
         example = y[np.flatnonzero(np.floor(y) != y)[0]]
         raise ValueError(f"{path} has real-valued targets (e.g. {example:g}), not class labels: "
@@ -290,9 +287,6 @@ def _params_text(estimator):
 
 
 def _cmd_train(args, out):
-    from pgs.models.ovr import model_from_estimator
-    from pgs.rules.validation import MULTICLASS_LOSSES
-
     say = (lambda *_: None) if args.quiet else out
     path = args.model_out or os.path.basename(os.fspath(args.data)) + ".model.npz"
     _check_model_out(path)
@@ -352,15 +346,10 @@ def _cmd_train(args, out):
 
 def _label(v):
     """A label or prediction as text (floats as the svmlight writer writes them)."""
-    from pgs.io.svmlight import _fmt
-
     return _fmt(v) if isinstance(v, float) else v.decode() if isinstance(v, bytes) else str(v)
 
 
 def _cmd_predict(args, out):
-    from pgs.models.file_format import load_model
-    from pgs.models.ovr import class_probabilities
-
     model = load_model(args.model)
     if args.proba:
         if model.classes is None:
@@ -375,16 +364,12 @@ def _cmd_predict(args, out):
                     for label, row in zip(lines, proba.tolist(), strict=True)])
     text = "\n".join(lines) + ("\n" if lines else "")
     if args.out:
-        from pgs.io import write_atomic
-
         write_atomic(args.out, lambda fh: fh.write(text.encode("utf-8")))
     else:
         sys.stdout.write(text)
 
 
 def _cmd_eval(args, out):
-    from pgs.models.file_format import load_model
-
     model = load_model(args.model)
     (X, y), seconds = _load([args.data], n_features=model.n_features)
     out(_describe(f"data {args.data}", X, seconds))
@@ -394,8 +379,6 @@ def _cmd_eval(args, out):
 
 
 def _cmd_info(args, out):
-    from pgs.io.svmlight import _OPENERS
-
     (X, y), seconds = _load([args.data])
     size = os.path.getsize(args.data)
     out(_describe(f"data {args.data}", X, seconds))
@@ -414,12 +397,6 @@ def _cmd_info(args, out):
     if seconds > 0:
         out(f"file: {size / 1e6:.1f} MB on disk{' (compressed)' if compressed else ''}, "
             f"read at {size / 1e6 / seconds:.0f} MB/s")
-
-
-def _cmd_demo(args, out):
-    from pgs.cli.demo import run_demo
-
-    run_demo(out=out)
 
 
 def _one_line(text):
