@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import dask
 import dask.array as da
+import fsspec
 import numpy as np
 import scipy.sparse as sp
 from dask.bytes import read_bytes
@@ -71,7 +72,6 @@ def _blocks(path, blocksize, dtype, min_index, max_index):
     file when it is compressed (decompressed as it is read on the worker)."""
     if os.path.splitext(path)[1].lower() in svmlight._OPENERS:  # (which cannot be split)
         if "://" in path:
-            import fsspec
             source = fsspec.open(path, mode="rb", compression="infer")
         else:
             source = path       # (pgs decompresses it as it parses)
