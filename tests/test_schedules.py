@@ -220,7 +220,6 @@ def test_defaults_are_one_policy_read_by_train_the_estimators_and_the_cli():
     """pgs.DEFAULTS is what pgs.train, both estimators and the CLI's help take (the
     regressor's loss aside), and the paper's set-up is a preset of train's arguments."""
     pytest.importorskip("sklearn")
-    from pgs.cli import main as cli_main
     from pgs.estimators import PGSClassifier, PGSRegressor
 
     train = _defaults_of(pgs.train)
@@ -231,8 +230,6 @@ def test_defaults_are_one_policy_read_by_train_the_estimators_and_the_cli():
                 continue
             assert train[name] == value and est[name] == value, (cls.__name__, name)
     assert _defaults_of(PGSRegressor.__init__)["loss"] == "squared"
-    for name in ("schedule", "eta0", "intercept", "sampling", "sigma"):
-        assert cli_main._default_text(name) == f"default: {pgs.DEFAULTS[name]}"
     assert set(pgs.PAPER) <= set(train)
 
 

@@ -7,11 +7,10 @@ and exits with status 2, Ctrl-C with 130; ``--debug`` prints the traceback as we
 """
 
 import argparse
-import inspect
+import contextlib
 import lzma
 import math
 import os
-import re
 import sys
 import threading
 import time
@@ -20,6 +19,17 @@ import zipfile
 import zlib
 
 import numpy as np
+
+from pgs._core import SAMPLING_MODES
+from pgs._version import __version__
+from pgs.cli.demo import run_demo
+from pgs.io import write_atomic
+from pgs.io.svmlight import _OPENERS, _fmt, load_svmlight_files
+from pgs.models.file_format import load_model
+from pgs.models.ovr import class_probabilities, model_from_estimator
+from pgs.rules.defaults import DEFAULTS, INTERCEPTS, SCHEDULES
+from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
+from pgs.rules.validation import ITERATES, MULTICLASS_LOSSES
 
 _EPILOG = "Start with 'pgs demo': it trains on a built-in generated data set."
 
@@ -42,14 +52,6 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
-class _Formatter(argparse.HelpFormatter):
-    """Fills in '<<name>>' with the estimators' default of `name` when help is shown
-    (so that only `pgs train` and help import scikit-learn)."""
-
-    def _get_help_string(self, action):
-        return re.sub(r"<<(\w+)>>", lambda m: _default_text(m.group(1)), action.help)
-
-
 def _checked(convert, ok, what, auto=False):
     """An argparse type: ``convert(text)`` where ``ok`` holds (or 'auto' if `auto`), else
     the error 'must be `what`'."""
@@ -58,25 +60,20 @@ def _checked(convert, ok, what, auto=False):
     def parse(text):
         if auto and text == "auto":
             return "auto"
-        try:
+        with contextlib.suppress(ValueError):
             v = convert(text)
-        except ValueError:
-            v = None
-        if v is None or not ok(v):
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
-        return v
+            if ok(v):
+                return v
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
     return parse
 
 
-def _finite(low, high=math.inf):
-    """The test of a number in (low, high] (low < v), or [0, high] for low = None."""
-    return lambda v: math.isfinite(v) and (v >= 0 if low is None else v > low) and v <= high
-
-
-_positive_or_auto = _checked(float, _finite(0.0), "a positive number", auto=True)
-_non_negative_or_auto = _checked(float, _finite(None), "a number >= 0", auto=True)
-_non_negative_float = _checked(float, _finite(None), "a number >= 0")
-_p_value = _checked(float, _finite(1.0, 2.0), "a number in (1, 2]")
+# (nan fails every comparison; inf fails the upper bounds)
+_positive_float = _checked(float, lambda v: 0 < v < math.inf, "a positive number")
+_positive_or_auto = _checked(float, lambda v: 0 < v < math.inf, "a positive number", auto=True)
+_non_negative_float = _checked(float, lambda v: 0 <= v < math.inf, "a number >= 0")
+_non_negative_or_auto = _checked(float, lambda v: 0 <= v < math.inf, "a number >= 0", auto=True)
+_p_value = _checked(float, lambda v: 1 < v <= 2, "a number in (1, 2]")
 _positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
 _seed = _checked(int, lambda v: v >= 0, "an integer >= 0")
 _jobs = _checked(int, lambda v: v != 0, "a non-zero integer (-1: all cores)")
@@ -84,42 +81,38 @@ _jobs = _checked(int, lambda v: v != 0, "a non-zero integer (-1: all cores)")
 
 def _estimator_options():
     """`pgs train`'s options that set an estimator parameter: (flag, parameter, keywords of
-    `add_argument`). An option not given keeps the estimators' default ('<<name>>' in a help
-    shows it), so the command line and the estimators never disagree."""
-    from pgs._core import SAMPLING_MODES
-    from pgs.rules.defaults import INTERCEPTS, SCHEDULES
-    from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
-    from pgs.rules.validation import ITERATES
-
+    `add_argument`). An option not given keeps the estimators' default (`pgs.DEFAULTS`, which
+    its help shows), so the command line and the estimators never disagree."""
     def opt(flag, help, name=None, **keywords):
-        return flag, name or flag[2:].replace("-", "_"), dict(help=help, **keywords)
+        name = name or flag[2:].replace("-", "_")
+        if name in DEFAULTS and "default" not in help and "action" not in keywords:
+            help += f" (default: {DEFAULTS[name]})"
+        return flag, name, dict(help=help, **keywords)
 
     return [
         opt("--loss", f"classification: {', '.join(loss_names('classification'))}; "
-            f"regression: {', '.join(loss_names('regression'))} (<<loss>>)", choices=LOSS_NAMES),
-        opt("--p", "norm of the regulariser, in (1, 2] (<<p>>)", type=_p_value),
-        opt("--sigma", "regularisation strength, or 'auto' to choose it on a held-out split "
-            "(<<sigma>>)", type=_positive_or_auto),
-        opt("--T", "iterations per problem, exactly (<<T>>; None: see --max-passes)",
+            f"regression: {', '.join(loss_names('regression'))}", choices=LOSS_NAMES),
+        opt("--p", "norm of the regulariser, in (1, 2]", type=_p_value),
+        opt("--sigma", "regularisation strength, or 'auto' to choose it on a held-out split",
+            type=_positive_or_auto),
+        opt("--T", "iterations per problem, exactly (default: None, see --max-passes)",
             type=_positive_int),
         opt("--max-passes", "passes over the data when --T is not given: exactly this many "
             "for a fixed sigma, at most this many with sigma 'auto', which stops when the "
-            "held-out accuracy (R^2) stops improving (<<max_passes>>)",
-            type=_checked(float, _finite(0.0), "a positive number")),
-        opt("--k", "mini-batch size (<<k>>)", type=_positive_int),
-        opt("--B", "radius of ||w||_p <= B, or 'auto' (<<B>>)", type=_positive_or_auto),
-        opt("--schedule", "step schedule: averaged SGD's or the paper's (<<schedule>>)",
-            choices=SCHEDULES),
-        opt("--eta0", "first step of the asgd schedule, or 'auto' (<<eta0>>)",
-            type=_positive_or_auto),
-        opt("--intercept", "a free bias, or a regularised constant column (<<intercept>>)",
-            choices=INTERCEPTS),
-        opt("--iterate", "the iterate returned (<<iterate>>)", choices=ITERATES),
-        opt("--sampling", "how rows are drawn (<<sampling>>)", choices=SAMPLING_MODES + ("auto",)),
-        opt("--t-offset", "offset t0 of the steps 1/(sigma (t + t0)), or 'auto' (<<t_offset>>)",
+            "held-out accuracy (R^2) stops improving", type=_positive_float),
+        opt("--k", "mini-batch size", type=_positive_int),
+        opt("--B", "radius of ||w||_p <= B, or 'auto'", type=_positive_or_auto),
+        opt("--schedule", "step schedule: averaged SGD's or the paper's", choices=SCHEDULES),
+        opt("--eta0", "first step of the asgd schedule, or 'auto'", type=_positive_or_auto),
+        opt("--intercept", "a free bias, or a regularised constant column", choices=INTERCEPTS),
+        opt("--iterate", "the iterate returned", choices=ITERATES),
+        opt("--sampling", "how rows are drawn", choices=SAMPLING_MODES + ("auto",)),
+        opt("--t-offset", "offset t0 of the steps 1/(sigma (t + t0)), or 'auto'",
             type=_non_negative_or_auto),
         opt("--intercept-scaling", "value of the constant column that carries the intercept, "
-            "or 'auto' (<<intercept_scaling>>)", type=_positive_or_auto),
+            "or 'auto'", type=_positive_or_auto),
+        opt("--no-intercept", "do not fit an intercept", name="fit_intercept",
+            action="store_false", default=None),
         opt("--class-weight", "weigh classes by n_samples / (n_classes * count) "
             "(classification)", choices=["balanced"]),
         opt("--jobs", "threads for the one-vs-rest problems (-1: all cores; default 1)",
@@ -132,30 +125,17 @@ def _estimator_options():
     ]
 
 
-def _estimator_classes():
+def build_estimator(args):
+    """The estimator `pgs train` fits for its parsed `args`: only the options given set a
+    parameter."""
     try:
         from pgs.estimators import PGSClassifier, PGSRegressor
     except ImportError as exc:
         raise _UsageError(f"pgs train needs scikit-learn: pip install pgs[sklearn] ({exc})"
                           ) from None
-    return PGSClassifier, PGSRegressor
-
-
-def estimator_defaults(cls):
-    """The defaults of `cls.__init__` (an estimator class), as {parameter: default}."""
-    return {name: par.default for name, par in inspect.signature(cls.__init__).parameters.items()
-            if par.default is not inspect.Parameter.empty}
-
-
-def build_estimator(args):
-    """The estimator `pgs train` fits for its parsed `args`: only the options given set a
-    parameter."""
-    from pgs.rules.losses import loss_names
-
-    classifier, regressor = _estimator_classes()
-    loss = args.loss or estimator_defaults(classifier)["loss"]     # (squared: regression)
-    cls = regressor if loss in loss_names("regression") else classifier
-    accepted = estimator_defaults(cls)
+    loss = args.loss or DEFAULTS["loss"]
+    cls = PGSRegressor if loss in loss_names("regression") else PGSClassifier
+    accepted = cls().get_params()
     params = {}
     for flag, name, _ in _estimator_options():
         value = getattr(args, flag[2:].replace("-", "_"))
@@ -165,22 +145,7 @@ def build_estimator(args):
             raise _UsageError(f"pgs train: argument {flag}: not available for "
                               f"{cls.__name__} (loss {args.loss!r})")
         params[name] = value
-    if args.no_intercept:
-        params["fit_intercept"] = False
     return cls(**params)
-
-
-def _default_text(name):
-    """'default: X' from the estimators' signatures (both values when they differ)."""
-    try:
-        classifier, regressor = _estimator_classes()
-    except _UsageError:
-        return "default: the estimator's"
-    c = estimator_defaults(classifier).get(name, inspect.Parameter.empty)
-    r = estimator_defaults(regressor).get(name, inspect.Parameter.empty)
-    if r is inspect.Parameter.empty or c == r:
-        return f"default: {c}"
-    return f"default: {c}; regression {r}"
 
 
 def _build_parser():
@@ -190,11 +155,12 @@ def _build_parser():
     top = _Parser(prog="pgs", epilog=_EPILOG, parents=[common], description="Train "
                   "lp-regularised linear models with the Primal Gradient Solver on svmlight / "
                   "libsvm files.")
-    top.add_argument("--version", action="store_true", help="print the version and exit")
+    top.add_argument("--version", action="version", version=f"pgs {__version__}",
+                     help="print the version and exit")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     tr = sub.add_parser(
-        "train", parents=[common], formatter_class=_Formatter,
+        "train", parents=[common],
         help="train a model on an svmlight file and save it",
         description="Train on DATA (binary or multiclass labels: PGSClassifier, one-vs-rest; "
         "real targets with a regression loss: PGSRegressor), report accuracy (or RMSE and "
@@ -203,7 +169,6 @@ def _build_parser():
     tr.add_argument("--test", metavar="TEST", help="test data, reported after training")
     for flag, _, keywords in _estimator_options():
         tr.add_argument(flag, **keywords)
-    tr.add_argument("--no-intercept", action="store_true", help="do not fit an intercept")
     tr.add_argument("--n-features", type=_positive_int, default=None,
                     help="number of features (default: largest index in the data + 1)")
     tr.add_argument("--model-out", metavar="FILE", default=None,
@@ -220,8 +185,8 @@ def _build_parser():
         command.add_argument("data", metavar="DATA")
         command.set_defaults(func=func)
     pr.add_argument("--proba", action="store_true", help="class probabilities (models of loss "
-                    "logistic or modified_huber): a first line 'labels C1 C2 ...', then per row "
-                    "the predicted label and one probability per class")
+                    "logistic, modified_huber or multinomial): a first line 'labels C1 C2 ...', "
+                    "then per row the predicted label and one probability per class")
     pr.add_argument("--out", metavar="FILE", help="output file (default: standard output)")
 
     info = sub.add_parser("info", parents=[common], help="describe an svmlight file")
@@ -229,16 +194,14 @@ def _build_parser():
     info.set_defaults(func=_cmd_info)
 
     demo = sub.add_parser("demo", parents=[common], help="train on a built-in generated data set")
-    demo.set_defaults(func=_cmd_demo)
+    demo.set_defaults(func=lambda args, out: run_demo(out=out))
     return top
 
 
-def _load(path, **kw):
-    from pgs.io.svmlight import load_svmlight
-
+def _load(paths, **kw):
+    """`load_svmlight_files` on `paths`, and the seconds it took."""
     start = time.perf_counter()
-    X, y = load_svmlight(path, **kw)
-    return X, y, time.perf_counter() - start
+    return load_svmlight_files(paths, **kw), time.perf_counter() - start
 
 
 def _describe(name, X, seconds=None):
@@ -268,8 +231,6 @@ def _scores(model, X, y, with_objective=True):
 
 def _check_continuous(y, path):
     """Real-valued targets with a classification loss: say to use a regression loss."""
-    from pgs.rules.losses import loss_names
-
     if y.dtype.kind == "f" and y.size and not np.all(np.floor(y) == y):
         example = y[np.flatnonzero(np.floor(y) != y)[0]]
         raise ValueError(f"{path} has real-valued targets (e.g. {example:g}), not class labels: "
@@ -285,37 +246,31 @@ def _check_model_out(path):
         raise ValueError(f"--model-out {path}: the directory {directory} does not exist")
 
 
-class _Elapsed:
-    """Redraws 'training ... 12 s' on a terminal, from a thread, until `stop`, with the
-    fit's latest `status` (sigma="auto": the halving rung or the pass, its held-out score
+class _Elapsed(threading.Thread):
+    """Redraws 'training WHAT: 12 s' on `stream` (a terminal) every 0.25 s until `stop`, with
+    the fit's latest `status` (sigma="auto": the halving rung or the pass, its held-out score
     and a bound on the time left)."""
 
-    def __init__(self, stream, enabled, what):
-        self.stream, self.what, self.start = stream, what, time.perf_counter()
-        self._stop, self._shown = threading.Event(), 0
-        self.status = ""
-        self._thread = threading.Thread(target=self._run, name="pgs-cli-ticker", daemon=True)
-        if enabled:
-            self._thread.start()
+    def __init__(self, stream, what):
+        super().__init__(name="pgs-cli-ticker", daemon=True)
+        self.stream, self.what, self.began = stream, what, time.perf_counter()
+        self.status, self.shown, self.done = "", 0, threading.Event()
 
-    def set_status(self, text):
-        self.status = text
-
-    def _run(self):
-        while not self._stop.wait(0.25):
-            text = f"training {self.what}: {time.perf_counter() - self.start:.0f} s"
+    def run(self):
+        while not self.done.wait(0.25):
+            text = f"training {self.what}: {time.perf_counter() - self.began:.0f} s"
             if self.status:
                 text = (text + " | " + self.status)[:119]
-            self.stream.write("\r" + text.ljust(self._shown))
+            self.stream.write("\r" + text.ljust(self.shown))
             self.stream.flush()
-            self._shown = len(text)
+            self.shown = len(text)
 
     def stop(self):
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-        if self._shown:
-            self.stream.write("\r" + " " * self._shown + "\r")
+        self.done.set()
+        if self.is_alive():
+            self.join()
+        if self.shown:
+            self.stream.write("\r" + " " * self.shown + "\r")
             self.stream.flush()
 
 
@@ -332,10 +287,6 @@ def _params_text(estimator):
 
 
 def _cmd_train(args, out):
-    from pgs.io.svmlight import load_svmlight_files
-    from pgs.models.ovr import model_from_estimator
-    from pgs.rules.validation import MULTICLASS_LOSSES
-
     say = (lambda *_: None) if args.quiet else out
     path = args.model_out or os.path.basename(os.fspath(args.data)) + ".model.npz"
     _check_model_out(path)
@@ -343,14 +294,12 @@ def _cmd_train(args, out):
     estimator._check_params()                  # options checked before the data is read
     is_classifier = hasattr(estimator, "class_weight")
 
-    start = time.perf_counter()
-    files = [args.data] + ([args.test] if args.test else [])
     try:
-        loaded = load_svmlight_files(files, n_features=args.n_features)
+        loaded, seconds = _load([args.data] + ([args.test] if args.test else []),
+                                n_features=args.n_features)
     except KeyboardInterrupt:
         raise _Interrupted(f"pgs train: interrupted while reading the data; no model "
                            f"saved{_kept(path)}") from None
-    seconds = time.perf_counter() - start
     X, y = loaded[0], loaded[1]
     say(_describe(f"data {args.data}", X, seconds))
     if args.test:
@@ -368,8 +317,10 @@ def _cmd_train(args, out):
 
     # (in this thread: the fit runs in chunks and waits for its threads in slices,
     # pgs.engine.chunks, so Ctrl-C stops it within a fraction of a second)
-    ticker = _Elapsed(sys.stderr, not args.quiet and sys.stderr.isatty(), args.data)
-    estimator._status = ticker.set_status
+    ticker = _Elapsed(sys.stderr, args.data)
+    if not args.quiet and sys.stderr.isatty():
+        ticker.start()
+    estimator._status = lambda text: setattr(ticker, "status", text)
     start = time.perf_counter()
     try:
         estimator.fit(X, y)
@@ -395,21 +346,16 @@ def _cmd_train(args, out):
 
 def _label(v):
     """A label or prediction as text (floats as the svmlight writer writes them)."""
-    from pgs.io.svmlight import _fmt
-
     return _fmt(v) if isinstance(v, float) else v.decode() if isinstance(v, bytes) else str(v)
 
 
 def _cmd_predict(args, out):
-    from pgs.models.file_format import load_model
-    from pgs.models.ovr import class_probabilities
-
     model = load_model(args.model)
     if args.proba:
         if model.classes is None:
             raise ValueError(f"--proba: {args.model} is a regression model (no classes)")
         class_probabilities(model, np.zeros((0, model.n_features)))  # loss has probabilities?
-    X, _, _ = _load(args.data, n_features=model.n_features)
+    (X, _), _ = _load([args.data], n_features=model.n_features)
     lines = [_label(v) for v in model.predict(X).tolist()]
     if args.proba:
         proba = class_probabilities(model, X)
@@ -418,18 +364,14 @@ def _cmd_predict(args, out):
                     for label, row in zip(lines, proba.tolist(), strict=True)])
     text = "\n".join(lines) + ("\n" if lines else "")
     if args.out:
-        from pgs.io import write_atomic
-
         write_atomic(args.out, lambda fh: fh.write(text.encode("utf-8")))
     else:
         sys.stdout.write(text)
 
 
 def _cmd_eval(args, out):
-    from pgs.models.file_format import load_model
-
     model = load_model(args.model)
-    X, y, seconds = _load(args.data, n_features=model.n_features)
+    (X, y), seconds = _load([args.data], n_features=model.n_features)
     out(_describe(f"data {args.data}", X, seconds))
     out(f"model {args.model}: {model!r}")
     weighted = model.params.get("class_weight") is not None
@@ -437,9 +379,7 @@ def _cmd_eval(args, out):
 
 
 def _cmd_info(args, out):
-    from pgs.io.svmlight import _OPENERS
-
-    X, y, seconds = _load(args.data)
+    (X, y), seconds = _load([args.data])
     size = os.path.getsize(args.data)
     out(_describe(f"data {args.data}", X, seconds))
     per_row = np.diff(X.indptr)
@@ -459,12 +399,6 @@ def _cmd_info(args, out):
             f"read at {size / 1e6 / seconds:.0f} MB/s")
 
 
-def _cmd_demo(args, out):
-    from pgs.cli.demo import run_demo
-
-    run_demo(out=out)
-
-
 def _one_line(text):
     return " ".join(str(text).split())
 
@@ -472,8 +406,8 @@ def _one_line(text):
 def _error_line(exc):
     """The one-line message of an input error."""
     if isinstance(exc, OSError) and exc.strerror:
-        name = exc.filename if exc.filename is not None else ""
-        return f"pgs: error: {name}: {exc.strerror}" if name else f"pgs: error: {exc.strerror}"
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"pgs: error: {where}{exc.strerror}"
     if isinstance(exc, MemoryError):
         return f"pgs: error: out of memory{': ' + str(exc) if str(exc) else ''}"
     if isinstance(exc, (ValueError, OSError)) and str(exc):
@@ -491,11 +425,6 @@ def main(argv=None):
     try:
         parser = _build_parser()
         args = parser.parse_args(argv)
-        if args.version:
-            from pgs._version import __version__
-
-            out(f"pgs {__version__}")
-            return 0
         if args.command is None:
             parser.print_help()
             return 0

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import dask
 import dask.array as da
+import fsspec
 import numpy as np
 import scipy.sparse as sp
 from dask.bytes import read_bytes
@@ -21,49 +22,29 @@ from fsspec.core import get_fs_token_paths
 from pgs.dask.client import gather, get_client, wait_all
 from pgs.io import svmlight
 
-#: Suffixes of compressed files: they cannot be split, so each is one block.
-COMPRESSED = (".gz", ".bz2", ".xz")
-
 
 def _parse(source, where, dtype, min_index, max_index):
-    """Parse one block with `pgs.io.svmlight`'s parser, indices as written: (X, y, nnz,
-    min_index, max_index, at_limit), X of max_index + 1 columns, at_limit the message for an
-    index of MAX_FEATURES (too large if the data turns out zero-based) or None."""
+    """One block parsed by `pgs.io.svmlight`'s parser (errors naming it `where`), its feature
+    indices as written."""
     if isinstance(source, bytes):
         source = io.BytesIO(source)
-
-    def located(exc):      # the parser's message, with the block for the file's name
-        msg = str(exc)
-        for name in ("<file object>", getattr(source, "path", None), source):
-            if isinstance(name, str) and msg.startswith(name + ", "):
-                return f"{where}, {msg[len(name) + 2:]}"
-        return msg
-
-    fsspec_file = hasattr(source, "open") and not isinstance(source, str)
-    try:
-        with source if fsspec_file else contextlib.nullcontext(source) as f:
-            p = svmlight._parse_file(f, dtype=dtype, multilabel=False, require_qid=False,
-                                     min_index=min_index, max_index=max_index, n_threads=1)
-    except ValueError as exc:
-        raise ValueError(located(exc)) from None
-    at_limit = None if p.at_limit is None else located(p.at_limit)
-    X = svmlight._to_csr(p, p.max_index + 1 if p.nnz else 0)
-    if p.nnz == 0:
-        return X, p.y, 0, 0, -1, at_limit
-    return X, p.y, p.nnz, int(p.min_index), int(p.max_index), at_limit
+    with source if hasattr(source, "open") else contextlib.nullcontext(source) as f:
+        return svmlight._parse_file(f, dtype=dtype, multilabel=False, require_qid=False,
+                                    min_index=min_index, max_index=max_index, n_threads=1,
+                                    name=where)
 
 
-def _finish_block(parsed, shift, n_features):
+def _finish_block(p, shift, n_features):
     """The block's CSR with its indices shifted down by `shift` and `n_features` columns."""
-    X = parsed[0]
-    indices = X.indices - X.indices.dtype.type(shift) if shift else X.indices
-    return svmlight._to_csr(SimpleNamespace(data=X.data, indices=indices, indptr=X.indptr,
-                                            n_rows=X.shape[0], nnz=X.nnz), n_features)
+    if shift:
+        p = SimpleNamespace(**{**vars(p), "indices": p.indices - shift})  # (p is kept as it is)
+    return svmlight._to_csr(p, n_features)
 
 
-def _meta(parsed):
-    """The small facts of a parsed block: (rows, nnz, min_index, max_index, at_limit)."""
-    return (parsed[0].shape[0],) + tuple(parsed[2:])
+def _meta(p):
+    """The small facts of a parsed block."""
+    return SimpleNamespace(n_rows=p.n_rows, nnz=p.nnz, min_index=p.min_index,
+                           max_index=p.max_index, at_limit=p.at_limit)
 
 
 def _expand(paths):
@@ -89,9 +70,8 @@ def _expand(paths):
 def _blocks(path, blocksize, dtype, min_index, max_index):
     """Delayed parses of one file: each `blocksize` bytes split at line ends, or the whole
     file when it is compressed (decompressed as it is read on the worker)."""
-    if path.endswith(COMPRESSED):
+    if os.path.splitext(path)[1].lower() in svmlight._OPENERS:  # (which cannot be split)
         if "://" in path:
-            import fsspec
             source = fsspec.open(path, mode="rb", compression="infer")
         else:
             source = path       # (pgs decompresses it as it parses)
@@ -168,25 +148,14 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
 
     # The indexing decision and the width, over all files (as load_svmlight_files).
     ends = list(itertools.accumulate(map(len, per_file), initial=0))
-    file_meta = [meta[a:b] for a, b in itertools.pairwise(ends)]
-    nnz = [sum(m[1] for m in fm) for fm in file_meta]
-    min_index = [min((m[2] for m in fm if m[1]), default=0) for fm in file_meta]
-    max_index = max((m[3] for m in meta), default=-1)
-    if zero_based == "auto":
-        one_based = all(n > 0 and lo > 0 for n, lo in zip(nnz, min_index, strict=True))
-    else:
-        one_based = zero_based is False
-    if not one_based:
-        for m in meta:
-            if m[4] is not None:         # index MAX_FEATURES, zero-based: too large
-                raise ValueError(m[4])
-    n_features = svmlight.check_n_features(n_features, max(max_index - int(one_based), 0) + 1)
+    one_based, n_features = svmlight.columns(
+        [meta[a:b] for a, b in itertools.pairwise(ends)], zero_based, n_features)
 
-    keep = [j for j, m in enumerate(meta) if m[0] > 0] or [0]
-    rows = [meta[j][0] for j in keep]
+    keep = [j for j, m in enumerate(meta) if m.n_rows > 0] or [0]
+    rows = [meta[j].n_rows for j in keep]
     xs = client.map(_finish_block, [parsed[j] for j in keep], shift=int(one_based),
                     n_features=n_features)
-    ys = client.map(operator.itemgetter(1), [parsed[j] for j in keep])
+    ys = client.map(operator.attrgetter("y"), [parsed[j] for j in keep])
     wait_all(client, xs + ys, what="the files' blocks")
     del parsed
     x_meta = sp.csr_matrix((0, n_features), dtype=dt)

@@ -18,7 +18,7 @@ import os
 import stat
 import zlib
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import numpy as np
@@ -64,9 +64,10 @@ def usable_cpus():
 
 
 class _Source:
-    """An opened input: a binary file object, a display name and, for plain files, a size."""
+    """An opened input: a binary file object, a display name (`name` if given) and, for plain
+    files, a size."""
 
-    def __init__(self, f):
+    def __init__(self, f, name=None):
         self.owned, self.compressed, self.size, self.stat = True, False, None, None
         if isinstance(f, int) and not isinstance(f, bool):
             self.name = f"<file descriptor {f}>"
@@ -77,17 +78,14 @@ class _Source:
             self.compressed = opener is not None
             self.fileobj = opener(self.name, "rb") if opener else open(  # noqa: SIM115
                 self.name, "rb", buffering=0)
-        elif hasattr(f, "read"):
-            probe = f.read(0)
-            if not isinstance(probe, (bytes, bytearray)):
-                raise TypeError("f must be a path or a file object opened in binary mode "
-                                f"('rb'), got a file object returning {type(probe).__name__}")
-            name = getattr(f, "name", None)
-            self.name = os.fsdecode(name) if isinstance(name, (str, bytes)) else "<file object>"
+        elif hasattr(f, "readinto"):
+            own = getattr(f, "name", None)
+            self.name = os.fsdecode(own) if isinstance(own, (str, bytes)) else "<file object>"
             self.fileobj, self.owned = f, False
-        else:
-            raise TypeError(f"f must be a path, a file descriptor or a binary file object, "
-                            f"got {type(f).__name__}")
+        else:  # (a text file has no readinto)
+            raise TypeError(f"f must be a path, a file descriptor or a file object opened in "
+                            f"binary mode ('rb'), got {type(f).__name__}")
+        self.name = name or self.name
         if self.owned and not self.compressed:
             with contextlib.suppress(OSError, io.UnsupportedOperation):
                 st = os.fstat(self.fileobj.fileno())
@@ -116,51 +114,35 @@ class _Source:
 
 def _read_into(fileobj, view):
     """Fill `view` from `fileobj` until it is full or the input ends; bytes read."""
-    n = len(view)
     got = 0
-    readinto = getattr(fileobj, "readinto", None)
-    while got < n:
-        if readinto is not None:
-            k = readinto(view[got:])
-        else:
-            chunk = fileobj.read(n - got)
-            k = len(chunk)
-            view[got:got + k] = chunk
+    while got < len(view):
+        k = fileobj.readinto(view[got:])
         if not k:
             break
         got += k
     return got
 
 
-class _Pool:
-    """Recycled scratch arrays (fresh memory costs a page fault per page)."""
-
-    def __init__(self, dtype):
-        self.dtype = dtype
-        self.free = []
-
-    def get(self, n):
-        for i, arr in enumerate(self.free):
-            if len(arr) >= n:
-                return self.free.pop(i)
-        # slack, so that the next request (a block plus a different carried-over
-        # partial line) fits too
-        return np.empty(n + (n >> 4), dtype=self.dtype)
-
-    def put(self, arr):
-        while arr.base is not None and isinstance(arr.base, np.ndarray):
-            arr = arr.base
-        if len(self.free) < 8:
-            self.free.append(arr)
+def _buffers(free, n):
+    """Buffers for a block of up to `n` bytes, recycled from the list `free` (fresh memory
+    costs a page fault per page): its text, and parse_block's scratch values and indices."""
+    for i, bufs in enumerate(free):
+        if len(bufs[0]) >= n:
+            return free.pop(i)
+    n += n >> 4  # slack, so that the next block (with another carried-over partial line) fits
+    return (np.empty(n, dtype=np.uint8), np.empty(n // 4 + 2, dtype=np.float64),
+            np.empty(n // 4 + 2, dtype=np.int32))
 
 
-def _line_blocks(src, block_size, pool):
-    """Yield uint8 arrays of whole lines (the last may lack a final newline); a whole file
-    that ends early or whose size or time stamp moved is an OSError."""
+def _line_blocks(src, block_size, free):
+    """Yield (text, bufs): `text` a uint8 array of whole lines (the last may lack a final
+    newline) in the buffers `bufs` (see `_buffers`); a whole file that ends early or whose
+    size or time stamp moved is an OSError."""
     carry = np.empty(0, dtype=np.uint8)
     left = src.size if src.whole_file else None
     while True:
-        buf = pool.get(len(carry) + block_size)
+        bufs = _buffers(free, len(carry) + block_size)
+        buf = bufs[0]
         buf[:len(carry)] = carry
         want = block_size if left is None else min(block_size, left)
         got = _read_into(src.fileobj, memoryview(buf)[len(carry):len(carry) + want])
@@ -174,14 +156,14 @@ def _line_blocks(src, block_size, pool):
             if left is not None:
                 src.check_unchanged()
             if n:
-                yield buf[:n]
+                yield buf[:n], bufs
             return
         cut = _svmlight.last_newline(buf, n)
         if cut < 0:
             carry = buf[:n]  # a line longer than a block: read on
             continue
         carry = buf[cut + 1:n].copy()
-        yield buf[:cut + 1]
+        yield buf[:cut + 1], bufs
 
 
 class _Assembler:
@@ -198,20 +180,12 @@ class _Assembler:
             self.data, self.indices = np.empty(0, dtype=dtype), np.empty(0, dtype=np.int32)
         self.nnz = 0
         self.n_lines = 0  # newlines before the next block, for error line numbers
-        self.y, self.qid, self.indptr, self.labels, self.label_ptr = [], [], [], [], []
-        self.min_index, self.max_index = None, -1
+        # the blocks' pieces, after an empty one each
+        self.y, self.qid = [np.empty(0)], [np.empty(0, dtype=np.int64)]
+        self.indptr, self.labels, self.label_ptr = [np.zeros(1, dtype=np.int64)], [np.empty(0)], []
+        self.min_index, self.max_index = math.inf, -1  # (of the blocks with features)
         # where the file holds index MAX_FEATURES, too large if it turns out zero-based
         self.at_limit = None
-
-    def _reserve(self, need):
-        cap = len(self.data)
-        if need <= cap:
-            return
-        # Streams only (plain files are reserved at a bound up front); resize() grows in
-        # place (realloc) instead of holding two copies.
-        new = max(need, int(cap * 1.5), 1 << 16)
-        self.data.resize(new, refcheck=False)
-        self.indices.resize(new, refcheck=False)
 
     def add(self, buf, res):
         if res["status"] != 0:
@@ -224,11 +198,14 @@ class _Assembler:
                 self._raise(buf, _svmlight.parse_block(buf, *args, None, None))
             except ValueError as exc:
                 self.at_limit = exc
-        if not res.get("placed"):
-            # (else the worker already copied them to [self.nnz, self.nnz + nnz))
-            self._reserve(self.nnz + nnz)
-            self.data[self.nnz:self.nnz + nnz] = res["data"]
-            self.indices[self.nnz:self.nnz + nnz] = res["indices"]
+        if self.nnz + nnz > len(self.data):
+            # Streams only (plain files are reserved at a bound up front); resize() grows in
+            # place (realloc) instead of holding two copies.
+            new = max(self.nnz + nnz, int(len(self.data) * 1.5), 1 << 16)
+            self.data.resize(new, refcheck=False)
+            self.indices.resize(new, refcheck=False)
+        self.data[self.nnz:self.nnz + nnz] = res["data"]
+        self.indices[self.nnz:self.nnz + nnz] = res["indices"]
         self.indptr.append(res["indptr"][1:] + self.nnz)
         self.nnz += nnz
         self.y.append(res["y"])
@@ -238,8 +215,7 @@ class _Assembler:
             self.labels.append(res["labels"])
             self.label_ptr.append(res["label_ptr"][1:] + base)
         if nnz:
-            lo = res["min_index"]
-            self.min_index = lo if self.min_index is None else min(self.min_index, lo)
+            self.min_index = min(self.min_index, res["min_index"])
             self.max_index = max(self.max_index, res["max_index"])
         self.n_lines += res["n_lines"]
 
@@ -262,17 +238,14 @@ class _Assembler:
         # Shrinking in place releases the untouched tail of the reservation.
         self.data.resize(nnz, refcheck=False)
         self.indices.resize(nnz, refcheck=False)
-        n_rows = sum(len(a) for a in self.y)
-        indptr = np.zeros(n_rows + 1, dtype=np.int64)
-        if self.indptr:
-            np.concatenate(self.indptr, out=indptr[1:])
-        y = np.concatenate(self.y) if self.y else np.empty(0, dtype=np.float64)
-        qid = np.concatenate(self.qid) if self.qid else np.empty(0, dtype=np.int64)
+        indptr = np.concatenate(self.indptr)
+        n_rows = len(indptr) - 1
+        y = np.concatenate(self.y)
+        qid = np.concatenate(self.qid)
         if self.multilabel:
-            labels = np.concatenate(self.labels).tolist() if self.labels else []
+            labels = np.concatenate(self.labels).tolist()
             ptr = np.concatenate([[0]] + self.label_ptr).tolist()
             y = [tuple(labels[ptr[i]:ptr[i + 1]]) for i in range(n_rows)]
-        # one file's parse: CSR pieces with the raw (unshifted) feature indices
         return SimpleNamespace(data=self.data, indices=self.indices, indptr=indptr, y=y, qid=qid,
                                nnz=nnz, n_rows=n_rows, min_index=self.min_index,
                                max_index=self.max_index, at_limit=self.at_limit)
@@ -283,99 +256,56 @@ def _excerpt(raw, limit):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _run_in_order(items, make_scratch, work, done, n_threads):
-    """``work(item, scratch)`` on `n_threads` threads (on this one for one thread or one
-    item), ``done(item, result, scratch)`` in the items' order, with at most
-    n_threads + 1 items in flight (bounded memory)."""
+def _run_in_order(items, work, done, n_threads):
+    """``work(item)`` on `n_threads` threads (on this one for one thread or one item),
+    ``done(item, result)`` in the items' order, with at most n_threads + 1 items in flight
+    (bounded memory)."""
     head = list(itertools.islice(items, 2))
     items = itertools.chain(head, items)
     if n_threads == 1 or len(head) < 2:
         for item in items:
-            sc = make_scratch(item)
-            done(item, work(item, sc), sc)
+            done(item, work(item))
         return
     pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="pgs-svmlight")
     pending = deque()
     try:
         for item in items:
-            sc = make_scratch(item)
-            pending.append((item, sc, pool.submit(work, item, sc)))
-            while len(pending) > n_threads:
-                it, sc, fut = pending.popleft()
-                done(it, fut.result(), sc)
+            pending.append((item, pool.submit(work, item)))
+            if len(pending) > n_threads:
+                item, fut = pending.popleft()
+                done(item, fut.result())
         while pending:
-            it, sc, fut = pending.popleft()
-            done(it, fut.result(), sc)
+            item, fut = pending.popleft()
+            done(item, fut.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         pending.clear()
 
 
-def _placing(work, out):
-    """Wrap `work` so each worker copies its block's pieces into `out` at its offset, which
-    the previous block's future gives (items ``(buf, offset_in, offset_out)``)."""
-    def place(item, scratch):
-        _, start, stop = item
-        try:
-            res = work(item, scratch)
-            off = start.result()
-            nnz = res["nnz"] if res["status"] == 0 else 0
-            stop.set_result(off + nnz)
-        except BaseException as exc:
-            if not stop.done():
-                stop.set_exception(exc)
-            raise
-        if res["status"] == 0:
-            out.data[off:off + nnz] = res["data"]
-            out.indices[off:off + nnz] = res["indices"]
-            res["placed"] = True
-            del res["data"], res["indices"]
-        return res
-
-    return place
-
-
-def _chained(blocks):
-    """``(buf, offset_in, offset_out)`` for each block, offset_out the next one's in."""
-    prev = Future()
-    prev.set_result(0)
-    for buf in blocks:
-        nxt = Future()
-        yield buf, prev, nxt
-        prev = nxt
-
-
-def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_threads):
-    src = _Source(f)
+def _parse_file(f, *, dtype, multilabel, require_qid, min_index, max_index, n_threads,
+                name=None):
+    """One file's parse (named `name` in errors, if given): its CSR pieces with the feature
+    indices as written, and the summary `columns` reads."""
+    src = _Source(f, name)
     try:
         # Each feature needs "i:v" and a separator: at most size // 4 + 1 of them.
         bound = src.size // 4 + 2 if src.size is not None else None
         args = (multilabel, require_qid, min_index, max_index)
         out = _Assembler(src.name, dtype, bound, args)
-        text_pool = _Pool(np.uint8)
-        data_pool, index_pool = _Pool(np.float64), _Pool(np.int32)
+        free = []  # the buffers of the blocks done
         # Enough blocks for every thread to have work, without tiny blocks.
         block_size = _MAX_BLOCK if src.size is None else min(
             _MAX_BLOCK, max(_MIN_BLOCK, src.size // (4 * n_threads) + 1))
-        blocks = _line_blocks(src, block_size, text_pool)
 
-        def work(item, sc):
-            return _svmlight.parse_block(item[0], *args, *sc)
+        def work(block):
+            text, bufs = block
+            return _svmlight.parse_block(text, *args, *bufs[1:])
 
-        def scratch(item):
-            cap = len(item[0]) // 4 + 2
-            return data_pool.get(cap), index_pool.get(cap)
+        def done(block, res):
+            out.add(block[0], res)
+            free.append(block[1])
 
-        def done(item, res, sc):
-            out.add(item[0], res)
-            text_pool.put(item[0])
-            data_pool.put(sc[0])
-            index_pool.put(sc[1])
-
-        # A whole file's arrays are reserved up front: the workers place their own pieces.
-        if src.whole_file and len(out.data) >= bound:
-            work = _placing(work, out)
-        _run_in_order(_chained(blocks), scratch, work, done, n_threads)
+        _run_in_order(_line_blocks(src, block_size, free), work, done, n_threads)
         return out.finish()
     except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         # A truncated or damaged .gz / .bz2 / .xz file is bad input, like a bad line
@@ -410,15 +340,26 @@ def check_format_args(n_features, dtype, zero_based):
     return dt, min_index, max_index
 
 
-def check_n_features(n_features, needed):
-    """The matrices' columns: `n_features`, by default the `needed` ones the data holds
-    (every reader's rule and message)."""
+def columns(files, zero_based, n_features):
+    """Every svmlight reader's indexing rule (`load_svmlight_files`, `pgs.dask`): whether the
+    files read as one-based, and the matrices' columns (by default the ones the data needs).
+    `files` holds, per file, its parts' summaries (nnz, min_index, max_index, at_limit)."""
+    parts = [part for file in files for part in file if part.nnz]
+    if zero_based == "auto":  # (scikit-learn's rule: every file holds a feature, none index 0)
+        one_based = bool(files) and all(any(part.nnz for part in file) for file in files) \
+            and all(part.min_index > 0 for part in parts)
+    else:
+        one_based = zero_based is False
+    for part in parts:
+        if not one_based and part.at_limit is not None:  # index MAX_FEATURES, zero-based
+            raise part.at_limit
+    needed = max([part.max_index - one_based for part in parts] + [0]) + 1
     if n_features is None:
-        return needed
+        return one_based, needed
     if n_features < needed:
         raise ValueError(f"n_features was set to {n_features}, but the data holds feature "
                          f"index {needed - 1} (it needs n_features >= {needed})")
-    return int(n_features)
+    return one_based, int(n_features)
 
 
 def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based="auto",
@@ -460,26 +401,18 @@ def load_svmlight_files(files, *, n_features=None, dtype=np.float64, zero_based=
     parsed = [_parse_file(f, dtype=dt, multilabel=bool(multilabel), require_qid=bool(query_id),
                           min_index=min_index, max_index=max_index, n_threads=int(n_threads))
               for f in files]
-    if zero_based == "auto":
-        one_based = bool(parsed) and all(p.nnz > 0 and p.min_index > 0 for p in parsed)
-    else:
-        one_based = zero_based is False
-    for p in parsed:
-        if not one_based and p.at_limit is not None:  # index MAX_FEATURES, zero-based
-            raise p.at_limit
-        if one_based and p.nnz:
-            np.subtract(p.indices, 1, out=p.indices)
-            p.max_index -= 1
-    n_features = check_n_features(
-        n_features, max([p.max_index if p.nnz else 0 for p in parsed] + [0]) + 1)
+    one_based, n_features = columns([[p] for p in parsed], zero_based, n_features)
     result = []
     for p in parsed:
+        if one_based:
+            np.subtract(p.indices, 1, out=p.indices)
         result += [_to_csr(p, n_features), p.y] + ([p.qid] if query_id else [])
     return result
 
 
 def _to_csr(p, n_features):
-    idx_dtype = np.int32 if max(n_features, p.nnz) <= _INT32_MAX else np.int64
+    """The CSR matrix of a parse `p` (its data, indices, indptr and n_rows)."""
+    idx_dtype = np.int32 if max(n_features, len(p.data)) <= _INT32_MAX else np.int64
     indices = p.indices if p.indices.dtype == idx_dtype else p.indices.astype(idx_dtype)
     indptr = p.indptr.astype(idx_dtype, copy=False)
     X = sp.csr_matrix((p.data, indices, indptr), shape=(p.n_rows, n_features), copy=False)
@@ -570,19 +503,15 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
     ValueError
         For mismatched lengths or non-finite values.
     """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, copy=True)
-        X.sum_duplicates()
-        X.sort_indices()
-    else:
+    if not sp.issparse(X):
         X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
-        X = sp.csr_matrix(X)
     if X.dtype.kind not in "fiub":
         raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
-    data = np.asarray(X.data, dtype=np.float64)
-    if not np.all(np.isfinite(data)):
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    X.sum_duplicates()  # (and sorts the indices)
+    if not np.all(np.isfinite(X.data)):
         raise ValueError("X holds inf or nan, which svmlight text cannot represent")
     m = X.shape[0]
     multilabel = not isinstance(y, np.ndarray) and len(y) > 0 and \
@@ -603,10 +532,6 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
         if len(query_id) != m:
             raise ValueError(f"query_id has {len(query_id)} entries, X has {m} rows")
         targets = [f"{t} qid:{q}" for t, q in zip(targets, query_id.tolist(), strict=True)]
-    offset = 0 if zero_based else 1
-    indptr = X.indptr.tolist()
-    indices = (X.indices.astype(np.int64) + offset).tolist()
-    values = [_fmt(v) for v in data.tolist()]
 
     if isinstance(f, (str, bytes, os.PathLike)):
         path = os.fsdecode(os.fspath(f))
@@ -616,11 +541,10 @@ def dump_svmlight(X, y, f, *, zero_based=True, query_id=None):
     else:
         raise TypeError(f"f must be a path or a binary file object, got {type(f).__name__}")
     with out as fh:
-        step = 4096
-        for start in range(0, m, step):
-            lines = []
-            for i in range(start, min(m, start + step)):
-                a, b = indptr[i], indptr[i + 1]
-                feats = " ".join(f"{j}:{v}" for j, v in zip(indices[a:b], values[a:b], strict=True))
-                lines.append(f"{targets[i]} {feats}\n" if feats else f"{targets[i]}\n")
+        for start in range(0, m, 4096):  # (a block of rows at a time: bounded memory)
+            rows = X[start:start + 4096]
+            indices = (rows.indices.astype(np.int64) + (0 if zero_based else 1)).tolist()
+            pairs = [f" {j}:{_fmt(v)}" for j, v in zip(indices, rows.data.tolist(), strict=True)]
+            lines = [target + "".join(pairs[a:b]) + "\n" for target, (a, b) in zip(
+                targets[start:start + 4096], itertools.pairwise(rows.indptr.tolist()), strict=True)]
             fh.write("".join(lines).encode("ascii"))
