@@ -26,7 +26,7 @@ from pgs.cli.demo import run_demo
 from pgs.io import write_atomic
 from pgs.io.svmlight import _OPENERS, _fmt, load_svmlight_files
 from pgs.models.file_format import load_model
-from pgs.models.ovr import class_probabilities, model_from_estimator
+from pgs.models.ovr import model_from_estimator
 from pgs.rules.defaults import DEFAULTS, INTERCEPTS, SCHEDULES
 from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
 from pgs.rules.validation import ITERATES, MULTICLASS_LOSSES
@@ -354,11 +354,11 @@ def _cmd_predict(args, out):
     if args.proba:
         if model.classes is None:
             raise ValueError(f"--proba: {args.model} is a regression model (no classes)")
-        class_probabilities(model, np.zeros((0, model.n_features)))  # loss has probabilities?
+        model.predict_proba(np.zeros((0, model.n_features)))  # (a probabilistic loss?)
     (X, _), _ = _load([args.data], n_features=model.n_features)
     lines = [_label(v) for v in model.predict(X).tolist()]
     if args.proba:
-        proba = class_probabilities(model, X)
+        proba = model.predict_proba(X)
         lines = (["labels " + " ".join(_label(c) for c in model.classes.tolist())]
                  + [label + " " + " ".join(f"{p:.6g}" for p in row)
                     for label, row in zip(lines, proba.tolist(), strict=True)])

@@ -44,18 +44,16 @@ def model_from_estimator(estimator):
         raise ValueError(f"{type(estimator).__name__} is not fitted: call fit first")
     first = models[0]
     classes = getattr(estimator, "classes_", None)
+    # (a classifier's class_weight: its objective is not the model's unweighted one)
+    params = first.params if classes is None else dict(first.params,
+                                                       class_weight=estimator.class_weight)
     if classes is None or (len(models) == 1 and first.params["loss"] != "squared"):
         # A regressor, one K-output model, or one PGS problem whose -1/+1 are
         # classes_[0]/classes_[1].
         return type(first)(coef=first.coef, intercept=first.intercept,
-                           iteration=first.iteration, T=first.T, params=first.params,
+                           iteration=first.iteration, T=first.T, params=params,
                            classes=None if classes is None else np.asarray(classes))
-    params = dict(first.params, class_weight=getattr(estimator, "class_weight", None))
     return OneVsRestModel(coef=np.atleast_2d(estimator.coef_), intercept=estimator.intercept_,
                           iteration=first.iteration, T=first.T, classes=np.asarray(classes),
                           params=params)
 
-
-def class_probabilities(model, X):
-    """``model.predict_proba(X)`` (the command line's name for it)."""
-    return model.predict_proba(X)
