@@ -156,6 +156,36 @@ def test_run_threads_returns_results_in_order():
     assert chunks.run_threads(lambda g, stop: g * g, 4) == [0, 1, 4, 9]
 
 
+
+def test_ctrl_c_during_threads_is_a_stop_request_then_keyboardinterrupt():
+    """Under `interrupts_to`, SIGINT sets the workers' stop event instead of raising in the
+    main thread (whose concurrent.futures calls hold locks the workers need); the
+    KeyboardInterrupt comes when the block ends, and Python's handler is back."""
+    import os
+    import threading
+
+    from sigint import default_sigint
+
+    stop, reached = threading.Event(), []
+    with default_sigint():
+        with pytest.raises(KeyboardInterrupt), chunks.interrupts_to(stop):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):       # (the handler runs at the next bytecodes)
+                if stop.is_set():
+                    break
+                time.sleep(0.001)
+            reached.append(stop.is_set())
+        assert reached == [True]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        # a worker pool interrupted: the workers stop at a chunk, the caller gets Ctrl-C
+        def work(g, stop):
+            if g == 0:
+                os.kill(os.getpid(), signal.SIGINT)
+            chunks.run_chunked(lambda t: time.sleep(0.001), 0, 10**9, chunks.CHUNK_WORK, stop)
+
+        with pytest.raises(KeyboardInterrupt):
+            chunks.run_threads(work, 2)
+
 @pytest.mark.parametrize("chunk", [1, 7, 100, 2**62])
 def test_row_scan_in_chunks_equals_one_pass(chunk):
     """The "auto" rules' O(nnz) scan of X (compiled, per row) on X split into blocks of

@@ -3,9 +3,12 @@
 A SIGINT waits until the compiled kernel returns, so the solvers (which resume exactly: a
 chunked run is bit-identical to an unsplit one) advance a chunk at a time; between chunks
 Python runs its signal handlers and a worker thread checks whether it must stop.
-`run_threads` keeps the main thread, the only one signals reach, waiting in short slices.
+`run_threads` keeps the main thread, the only one signals reach, waiting in short slices,
+and `interrupts_to` turns Ctrl-C there into a request to stop.
 """
 
+import contextlib
+import signal
 import threading
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
@@ -51,9 +54,35 @@ def wait_all(futures, stop):
         raise
 
 
+@contextlib.contextmanager
+def interrupts_to(stop):
+    """Within the block, Ctrl-C sets `stop` (the workers leave at their next chunk) and
+    KeyboardInterrupt is raised as the block ends, instead of wherever the main thread is:
+    raised inside concurrent.futures' loops over its locks (`wait` acquires each future's),
+    it can leave one held, and the worker that completes that future then waits forever.
+    Only in the main thread under Python's own handler (another is the caller's)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    interrupted = threading.Event()
+
+    def on_sigint(signum, frame):
+        interrupted.set()
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if interrupted.is_set():
+            raise KeyboardInterrupt     # (over the workers' Stopped)
+
+
 def run_threads(work, n):
     """``work(g, stop)`` for g in range(n) on n threads; their results, in order
-    (`wait_all`)."""
+    (`wait_all`; Ctrl-C: `interrupts_to`)."""
     stop = threading.Event()
-    with ThreadPoolExecutor(max_workers=n) as pool:
+    with interrupts_to(stop), ThreadPoolExecutor(max_workers=n) as pool:
         return wait_all([pool.submit(work, g, stop) for g in range(n)], stop)

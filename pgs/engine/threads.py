@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from pgs.engine import rounds as P
-from pgs.engine.chunks import wait_all
+from pgs.engine.chunks import Stopped, interrupts_to, wait_all
 from pgs.engine.solver import Reports, raise_status
 
 
@@ -32,13 +32,16 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
         # return within one chunk)
         deltas = wait_all([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
                                        stop=stop) for task in plans[0]], stop)
+        if stop.is_set():           # (Ctrl-C: the workers returned early)
+            raise Stopped
         for d in deltas:
             if d["status"] != 0:      # (named at the round's first iteration)
                 raise_status(d["status"], types.SimpleNamespace(t=plans[0][0]["kernel"]["t"]),
                              Xb, run.params)
         return {0: deltas}
 
-    with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="pgs") as pool:
+    with interrupts_to(stop), ThreadPoolExecutor(max_workers=n_jobs,
+                                                 thread_name_prefix="pgs") as pool:
         P.run_rounds(runs, map_fn, run.t_total, params.merge_every,
                      lambda deltas: after_round(reports, runs[0][0], deltas[0]))
     run.solver.set_state(P.final_solver_state(runs[0][0]))
