@@ -284,15 +284,15 @@ def weighted_average(iterates, weight=lambda t: t):
 
 
 def asgd_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, eta0, B=None,
-                          bias_rate=0.0, eps=0.0, merge_step=None):
+                          bias_rate=0.0, eps=0.0):
     """Parallel PGS under the "asgd" schedule (docs/parallel.md), rows taken cyclically
     within each shard, k = 1, a free bias.
 
     Rounds as in `pgs_rounds_reference`; worker v starts from the common dual point z and
     bias b at the common t, runs its steps with eta_{t + s - 1} (`asgd_step`) on its shard,
     and the merge moves from (z, b) by gamma times the mean of the workers' changes
-    weighted by their shares rho_v: gamma = min(sqrt(workers that ran), 3/2), or
-    `merge_step` if given (1: model averaging); 1 when one worker ran. Returns (the
+    weighted by their shares rho_v: gamma = min(sqrt(workers that ran), 3/2); 1 when
+    one worker ran. Returns (the
     merged (w, b), the local iterates in order with their averaging weight t + s:
     [(w, b, weight), ...]).
     """
@@ -329,8 +329,7 @@ def asgd_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, eta0, B=None,
             z_new += rho * zv
             b_new += rho * bv
         active = sum(1 for s in steps if s > 0)
-        gamma = 1.0 if active <= 1 else (
-            merge_step if merge_step is not None else min(np.sqrt(active), 1.5))
+        gamma = 1.0 if active <= 1 else min(np.sqrt(active), 1.5)
         z, b = z + gamma * (z_new - z), b + gamma * (b_new - b)
         t += total
     return (iterate(z), b), iterates
