@@ -200,7 +200,6 @@ def test_binary_train_predict_eval_round_trip(data, tmp_path):
     assert f"accuracy {accuracy:.4f}" in res.stdout
 
 
-
 def test_class_weighted_binary_model_reports_no_unweighted_objective(data, tmp_path, run_here):
     """train and eval agree: a class-weighted model's objective is not the saved model's
     unweighted one, so neither prints it (eval reads class_weight from the model's params)."""
@@ -211,6 +210,7 @@ def test_class_weighted_binary_model_reports_no_unweighted_objective(data, tmp_p
     assert pgs.load_model(model_path).params["class_weight"] == "balanced"
     res = run_here("eval", model_path, data / "test.svm")
     assert res.returncode == 0 and "accuracy" in res.stdout and "objective" not in res.stdout
+
 
 def _proba_lines(text):
     lines = text.strip().splitlines()

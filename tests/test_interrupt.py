@@ -156,7 +156,6 @@ def test_run_threads_returns_results_in_order():
     assert chunks.run_threads(lambda g, stop: g * g, 4) == [0, 1, 4, 9]
 
 
-
 def test_ctrl_c_during_threads_is_a_stop_request_then_keyboardinterrupt():
     """Under `interrupts_to`, SIGINT sets the workers' stop event instead of raising in the
     main thread (whose concurrent.futures calls hold locks the workers need); the
@@ -178,6 +177,7 @@ def test_ctrl_c_during_threads_is_a_stop_request_then_keyboardinterrupt():
         assert reached == [True]
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
         # a worker pool interrupted: the workers stop at a chunk, the caller gets Ctrl-C
+
         def work(g, stop):
             if g == 0:
                 os.kill(os.getpid(), signal.SIGINT)
@@ -185,6 +185,7 @@ def test_ctrl_c_during_threads_is_a_stop_request_then_keyboardinterrupt():
 
         with pytest.raises(KeyboardInterrupt):
             chunks.run_threads(work, 2)
+
 
 @pytest.mark.parametrize("chunk", [1, 7, 100, 2**62])
 def test_row_scan_in_chunks_equals_one_pass(chunk):

@@ -291,7 +291,6 @@ def _work_per_iteration(run):
     return n_out * run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
 
 
-
 def _run_chunks(run, callback, every, start):
     """Run the kernel to `run.t_total`, in chunks (`pgs.engine.chunks`: Ctrl-C interrupts
     a long run promptly, and chunked runs are bit-identical to an unsplit one) between
