@@ -19,8 +19,9 @@ from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, kernel_targets
 from pgs.rules.params import Data, Params, resolve, seed_entropy, seed_sequence
 
-#: Arguments a warm start must share with the run it continues.
-_WARM_START_KEYS = ("loss", "p", "sigma", "k", "B", "schedule", "eta0", "fit_intercept",
+#: Arguments a warm start must share with the run it continues (and the loss, which
+#: `prepare` checks first: it decides how y is read).
+_WARM_START_KEYS = ("p", "sigma", "k", "B", "schedule", "eta0", "fit_intercept",
                     "intercept", "intercept_scaling", "epsilon", "sampling", "t_offset")
 
 
