@@ -1,7 +1,8 @@
-"""sigma="auto": the held-out split, the grid's scores, the choice, and the refit.
+"""sigma="auto": the held-out split, the grid's scores, the choice, and the final run.
 
 Every recorded score is reproduced by hand (a plain fit on the training split, scored on
-the validation split), and the final model is a plain fit at the chosen sigma, bit for bit.
+the validation split), and the final model is a plain fit at the chosen sigma on the
+training split continued on every row (a warm start), bit for bit.
 """
 
 import math
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import pgs
+from pgs.rules import defaults as D
 from pgs.training import sigma_auto as SA
 
 
@@ -21,15 +23,19 @@ def _binary(m=400, d=8, seed=0):
 
 
 def _halving_reference(fit_at, holdout_values, grid, per_pass, t_cap, se_of_difference,
-                       stopping=True):
+                       final_at, check=None):
     """Successive halving and the stopping rule by brute force: ``fit_at(sigma, T)`` is a
-    plain fit of T iterations on the training split, ``holdout_values(fit)`` its per-row
-    held-out scores. Returns (sigma, scores at each value's last rung, final T)."""
+    plain fit of T iterations on the training split (`per_pass` rows), ``final_at(sigma,
+    t_choice, T)`` that fit to t_choice continued on every row to T, ``holdout_values(fit)``
+    a fit's per-row held-out scores. The halving spends at most `D.SEARCH_SHARE` of
+    `t_cap`; the winner is then scored every `check` iterations (None: it runs to t_cap).
+    Returns (sigma, scores at each value's last rung, t_choice, final T)."""
     n = len(grid)
     scores, values, alive, pair_rungs = [np.nan] * n, [None] * n, list(range(n)), 0
-    rung = max(SA.FIRST_RUNG_PASSES * per_pass, SA.FIRST_RUNG_ROWS)
+    t_search = max(1, int(D.SEARCH_SHARE * t_cap))
+    rung = max(D.FIRST_RUNG_PASSES * per_pass, D.FIRST_RUNG_ROWS)
     while True:
-        t = min(t_cap, max(1, math.ceil(rung)))
+        t = min(t_search, max(1, math.ceil(rung)))
         for g in alive:
             values[g] = holdout_values(fit_at(grid[g], t))
             scores[g] = float(np.mean(values[g]))
@@ -38,22 +44,31 @@ def _halving_reference(fit_at, holdout_values, grid, per_pass, t_cap, se_of_diff
                 - se_of_difference(values[ranked[0]], values[g])]
         order = sorted(band, reverse=True) + [g for g in ranked if g not in band]
         pair_rungs += len(alive) == 2          # (the last two race two rungs)
-        if t >= t_cap or len(alive) == 1 or pair_rungs == 2:
+        if t >= t_search or len(alive) == 1 or pair_rungs == 2:
             alive = order[:1]
             break
         alive = sorted(order[:max(math.ceil(len(alive) / 2), 2)])
         rung *= 2
-    win = alive[0]
+    win, t_choice = alive[0], t
     best, best_values, stale = scores[win], values[win], 0
-    check = max(per_pass, SA.CHECK_ROWS)
-    while stopping and t < t_cap and stale < SA.N_ITER_NO_CHANGE:
+    if check is None:
+        t = t_cap
+    while check is not None and t < t_cap and stale < D.N_ITER_NO_CHANGE:
         t = min(t_cap, t + check)
-        v = holdout_values(fit_at(grid[win], t))
+        v = holdout_values(final_at(grid[win], t_choice, t))
         if np.mean(v) > best + se_of_difference(v, best_values):
             best, best_values, stale = float(np.mean(v)), v, 0
         else:
             stale += 1
-    return grid[win], np.array(scores), t
+    return grid[win], np.array(scores), t_choice, t
+
+
+def _continued(fit_on_split, fit_on_all):
+    """`final_at` of a plain fit on the training split, ``fit_on_split(sigma, T)`` (with
+    keep_state), warm-started on every row by ``fit_on_all(sigma, T, warm)``."""
+    def final_at(sigma, t_choice, T):
+        return fit_on_all(sigma, T - t_choice, fit_on_split(sigma, t_choice))
+    return final_at
 
 
 def _paired_se(n_val):
@@ -88,19 +103,25 @@ def test_train_halving_and_stopping_match_the_brute_force_reference(loss):
     np.testing.assert_allclose(grid, np.array(pgs.rules.defaults.DEFAULT_GRID_FACTORS)
                                * np.sum(X[train]**2) / train.shape[0]**2, rtol=1e-12)
 
-    def fit_at(s, T):
-        return pgs.train(X[train], y[train], sigma=s, seed=5, T=T, loss=loss)
+    def fit_at(s, T, keep_state=False):
+        return pgs.train(X[train], y[train], sigma=s, seed=5, T=T, loss=loss,
+                         keep_state=keep_state)
 
     def holdout_values(fit):
         return (fit.predict(X[val]) == y[val]).astype(float)
 
-    sigma, scores, T = _halving_reference(fit_at, holdout_values, grid, train.shape[0],
-                                          10 * train.shape[0], _paired_se(val.shape[0]))
+    final_at = _continued(lambda s, T: fit_at(s, T, keep_state=True),
+                          lambda s, T, warm: pgs.train(X, y, sigma=s, seed=5, T=T, loss=loss,
+                                                       warm_start=warm))
+    m = X.shape[0]
+    sigma, scores, t_choice, T = _halving_reference(
+        fit_at, holdout_values, grid, train.shape[0], 10 * m, _paired_se(val.shape[0]),
+        final_at, check=m)
     np.testing.assert_array_equal(model.sigma_scores, scores)
     assert model.params["sigma"] == sigma and model.T == T
-    assert 3 * train.shape[0] <= T < 10 * train.shape[0]    # (it stopped early)
-    assert model.params["passes"] == T / train.shape[0]
-    plain = fit_at(sigma, T)
+    assert t_choice <= 5 * m and 3 * m <= T < 10 * m    # (it stopped early)
+    assert model.params["passes"] == T / m
+    plain = final_at(sigma, t_choice, T)
     np.testing.assert_array_equal(model.coef, plain.coef)
     assert model.intercept == plain.intercept
     assert plain.sigma_grid is None
@@ -108,10 +129,9 @@ def test_train_halving_and_stopping_match_the_brute_force_reference(loss):
 
 def test_train_given_T_or_max_passes_runs_exactly_that_long():
     X, y = _hard_binary(6000)
-    m_train = X.shape[0] - SA.validation_split(X.shape[0], 0.2, 1, y)[1].shape[0]
     assert pgs.train(X, y, sigma="auto", seed=1, T=7777).T == 7777
     short = pgs.train(X, y, sigma="auto", seed=1, max_passes=0.5)
-    assert short.T == math.ceil(0.5 * m_train)
+    assert short.T == math.ceil(0.5 * X.shape[0])      # (passes of every row)
     assert pgs.train(X, y, sigma=1e-3, seed=1, max_passes=2.5).T == math.ceil(2.5 * X.shape[0])
     assert pgs.train(X, y, sigma=1e-3, seed=1).T == 10 * X.shape[0]
     with pytest.raises(ValueError, match="max_passes"):
@@ -157,17 +177,22 @@ def test_train_regression_scores_are_r2_and_custom_grid_and_fraction():
     assert val.shape[0] == 900
     var = np.mean((y[val] - y[val].mean()) ** 2)
 
-    def fit_at(s, T):
-        return pgs.train(X[train], y[train], loss="squared", sigma=s, seed=2, T=T)
+    def fit_at(s, T, keep_state=False):
+        return pgs.train(X[train], y[train], loss="squared", sigma=s, seed=2, T=T,
+                         keep_state=keep_state)
 
     def holdout_values(fit):
         return 1.0 - (y[val] - fit.decision_function(X[val])) ** 2 / var
 
-    sigma, scores, T = _halving_reference(fit_at, holdout_values, grid, train.shape[0], 9000,
-                                          _paired_se(900), stopping=False)
+    final_at = _continued(lambda s, T: fit_at(s, T, keep_state=True),
+                          lambda s, T, warm: pgs.train(X, y, loss="squared", sigma=s, T=T,
+                                                       warm_start=warm))
+    sigma, scores, t_choice, T = _halving_reference(fit_at, holdout_values, grid,
+                                                    train.shape[0], 9000, _paired_se(900),
+                                                    final_at)
     np.testing.assert_allclose(model.sigma_scores, scores, rtol=1e-12, atol=1e-12)
-    assert model.params["sigma"] == sigma and model.T == 9000
-    np.testing.assert_array_equal(model.coef, fit_at(sigma, 9000).coef)
+    assert model.params["sigma"] == sigma and model.T == T == 9000
+    np.testing.assert_array_equal(model.coef, final_at(sigma, t_choice, 9000).coef)
 
 
 def test_train_warm_start_keeps_sigma():
@@ -233,18 +258,22 @@ def test_classifier_shares_one_sigma_scored_on_the_multiclass_prediction():
     assert clf.params_["sigma"] == clf.sigma_
     train, val = SA.validation_split(X.shape[0], 0.2, 3, y)
 
-    def fit_at(s, T):
-        return PGSClassifier(sigma=s, random_state=3, T=T).fit(X[train], y[train])
+    def fit_at(s, T, warm_start=False):
+        return PGSClassifier(sigma=s, random_state=3, T=T,
+                             warm_start=warm_start).fit(X[train], y[train])
 
     def holdout_values(fit):
         return (fit.predict(X[val]) == y[val]).astype(float)
 
-    sigma, scores, T = _halving_reference(fit_at, holdout_values, clf.sigma_grid_,
-                                          train.shape[0], 10 * train.shape[0],
-                                          _paired_se(val.shape[0]))
+    final_at = _continued(lambda s, T: fit_at(s, T, warm_start=True),
+                          lambda s, T, warm: warm.set_params(T=T).fit(X, y))
+    m = X.shape[0]
+    sigma, scores, t_choice, T = _halving_reference(
+        fit_at, holdout_values, clf.sigma_grid_, train.shape[0], 10 * m,
+        _paired_se(val.shape[0]), final_at, check=max(m, D.CHECK_ROWS))
     np.testing.assert_array_equal(clf.sigma_scores_, scores)
-    assert clf.sigma_ == sigma and clf.t_ == T and clf.n_iter_ == T / train.shape[0]
-    plain = fit_at(sigma, T)
+    assert clf.sigma_ == sigma and clf.t_ == T and clf.n_iter_ == T / m
+    plain = final_at(sigma, t_choice, T)
     np.testing.assert_array_equal(clf.coef_, plain.coef_)
     np.testing.assert_array_equal(clf.intercept_, plain.intercept_)
     assert plain.sigma_grid_ is None and plain.sigma_ == clf.sigma_
@@ -252,7 +281,7 @@ def test_classifier_shares_one_sigma_scored_on_the_multiclass_prediction():
     np.testing.assert_array_equal(clf.coef_, again.coef_)
 
 
-def test_regressor_sigma_auto_is_a_plain_fit_on_the_training_split():
+def test_regressor_sigma_auto_is_a_plain_fit_on_the_split_continued_on_every_row():
     from pgs import PGSRegressor
     rng = np.random.default_rng(4)
     X = rng.normal(size=(3000, 6)) + 2.0
@@ -260,7 +289,12 @@ def test_regressor_sigma_auto_is_a_plain_fit_on_the_training_split():
     reg = PGSRegressor(random_state=0).fit(X, y)
     train, _ = SA.validation_split(3000, 0.2, 0)
     assert reg.sigma_ in reg.sigma_grid_
-    plain = PGSRegressor(sigma=reg.sigma_, random_state=0, T=reg.t_).fit(X[train], y[train])
+    # 7 values, halved to 4 and 2, which race two rungs: 2500 (FIRST_RUNG_ROWS) doubled
+    # three times, cut at half the budget of 10 passes of every row.
+    t_choice = min(D.FIRST_RUNG_ROWS * 8, int(D.SEARCH_SHARE * 10 * 3000))
+    assert t_choice == 15_000 and reg.t_ > t_choice
+    first = PGSRegressor(sigma=reg.sigma_, random_state=0, T=t_choice, warm_start=True)
+    plain = first.fit(X[train], y[train]).set_params(T=reg.t_ - t_choice).fit(X, y)
     np.testing.assert_array_equal(reg.coef_, plain.coef_)
     assert reg.intercept_ == plain.intercept_
     assert reg.score(X, y) > 0.95
@@ -293,7 +327,8 @@ def test_weighted_search_scores_weighted_accuracy():
     w = np.random.default_rng(0).random(200) + 0.5
     clf = PGSClassifier(random_state=1, T=400, sigma_grid=[1e-3, 1e-1]).fit(X, y, sample_weight=w)
     train, val = SA.validation_split(200, 0.2, 1, y)
-    ref = PGSClassifier(random_state=1, sigma=1e-3, T=400)   # (both run to T: one rung)
+    # (both run to half of T, the search's share: one rung)
+    ref = PGSClassifier(random_state=1, sigma=1e-3, T=int(D.SEARCH_SHARE * 400))
     ref.fit(X[train], y[train], sample_weight=w[train])
     assert clf.sigma_scores_[0] == pytest.approx(
         np.average(ref.predict(X[val]) == y[val], weights=w[val]), rel=1e-12)
@@ -301,20 +336,24 @@ def test_weighted_search_scores_weighted_accuracy():
 
 def test_with_threads_each_candidate_is_split_by_rows_and_resumed_at_every_rung():
     """n_jobs=2, one problem: every candidate runs pgs.train(n_jobs=2)'s engine (rows split
-    between the threads), advanced rung by rung; the model is the winner's chain of
-    warm-started pgs.train(n_jobs=2) calls to the same boundaries, bit for bit."""
+    between the threads), advanced rung by rung, then the winner on every row; the model
+    is the winner's chain of warm-started pgs.train(n_jobs=2) calls to the same
+    boundaries (on the training split, then on X), bit for bit."""
     X, y = _hard_binary(8000)
     model = pgs.train(X, y, seed=6, n_jobs=2, loss="logistic")
     train, _ = SA.validation_split(X.shape[0], 0.2, 6, np.where(y > 0, 1.0, -1.0))
-    per_pass = train.shape[0]
-    rung0 = math.ceil(max(SA.FIRST_RUNG_PASSES * per_pass, SA.FIRST_RUNG_ROWS))
+    m, per_pass = X.shape[0], train.shape[0]
+    rung0 = math.ceil(max(D.FIRST_RUNG_PASSES * per_pass, D.FIRST_RUNG_ROWS))
     bounds = [math.ceil(rung0 * 2**r) for r in range(4)]       # the winner ran every rung
+    assert bounds[-1] <= D.SEARCH_SHARE * 10 * m
+    n_split = len(bounds)
     while bounds[-1] < model.T:
-        bounds.append(min(model.T, bounds[-1] + max(per_pass, SA.CHECK_ROWS)))
-    assert bounds[-1] == model.T
+        bounds.append(min(model.T, bounds[-1] + max(m, D.CHECK_ROWS)))
+    assert bounds[-1] == model.T and len(bounds) > n_split
     chain, t = None, 0
-    for b in bounds:
-        chain = pgs.train(X[train], y[train], sigma=model.params["sigma"], seed=6, n_jobs=2,
+    for i, b in enumerate(bounds):
+        rows = train if i < n_split else slice(None)
+        chain = pgs.train(X[rows], y[rows], sigma=model.params["sigma"], seed=6, n_jobs=2,
                           loss="logistic", T=b - t, warm_start=chain, keep_state=True)
         t = b
     np.testing.assert_array_equal(model.coef, chain.coef)
@@ -332,3 +371,69 @@ def test_a_callback_needs_a_fixed_sigma():
         pgs.train(X, y, callback=seen.append)
     pgs.train(X, y, sigma=0.1, T=600, callback=seen.append, callback_every=300)
     assert [r.t for r in seen] == [300, 600]
+
+
+# -------------------------------------------------------------- every row counts
+
+
+def test_the_final_model_learns_from_the_held_out_rows():
+    """A feature that only held-out rows hold (and that decides their labels): a model
+    trained on the other rows alone keeps its weight at exactly 0; the default fit,
+    which goes on with every row once sigma is chosen, learns it."""
+    X, y = _hard_binary(6000)
+    y = np.where(y > 0, 1.0, -1.0)
+    _, val = SA.validation_split(X.shape[0], 0.2, 4, y)
+    only_held_out = np.zeros((X.shape[0], 1))
+    only_held_out[val, 0] = 10.0 * y[val]
+    X = np.hstack([X, only_held_out])
+    train = np.setdiff1d(np.arange(X.shape[0]), val)
+    alone = pgs.train(X[train], y[train], seed=4)
+    assert alone.coef[-1] == 0.0
+    for fit in (pgs.train(X, y, seed=4), pgs.train(X, y, seed=4, n_jobs=2)):
+        assert fit.coef[-1] > 0.0
+        assert np.mean(fit.predict(X[val]) == y[val]) \
+            > np.mean(alone.predict(X[val]) == y[val]) + 0.05
+
+
+class _Rows:
+    """`_until_stale`'s rows: advancing sets the one run's t."""
+
+    def __init__(self, run):
+        self.run, self.ends = run, []
+
+    def advance(self, groups, t_end):
+        self.ends.append(t_end)
+        self.run.solver.t = t_end
+
+
+class _Holdout:
+    def score(self, values):
+        return float(np.mean(values))
+
+    def se_of_difference(self, a, b):
+        return 0.01
+
+
+@pytest.mark.parametrize("scores, checks", [
+    ([0.5, 0.5], 2),                       # two stale scores: stop
+    ([0.505, 0.505], 2),                   # a gain below the standard error is stale
+    ([0.5, 0.52, 0.5, 0.53, 0.5, 0.5], 6),  # a gain resets the count of stale scores
+    ([0.52, 0.54, 0.56, 0.58, 0.6, 0.62], 6),  # gains all the way: to t_cap
+])
+def test_the_stopping_rule_stops_after_two_stale_scores_in_a_row(scores, checks):
+    import types
+    run = types.SimpleNamespace(solver=types.SimpleNamespace(t=100))
+    rows, it = _Rows(run), iter(scores)
+    SA._until_stale(rows, [run], _Holdout(), lambda: np.full(10, next(it)), np.full(10, 0.5),
+                    t_cap=100 + 6 * D.CHECK_ROWS, exact=False, k=1, per_pass=D.CHECK_ROWS,
+                    max_passes=6, report=lambda *a, **kw: None, sigma=1.0)
+    assert rows.ends == [100 + D.CHECK_ROWS * (i + 1) for i in range(checks)]
+
+
+def test_held_out_rows_are_a_fifth_at_most_ten_thousand():
+    assert D.auto_validation_fraction(1_000) == 0.2
+    assert D.auto_validation_fraction(50_000) == 0.2
+    assert D.auto_validation_fraction(200_000) * 200_000 == pytest.approx(10_000)
+    y = np.repeat([0, 1], 100_000)
+    _, val = SA.validation_split(y.shape[0], D.auto_validation_fraction(y.shape[0]), 0, y)
+    assert val.shape[0] == 10_000

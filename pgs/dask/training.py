@@ -238,6 +238,18 @@ class DaskRows:
         wait_all(self.client, futures, self.timeout, "the held-out rows")
         return sp.vstack([sp.csr_matrix(f.result()) for f in futures], format="csr")
 
+    def every_row(self):
+        """From now on every row is a training row: the shards are X's rows (`n_jobs`
+        near-equal ones, as for the threads engine), the held-out ones included; the runs'
+        X (its shape only)."""
+        self.actors.close()
+        self.actors = _Actors(self.client, _partition(self.X, self.n_jobs), self.timeout)
+        self.sizes, self.stats = self.actors.sizes, self.actors.stats
+        self.X_train = shape_only_csr(self.actors.shape)
+        self._sent = set()
+        self.actors.wait()
+        return self.X_train
+
     def _rows_of_chunks(self, rows):
         """The sorted global `rows` of X as one dask array a chunk that holds some."""
         bounds = np.cumsum([0] + [int(c) for c in self.X.chunks[0]])

@@ -82,6 +82,24 @@ def auto_validation_fraction(n_rows):
     return min(VALIDATION_FRACTION, VALIDATION_ROWS / max(n_rows, 1))
 
 
+#: sigma="auto"'s successive halving (docs/defaults.md 3): every candidate runs this many
+#: passes of the training split before the first cut, each later rung doubling them for
+#: the better half ...
+FIRST_RUNG_PASSES = 0.25
+#: ... and at least this many rows (a quarter pass of a small set ranks them by noise) ...
+FIRST_RUNG_ROWS = 2_500
+#: ... within this share of the run's iterations (T, or max_passes): the winner goes on
+#: with every row, the held-out ones too, for the rest (docs/defaults.md 4).
+SEARCH_SHARE = 0.5
+
+#: The winner's held-out score is taken every pass, or every this many rows if a pass is
+#: shorter (small sets: as many passes as before the rule, at little cost) ...
+CHECK_ROWS = 10_000
+#: ... and the run stops after this many scores in a row without an improvement larger
+#: than the paired standard error of the difference.
+N_ITER_NO_CHANGE = 2
+
+
 def auto_sampling(sample_weight):
     """"auto" sampling: "iid" with weights (drawn by weight, each gradient scaled by the
     mean weight; a permutation would scale each by its own, whose spread can be huge),

@@ -16,19 +16,6 @@ from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets
 from pgs.rules.params import seed_entropy
 from pgs.training.fit import advance, finish, intercepts, prepare
 
-#: Passes of the training split every candidate runs before the first cut; each later rung
-#: doubles them for the better half.
-FIRST_RUNG_PASSES = 0.25
-#: ... and at least this many rows (a quarter pass of a small set ranks them by noise).
-FIRST_RUNG_ROWS = 2_500
-#: The winner's held-out score is taken every pass, or every this many rows if a pass is
-#: shorter (small sets: as many passes as before the rule, at little cost) ...
-CHECK_ROWS = 10_000
-#: ... and the run stops after this many scores in a row without an improvement larger
-#: than the paired standard error of the difference.
-N_ITER_NO_CHANGE = 2
-
-
 def is_auto(sigma):
     """True when `sigma` is the string "auto" (the other strings are errors)."""
     if isinstance(sigma, str):
@@ -180,6 +167,11 @@ class InMemoryRows:
         self.X_train = as_csr_buffers(self.Xb.matrix()[train], check_entries=False)
         return self.Xb.matrix()[val]
 
+    def every_row(self):
+        """From now on every row is a training row: the runs' X (all the rows)."""
+        self.X_train = self.Xb
+        return self.Xb
+
     def stats(self, q, full=False):
         """`pgs.rules.defaults.row_stats` of the training rows."""
         return D.row_stats(self.X_train, q, full=full)
@@ -226,15 +218,16 @@ def _report(verbose, start, status, text, passes_done, passes_max, short=None):
 def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_passes,
              sample_weight=None, strata=None, keep_state=False, verbose=0, status=None,
              start=None, **train_kwargs):
-    """Choose sigma by successive halving and continue the winner (module docstring):
-    (the final model of each problem of `targets`, the ascending grid, each value's
-    held-out score at its last rung).
+    """Choose sigma by successive halving on held-out rows, then continue the winner on
+    every row (module docstring): (the final model of each problem of `targets`, the
+    ascending grid, each value's held-out score at its last rung).
 
     `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val)`` keeps
     the training rows and returns the held-out ones, then ``X_train`` is what `prepare`
     reads of them and ``stats(q, full)`` their `pgs.rules.defaults.row_stats`;
-    ``advance(groups, t_end)`` runs lists of runs to t_end. ``per_row(Z, rows)``: the
-    per-row scores of held-out margins. `grid` None: `D.default_sigma_grid`;
+    ``advance(groups, t_end)`` runs lists of runs to t_end; ``every_row()`` makes every
+    row the training rows and returns what the runs read of them. ``per_row(Z, rows)``:
+    the per-row scores of held-out margins. `grid` None: `D.default_sigma_grid`;
     `validation_fraction` "auto": `D.auto_validation_fraction` (none held out: the
     training rows score). T None: until the held-out score stops improving, at most
     `max_passes` passes. `status` receives each `verbose` line; `start` is the call's
@@ -250,26 +243,46 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     if validation_fraction == "auto":
         validation_fraction = D.auto_validation_fraction(m)
     train, val = validation_split(m, validation_fraction, seed, strata)
-    if val.shape[0] == 0:
+    held_out = val.shape[0] > 0
+    if not held_out:
         train = val = np.arange(m, dtype=np.int64)
     holdout = Holdout(rows.split(train, val), lambda Z: per_row(Z, val),
                       validation_weights(sample_weight, val))
     if grid is None:
         grid = D.default_sigma_grid(D.mean_sq(rows.stats(2.0, False)), train.shape[0])
-    weights = validation_weights(sample_weight, train)
     ys = [np.ascontiguousarray(y[train]) for y in targets]
-    per_pass = D.default_T(train.shape[0], k, 1.0)
-    t_cap = T if T is not None else D.default_T(train.shape[0], k, max_passes)
-
+    weights = validation_weights(sample_weight, train)
+    t_cap = T if T is not None else D.default_T(m, k, max_passes)
     groups = [[prepare(rows.X_train, y, row_stats=rows.stats, sigma=float(s), T=t_cap,
                        seed=seed, sample_weight=weights, **train_kwargs) for y in ys]
               for s in grid]
+    per_pass = D.default_T(train.shape[0], k, 1.0)
+    win, scores, values = _halve(rows, groups, grid, holdout, per_pass, k,
+                                 max(1, int(D.SEARCH_SHARE * t_cap)), max_passes, report)
+    runs = groups[win]
+    if held_out:
+        # Every row counts: the winner goes on with the held-out rows too (its average,
+        # weighted by t, gives the iterates before this point little weight).
+        Xb = rows.every_row()
+        runs = [run._replace(Xb=Xb, y_kernel=np.ascontiguousarray(y), weights=sample_weight)
+                for run, y in zip(runs, targets, strict=True)]
+    _until_stale(rows, runs, holdout, lambda: holdout.values(*_current(runs)), values[win],
+                 t_cap, T is not None, k, D.default_T(m, k, 1.0), max_passes, report,
+                 grid[win])
+    models = [finish(run, False, keep_state) for run in runs]   # (their passes: T k / rows)
+    return models, grid, scores
+
+
+def _halve(rows, groups, grid, holdout, per_pass, k, t_search, max_passes, report):
+    """Successive halving of the candidates `groups` (one list of runs each, ascending
+    sigma `grid`) within `t_search` iterations: (the winner's index, each candidate's
+    score at its last rung, its per-row scores there)."""
     n = len(grid)
     scores, values = np.full(n, np.nan), [None] * n
     alive, pair_rungs = list(range(n)), 0
-    rung = max(FIRST_RUNG_PASSES * per_pass, FIRST_RUNG_ROWS / k)   # (iterations)
+    rung = max(D.FIRST_RUNG_PASSES * per_pass, D.FIRST_RUNG_ROWS / k)   # (iterations)
     while True:
-        t_end = min(t_cap, max(1, math.ceil(rung)))
+        t_end = min(t_search, max(1, math.ceil(rung)))
         rows.advance([groups[g] for g in alive], t_end)
         for g in alive:
             values[g] = holdout.values(*_current(groups[g]))
@@ -279,40 +292,47 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
         # larger overtake later (measured: the hard RCV1-like set's held-out accuracy at
         # 1 pass ranked 2e-7 first, from 2 passes on 6.3e-6).
         pair_rungs += len(alive) == 2
-        keep = 1 if t_end >= t_cap or len(alive) == 1 or pair_rungs == 2 \
+        keep = 1 if t_end >= t_search or len(alive) == 1 or pair_rungs == 2 \
             else max(math.ceil(len(alive) / 2), 2)
         kept = _choose(alive, scores, values, holdout, keep)
+        best = max((scores[g] for g in alive if np.isfinite(scores[g])), default=math.nan)
         report(f"sigma rung of {t_end / per_pass:.3g} passes: " + ", ".join(
             f"{grid[g]:.3g}: {scores[g]:.4f}" for g in alive) + "; kept "
             + ", ".join(f"{grid[g]:.3g}" for g in kept), t_end / per_pass, max_passes,
             short=f"sigma rung of {t_end / per_pass:.3g} passes: {len(kept)} of "
-            f"{len(alive)} kept, best score "
-            f"{max((scores[g] for g in alive if np.isfinite(scores[g])), default=math.nan):.4f}")
+            f"{len(alive)} kept, best score {best:.4f}")
         for g in set(alive) - set(kept):
             groups[g] = None            # (the losers' states freed)
         alive = kept
         if len(alive) == 1:
-            break
+            return alive[0], scores, values
         rung *= 2
-    win = alive[0]
-    runs, best_values, t = groups[win], values[win], groups[win][0].solver.t
-    best, stale = scores[win], 0
-    check = max(per_pass, math.ceil(CHECK_ROWS / k))
-    while t < t_cap and (T is not None or stale < N_ITER_NO_CHANGE):
-        t = min(t_cap, t + check) if T is None else t_cap
+
+
+def _until_stale(rows, runs, holdout, values_now, best_values, t_cap, exact, k, per_pass,
+                 max_passes, report, sigma):
+    """Run `runs` on to `t_cap` (`exact`: T given), or until `D.N_ITER_NO_CHANGE` held-out
+    scores in a row (``values_now()``: the runs' per-row scores), taken every pass of
+    `per_pass` iterations (every `D.CHECK_ROWS` rows if a pass is shorter), have not
+    improved on the best by more than the paired standard error (`best_values`: the
+    per-row scores of the winner's last rung)."""
+    t = runs[0].solver.t
+    if exact:
+        rows.advance([runs], t_cap)
+        return
+    best, stale = holdout.score(best_values), 0
+    check = max(per_pass, math.ceil(D.CHECK_ROWS / k))
+    while t < t_cap and stale < D.N_ITER_NO_CHANGE:
+        t = min(t_cap, t + check)
         rows.advance([runs], t)
-        if T is not None:
-            break
-        v = holdout.values(*_current(runs))
+        v = values_now()
         score = holdout.score(v)
         if score > best + holdout.se_of_difference(v, best_values):
             best, best_values, stale = score, v, 0
         else:
             stale += 1
-        report(f"pass {t / per_pass:.3g} (sigma {grid[win]:.3g}): held-out score {score:.4f}, "
+        report(f"pass {t / per_pass:.3g} (sigma {sigma:.3g}): held-out score {score:.4f}, "
                f"best {best:.4f}", t / per_pass, max_passes)
-    models = [finish(run, False, keep_state) for run in runs]   # (their passes: T k / rows)
-    return models, grid, scores
 
 
 def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, **kwargs):
