@@ -249,7 +249,7 @@ def test_threads_merge_per_class(schedule):
     common = dict(loss="multinomial", sigma=1e-3, seed=1, schedule=schedule, T=2000)
     plain = pgs.train(X, y, **common)
     run = prepare(X, y, **common)
-    threads.run_threads(run, 1, 300, None, None, 0.0)
+    threads.run_split(run, 1, 300, None, None, 0.0)
     np.testing.assert_array_equal(finish(run, False, False).coef, plain.coef)
     par = dict(n_jobs=2, merge_every=250)     # (rounds of 500: T1 = 1000 ends one)
     two = pgs.train(X, y, **par, **common)

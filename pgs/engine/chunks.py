@@ -3,7 +3,7 @@
 A SIGINT waits until the compiled kernel returns, so the solvers (which resume exactly: a
 chunked run is bit-identical to an unsplit one) advance a chunk at a time; between chunks
 Python runs its signal handlers and a worker thread checks whether it must stop.
-`run_threads` keeps the main thread, the only one signals reach, waiting in short slices,
+`run_on_threads` keeps the main thread, the only one signals reach, waiting in short slices,
 and `interrupts_to` turns Ctrl-C there into a request to stop.
 """
 
@@ -80,7 +80,7 @@ def interrupts_to(stop):
             raise KeyboardInterrupt     # (over the workers' Stopped)
 
 
-def run_threads(work, n):
+def run_on_threads(work, n):
     """``work(g, stop)`` for g in range(n) on n threads; their results, in order
     (`wait_all`; Ctrl-C: `interrupts_to`)."""
     stop = threading.Event()

@@ -13,9 +13,10 @@ from pgs.engine.chunks import Stopped, interrupts_to, wait_all
 from pgs.engine.solver import Reports, raise_status
 
 
-def run_threads(run, n_jobs, merge_every, callback, every, start):
-    """Run a prepared run (`pgs.training.fit.prepare`) to its end on `n_jobs` threads; True if the
-    callback stopped it. The solver of `run` receives the final state."""
+def run_split(run, n_jobs, merge_every, callback, every, start):
+    """Run a prepared run (`pgs.training.fit.prepare`) to its end split by rows between
+    `n_jobs` threads, merged in rounds; True if the callback stopped it. The solver of `run`
+    receives the final state."""
     Xb = run.Xb
     bounds = P.partition_rows(Xb.shape[0], n_jobs)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds], merge_every,

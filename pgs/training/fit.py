@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine import threads
-from pgs.engine.chunks import run_chunked, run_threads
+from pgs.engine.chunks import run_chunked, run_on_threads
 from pgs.engine.solver import MultiSolver, Reports, Solver, raise_status, run_lockstep, solver_of
 from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
@@ -77,7 +77,7 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
         raise ValueError("fixed_rows is not supported with n_jobs > 1")
     run = prepare(X, y, track_loss=callback is not None, **kwargs)
     if n_jobs > 1:
-        stopped = threads.run_threads(run, n_jobs, merge_every, callback, callback_every, start)
+        stopped = threads.run_split(run, n_jobs, merge_every, callback, callback_every, start)
     else:
         stopped = _run_chunks(run, callback, callback_every, start)
     return finish(run, stopped, keep_state)
@@ -136,8 +136,8 @@ def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
     Xb = runs[0].Xb
     if split and n_jobs > 1 and Xb.shape[0] > 1:
         for run in runs:
-            threads.run_threads(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]),
-                                merge_every, None, None, 0.0)
+            threads.run_split(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]),
+                              merge_every, None, None, 0.0)
         return
     n_groups = max(1, min(n_jobs, len(runs)))
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
@@ -164,7 +164,7 @@ def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
         run_group(0)
     else:
         # (the main thread waits so that Ctrl-C reaches it; the workers then stop)
-        run_threads(run_group, n_groups)
+        run_on_threads(run_group, n_groups)
 
 
 def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
