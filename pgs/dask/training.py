@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from distributed.scheduler import KilledWorker
 
-from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, gather, get_client, wait_all
+from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, gather, get_client, wait_for
 from pgs.engine import rounds as P
 from pgs.engine.solver import Reports, raise_status
 from pgs.engine.threads import after_round
@@ -235,7 +235,7 @@ class DaskRows:
         # (chunk by chunk: a row index across chunks of sparse matrices is not joined by
         # every dask release)
         futures = self.client.compute(self._rows_of_chunks(val))
-        wait_all(self.client, futures, self.timeout, "the held-out rows")
+        wait_for(self.client, futures, self.timeout, "the held-out rows")
         return sp.vstack([sp.csr_matrix(f.result()) for f in futures], format="csr")
 
     def _rows_of_chunks(self, rows):
@@ -298,7 +298,7 @@ class _Actors:
         self.client, self.timeout, self.shape = client, timeout, X.shape
         X = client.persist(X)      # (held until the parts are computed from it)
         self.parts = parts = client.compute(list(X.to_delayed().ravel()))
-        wait_all(client, parts, timeout, "X's partitions")
+        wait_for(client, parts, timeout, "X's partitions")
         who = client.who_has(parts)
         self.homes = [min(who.get(f.key, ()), default="(none)") for f in parts]
         self.sizes = [int(c) for c in X.chunks[0]]

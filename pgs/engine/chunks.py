@@ -37,7 +37,7 @@ def run_chunked(advance, t, t_end, work_per_step, stop=None):
         advance(t)
 
 
-def wait_all(futures, stop):
+def wait_or_stop(futures, stop):
     """The results of `futures`, in order, waiting in slices of `WAIT_SLICE` s so that Ctrl-C
     reaches the main thread; on an interruption or a worker's error `stop` is set, and the
     exception propagates once the others have left at their next chunk."""
@@ -82,7 +82,7 @@ def interrupts_to(stop):
 
 def run_on_threads(work, n):
     """``work(g, stop)`` for g in range(n) on n threads; their results, in order
-    (`wait_all`; Ctrl-C: `interrupts_to`)."""
+    (`wait_or_stop`; Ctrl-C: `interrupts_to`)."""
     stop = threading.Event()
     with interrupts_to(stop), ThreadPoolExecutor(max_workers=n) as pool:
-        return wait_all([pool.submit(work, g, stop) for g in range(n)], stop)
+        return wait_or_stop([pool.submit(work, g, stop) for g in range(n)], stop)
