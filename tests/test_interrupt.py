@@ -50,9 +50,9 @@ def test_chunked_runs_equal_unsplit_runs(monkeypatch, name):
     calls = []
     real = chunks.run_chunked
 
-    def counting(advance, *args, **kwargs):
+    def counting(step_to, *args, **kwargs):
         calls.append(1)
-        return real(lambda t: (calls.append(t), advance(t)), *args, **kwargs)
+        return real(lambda t: (calls.append(t), step_to(t)), *args, **kwargs)
 
     monkeypatch.setattr("pgs.training.fit.run_chunked", counting)
     monkeypatch.setattr("pgs.training.csgd.run_chunked", counting)

@@ -24,8 +24,8 @@ class Stopped(Exception):
     main thread was interrupted); never reaches the caller."""
 
 
-def run_chunked(advance, t, t_end, work_per_step, stop=None):
-    """Advance a run from step `t` to `t_end` by calls ``advance(t_next)`` (the kernel, which
+def run_chunked(step_to, t, t_end, work_per_step, stop=None):
+    """Advance a run from step `t` to `t_end` by calls ``step_to(t_next)`` (the kernel, which
     raises on failure), each `CHUNK_WORK` / `work_per_step` steps further at most (the
     non-zeros a step reads, times the outputs updated); `Stopped` at a chunk once `stop` is
     set."""
@@ -34,7 +34,7 @@ def run_chunked(advance, t, t_end, work_per_step, stop=None):
         if stop is not None and stop.is_set():
             raise Stopped
         t = min(t + step, t_end)
-        advance(t)
+        step_to(t)
 
 
 def wait_or_stop(futures, stop):

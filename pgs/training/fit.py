@@ -92,7 +92,7 @@ def check_reports(callback, callback_every, merge_every):
             V.check_count("merge_every", merge_every, allow_none=True))
 
 
-#: Rows a solver takes per turn in `advance`'s lock-step (about 230 KB of RCV1-like rows:
+#: Rows a solver takes per turn in `run_many_to`'s lock-step (about 230 KB of RCV1-like rows:
 #: still in L2 when the next problem takes them) ...
 LOCKSTEP_ROWS = 256
 #: ... while the vectors the problems' updates touch (`_vector_bytes`) total at most this;
@@ -112,7 +112,7 @@ def _vector_bytes(solver):
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
     """`fit` for several target vectors over the same X (one-vs-rest problems): problem i
     is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i], ...)`` bit for bit, run in
-    lock-step (`advance`) with the others of its group of `n_jobs` threads; a single
+    lock-step (`run_many_to`) with the others of its group of `n_jobs` threads; a single
     problem is split by rows between them."""
     seed = seed_entropy(seed)   # (one draw for all: else they would draw different rows)
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
@@ -123,16 +123,16 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
             _run_chunks(run, None, None, 0.0)
     elif runs:
         # One problem (binary, regression): its rows are split between the threads.
-        advance(runs, runs[0].t_total, n_jobs, split=len(runs) == 1)
+        run_many_to(runs, runs[0].t_total, n_jobs, split=len(runs) == 1)
     return [finish(run, False, keep_state) for run in runs]
 
 
-def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
+def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
     """Run `prepare`'s runs over the same rows (seeded alike: they draw the same rows) to
     iteration `t_end` in lock-step, in contiguous groups on `n_jobs` threads, in chunks
     (Ctrl-C); each run's bits are those of its own `_run_chunks`. With `split`, each run
     alone, its rows split between the threads, which merge their dual states
-    (`pgs.engine.threads`; `merge_every` None: the default)."""
+    (`pgs.engine.threads.run_split`; `merge_every` None: the default)."""
     Xb = runs[0].Xb
     if split and n_jobs > 1 and Xb.shape[0] > 1:
         for run in runs:
@@ -149,7 +149,7 @@ def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
         group = runs[bounds[g]:bounds[g + 1]]
         solvers = [run.solver for run in group]
 
-        def step(t):
+        def step_to(t):
             # (a solver's bits do not depend on the schedule: chunks change nothing)
             failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices,
                                           Xb.indptr, [run.y_kernel for run in group],
@@ -157,7 +157,7 @@ def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
             if failed >= 0:
                 raise_status(status, group[failed].solver, Xb, group[failed].params)
 
-        run_chunked(step, min(s.t for s in solvers), t_end,
+        run_chunked(step_to, min(s.t for s in solvers), t_end,
                     len(group) * _work_per_iteration(group[0]) / long, stop)
 
     if n_groups == 1:
@@ -299,7 +299,7 @@ def _run_chunks(run, callback, every, start):
     solver, Xb = run.solver, run.Xb
     reports = Reports(run, solver.t, callback, every, start)
 
-    def advance(t_end):
+    def step_to(t_end):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, run.y_kernel,
                             run.fixed_rows, run.weights)
         if status != 0:
@@ -307,7 +307,7 @@ def _run_chunks(run, callback, every, start):
 
     while solver.t < run.t_total:
         loss_before, rows_before = solver.loss_sum, solver.consumed
-        run_chunked(advance, solver.t, min(reports.next, run.t_total),
+        run_chunked(step_to, solver.t, min(reports.next, run.t_total),
                     _work_per_iteration(run))
         if not reports.add(solver.t, solver.loss_sum - loss_before,
                            solver.consumed - rows_before, lambda: solver.norm_w):
