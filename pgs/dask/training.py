@@ -21,7 +21,7 @@ from pgs.engine.solver import Reports, raise_status
 from pgs.engine.threads import after_round
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
-from pgs.rules.defaults import DEFAULTS, q_stride, row_sq_norms, row_stats
+from pgs.rules.defaults import DASK_ROUND_PASSES, DEFAULTS, q_stride, row_sq_norms, row_stats
 from pgs.rules.docstrings import fill_doc
 from pgs.training import sigma_auto
 from pgs.training.fit import check_reports, finish, prepare
@@ -29,10 +29,6 @@ from pgs.training.train import train as _pgs_train
 
 #: Times an actor lost with its worker is made again for the same call.
 RETRIES = 3
-
-#: The default round: half a pass, the threads engine's doubled, as a round's hand-offs
-#: cost milliseconds (docs/parallel.md 4, bench/results/dask_rounds.md).
-ROUND_PASSES = 0.5
 
 
 def _name(index, first_row, rows):
@@ -185,7 +181,7 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
         run = prepare(shape_only_csr(actors.shape), y, sample_weight=sample_weight,
                       track_loss=callback is not None, row_stats=actors.stats, **kwargs)
-        params, state = P.setup(run, actors.sizes, merge_every, ROUND_PASSES,
+        params, state = P.setup(run, actors.sizes, merge_every, DASK_ROUND_PASSES,
                                 track_loss=callback is not None)
         actors.setup(run, params)
         # (the threads engine's loop, each shard's part of a round a call of its actor)
@@ -258,7 +254,7 @@ class DaskRows:
             return
         states = {}
         for key, run in runs.items():
-            params, state = P.setup(run, self.sizes, self.merge_every, ROUND_PASSES)
+            params, state = P.setup(run, self.sizes, self.merge_every, DASK_ROUND_PASSES)
             if key not in self._sent:          # (targets, weights, constants: once)
                 self.actors.setup(run, params, key)
                 self._sent.add(key)

@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine.solver import MultiSolver, solver_of
-from pgs.rules.defaults import ROUND_PASSES, default_merge_every, merge_step_for
+from pgs.rules.defaults import THREADS_ROUND_PASSES, default_merge_every, merge_step_for
 from pgs.rules.params import Params
 
 #: Non-zeros a worker runs between two checks of `stop` (a millisecond or two: Ctrl-C
@@ -56,7 +56,7 @@ class RoundParams(NamedTuple):
                          t_offset)
 
 
-def setup(run, sizes, merge_every=None, passes=ROUND_PASSES, track_loss=False):
+def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=False):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
     are split into shards of `sizes` rows, in worker order (`merge_every` None:
     `default_merge_every` of rounds of `passes` passes)."""
