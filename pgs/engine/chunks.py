@@ -14,6 +14,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 #: Work per chunk, in non-zeros read (times the outputs they update): some milliseconds
 #: of kernel time, far below the 0.5 s a Ctrl-C may take, far above a call's overhead.
+#: The rounds' workers (`pgs.engine.rounds.run_shard`) take a quarter of it.
 CHUNK_WORK = 2**22
 #: Seconds the main thread waits at a time for worker threads (then checks signals).
 WAIT_SLICE = 0.05
