@@ -185,7 +185,8 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
 
     @functools.cache
     def read():             # (after the arguments' checks: their errors come first)
-        # Entries are checked by the kernel as it reads each row (see _margin).
+        # Entries are checked by the kernel as it reads each row (`dual_dot` in
+        # pgs/_dual.pxd; `_pgs_loop` in pgs/_core.pyx stops at the non-finite margin).
         Xb = as_csr_buffers(X, check_entries=False)
         m, loss = Xb.shape[0], args.get("loss", D.DEFAULTS["loss"])
         y_kernel, classes = kernel_targets(y, m, loss, known_classes)
