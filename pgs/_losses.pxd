@@ -12,8 +12,8 @@
 # (Bottou's and sofia-ml's compile-time loss choice).  Adding a loss: its tag and
 # its inline pair below, one line in each of this file's lists (the fused type,
 # LossId, `dloss`, `loss_value`, `loss_deriv`), one line in `_dispatch` of
-# pgs/_core.pyx, and its row in pgs/_loss_table.py (name, task, bounds, epsilon,
-# probabilities), which every Python layer reads.
+# pgs/_core.pyx, and its row in `LOSSES` of pgs/rules/losses.py (name, task, bounds,
+# epsilon, probabilities), which every Python layer reads.
 #
 # Downstream Cython code can `cimport pgs._losses` and call these directly.
 
@@ -55,7 +55,7 @@ ctypedef fused loss_tag:
     Multinomial
     CrammerSinger
 
-# Integer ids, in the order of the table in pgs/_loss_table.py.
+# Integer ids, in the order of the table `LOSSES` in pgs/rules/losses.py.
 cdef enum LossId:
     LOSS_HINGE = 0
     LOSS_LOGISTIC = 1

@@ -395,11 +395,11 @@ def test_sigma_auto_on_the_shards_is_the_in_memory_search(client):
 
 
 def test_default_round_is_half_a_pass(client):
-    """pgs.dask.train's rounds are ROUND_PASSES = 1/2 of a pass by default (a round's
+    """pgs.dask.train's rounds are DASK_ROUND_PASSES = 1/2 of a pass by default (a round's
     hand-offs cost milliseconds: twice the threads engine's quarter pass), with or
     without sigma="auto": pgs.train(n_jobs=W) with merge_every = m // (2 W k)."""
-    from pgs.dask.training import ROUND_PASSES
-    assert ROUND_PASSES == 0.5
+    from pgs.rules.defaults import DASK_ROUND_PASSES
+    assert DASK_ROUND_PASSES == 0.5
     X, y = _problem(m=3000, seed=5)
     kw = dict(loss="logistic", sigma=1e-3, T=7000, k=2, seed=6)
     got = pgs.dask.train(_dask(X, 3000), y, client=client, n_jobs=2, **kw)

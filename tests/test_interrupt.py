@@ -50,9 +50,9 @@ def test_chunked_runs_equal_unsplit_runs(monkeypatch, name):
     calls = []
     real = chunks.run_chunked
 
-    def counting(advance, *args, **kwargs):
+    def counting(step_to, *args, **kwargs):
         calls.append(1)
-        return real(lambda t: (calls.append(t), advance(t)), *args, **kwargs)
+        return real(lambda t: (calls.append(t), step_to(t)), *args, **kwargs)
 
     monkeypatch.setattr("pgs.training.fit.run_chunked", counting)
     monkeypatch.setattr("pgs.training.csgd.run_chunked", counting)
@@ -134,7 +134,7 @@ def test_ctrl_c_stops_every_long_call(tmp_path):
     assert max(latencies.values()) < 3.0, latencies
 
 
-def test_run_threads_stops_the_other_workers_on_an_error():
+def test_run_on_threads_stops_the_other_workers_on_an_error():
     """A worker's error stops the others at their next chunk and reaches the caller."""
     started = []
 
@@ -147,13 +147,13 @@ def test_run_threads_stops_the_other_workers_on_an_error():
 
     t0 = time.monotonic()
     with pytest.raises(ValueError, match="bad row"):
-        chunks.run_threads(work, 3)
+        chunks.run_on_threads(work, 3)
     assert sorted(started) == [0, 1, 2]
     assert time.monotonic() - t0 < 30
 
 
-def test_run_threads_returns_results_in_order():
-    assert chunks.run_threads(lambda g, stop: g * g, 4) == [0, 1, 4, 9]
+def test_run_on_threads_returns_results_in_order():
+    assert chunks.run_on_threads(lambda g, stop: g * g, 4) == [0, 1, 4, 9]
 
 
 def test_ctrl_c_during_threads_is_a_stop_request_then_keyboardinterrupt():
@@ -184,7 +184,7 @@ def test_ctrl_c_during_threads_is_a_stop_request_then_keyboardinterrupt():
             chunks.run_chunked(lambda t: time.sleep(0.001), 0, 10**9, chunks.CHUNK_WORK, stop)
 
         with pytest.raises(KeyboardInterrupt):
-            chunks.run_threads(work, 2)
+            chunks.run_on_threads(work, 2)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 100, 2**62])

@@ -11,7 +11,7 @@ import pgs
 from pgs._core import py_multi_loss
 from pgs.models import MulticlassModel
 from pgs.rules.losses import LOSS_NAMES
-from pgs.training.fit import advance, finish, prepare
+from pgs.training.fit import finish, prepare, run_many_to
 
 K_LOSSES = ("multinomial", "crammer_singer")
 M, N, K = 40, 9, 4
@@ -164,7 +164,7 @@ def test_lockstep_with_other_problems_changes_no_bit():
     X, y = _problem(6, m=80)
     alone = [pgs.train(X, y, loss="multinomial", sigma=s, T=300, seed=2) for s in (0.1, 0.01)]
     runs = [prepare(X, y, seed=2, T=300, loss="multinomial", sigma=s) for s in (0.1, 0.01)]
-    advance(runs, 300)
+    run_many_to(runs, 300)
     together = [finish(run, False, False) for run in runs]
     for a, b in zip(alone, together, strict=True):
         np.testing.assert_array_equal(a.coef, b.coef)
@@ -249,7 +249,7 @@ def test_threads_merge_per_class(schedule):
     common = dict(loss="multinomial", sigma=1e-3, seed=1, schedule=schedule, T=2000)
     plain = pgs.train(X, y, **common)
     run = prepare(X, y, **common)
-    threads.run_threads(run, 1, 300, None, None, 0.0)
+    threads.run_split(run, 1, 300, None, None, 0.0)
     np.testing.assert_array_equal(finish(run, False, False).coef, plain.coef)
     par = dict(n_jobs=2, merge_every=250)     # (rounds of 500: T1 = 1000 ends one)
     two = pgs.train(X, y, **par, **common)

@@ -71,7 +71,7 @@ def check_timeout(timeout):
     return float(timeout)
 
 
-def wait_all(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
+def wait_for(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
     """Wait at most `timeout` seconds for `futures` on `client` (TimeoutError naming `what`
     past it); the first failed one re-raises its task's exception here."""
     try:
@@ -89,5 +89,5 @@ def wait_all(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
 
 def gather(client, futures, timeout=DEFAULT_TIMEOUT, what="the tasks"):
     """`client.gather(futures)` once they are done, waiting `timeout` seconds at most."""
-    wait_all(client, futures, timeout, what)
+    wait_for(client, futures, timeout, what)
     return client.gather(futures)

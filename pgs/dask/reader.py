@@ -19,7 +19,7 @@ from dask.bytes import read_bytes
 from dask.utils import parse_bytes
 from fsspec.core import get_fs_token_paths
 
-from pgs.dask.client import gather, get_client, wait_all
+from pgs.dask.client import gather, get_client, wait_for
 from pgs.io import svmlight
 
 
@@ -156,7 +156,7 @@ def read_svmlight(paths, *, n_features=None, dtype=np.float64, zero_based="auto"
     xs = client.map(_finish_block, [parsed[j] for j in keep], shift=int(one_based),
                     n_features=n_features)
     ys = client.map(operator.attrgetter("y"), [parsed[j] for j in keep])
-    wait_all(client, xs + ys, what="the files' blocks")
+    wait_for(client, xs + ys, what="the files' blocks")
     del parsed
     x_meta = sp.csr_matrix((0, n_features), dtype=dt)
     X = da.concatenate([da.from_delayed(f, shape=(r, n_features), dtype=dt, meta=x_meta)

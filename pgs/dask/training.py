@@ -15,13 +15,13 @@ import numpy as np
 import scipy.sparse as sp
 from distributed.scheduler import KilledWorker
 
-from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, gather, get_client, wait_all
+from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, gather, get_client, wait_for
 from pgs.engine import rounds as P
 from pgs.engine.solver import Reports, raise_status
 from pgs.engine.threads import after_round
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
-from pgs.rules.defaults import DEFAULTS, q_stride, row_sq_norms, row_stats
+from pgs.rules.defaults import DASK_ROUND_PASSES, DEFAULTS, q_stride, row_sq_norms, row_stats
 from pgs.rules.docstrings import fill_doc
 from pgs.training import sigma_auto
 from pgs.training.fit import check_reports, finish, prepare
@@ -29,10 +29,6 @@ from pgs.training.train import train as _pgs_train
 
 #: Times an actor lost with its worker is made again for the same call.
 RETRIES = 3
-
-#: The default round: half a pass, the threads engine's doubled, as a round's hand-offs
-#: cost milliseconds (docs/parallel.md 4, bench/results/dask_rounds.md).
-ROUND_PASSES = 0.5
 
 
 def _name(index, first_row, rows):
@@ -185,7 +181,7 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
         run = prepare(shape_only_csr(actors.shape), y, sample_weight=sample_weight,
                       track_loss=callback is not None, row_stats=actors.stats, **kwargs)
-        params, state = P.setup(run, actors.sizes, merge_every, ROUND_PASSES,
+        params, state = P.setup(run, actors.sizes, merge_every, DASK_ROUND_PASSES,
                                 track_loss=callback is not None)
         actors.setup(run, params)
         # (the threads engine's loop, each shard's part of a round a call of its actor)
@@ -235,7 +231,7 @@ class DaskRows:
         # (chunk by chunk: a row index across chunks of sparse matrices is not joined by
         # every dask release)
         futures = self.client.compute(self._rows_of_chunks(val))
-        wait_all(self.client, futures, self.timeout, "the held-out rows")
+        wait_for(self.client, futures, self.timeout, "the held-out rows")
         return sp.vstack([sp.csr_matrix(f.result()) for f in futures], format="csr")
 
     def every_row(self):
@@ -270,7 +266,7 @@ class DaskRows:
             return
         states = {}
         for key, run in runs.items():
-            params, state = P.setup(run, self.sizes, self.merge_every, ROUND_PASSES)
+            params, state = P.setup(run, self.sizes, self.merge_every, DASK_ROUND_PASSES)
             if key not in self._sent:          # (targets, weights, constants: once)
                 self.actors.setup(run, params, key)
                 self._sent.add(key)
@@ -310,7 +306,7 @@ class _Actors:
         self.client, self.timeout, self.shape = client, timeout, X.shape
         X = client.persist(X)      # (held until the parts are computed from it)
         self.parts = parts = client.compute(list(X.to_delayed().ravel()))
-        wait_all(client, parts, timeout, "X's partitions")
+        wait_for(client, parts, timeout, "X's partitions")
         who = client.who_has(parts)
         self.homes = [min(who.get(f.key, ()), default="(none)") for f in parts]
         self.sizes = [int(c) for c in X.chunks[0]]

@@ -3,7 +3,7 @@
 A SIGINT waits until the compiled kernel returns, so the solvers (which resume exactly: a
 chunked run is bit-identical to an unsplit one) advance a chunk at a time; between chunks
 Python runs its signal handlers and a worker thread checks whether it must stop.
-`run_threads` keeps the main thread, the only one signals reach, waiting in short slices,
+`run_on_threads` keeps the main thread, the only one signals reach, waiting in short slices,
 and `interrupts_to` turns Ctrl-C there into a request to stop.
 """
 
@@ -14,6 +14,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 #: Work per chunk, in non-zeros read (times the outputs they update): some milliseconds
 #: of kernel time, far below the 0.5 s a Ctrl-C may take, far above a call's overhead.
+#: The rounds' workers (`pgs.engine.rounds.run_shard`) take a quarter of it.
 CHUNK_WORK = 2**22
 #: Seconds the main thread waits at a time for worker threads (then checks signals).
 WAIT_SLICE = 0.05
@@ -24,8 +25,8 @@ class Stopped(Exception):
     main thread was interrupted); never reaches the caller."""
 
 
-def run_chunked(advance, t, t_end, work_per_step, stop=None):
-    """Advance a run from step `t` to `t_end` by calls ``advance(t_next)`` (the kernel, which
+def run_chunked(step_to, t, t_end, work_per_step, stop=None):
+    """Advance a run from step `t` to `t_end` by calls ``step_to(t_next)`` (the kernel, which
     raises on failure), each `CHUNK_WORK` / `work_per_step` steps further at most (the
     non-zeros a step reads, times the outputs updated); `Stopped` at a chunk once `stop` is
     set."""
@@ -34,10 +35,10 @@ def run_chunked(advance, t, t_end, work_per_step, stop=None):
         if stop is not None and stop.is_set():
             raise Stopped
         t = min(t + step, t_end)
-        advance(t)
+        step_to(t)
 
 
-def wait_all(futures, stop):
+def wait_or_stop(futures, stop):
     """The results of `futures`, in order, waiting in slices of `WAIT_SLICE` s so that Ctrl-C
     reaches the main thread; on an interruption or a worker's error `stop` is set, and the
     exception propagates once the others have left at their next chunk."""
@@ -80,9 +81,9 @@ def interrupts_to(stop):
             raise KeyboardInterrupt     # (over the workers' Stopped)
 
 
-def run_threads(work, n):
+def run_on_threads(work, n):
     """``work(g, stop)`` for g in range(n) on n threads; their results, in order
-    (`wait_all`; Ctrl-C: `interrupts_to`)."""
+    (`wait_or_stop`; Ctrl-C: `interrupts_to`)."""
     stop = threading.Event()
     with interrupts_to(stop), ThreadPoolExecutor(max_workers=n) as pool:
-        return wait_all([pool.submit(work, g, stop) for g in range(n)], stop)
+        return wait_or_stop([pool.submit(work, g, stop) for g in range(n)], stop)

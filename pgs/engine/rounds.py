@@ -8,13 +8,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pgs.engine import chunks
 from pgs.engine.solver import MultiSolver, solver_of
-from pgs.rules.defaults import ROUND_PASSES, default_merge_every, merge_step_for
+from pgs.rules.defaults import THREADS_ROUND_PASSES, default_merge_every, merge_step_for
 from pgs.rules.params import Params
-
-#: Non-zeros a worker runs between two checks of `stop` (a millisecond or two: Ctrl-C
-#: waits for the slowest worker to see it, on a loaded machine too).
-CHUNK_NNZ = 2**20
 
 
 def partition_rows(n_rows, n_parts):
@@ -56,7 +53,7 @@ class RoundParams(NamedTuple):
                          t_offset)
 
 
-def setup(run, sizes, merge_every=None, passes=ROUND_PASSES, track_loss=False):
+def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=False):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
     are split into shards of `sizes` rows, in worker order (`merge_every` None:
     `default_merge_every` of rounds of `passes` passes)."""
@@ -164,9 +161,10 @@ def plan_round(state, t_end, merge_every):
 def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=None):
     """Run task ``plan_round(...)[w]`` on worker w's shard (its CSR buffers, `indptr`
     possibly a slice of a larger matrix's, targets and weights); return its delta:
-    ``status`` (0: ok), ``stopped`` (`stop`, a threading.Event checked every `CHUNK_NNZ`
-    non-zeros, was set), ``sampler``, ``loss_sum``, and with W > 1 its changes from the
-    rho lam it started from (`_class_delta`), with W = 1 its whole ``kernel`` state."""
+    ``status`` (0: ok), ``stopped`` (`stop`, a threading.Event checked every
+    ``chunks.CHUNK_WORK // 4`` non-zeros, was set), ``sampler``, ``loss_sum``, and with
+    W > 1 its changes from the rho lam it started from (`_class_delta`), with W = 1 its
+    whole ``kernel`` state."""
     single = task["n_workers"] == 1
     smp = task["sampler"]
     starts = task["kernel"].get("outputs", [task["kernel"]])     # (K outputs: per class)
@@ -201,7 +199,10 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     loss_before = solver.loss_sum
 
     nnz_per_row = max(1.0, (indptr[-1] - indptr[0]) / max(1, indptr.shape[0] - 1))
-    chunk = max(1, int(CHUNK_NNZ / (params.resolved.k * nnz_per_row)))
+    # Iterations between two checks of `stop`: a quarter of `chunks.CHUNK_WORK` non-zeros
+    # read (a millisecond or two: Ctrl-C waits for the slowest worker to see it, on a loaded
+    # machine too); unlike `run_chunked`'s callers, not times the K outputs they update.
+    chunk = max(1, int((chunks.CHUNK_WORK // 4) / (params.resolved.k * nnz_per_row)))
     status, stopped = 0, False
     while solver.t < t_first + steps and status == 0:
         if stop is not None and stop.is_set():

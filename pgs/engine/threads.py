@@ -9,13 +9,14 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from pgs.engine import rounds as P
-from pgs.engine.chunks import Stopped, interrupts_to, wait_all
+from pgs.engine.chunks import Stopped, interrupts_to, wait_or_stop
 from pgs.engine.solver import Reports, raise_status
 
 
-def run_threads(run, n_jobs, merge_every, callback, every, start):
-    """Run a prepared run (`pgs.training.fit.prepare`) to its end on `n_jobs` threads; True if the
-    callback stopped it. The solver of `run` receives the final state."""
+def run_split(run, n_jobs, merge_every, callback, every, start):
+    """Run a prepared run (`pgs.training.fit.prepare`) to its end split by rows between
+    `n_jobs` threads, merged in rounds; True if the callback stopped it. The solver of `run`
+    receives the final state."""
     Xb = run.Xb
     bounds = P.partition_rows(Xb.shape[0], n_jobs)
     params, state = P.setup(run, [hi - lo for lo, hi in bounds], merge_every,
@@ -28,10 +29,10 @@ def run_threads(run, n_jobs, merge_every, callback, every, start):
     reports = Reports(run, int(state["kernel"]["t"]), callback, every, start)
 
     def map_fn(plans):
-        # (waited for as every long call is, `wait_all`: Ctrl-C sets `stop`, the workers
+        # (waited for as every long call is, `wait_or_stop`: Ctrl-C sets `stop`, the workers
         # return within one chunk)
-        deltas = wait_all([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
-                                       stop=stop) for task in plans[0]], stop)
+        deltas = wait_or_stop([pool.submit(P.run_shard, task, params, *shards[task["worker"]],
+                                           stop=stop) for task in plans[0]], stop)
         if stop.is_set():           # (Ctrl-C: the workers returned early)
             raise Stopped
         for d in deltas:

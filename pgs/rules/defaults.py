@@ -240,12 +240,14 @@ def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights,
     return t0 if math.isfinite(t0) else 0.0
 
 
-#: The threads engine's default round: a quarter pass (docs/parallel.md 2; `pgs.dask` has
-#: its own, longer).
-ROUND_PASSES = 0.25
+#: The threads engine's default round: a quarter pass (docs/parallel.md 2).
+THREADS_ROUND_PASSES = 0.25
+#: `pgs.dask`'s default round: half a pass, the threads engine's doubled, as a round's
+#: hand-offs cost milliseconds (docs/parallel.md 4, bench/results/dask_rounds.md).
+DASK_ROUND_PASSES = 0.5
 
 
-def default_merge_every(n_samples, n_workers, k, passes=ROUND_PASSES):
+def default_merge_every(n_samples, n_workers, k, passes=THREADS_ROUND_PASSES):
     """The default iterations per worker per round, tau: a round of W tau iterations
     covers `passes` of a pass over the data, at least 1."""
     return max(1, int(passes * n_samples) // (n_workers * k))

@@ -171,7 +171,7 @@ n_jobs : int >= 1, optional
 merge_every : int >= 1, optional
     Iterations per shard per round (for unequal shards a round runs ``W * merge_every``
     iterations split in proportion to the shards' sizes); default ``max(1, m // (2 W k))``: a
-    round covers half a pass (`ROUND_PASSES`), as a round's hand-offs cost milliseconds
+    round covers half a pass (`DASK_ROUND_PASSES`), as a round's hand-offs cost milliseconds
     (docs/parallel.md, section 4).
 +sample_weight
     A dask array or in memory (gathered to the client once, then sent to the shards).

@@ -41,7 +41,7 @@ def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
                         permutation=permutation)
     y = Y.reshape(-1)
 
-    def advance(t_end):
+    def step_to(t_end):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, y, fixed_rows)
         if status == 2:
             raise ValueError("fixed_rows holds a row index outside [0, n_samples)")
@@ -54,7 +54,7 @@ def _solve(Xb, Y, *, variant_id, eta0, switch, icpt, average, rng_state, T,
     # In chunks, so that Ctrl-C stops a long run (a chunked run is bit-identical); a
     # step reads a row and updates K outputs.
     nnz_per_row = Xb.indptr[-1] / max(1, Xb.shape[0])
-    run_chunked(advance, 0, T, (nnz_per_row + 1.0) * K)
+    run_chunked(step_to, 0, T, (nnz_per_row + 1.0) * K)
     return solver.average() if average else solver.last()
 
 

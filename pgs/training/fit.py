@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine import threads
-from pgs.engine.chunks import run_chunked, run_threads
+from pgs.engine.chunks import run_chunked, run_on_threads
 from pgs.engine.solver import MultiSolver, Reports, Solver, raise_status, run_lockstep, solver_of
 from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
@@ -77,7 +77,7 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
         raise ValueError("fixed_rows is not supported with n_jobs > 1")
     run = prepare(X, y, track_loss=callback is not None, **kwargs)
     if n_jobs > 1:
-        stopped = threads.run_threads(run, n_jobs, merge_every, callback, callback_every, start)
+        stopped = threads.run_split(run, n_jobs, merge_every, callback, callback_every, start)
     else:
         stopped = _run_chunks(run, callback, callback_every, start)
     return finish(run, stopped, keep_state)
@@ -92,7 +92,7 @@ def check_reports(callback, callback_every, merge_every):
             V.check_count("merge_every", merge_every, allow_none=True))
 
 
-#: Rows a solver takes per turn in `advance`'s lock-step (about 230 KB of RCV1-like rows:
+#: Rows a solver takes per turn in `run_many_to`'s lock-step (about 230 KB of RCV1-like rows:
 #: still in L2 when the next problem takes them) ...
 LOCKSTEP_ROWS = 256
 #: ... while the vectors the problems' updates touch (`_vector_bytes`) total at most this;
@@ -112,7 +112,7 @@ def _vector_bytes(solver):
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
     """`fit` for several target vectors over the same X (one-vs-rest problems): problem i
     is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i], ...)`` bit for bit, run in
-    lock-step (`advance`) with the others of its group of `n_jobs` threads; a single
+    lock-step (`run_many_to`) with the others of its group of `n_jobs` threads; a single
     problem is split by rows between them."""
     seed = seed_entropy(seed)   # (one draw for all: else they would draw different rows)
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
@@ -123,21 +123,21 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
             _run_chunks(run, None, None, 0.0)
     elif runs:
         # One problem (binary, regression): its rows are split between the threads.
-        advance(runs, runs[0].t_total, n_jobs, split=len(runs) == 1)
+        run_many_to(runs, runs[0].t_total, n_jobs, split=len(runs) == 1)
     return [finish(run, False, keep_state) for run in runs]
 
 
-def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
+def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
     """Run `prepare`'s runs over the same rows (seeded alike: they draw the same rows) to
     iteration `t_end` in lock-step, in contiguous groups on `n_jobs` threads, in chunks
     (Ctrl-C); each run's bits are those of its own `_run_chunks`. With `split`, each run
     alone, its rows split between the threads, which merge their dual states
-    (`pgs.engine.threads`; `merge_every` None: the default)."""
+    (`pgs.engine.threads.run_split`; `merge_every` None: the default)."""
     Xb = runs[0].Xb
     if split and n_jobs > 1 and Xb.shape[0] > 1:
         for run in runs:
-            threads.run_threads(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]),
-                                merge_every, None, None, 0.0)
+            threads.run_split(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]),
+                              merge_every, None, None, 0.0)
         return
     n_groups = max(1, min(n_jobs, len(runs)))
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
@@ -149,7 +149,7 @@ def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
         group = runs[bounds[g]:bounds[g + 1]]
         solvers = [run.solver for run in group]
 
-        def step(t):
+        def step_to(t):
             # (a solver's bits do not depend on the schedule: chunks change nothing)
             failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices,
                                           Xb.indptr, [run.y_kernel for run in group],
@@ -157,14 +157,14 @@ def advance(runs, t_end, n_jobs=1, split=False, merge_every=None):
             if failed >= 0:
                 raise_status(status, group[failed].solver, Xb, group[failed].params)
 
-        run_chunked(step, min(s.t for s in solvers), t_end,
+        run_chunked(step_to, min(s.t for s in solvers), t_end,
                     len(group) * _work_per_iteration(group[0]) / long, stop)
 
     if n_groups == 1:
         run_group(0)
     else:
         # (the main thread waits so that Ctrl-C reaches it; the workers then stop)
-        run_threads(run_group, n_groups)
+        run_on_threads(run_group, n_groups)
 
 
 def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
@@ -185,7 +185,8 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
 
     @functools.cache
     def read():             # (after the arguments' checks: their errors come first)
-        # Entries are checked by the kernel as it reads each row (see _margin).
+        # Entries are checked by the kernel as it reads each row (`dual_dot` in
+        # pgs/_dual.pxd; `_pgs_loop` in pgs/_core.pyx stops at the non-finite margin).
         Xb = as_csr_buffers(X, check_entries=False)
         m, loss = Xb.shape[0], args.get("loss", D.DEFAULTS["loss"])
         y_kernel, classes = kernel_targets(y, m, loss, known_classes)
@@ -299,7 +300,7 @@ def _run_chunks(run, callback, every, start):
     solver, Xb = run.solver, run.Xb
     reports = Reports(run, solver.t, callback, every, start)
 
-    def advance(t_end):
+    def step_to(t_end):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, run.y_kernel,
                             run.fixed_rows, run.weights)
         if status != 0:
@@ -307,7 +308,7 @@ def _run_chunks(run, callback, every, start):
 
     while solver.t < run.t_total:
         loss_before, rows_before = solver.loss_sum, solver.consumed
-        run_chunked(advance, solver.t, min(reports.next, run.t_total),
+        run_chunked(step_to, solver.t, min(reports.next, run.t_total),
                     _work_per_iteration(run))
         if not reports.add(solver.t, solver.loss_sum - loss_before,
                            solver.consumed - rows_before, lambda: solver.norm_w):

@@ -14,7 +14,7 @@ from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets
 from pgs.rules.params import seed_entropy
-from pgs.training.fit import advance, finish, intercepts, prepare
+from pgs.training.fit import finish, intercepts, prepare, run_many_to
 
 def is_auto(sigma):
     """True when `sigma` is the string "auto" (the other strings are errors)."""
@@ -178,8 +178,8 @@ class InMemoryRows:
 
     def advance(self, groups, t_end):
         """Every run of `groups` (lists of runs, one per candidate) to iteration t_end."""
-        advance([run for group in groups for run in group], t_end, self.n_jobs,
-                split=all(len(group) == 1 for group in groups), merge_every=self.merge_every)
+        run_many_to([run for group in groups for run in group], t_end, self.n_jobs,
+                    split=all(len(group) == 1 for group in groups), merge_every=self.merge_every)
 
     def close(self):
         """Nothing to release."""
