@@ -155,7 +155,7 @@ def _current(runs):
 
 class InMemoryRows:
     """`fit_auto`'s rows in memory (`Xb`): the training split copied once; runs advanced
-    by `pgs.training.fit.advance` on `n_jobs` threads (one problem per candidate: split by
+    by `pgs.training.fit.run_many_to` on `n_jobs` threads (one problem per candidate: split by
     rows, in rounds of `merge_every`, as ``pgs.train(n_jobs=W)`` runs it)."""
 
     def __init__(self, Xb, n_jobs=1, merge_every=None):
