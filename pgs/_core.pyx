@@ -922,6 +922,35 @@ def row_norms(const floating_t[::1] data, const index_t[::1] indptr, double q,
     return sq_arr, (sq_arr if q == 2.0 else sq_q_arr[:k])
 
 
+def dense_row_counts(const floating_t[:, ::1] X):
+    """The non-zeros of each row of a C-ordered dense `X` (NaN counts: the kernel's checks
+    see it), as the CSR index pointer: int64 of length rows + 1. With `dense_fill`, X as
+    CSR in two passes, the GIL released: scipy's conversion (through COO and a 2-D
+    nonzero) took 1.0 s of a 2.1 s default fit on MNIST's 60,000 x 784."""
+    cdef Py_ssize_t i, j, m = X.shape[0], n = X.shape[1]
+    indptr_arr = np.zeros(m + 1, dtype=np.int64)
+    cdef int64_t[::1] indptr = indptr_arr
+    with nogil:
+        for i in range(m):
+            indptr[i + 1] = indptr[i]
+            for j in range(n):
+                indptr[i + 1] += X[i, j] != 0
+    return indptr_arr
+
+
+def dense_fill(const floating_t[:, ::1] X, floating_t[::1] data, index_t[::1] indices):
+    """Fill the CSR `data` and `indices` of `X` (sized by `dense_row_counts`), row by row
+    in column order, the GIL released."""
+    cdef Py_ssize_t i, j, k = 0, m = X.shape[0], n = X.shape[1]
+    with nogil:
+        for i in range(m):
+            for j in range(n):
+                if X[i, j] != 0:
+                    data[k] = X[i, j]
+                    indices[k] = <index_t>j
+                    k += 1
+
+
 def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,
               const double[::1] sample_weight=None):
     """(1/n) sum_i s_i loss(z_i, y_i) over margins `z` and targets `y` (s_i = 1 by default)."""

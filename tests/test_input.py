@@ -268,3 +268,22 @@ def test_malformed_csr_buffers_and_nan_labels_are_named():
     labels = np.array(["a", np.nan] * 10, dtype=object)
     with pytest.raises(ValueError, match="NaN labels"):
         paper.train(X, labels, T=5)
+
+
+@pytest.mark.parametrize("X", [
+    np.zeros((0, 5)), np.zeros((3, 0)), np.zeros((2, 3)),
+    np.array([[0.0, 1.5, np.nan], [2.0, 0.0, -0.0]], dtype=np.float32),
+    np.asfortranarray(np.arange(12.0).reshape(3, 4) - 5.0),
+    np.arange(6).reshape(2, 3), np.array([[True, False]]),
+])
+def test_dense_rows_are_scipys_csr(X):
+    """The compiled dense-to-CSR conversion gives scipy's buffers: zeros (-0 too) left
+    out, NaN kept (the checks report it), float32 kept, other types as float64, int32
+    indices."""
+    from pgs.rules.data import _dense_to_csr
+    data, indices, indptr = _dense_to_csr(X)
+    want = sp.csr_matrix(X if X.dtype.kind == "f" else X.astype(np.float64))
+    np.testing.assert_array_equal(data, want.data)
+    assert data.dtype == want.dtype and indices.dtype == indptr.dtype == np.int32
+    np.testing.assert_array_equal(indices, want.indices)
+    np.testing.assert_array_equal(indptr, want.indptr)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from pgs import _core
 from pgs.rules.losses import loss_spec
 
 _FLOATS = (np.float32, np.float64)
@@ -53,6 +54,21 @@ def check_csr(data, indices, indptr, n_features, entries=True):
     return None
 
 
+def _dense_to_csr(X):
+    """A dense 2-D array's CSR buffers (data float32 or float64; int32 indices and index
+    pointer where they fit, as scipy makes them): the compiled `pgs._core.dense_row_counts`
+    and `dense_fill`."""
+    X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype in _FLOATS else np.float64)
+    indptr = _core.dense_row_counts(X)
+    nnz = int(indptr[-1])
+    small = max(nnz, X.shape[1]) <= np.iinfo(np.int32).max
+    index = np.int32 if small else np.int64
+    data, indices = np.empty(nnz, dtype=X.dtype), np.empty(nnz, dtype=index)
+    if X.size:
+        _core.dense_fill(X, data, indices)
+    return data, indices, indptr.astype(index, copy=False)
+
+
 def as_csr_buffers(X, *, name="X", check_entries=True):
     """Return `X` as `CSRBuffers`, reading a CSR float32/64 matrix's buffers in place (other
     input is converted once). ``check_entries=False`` checks only the index pointer, for a
@@ -92,10 +108,8 @@ def as_csr_buffers(X, *, name="X", check_entries=True):
         if X.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array or sparse matrix, got shape {X.shape}")
         _check_numeric_dtype(X.dtype, name)
-        if X.dtype not in _FLOATS:
-            X = X.astype(np.float64)
-        csr = sp.csr_matrix(X)
-        data, indices, indptr, shape = csr.data, csr.indices, csr.indptr, csr.shape
+        data, indices, indptr = _dense_to_csr(X)
+        shape = X.shape
         copied = True
     if shape[0] == 0:
         raise ValueError(f"{name} has 0 rows (shape {shape}); at least 1 is required")
