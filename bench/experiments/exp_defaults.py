@@ -6,18 +6,18 @@ R^2 for regression, and the fit's wall time (median of `cfg.repeats` fits, one w
 takes over 20 s). Peers: scikit-learn's SGDClassifier, LinearSVC and LogisticRegression /
 SGDRegressor, LinearSVR and Ridge, all with their defaults.
 
-Sets: every public real set of ../shared/data (a9a and MNIST with their own test sets, the
-RCV1 sample with its own, mushrooms split 70/30 at random) and generated ones where passes
+Sets: every public real set of ../shared/data (a9a, MNIST, R8 and letter with their own test
+sets, the RCV1 sample with its own, mushrooms split 70/30 at random) and generated ones where passes
 matter: the hard RCV1-like set (200k rows, labels noisy near the boundary), RCV1-like rows
 with 8 topics, news20-like text (20 classes, 130,107 features, ~150 non-zeros a row), dense
 10-class rows, and dense and sparse regression.
 
 The second table checks ``sigma="auto"``: the test score of a fit at every value of its
 grid (all the training rows, `max_passes` passes, the same seed), the best of them in
-hindsight and the one the search chose. The third compares the default fit's time with one
+hindsight and the one the search chose, and that pick fitted for the same iterations on the
+rows less a held-out share (`validation_fraction`'s): what learning from every row adds. The
+third compares the default fit's time with one
 fit at the chosen sigma for the same iterations (the final fit alone): the search's cost.
-The last table runs `pgs.train` on the paper's set-up (`pgs.PAPER`, sigma = 1e-4) with each
-`iterate` over 40 seeds: test accuracy and training objective of each iterate choice.
 """
 
 import time
@@ -30,13 +30,16 @@ from bench.harness.common import markdown_table, write_report
 from bench.harness.data import (
     a9a,
     generate_rcv1_like,
+    letter,
     mnist,
     mushrooms,
+    r8,
     rcv1_hard,
     rcv1_like,
     rcv1_like_multiclass,
     rcv1_sample,
 )
+from pgs.rules.defaults import auto_validation_fraction
 
 SLOW_FIT_SECONDS = 20.0
 
@@ -46,8 +49,7 @@ SLOW_FIT_SECONDS = 20.0
 
 def _split(X, y, test_fraction=0.25, seed=0):
     idx = np.random.default_rng(seed).permutation(X.shape[0])
-    n_test = int(test_fraction * X.shape[0])
-    te, tr = idx[:n_test], idx[n_test:]
+    te, tr = np.split(idx, [int(test_fraction * X.shape[0])])
     return X[tr], y[tr], X[te], y[te]
 
 
@@ -88,7 +90,7 @@ def _sparse_regression(X, seed=0):
 def classification_sets(quick):
     """(name, X_train, y_train, X_test, y_test) for every classification set."""
     sets = []
-    for f in (a9a, mushrooms, rcv1_sample):
+    for f in (a9a, mushrooms, rcv1_sample, r8, letter):
         s = f()
         sets.append((s.name + " (real)", s.X_train, s.y_train, s.X_test, s.y_test))
     Xm, ym, Xmt, ymt = mnist()
@@ -164,10 +166,15 @@ def _one_set(entry, regression, repeats):
         out[label] = (peer.score(Xt, yt), p_secs)
     hindsight = [cls(sigma=float(s), random_state=0).fit(X, y).score(Xt, yt)
                  for s in est.sigma_grid_]
+    # The same sigma and iterations without a held-out share of the rows (what they add).
+    kept = np.random.default_rng(1).permutation(X.shape[0])[
+        int(auto_validation_fraction(X.shape[0]) * X.shape[0]):]
+    split_only = cls(sigma=est.sigma_, T=est.t_, random_state=0).fit(X[kept], y[kept])
     alone, _ = _fit_timed(lambda r: cls(sigma=est.sigma_, T=est.t_, random_state=r), X, y,
                           repeats)
     print(name, {k: (round(v[0], 4), round(v[1], 3)) for k, v in out.items()}, flush=True)
-    return dict(name=name, out=out, est=est, hindsight=hindsight, alone=alone)
+    return dict(name=name, out=out, est=est, hindsight=hindsight, alone=alone,
+                split_only=split_only.score(Xt, yt))
 
 
 # ---------------------------------------------------------------------------- report
@@ -195,37 +202,17 @@ def _tables(rows, regression):
         auto.append([row["name"], " / ".join(_pct(s, regression) for s in scores),
                      f"{grid[best]:.3g}: {_pct(scores[best], regression)}",
                      f"{grid[pick]:.3g}: {_pct(scores[pick], regression)}",
-                     f"{(1 if regression else 100) * (scores[pick] - scores[best]):+.3g}"])
+                     f"{(1 if regression else 100) * (scores[pick] - scores[best]):+.3g}",
+                     _pct(row["split_only"], regression)])
         cost.append([row["name"], f"{out['pgs'][1]:.3g}", f"{row['alone']:.3g}",
                      f"{out['pgs'][1] / row['alone']:.2f}x"])
     unit = "R²" if regression else "accuracy %"
     return (markdown_table(["set", f"PGS…() test {unit} (time)", "passes"] + peers
                            + ["time / SGD's", "− best peer"], main),
             markdown_table(["set", "each grid value, ascending sigma (all rows, max_passes)",
-                            "best in hindsight", "auto's pick", "difference"], auto),
+                            "best in hindsight", "auto's pick", "difference",
+                            "auto's pick and T without the held-out rows"], auto),
             markdown_table(["set", "default fit s", "final fit alone s", "ratio"], cost))
-
-
-def _train_iterates(n_seeds):
-    """`pgs.train`'s iterate choices over seeds on the paper's set-up (`PAPER_RUN`, sigma
-    1e-4, as pgs.train's defaults were before #24): accuracy and objective."""
-    import pgs
-    from bench.harness.common import fmt
-    from bench.harness.peers import PAPER_SIGMA, paper_run
-    lines = []
-    for f in (a9a, mushrooms, rcv1_sample):
-        s = f()
-        for iterate in ("random", "last", "average"):
-            accs, objs = [], []
-            for seed in range(n_seeds):
-                model = pgs.train(s.X_train, s.y_train, **paper_run(
-                    sigma=PAPER_SIGMA, iterate=iterate, seed=seed))
-                accs.append(np.mean(model.predict(s.X_test) == s.y_test))
-                objs.append(model.objective(s.X_train, s.y_train))
-            lines.append([s.name, iterate, fmt(accs, 4, 100.0), fmt(objs, 4),
-                          f"{np.percentile(objs, 90):.4g}"])
-    return markdown_table(["set", "iterate", "test accuracy % median [min–max]",
-                           "objective median [min–max]", "objective 90th percentile"], lines)
 
 
 def run(cfg):
@@ -240,15 +227,5 @@ def run(cfg):
         sections += [(f"{kind}: every default, against the peers' defaults", main),
                      (f"{kind}: sigma='auto' against its grid in hindsight", auto),
                      (f"{kind}: the default fit against one fit at its sigma", cost)]
-    n_seeds = 10 if cfg.quick else 40
-    sections.append((f"pgs.train's iterate on the paper's set-up (pgs.PAPER, sigma=1e-4; "
-                     f"{n_seeds} seeds)", _train_iterates(n_seeds)))
     write_report("defaults", "Defaults against the peers' defaults", sections, cfg,
                  intro=__doc__.split("\n\n", 1)[1].strip())
-
-
-if __name__ == "__main__":
-    import sys
-
-    from bench.harness.common import Config
-    run(Config(quick="--quick" in sys.argv[1:]))

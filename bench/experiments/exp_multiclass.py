@@ -128,10 +128,3 @@ def run(cfg):
                          "one-vs-rest logistic (lock-step), us a row", "ratio"], cost_rows))]
     intro = __doc__.split("\n\n", 1)[1].replace("\n", " ")
     return write_report("multiclass", "Multiclass as one problem", sections, cfg, intro)
-
-
-if __name__ == "__main__":
-    import sys
-
-    from bench.harness.common import Config
-    run(Config(quick="--quick" in sys.argv))

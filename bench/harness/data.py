@@ -502,11 +502,7 @@ def toy_gaussians(n_features, m=200_000, *, seed=0, separation=2.0, draw=0):
 
 def _load_svmlight(path, n_features):
     import pgs
-    if hasattr(pgs, "load_svmlight"):
-        X, y = pgs.load_svmlight(path, n_features=n_features)[:2]
-    else:
-        from sklearn.datasets import load_svmlight_file
-        X, y = load_svmlight_file(str(path), n_features=n_features)
+    X, y = pgs.load_svmlight(path, n_features=n_features)[:2]
     return _int32_csr(sp.csr_matrix(X)), np.asarray(y, dtype=np.float64)
 
 
@@ -518,20 +514,32 @@ def _int32_csr(X):
     return X
 
 
+def _real(folder, train, test, n_features, name):
+    """A real train/test pair of svmlight files of ../shared/data/`folder`."""
+    d = shared_data_dir() / folder
+    return Split(*_load_svmlight(d / train, n_features), *_load_svmlight(d / test, n_features),
+                 name)
+
+
 def a9a():
     """The a9a (UCI Adult) train/test split, 123 features, ±1 labels."""
-    d = shared_data_dir() / "a9a"
-    Xtr, ytr = _load_svmlight(d / "a9a", 123)
-    Xte, yte = _load_svmlight(d / "a9a.t", 123)
-    return Split(Xtr.tocsr(), ytr, Xte.tocsr(), yte, "a9a")
+    return _real("a9a", "a9a", "a9a.t", 123, "a9a")
 
 
 def rcv1_sample():
     """The real RCV1 sample (1,000 train / 500 test rows, 47,236 features)."""
-    d = shared_data_dir() / "rcv1_vw_small"
-    Xtr, ytr = _load_svmlight(d / "rcv1_small_train.svm", RCV1_N_FEATURES)
-    Xte, yte = _load_svmlight(d / "rcv1_small_test.svm", RCV1_N_FEATURES)
-    return Split(Xtr.tocsr(), ytr, Xte.tocsr(), yte, "rcv1-sample")
+    return _real("rcv1_vw_small", "rcv1_small_train.svm", "rcv1_small_test.svm",
+                 RCV1_N_FEATURES, "rcv1-sample")
+
+
+def r8():
+    """Reuters-21578 R8: text, 8 uneven classes, 19,982 features (5,485 / 2,189 rows)."""
+    return _real("r8", "r8.train.svm.gz", "r8.test.svm.gz", 19_982, "R8")
+
+
+def letter():
+    """UCI Letter Recognition: dense, 16 features, 26 classes (15,000 / 5,000 rows)."""
+    return _real("letter", "letter.scale", "letter.scale.t", 16, "letter")
 
 
 def mnist():
@@ -565,7 +573,5 @@ def mushrooms(seed=0, test_fraction=0.3):
     X, y = _load_svmlight(shared_data_dir() / "mushrooms" / "mushrooms", 112)
     y = np.where(y == y.max(), 1.0, -1.0)
     idx = np.random.default_rng(seed).permutation(X.shape[0])
-    n_test = int(test_fraction * X.shape[0])
-    te, tr = idx[:n_test], idx[n_test:]
-    X = X.tocsr()
+    te, tr = np.split(idx, [int(test_fraction * X.shape[0])])
     return Split(X[tr], y[tr], X[te], y[te], "mushrooms")

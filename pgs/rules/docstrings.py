@@ -28,11 +28,12 @@ sigma : float > 0 or "auto", default "auto"
     `validation_fraction` of the rows and chooses among `sigma_grid` by successive halving:
     every value runs a quarter pass over the other rows, the better half of them (by held-out
     accuracy, R^2 for regression) twice as long, and so on; of the last two, the larger sigma
-    unless the other scores better by more than the standard error of the difference. The
-    winner's run then continues (it is not refitted) until its held-out score has not improved
+    unless the other scores better by more than the standard error of the difference; the
+    search spends at most half of the iterations. The winner's run then continues (it is not
+    refitted) on every row, the held-out ones too, until its score on them has not improved
     for two passes, or `max_passes` (the grid, each value's last score: ``model.sigma_grid``,
-    ``model.sigma_scores``; docs/defaults.md). The model is trained on the rows not held out. A
-    warm start keeps its model's sigma.
+    ``model.sigma_scores``; docs/defaults.md). The final model has learned from every row, as
+    scikit-learn's ``LogisticRegressionCV(refit=True)``'s. A warm start keeps its model's sigma.
 T : int >= 1 or None, default None
     Number of iterations (with `warm_start`, further ones), exactly; None is ``ceil(max_passes m
     / k)`` for a fixed sigma, and the held-out stopping rule for ``sigma="auto"``.

@@ -16,6 +16,7 @@ from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets
 from pgs.rules.params import seed_entropy
 from pgs.training.fit import finish, intercepts, prepare, run_many_to
 
+
 def is_auto(sigma):
     """True when `sigma` is the string "auto" (the other strings are errors)."""
     if isinstance(sigma, str):
