@@ -21,7 +21,7 @@ from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, class_indices, kernel_classes
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
-from pgs.rules.params import CHECKED_ARGS, Params, check_args, seed_entropy
+from pgs.rules.params import CHECKED_ARGS, KEEP, Params, check_args, seed_entropy
 from pgs.training import sigma_auto
 from pgs.training.fit import fit_many
 
@@ -156,7 +156,7 @@ class _PGSBase(BaseEstimator):
         X = as_csr_buffers(X, check_entries=False)
         n_jobs = _effective_n_jobs(self.n_jobs)
         if warm:
-            return self._fit_many(X, targets, self._models, n_jobs, sigma="auto", **kw)
+            return self._fit_many(X, targets, self._models, n_jobs, sigma=KEEP, **kw)
         if not sigma_auto.is_auto(self.sigma):
             self.sigma_grid_ = self.sigma_scores_ = None
             return self._fit_many(X, targets, None, n_jobs, sigma=self.sigma, **kw)

@@ -203,6 +203,21 @@ def test_train_warm_start_keeps_sigma():
     assert more.T == 1000
 
 
+def test_a_warm_start_keeps_sigma_by_its_own_value_not_by_auto():
+    """Inside, "auto" means the search only; a warm start keeps its model's sigma by KEEP
+    (which pgs.train passes for a user's "auto" with warm_start), and KEEP without one is
+    an error."""
+    from pgs.rules.params import KEEP
+    from pgs.training.fit import fit
+    X, y = _binary()
+    first = pgs.train(X, y, sigma=0.01, seed=1, T=300, keep_state=True)
+    assert fit(X, y, sigma=KEEP, warm_start=first, T=10).params["sigma"] == 0.01
+    assert pgs.train(X, y, warm_start=first, T=10).params["sigma"] == 0.01
+    for kwargs in (dict(sigma="auto", warm_start=first), dict(sigma=KEEP)):
+        with pytest.raises(TypeError, match="sigma must be a number > 0"):
+            fit(X, y, T=10, **kwargs)
+
+
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(sigma="best"), TypeError, "sigma must be a float > 0 or 'auto'"),
     (dict(sigma="auto", sigma_grid=[]), ValueError, "at least one value"),
@@ -425,7 +440,7 @@ def test_the_stopping_rule_stops_after_two_stale_scores_in_a_row(scores, checks)
     run = types.SimpleNamespace(solver=types.SimpleNamespace(t=100))
     rows, it = _Rows(run), iter(scores)
     SA._until_stale(rows, [run], _Holdout(), lambda: np.full(10, next(it)), np.full(10, 0.5),
-                    t_cap=100 + 6 * D.CHECK_ROWS, exact=False, k=1, per_pass=D.CHECK_ROWS,
+                    t_cap=100 + 6 * D.CHECK_ROWS, k=1, per_pass=D.CHECK_ROWS,
                     max_passes=6, report=lambda *a, **kw: None, sigma=1.0)
     assert rows.ends == [100 + D.CHECK_ROWS * (i + 1) for i in range(checks)]
 

@@ -23,6 +23,7 @@ from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import DASK_ROUND_PASSES, DEFAULTS, q_stride, row_sq_norms, row_stats
 from pgs.rules.docstrings import fill_doc
+from pgs.rules.params import KEEP
 from pgs.training import sigma_auto
 from pgs.training.fit import check_reports, finish, prepare
 from pgs.training.train import train as _pgs_train
@@ -161,9 +162,9 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         y = _fetch(client, y, timeout, "y")
     if isinstance(sample_weight, da.Array):
         sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
-    if sigma_auto.is_auto(kwargs.get("sigma", DEFAULTS["sigma"])) and \
-            kwargs.get("warm_start") is None:
-        kwargs.pop("sigma", None)
+    sigma = kwargs.pop("sigma", DEFAULTS["sigma"])
+    auto = sigma_auto.is_auto(sigma)
+    if auto and kwargs.get("warm_start") is None:
         return sigma_auto.train_on_rows(
             functools.partial(DaskRows, X, client, n_jobs=n_jobs, merge_every=merge_every,
                               timeout=timeout),
@@ -180,7 +181,8 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         # an X with the right shape and no entries (the rows are on the workers); the
         # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
         run = prepare(shape_only_csr(actors.shape), y, sample_weight=sample_weight,
-                      track_loss=callback is not None, row_stats=actors.stats, **kwargs)
+                      track_loss=callback is not None, row_stats=actors.stats,
+                      sigma=KEEP if auto else sigma, **kwargs)
         params, state = P.setup(run, actors.sizes, merge_every, DASK_ROUND_PASSES,
                                 track_loss=callback is not None)
         actors.setup(run, params)

@@ -103,10 +103,13 @@ def check_args(*, loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, inte
 #: The arguments `check_args` checks.
 CHECKED_ARGS = tuple(inspect.signature(check_args).parameters)
 
+#: sigma for a warm start that keeps its model's (what a user's "auto" means with one).
+KEEP = "keep"
+
 
 def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
     """The `Params` of one run: `check_args` of `args` (`pgs.DEFAULTS` for those not
-    given), sigma (a number, or "auto" with a warm start) and the seed checked, then
+    given), sigma (a number, or `KEEP` with a warm start) and the seed checked, then
     ``data()``'s `Data` read (after: the arguments' errors come first) and every "auto"
     rule applied, a warm start's ``model.params`` (`saved`) standing for "auto".
     `k_above_rows` lets k exceed the rows (`partial_fit`'s small batches)."""
@@ -115,7 +118,7 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
 
     r = types.SimpleNamespace(**check_args(**{**{name: D.DEFAULTS[name]
                                                   for name in CHECKED_ARGS}, **args}))
-    r.sigma = V.check_positive("sigma", kept("sigma", sigma))
+    r.sigma = V.check_positive("sigma", saved["sigma"] if sigma == KEEP and saved else sigma)
     r.seed = seed_entropy(seed)
     d = data()
     if not k_above_rows:

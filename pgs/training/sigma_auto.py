@@ -244,8 +244,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     if validation_fraction == "auto":
         validation_fraction = D.auto_validation_fraction(m)
     train, val = validation_split(m, validation_fraction, seed, strata)
-    held_out = val.shape[0] > 0
-    if not held_out:
+    if val.shape[0] == 0:
         train = val = np.arange(m, dtype=np.int64)
     holdout = Holdout(rows.split(train, val), lambda Z: per_row(Z, val),
                       validation_weights(sample_weight, val))
@@ -261,15 +260,17 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     win, scores, values = _halve(rows, groups, grid, holdout, per_pass, k,
                                  max(1, int(D.SEARCH_SHARE * t_cap)), max_passes, report)
     runs = groups[win]
-    if held_out:
+    if train.shape[0] < m:
         # Every row counts: the winner goes on with the held-out rows too (its average,
         # weighted by t, gives the iterates before this point little weight).
         Xb = rows.every_row()
         runs = [run._replace(Xb=Xb, y_kernel=np.ascontiguousarray(y), weights=sample_weight)
                 for run, y in zip(runs, targets, strict=True)]
-    _until_stale(rows, runs, holdout, lambda: holdout.values(*_current(runs)), values[win],
-                 t_cap, T is not None, k, D.default_T(m, k, 1.0), max_passes, report,
-                 grid[win])
+    if T is not None:
+        rows.advance([runs], t_cap)
+    else:
+        _until_stale(rows, runs, holdout, lambda: holdout.values(*_current(runs)), values[win],
+                     t_cap, k, D.default_T(m, k, 1.0), max_passes, report, grid[win])
     models = [finish(run, False, keep_state) for run in runs]   # (their passes: T k / rows)
     return models, grid, scores
 
@@ -310,18 +311,14 @@ def _halve(rows, groups, grid, holdout, per_pass, k, t_search, max_passes, repor
         rung *= 2
 
 
-def _until_stale(rows, runs, holdout, values_now, best_values, t_cap, exact, k, per_pass,
+def _until_stale(rows, runs, holdout, values_now, best_values, t_cap, k, per_pass,
                  max_passes, report, sigma):
-    """Run `runs` on to `t_cap` (`exact`: T given), or until `D.N_ITER_NO_CHANGE` held-out
+    """Run `runs` on to `t_cap`, or until `D.N_ITER_NO_CHANGE` held-out
     scores in a row (``values_now()``: the runs' per-row scores), taken every pass of
     `per_pass` iterations (every `D.CHECK_ROWS` rows if a pass is shorter), have not
     improved on the best by more than the paired standard error (`best_values`: the
     per-row scores of the winner's last rung)."""
-    t = runs[0].solver.t
-    if exact:
-        rows.advance([runs], t_cap)
-        return
-    best, stale = holdout.score(best_values), 0
+    t, best, stale = runs[0].solver.t, holdout.score(best_values), 0
     check = max(per_pass, math.ceil(D.CHECK_ROWS / k))
     while t < t_cap and stale < D.N_ITER_NO_CHANGE:
         t = min(t_cap, t + check)

@@ -2,6 +2,7 @@
 
 from pgs.rules import defaults as D
 from pgs.rules.docstrings import fill_doc
+from pgs.rules.params import KEEP
 from pgs.training import sigma_auto
 from pgs.training.fit import fit
 
@@ -61,8 +62,9 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     Regularized Learning", ICDM 2009, Figure 1 and section VII.
     """
     kwargs = {name: value for name, value in locals().items() if name not in ("X", "y")}
-    if sigma_auto.is_auto(kwargs.pop("sigma")) and warm_start is None:
+    auto = sigma_auto.is_auto(kwargs.pop("sigma"))
+    if auto and warm_start is None:
         return sigma_auto.train_auto(X, y, **kwargs)
     sigma_auto.check_search(kwargs.pop("sigma_grid"), kwargs.pop("validation_fraction"),
                             kwargs.pop("verbose"))     # (unused here, checked all the same)
-    return fit(X, y, sigma=sigma, **kwargs)       # (a warm start keeps its sigma)
+    return fit(X, y, sigma=KEEP if auto else sigma, **kwargs)   # (a warm start keeps its)
