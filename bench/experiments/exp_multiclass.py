@@ -1,7 +1,8 @@
 """Multiclass as one problem (docs/design.md 6d): PGSClassifier(loss="multinomial") against
-one-vs-rest logistic and "crammer_singer", and scikit-learn's LogisticRegression.
+one-vs-rest logistic and hinge (the default), "crammer_singer", and scikit-learn's
+LogisticRegression.
 
-Sets: MNIST (real), RCV1-like with 8 and 10 classes, news20-like (20 classes x 130k
+Sets: MNIST, R8 and letter (real), RCV1-like with 8 and 10 classes, news20-like (20 classes x 130k
 features, `exp_defaults._news20_like`). Every PGSClassifier runs its defaults (sigma
 "auto", at most 10 passes, random_state=0); LogisticRegression's C is chosen from
 `C_GRID` on a fifth of the training rows held out, then refitted on all of them (its
@@ -20,8 +21,8 @@ from sklearn.linear_model import LogisticRegression
 
 import pgs
 from bench.experiments.exp_defaults import _news20_like, _split
-from bench.harness.common import figure_path, markdown_table, pyplot, write_report
-from bench.harness.data import mnist, rcv1_like_multiclass
+from bench.harness.common import figure_path, markdown_table, pyplot, timed, write_report
+from bench.harness.data import letter, mnist, r8, rcv1_like_multiclass
 from pgs.training.fit import fit_many
 
 C_GRID = (0.1, 1.0, 10.0)
@@ -32,18 +33,14 @@ def _sets(quick):
     if quick:
         Xm, ym = Xm[:10_000], ym[:10_000]
     m = 5_000 if quick else 20_000
-    out = [("MNIST (real), 10 classes", Xm, ym, Xmt, ymt)]
+    out = [("MNIST (real), 10 classes", Xm, ym, Xmt, ymt)] + [
+        (f"{s.name} (real), {len(np.unique(s.y_train))} classes", s.X_train, s.y_train,
+         s.X_test, s.y_test) for s in (r8(), letter())]
     for k in (8, 10):
         out.append((f"RCV1-like, {k} classes", *_split(*rcv1_like_multiclass(2 * m, k), 0.5)))
     out.append(("news20-like, 20 classes", *_split(*_news20_like(5_000 if quick else 18_846),
                                                    0.4)))
     return out
-
-
-def _timed_fit(est, X, y):
-    t0 = time.perf_counter()
-    est.fit(X, y)
-    return est, time.perf_counter() - t0
 
 
 def _lr(X, y):
@@ -53,7 +50,7 @@ def _lr(X, y):
     scores = [LogisticRegression(C=c, max_iter=1000).fit(Xa, ya).score(Xv, yv) for c in C_GRID]
     search = time.perf_counter() - t0
     c = C_GRID[int(np.argmax(scores))]
-    est, seconds = _timed_fit(LogisticRegression(C=c, max_iter=1000), X, y)
+    seconds, est = timed(LogisticRegression(C=c, max_iter=1000).fit, X, y)
     return est, seconds, f"C={c:g} [{search:.1f} s]"
 
 
@@ -95,8 +92,8 @@ def run(cfg):
     for ax, (name, X, y, Xt, yt) in zip(axes, sets, strict=True):
         classes = np.unique(y)
         yt_index = np.searchsorted(classes, yt)
-        fits = {f"pgs {loss}": _timed_fit(pgs.PGSClassifier(loss=loss, random_state=0), X, y)
-                for loss in ("multinomial", "logistic", "crammer_singer")}
+        fits = {f"pgs {loss}": timed(pgs.PGSClassifier(loss=loss, random_state=0).fit, X, y)[::-1]
+                for loss in ("multinomial", "logistic", "hinge", "crammer_singer")}
         lr, lr_s, lr_note = _lr(X, y)
         fits["LogisticRegression"] = (lr, lr_s)
         for label, (est, seconds) in fits.items():
