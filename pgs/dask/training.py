@@ -238,8 +238,7 @@ class DaskRows:
 
     def every_row(self):
         """From now on every row is a training row: the shards are X's rows (`n_jobs`
-        near-equal ones, as for the threads engine), the held-out ones included; the runs'
-        X (its shape only)."""
+        near-equal ones, as the threads engine's); the runs' X (its shape only)."""
         self.actors.close()
         self.actors = _Actors(self.client, _partition(self.X, self.n_jobs), self.timeout)
         self.sizes, self.stats = self.actors.sizes, self.actors.stats

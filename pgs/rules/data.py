@@ -60,12 +60,9 @@ def _dense_to_csr(X):
     and `dense_fill`."""
     X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype in _FLOATS else np.float64)
     indptr = _core.dense_row_counts(X)
-    nnz = int(indptr[-1])
-    small = max(nnz, X.shape[1]) <= np.iinfo(np.int32).max
-    index = np.int32 if small else np.int64
-    data, indices = np.empty(nnz, dtype=X.dtype), np.empty(nnz, dtype=index)
-    if X.size:
-        _core.dense_fill(X, data, indices)
+    index = np.int32 if max(indptr[-1], X.shape[1]) <= np.iinfo(np.int32).max else np.int64
+    data, indices = np.empty(indptr[-1], dtype=X.dtype), np.empty(indptr[-1], dtype=index)
+    _core.dense_fill(X, data, indices)
     return data, indices, indptr.astype(index, copy=False)
 
 

@@ -133,12 +133,14 @@ def accuracy_per_row(y_index, threshold=0.0):
 
 def r2_per_row(y, weights):
     """`fit_auto`'s ``per_row(Z, rows)`` for a regression: ``1 - e_i^2 / Var(y)`` on the
-    rows, whose (weighted) mean is R^2 (a constant y: Var(y) taken as 1)."""
+    rows, whose (weighted) mean is R^2 (a constant y: Var(y) taken as 1); its
+    ``extrapolate``: the halving ranks the candidates one rung on."""
     def per_row(Z, rows):
         y_rows, w = y[rows], validation_weights(weights, rows)
         ss_tot = float(np.average((y_rows - np.average(y_rows, weights=w)) ** 2, weights=w))
         e = y_rows - Z[:, 0]
         return 1.0 - e * e / (ss_tot if ss_tot > 0.0 else 1.0)
+    per_row.extrapolate = True
     return per_row
 
 
@@ -227,12 +229,12 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     the training rows and returns the held-out ones, then ``X_train`` is what `prepare`
     reads of them and ``stats(q, full)`` their `pgs.rules.defaults.row_stats`;
     ``advance(groups, t_end)`` runs lists of runs to t_end; ``every_row()`` makes every
-    row the training rows and returns what the runs read of them. ``per_row(Z, rows)``:
-    the per-row scores of held-out margins. `grid` None: `D.default_sigma_grid`;
-    `validation_fraction` "auto": `D.auto_validation_fraction` (none held out: the
-    training rows score). T None: until the held-out score stops improving, at most
-    `max_passes` passes. `status` receives each `verbose` line; `start` is the call's
-    ``time.perf_counter()``; the rest are `prepare`'s arguments but sigma.
+    row a training row, returning what the runs read. ``per_row(Z, rows)``: the per-row
+    scores of held-out margins (``per_row.extrapolate``: `_halve`'s). `grid` None:
+    `D.default_sigma_grid`; `validation_fraction` "auto": `D.auto_validation_fraction`
+    (none held out: the training rows score). T None: until the held-out score stops
+    improving, at most `max_passes` passes. `status` receives each `verbose` line; `start`
+    is the call's ``time.perf_counter()``; the rest are `prepare`'s arguments but sigma.
     """
     start = time.perf_counter() if start is None else start
     report = functools.partial(_report, verbose, start, status)
@@ -241,9 +243,8 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     if not train_kwargs.get("k_above_rows", False):
         V.check_k_rows(k, m)
     train_kwargs["k_above_rows"] = True  # (the split may have fewer rows than k)
-    if validation_fraction == "auto":
-        validation_fraction = D.auto_validation_fraction(m)
-    train, val = validation_split(m, validation_fraction, seed, strata)
+    train, val = validation_split(m, D.auto_validation_fraction(m) if validation_fraction
+                                  == "auto" else validation_fraction, seed, strata)
     if val.shape[0] == 0:
         train = val = np.arange(m, dtype=np.int64)
     holdout = Holdout(rows.split(train, val), lambda Z: per_row(Z, val),
@@ -258,7 +259,8 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
               for s in grid]
     per_pass = D.default_T(train.shape[0], k, 1.0)
     win, scores, values = _halve(rows, groups, grid, holdout, per_pass, k,
-                                 max(1, int(D.SEARCH_SHARE * t_cap)), max_passes, report)
+                                 max(1, int(D.SEARCH_SHARE * t_cap)), max_passes, report,
+                                 getattr(per_row, "extrapolate", False))
     runs = groups[win]
     if train.shape[0] < m:
         # Every row counts: the winner goes on with the held-out rows too (its average,
@@ -275,19 +277,21 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     return models, grid, scores
 
 
-def _halve(rows, groups, grid, holdout, per_pass, k, t_search, max_passes, report):
+def _halve(rows, groups, grid, holdout, per_pass, k, t_search, max_passes, report,
+           extrapolate):
     """Successive halving of the candidates `groups` (one list of runs each, ascending
-    sigma `grid`) within `t_search` iterations: (the winner's index, each candidate's
-    score at its last rung, its per-row scores there)."""
+    sigma `grid`) within `t_search` iterations, ranked by their held-out scores (each
+    row's extrapolated one rung on, if `extrapolate`): (the winner's index, each
+    candidate's score at its last rung, its per-row scores there)."""
     n = len(grid)
-    scores, values = np.full(n, np.nan), [None] * n
+    scores, values, before = np.full(n, np.nan), [None] * n, [None] * n
     alive, pair_rungs = list(range(n)), 0
     rung = max(D.FIRST_RUNG_PASSES * per_pass, D.FIRST_RUNG_ROWS / k)   # (iterations)
     while True:
         t_end = min(t_search, max(1, math.ceil(rung)))
         rows.advance([groups[g] for g in alive], t_end)
         for g in alive:
-            values[g] = holdout.values(*_current(groups[g]))
+            before[g], values[g] = values[g], holdout.values(*_current(groups[g]))
             scores[g] = holdout.score(values[g])
         # Halve down to two; the last two run two more rungs (to 4x the rung where they
         # were left) before the choice: short runs favour the small sigmas, which the
@@ -296,7 +300,12 @@ def _halve(rows, groups, grid, holdout, per_pass, k, t_search, max_passes, repor
         pair_rungs += len(alive) == 2
         keep = 1 if t_end >= t_search or len(alive) == 1 or pair_rungs == 2 \
             else max(math.ceil(len(alive) / 2), 2)
-        kept = _choose(alive, scores, values, holdout, keep)
+        # R^2: the small sigmas start slowly, and are judged where their curves are going
+        # (each row's score one rung on, 2 v - v_before; measured: docs/defaults.md 3)
+        judged = {g: 2.0 * values[g] - before[g] if extrapolate and before[g] is not None
+                  else values[g] for g in alive}
+        kept = _choose(alive, {g: holdout.score(judged[g]) for g in alive}, judged, holdout,
+                       keep)
         best = max((scores[g] for g in alive if np.isfinite(scores[g])), default=math.nan)
         report(f"sigma rung of {t_end / per_pass:.3g} passes: " + ", ".join(
             f"{grid[g]:.3g}: {scores[g]:.4f}" for g in alive) + "; kept "
@@ -313,18 +322,16 @@ def _halve(rows, groups, grid, holdout, per_pass, k, t_search, max_passes, repor
 
 def _until_stale(rows, runs, holdout, values_now, best_values, t_cap, k, per_pass,
                  max_passes, report, sigma):
-    """Run `runs` on to `t_cap`, or until `D.N_ITER_NO_CHANGE` held-out
-    scores in a row (``values_now()``: the runs' per-row scores), taken every pass of
-    `per_pass` iterations (every `D.CHECK_ROWS` rows if a pass is shorter), have not
-    improved on the best by more than the paired standard error (`best_values`: the
-    per-row scores of the winner's last rung)."""
+    """Run `runs` on to `t_cap`, or until `D.N_ITER_NO_CHANGE` held-out scores in a row
+    (``values_now()``: per row), taken every pass (`per_pass` iterations, at least
+    `D.CHECK_ROWS` rows), gain no more than the paired standard error over the best
+    (`best_values`: the winner's last rung's)."""
     t, best, stale = runs[0].solver.t, holdout.score(best_values), 0
     check = max(per_pass, math.ceil(D.CHECK_ROWS / k))
     while t < t_cap and stale < D.N_ITER_NO_CHANGE:
         t = min(t_cap, t + check)
         rows.advance([runs], t)
-        v = values_now()
-        score = holdout.score(v)
+        score = holdout.score(v := values_now())
         if score > best + holdout.se_of_difference(v, best_values):
             best, best_values, stale = score, v, 0
         else:
@@ -365,12 +372,9 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
         y_kernel, classes = kernel_targets(y, rows.n_rows, loss)
         weights = V.check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
         T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
-        if loss in V.MULTICLASS_LOSSES:
-            per_row = accuracy_per_row(y_kernel.astype(np.intp))
-        elif classification:
-            per_row = accuracy_per_row((y_kernel > 0).astype(np.intp))
-        else:
-            per_row = r2_per_row(y_kernel, weights)
+        per_row = accuracy_per_row((y_kernel if loss in V.MULTICLASS_LOSSES else y_kernel > 0)
+                                   .astype(np.intp)) if classification \
+            else r2_per_row(y_kernel, weights)
         models, grid, scores = fit_auto(
             rows, [y_kernel], per_row, grid=sigma_grid,
             validation_fraction=validation_fraction, seed=seed, T=T, max_passes=max_passes,
