@@ -241,11 +241,9 @@ class DaskRows:
         near-equal ones, as the threads engine's); the runs' X (its shape only)."""
         self.actors.close()
         self.actors = _Actors(self.client, _partition(self.X, self.n_jobs), self.timeout)
-        self.sizes, self.stats = self.actors.sizes, self.actors.stats
-        self.X_train = shape_only_csr(self.actors.shape)
-        self._sent = set()
+        self.sizes, self._sent = self.actors.sizes, set()
         self.actors.wait()
-        return self.X_train
+        return shape_only_csr(self.actors.shape)
 
     def _rows_of_chunks(self, rows):
         """The sorted global `rows` of X as one dask array a chunk that holds some."""
