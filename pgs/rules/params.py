@@ -118,7 +118,7 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
 
     r = types.SimpleNamespace(**check_args(**{**{name: D.DEFAULTS[name]
                                                   for name in CHECKED_ARGS}, **args}))
-    r.sigma = V.check_positive("sigma", saved["sigma"] if sigma == KEEP and saved else sigma)
+    r.sigma = V.check_positive("sigma", saved["sigma"] if sigma is KEEP and saved else sigma)
     r.seed = seed_entropy(seed)
     d = data()
     if not k_above_rows:
