@@ -48,8 +48,8 @@ def _halving_reference(fit_at, holdout_values, grid, per_pass, t_cap, se_of_diff
         band = [g for g in alive if js[g] >= js[ranked[0]]
                 - se_of_difference(judged[ranked[0]], judged[g])]
         order = sorted(band, reverse=True) + [g for g in ranked if g not in band]
-        pair_rungs += len(alive) == 2          # (the last two race two rungs)
-        if t >= t_search or len(alive) == 1 or pair_rungs == 2:
+        pair_rungs += len(alive) == 2          # (the last two race on to 2 passes)
+        if t >= t_search or len(alive) == 1 or (pair_rungs and t >= D.RACE_PASSES * per_pass):
             alive = order[:1]
             break
         alive = sorted(order[:max(math.ceil(len(alive) / 2), 2)])
@@ -151,7 +151,7 @@ def test_verbose_reports_rungs_and_passes_and_is_silent_by_default(capsys):
     lines = capsys.readouterr().out.splitlines()
     rungs = [line for line in lines if "sigma rung" in line]
     passes = [line for line in lines if line.startswith("-- pass")]
-    assert len(rungs) == 4 and passes
+    assert len(rungs) == 3 and passes    # (7, 4, then the last two at 2 passes)
     assert passes[-1].startswith(f"-- pass {model.params['passes']:.3g} ")
     assert all(" s" in line and "left" in line for line in lines)
     with pytest.raises(ValueError, match="verbose"):
@@ -309,10 +309,10 @@ def test_regressor_sigma_auto_is_a_plain_fit_on_the_split_continued_on_every_row
     reg = PGSRegressor(random_state=0).fit(X, y)
     train, _ = SA.validation_split(3000, 0.2, 0)
     assert reg.sigma_ in reg.sigma_grid_
-    # 7 values, halved to 4 and 2, which race two rungs: 2500 (FIRST_RUNG_ROWS) doubled
-    # three times, cut at half the budget of 10 passes of every row.
-    t_choice = min(D.FIRST_RUNG_ROWS * 8, int(D.SEARCH_SHARE * 10 * 3000))
-    assert t_choice == 15_000 and reg.t_ > t_choice
+    # 7 values, halved to 4 and 2, which race to 2 passes of the 2,400 training rows: a
+    # rung of 2,500 rows (FIRST_RUNG_ROWS) doubled twice.
+    t_choice = D.FIRST_RUNG_ROWS * 4
+    assert t_choice >= D.RACE_PASSES * 2400 and reg.t_ > t_choice
     first = PGSRegressor(sigma=reg.sigma_, random_state=0, T=t_choice, warm_start=True)
     plain = first.fit(X[train], y[train]).set_params(T=reg.t_ - t_choice).fit(X, y)
     np.testing.assert_array_equal(reg.coef_, plain.coef_)

@@ -86,8 +86,9 @@ def auto_validation_fraction(n_rows):
 #: passes of the training split before the first cut, each later rung doubling them for
 #: the better half ...
 FIRST_RUNG_PASSES = 0.25
-#: ... and at least this many rows (a quarter pass of a small set ranks them by noise) ...
-FIRST_RUNG_ROWS = 2_500
+#: ... and at least this many rows (a quarter pass of a small set ranks them by noise);
+#: the last two race on to this many passes ...
+FIRST_RUNG_ROWS, RACE_PASSES = 2_500, 2.0
 #: ... within this share of the run's iterations (T, or max_passes): the winner goes on
 #: with every row, the held-out ones too, for the rest (docs/defaults.md 4).
 SEARCH_SHARE = 0.5

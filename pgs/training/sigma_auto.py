@@ -264,8 +264,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
                                  getattr(per_row, "extrapolate", False))
     runs = groups[win]
     if train.shape[0] < m:
-        # Every row counts: the winner goes on with the held-out rows too (its average,
-        # weighted by t, gives the iterates before this point little weight).
+        # Every row counts: the winner goes on with the held-out rows too (docs/defaults.md 2)
         Xb = rows.every_row()
         runs = [run._replace(Xb=Xb, y_kernel=np.ascontiguousarray(y), weights=sample_weight)
                 for run, y in zip(runs, targets, strict=True)]
@@ -294,12 +293,13 @@ def _halve(rows, groups, grid, holdout, per_pass, k, t_search, max_passes, repor
         for g in alive:
             before[g], values[g] = values[g], holdout.values(*_current(groups[g]))
             scores[g] = holdout.score(values[g])
-        # Halve down to two; the last two run two more rungs (to 4x the rung where they
-        # were left) before the choice: short runs favour the small sigmas, which the
-        # larger overtake later (measured: the hard RCV1-like set's held-out accuracy at
-        # 1 pass ranked 2e-7 first, from 2 passes on 6.3e-6).
+        # Halve down to two, which race on to `D.RACE_PASSES` (at least a rung of their
+        # own) before the choice: short runs favour the small sigmas, which the larger
+        # overtake later (measured: the hard RCV1-like set's held-out accuracy at 1 pass
+        # ranked 2e-7 first, from 2 passes on 6.3e-6).
         pair_rungs += len(alive) == 2
-        keep = 1 if t_end >= t_search or len(alive) == 1 or pair_rungs == 2 \
+        keep = 1 if t_end >= t_search or len(alive) == 1 or \
+            (pair_rungs and t_end >= D.RACE_PASSES * per_pass) \
             else max(math.ceil(len(alive) / 2), 2)
         # R^2: the small sigmas start slowly, and are judged where their curves are going
         # (each row's score one rung on, 2 v - v_before; measured: docs/defaults.md 3)
