@@ -926,7 +926,7 @@ def dense_row_counts(const floating_t[:, ::1] X):
     """The non-zeros of each row of a C-ordered dense `X` (NaN counts: the kernel's checks
     see it), as the CSR index pointer: int64 of length rows + 1. With `dense_fill`, X as
     CSR in two passes, the GIL released: scipy's conversion (through COO and a 2-D
-    nonzero) took 1.0 s of a 2.1 s default fit on MNIST's 60,000 x 784."""
+    nonzero) takes 2.6x as long on MNIST (bench/results/dense.md)."""
     cdef Py_ssize_t i, j, m = X.shape[0], n = X.shape[1]
     indptr_arr = np.zeros(m + 1, dtype=np.int64)
     cdef int64_t[::1] indptr = indptr_arr
