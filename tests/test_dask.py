@@ -407,9 +407,22 @@ def test_default_round_is_half_a_pass(client):
     assert not np.array_equal(got.coef, pgs.train(X, y, n_jobs=2, **kw).coef)
     auto = pgs.dask.train(_dask(X, 3000), y, client=client, n_jobs=2, seed=6)
     m_train = 3000 - 600     # (validation_fraction "auto": a fifth held out)
-    # (the search's rounds: half a pass of the training rows; then of every row)
+    # The search's rounds are half a pass of the training rows, the winner's then half a
+    # pass of every row: a chain of warm starts (each advance starts its rounds afresh) on
+    # the training split to the rungs (7 values, 4, then the last two at 10,000 iterations:
+    # 2 passes), then on X to each held-out check (every 10,000 rows: CHECK_ROWS).
+    from pgs.training.sigma_auto import validation_split
+    train, _ = validation_split(3000, 0.2, 6, np.where(y == np.max(y), 1.0, -1.0))
+    assert train.shape[0] == m_train
     np.testing.assert_array_equal(auto.sigma_scores, pgs.train(
         X, y, n_jobs=2, merge_every=m_train // 4, seed=6).sigma_scores)
+    chain, t = None, 0
+    for b in [2_500, 5_000, 10_000] + list(range(20_000, auto.T, 10_000)) + [auto.T]:
+        rows, every = (train, m_train // 4) if b <= 10_000 else (slice(None), 3000 // 4)
+        chain = pgs.train(X[rows], y[rows], n_jobs=2, seed=6, sigma=auto.params["sigma"],
+                          merge_every=every, T=b - t, warm_start=chain, keep_state=True)
+        t = b
+    _same_model(auto, chain)
 
 
 def test_estimators_with_every_default_are_the_in_memory_ones(client):

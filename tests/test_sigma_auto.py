@@ -450,7 +450,20 @@ def test_the_stopping_rule_stops_after_two_stale_scores_in_a_row(scores, checks)
     assert rows.ends == [100 + D.CHECK_ROWS * (i + 1) for i in range(checks)]
 
 
-def test_held_out_rows_are_a_fifth_at_most_ten_thousand():
+def test_held_out_rows_are_a_fifth_at_most_ten_thousand(monkeypatch):
+    held_out = []
+
+    class Recorded(SA.Holdout):
+        def __init__(self, X_val, *args):
+            held_out.append(X_val.shape[0])
+            super().__init__(X_val, *args)
+
+    monkeypatch.setattr(SA, "Holdout", Recorded)
+    rng = np.random.default_rng(0)
+    for m in (5_000, 60_000):
+        X = rng.normal(size=(m, 2))
+        pgs.train(X, np.where(X[:, 0] > 0, 1, -1), seed=0, T=50, sigma_grid=[1e-3])
+    assert 998 <= held_out[0] <= 1_000 and held_out[1] == 10_000   # (floored per class)
     assert D.auto_validation_fraction(1_000) == 0.2
     assert D.auto_validation_fraction(50_000) == 0.2
     assert D.auto_validation_fraction(200_000) * 200_000 == pytest.approx(10_000)
