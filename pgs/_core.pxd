@@ -50,6 +50,7 @@ cdef struct PGSParams:
     int schedule             # a Schedule (docs/design.md 6c): SCHED_PGS, eta_t = 1 / ((t + t0)
     double eta0              # sigma), uniform average; SCHED_ASGD, eta0 (1 + sigma eta0 t)^-3/4
     double icpt_rate         # > 0: a free (unregularised) bias b, moved by icpt_rate eta_t
+    double l1                # > 0: an l1 term l1 ||w||_1 (the features'), by lazy truncation
 
 
 cdef struct PGSState:
@@ -72,6 +73,12 @@ cdef struct PGSState:
     double* wsum
     double* clast
     double* w_pick           # receives w_{t_pick} (NULL unless t_pick > 0)
+    # l1 > 0 (docs/design.md 6g): the l1 term moves lam_j towards 0 by l1 gw a step (gw: the
+    # gradient's weight, 1 for the paper's step), stopping at 0. U sums those amounts and
+    # paid_j is the U coordinate j was last truncated to; a row truncates its coordinates by
+    # U - paid_j before its margin is read, so margins are those of the eager truncation.
+    double* paid
+    double U
     int64_t* rows            # scratch, length k: the batch's row indices
     double* coefs            # scratch, length k: the batch's -loss'/k
     double Q                 # sum_j (|lam_j| / S)^q, maintained incrementally ...

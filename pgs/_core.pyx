@@ -25,7 +25,7 @@ from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
-    dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
+    dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
 
@@ -204,6 +204,12 @@ cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_
         sts[0].loss_sum += v * g_scale * prm.k
 
 
+cdef inline void _scale(double* v, Py_ssize_t n, double f) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        v[j] *= f
+
+
 cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                    const index_t* indices, const index_t* indptr, const double* y,
                    Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm,
@@ -252,8 +258,19 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         if status != PGS_OK:
             break
 
-        # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i> + b, y_i) / k. (The
-        #    row AHEAD places on is prefetched meanwhile, in this batch or the next.)
+        # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i> + b, y_i) / k, after
+        #    the l1 term's owed truncation of the batch's coordinates. (The row AHEAD
+        #    places on is prefetched meanwhile, in this batch or the next.)
+        if prm.l1 > 0.0:
+            for c in range(K):
+                for r in range(k):
+                    i = st.rows[r]
+                    if not dual_truncate(&dv[c], indices, indptr[i], indptr[i + 1],
+                                         sts[c].paid, sts[c].U):
+                        status = PGS_NONFINITE
+                dual_maintain(&dv[c])
+            if status != PGS_OK:
+                break
         for r in range(k):
             i = st.rows[r]
             nxt = -1
@@ -282,6 +299,9 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             if st.zs < 1e-30:
                 for c in range(K):
                     dual_renormalise(&dv[c], st.zs)
+                    if prm.l1 > 0.0:            # (what is owed, in lam's new units)
+                        _scale(sts[c].paid, n_cols, st.zs)
+                        sts[c].U *= st.zs
                 st.zs = 1.0
             gw = eta / st.zs
         for c in range(K):
@@ -303,6 +323,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             tsig = (<double>st.t + prm.t_offset) * prm.sigma
             eta = 1.0 / tsig
         for c in range(K):
+            sts[c].U += prm.l1 * gw             # (this step's truncation: owed from now)
             dual_set_scale(&dv[c], tsig)
             dual_project(&dv[c], prm.B, tsig)
             if prm.icpt_rate > 0.0:
@@ -344,12 +365,17 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
                    DualVector* dvs, double* zk, long long t_end,
                    const PGSSampler* smp) noexcept nogil:
     """Select the loop compiled for `loss_id` (once per call, not per sample); -1 for
-    an id that names no loss, or a K-output loss without K >= 2 and its buffers."""
+    an id that names no loss, a K-output loss without K >= 2 and its buffers, or l1 > 0
+    without the states' paid."""
+    cdef Py_ssize_t c
     if loss_id == L.LOSS_MULTINOMIAL or loss_id == L.LOSS_CRAMMER_SINGER:
         if n_out < 2 or dvs == NULL or zk == NULL:
             return -1
     elif n_out != 1:
         return -1
+    for c in range(n_out):
+        if prm.l1 > 0.0 and sts[c].paid == NULL:
+            return -1
     if loss_id == L.LOSS_HINGE:
         return _pgs_loop(<Hinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
@@ -515,7 +541,7 @@ cdef class SolverCore:
     cdef readonly int loss_id
     cdef readonly int sampling
     cdef readonly Py_ssize_t n_cols
-    cdef readonly object lam, u, wsum, clast, rows, coefs
+    cdef readonly object lam, u, wsum, clast, rows, coefs, paid
     cdef public object w_pick, perm
     cdef object _buf          # lam and u's buffer
     cdef object _weights, _alias_prob, _alias_idx, _row_scale, _fixed
@@ -525,7 +551,7 @@ cdef class SolverCore:
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
                   bint average, uint64_t[::1] rng_state, int sampling=0,
                   bint track_loss=False, double t_offset=0.0, int schedule=SCHED_PGS,
-                  double eta0=0.0, double icpt_rate=0.0):
+                  double eta0=0.0, double icpt_rate=0.0, double l1=0.0):
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
         if sampling < 0 or sampling > 2:
@@ -536,6 +562,8 @@ cdef class SolverCore:
             raise ValueError(f"k must be >= 1, got {k}")
         if not t_offset >= 0.0 or t_offset == INFINITY:
             raise ValueError(f"t_offset must be a finite number >= 0, got {t_offset}")
+        if not l1 >= 0.0 or l1 == INFINITY:
+            raise ValueError(f"l1 must be a finite number >= 0, got {l1}")
         self.loss_id = loss_id
         self.sampling = sampling
         self.n_cols = n_features + 1
@@ -545,6 +573,7 @@ cdef class SolverCore:
         self.prm.schedule = schedule
         self.prm.eta0 = eta0
         self.prm.icpt_rate = icpt_rate
+        self.prm.l1 = l1
         pgs_state_init(&self.st, NULL, NULL, NULL, NULL, &rng_state[0])   # (_bind's)
         pgs_sampler_init(&self.smp, SAMPLE_IID, NULL, 0)
         if self.prm.p_kind == P_TWO:
@@ -564,6 +593,7 @@ cdef class SolverCore:
         # (only an average kept by spans has clast: see pgs/_dual.pxd)
         self.clast = np.zeros(self.n_cols) if self.prm.average_spans else None
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
+        self.paid = np.zeros(self.n_cols) if l1 > 0.0 else None
         self.perm = None
         self._n_rows = -1
         self._bind()
@@ -582,6 +612,10 @@ cdef class SolverCore:
         self.st.wsum = NULL
         self.st.clast = NULL
         self.st.w_pick = NULL
+        self.st.paid = NULL
+        if self.paid is not None:
+            v = self.paid
+            self.st.paid = &v[0]
         if self.wsum is not None:
             v = self.wsum
             self.st.wsum = &v[0]
@@ -706,13 +740,16 @@ cdef class SolverCore:
 
     def set_lam(self, const double[::1] lam, long long t):
         """Set lam and t, and rebuild u, S, Q and c from them (O(n)): the parallel engines'
-        merged state (its average's C is 0)."""
+        merged state (its average's C is 0; nothing owed to the l1 term)."""
         cdef DualVector dv
         cdef Py_ssize_t j
         cdef double tsig
         if lam.shape[0] != self.n_cols:
             raise ValueError("lam has the wrong length")
         self.st.t = t
+        self.st.U = 0.0
+        if self.paid is not None:
+            self.paid[:] = 0.0
         pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
         for j in range(self.n_cols):
             dv.lam[dv.stride * j] = lam[j]
@@ -736,7 +773,9 @@ cdef class SolverCore:
     def _params(self):
         """Constants of the run (a dict; t_pick: the iteration whose iterate is kept)."""
         return dict(icpt=self.prm.icpt, schedule=self.prm.schedule, eta0=self.prm.eta0,
-                    icpt_rate=self.prm.icpt_rate, q=self.prm.q, t_pick=self.prm.t_pick)
+                    icpt_rate=self.prm.icpt_rate, q=self.prm.q, t_pick=self.prm.t_pick,
+                    l1=self.prm.l1, p=self.prm.p, sigma=self.prm.sigma, B=self.prm.B,
+                    t_offset=self.prm.t_offset)
 
     def _scalars(self):
         """The state's scalars, as a dict (see `pgs.engine.solver.Solver.get_state`)."""
@@ -744,7 +783,8 @@ cdef class SolverCore:
         return dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
                     t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
                     loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick,
-                    zs=st.zs, b=st.b, b_sum=st.b_sum, b_pick=st.b_pick, rho_sum=st.rho_sum)
+                    zs=st.zs, b=st.b, b_sum=st.b_sum, b_pick=st.b_pick, rho_sum=st.rho_sum,
+                    U=st.U)
 
     def _set_scalars(self, dict state):
         """Restore what `_scalars` gave."""
@@ -768,6 +808,7 @@ cdef class SolverCore:
         self.st.b_sum = state.get("b_sum", 0.0)
         self.st.b_pick = state.get("b_pick", 0.0)
         self.st.rho_sum = state.get("rho_sum", <double>self.st.t)
+        self.st.U = state.get("U", 0.0)
         for a in range(4):
             self.st.rng[a] = state["rng"][a]
 

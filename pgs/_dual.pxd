@@ -20,6 +20,7 @@
 #
 #     dual_dot(dv, row)          <x, u> over a CSR row (w = c u: the margin is c times it)
 #     dual_add(dv, row, g)       lam += g x, keeping u, Q and the average consistent
+#     dual_truncate(dv, row, ...)  the l1 term's truncation the row's coordinates are owed
 #     dual_maintain(dv)          Q's drift, cancellation and range (O(n), rarely)
 #     dual_set_scale(dv, tsig)   c from Q, sigma and t: O(1)
 #     dual_project(dv, B, tsig)  ||w||_p <= B by rescaling c: O(1)
@@ -403,6 +404,39 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
         _add_row_two(dv, data, indices, lo, hi, g, icpt, False)
     else:
         _add_row_two(dv, data, indices, lo, hi, g, icpt, True)
+
+
+cdef inline bint dual_truncate(DualVector* dv, const index_t* indices, Py_ssize_t lo,
+                               Py_ssize_t hi, double* paid, double U) noexcept nogil:
+    """The l1 term's truncation the row's coordinates are owed (SMIDAS, applied lazily as
+    in Tsuruoka et al. 2009): lam_j moves towards 0 by U - paid_j, stopping at 0, and
+    paid_j = U. Truncations compose (by a, then b, is by a + b), so this equals a
+    truncation at every step. The changes go through `dual_add` (by chunks of the
+    non-zero ones), so u, Q and the average follow. False for a column index outside [0,
+    n - 1) (nothing changed); the constant column is never truncated."""
+    cdef int64_t cols[POW_CHUNK]
+    cdef double d[POW_CHUNK]
+    cdef Py_ssize_t jj, j, n = 0
+    cdef double owed, old
+    for jj in range(lo, hi):
+        if <size_t>indices[jj] >= <size_t>(dv.n - 1):
+            return False
+    for jj in range(lo, hi):
+        j = indices[jj]
+        owed = U - paid[j]
+        paid[j] = U
+        old = dv.lam[dv.stride * j]
+        if owed > 0.0 and old != 0.0:
+            # (lam_j + d is exactly 0 where the truncation reaches it)
+            d[n] = -old if fabs(old) <= owed else copysign(owed, -old)
+            cols[n] = j
+            n += 1
+            if n == POW_CHUNK:
+                dual_add(dv, d, cols, 0, n, 1.0, 0.0)
+                n = 0
+    if n > 0:
+        dual_add(dv, d, cols, 0, n, 1.0, 0.0)
+    return True
 
 
 # ------------------------------------------------------ Q, scale and projection

@@ -119,6 +119,7 @@ def _estimator_options():
             name="n_jobs", type=_jobs),
         opt("--seed", "seed of the row sampling (default: fresh)", name="random_state",
             type=_seed),
+        opt("--l1", "weight of an l1 term: a sparse model", type=_non_negative_float),
         opt("--epsilon", "shape parameter of " + " / ".join(
             f"{spec.name} (default {spec.default_epsilon:g})" for spec in LOSSES
             if spec.has_epsilon), type=_non_negative_float),

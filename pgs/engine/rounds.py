@@ -233,11 +233,12 @@ def _class_delta(solver, lam0, start, rho, params, t_pick):
     bias's change, the sums of its iterates and bias, its random iterate's snapshot."""
     scalars = solver._scalars()
     b, b_sum, rho_sum, b_pick = (scalars[key] for key in ("b", "b_sum", "rho_sum", "b_pick"))
+    lam = solver.sparse_lam()       # (l1 > 0: the truncation it owes, applied)
     if params.resolved.schedule == "pgs":
-        dlam = np.subtract(solver.lam, lam0)
+        dlam = np.subtract(lam, lam0)
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
-        dlam = np.subtract(solver.lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
+        dlam = np.subtract(lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
     average = params.resolved.iterate == "average"
     return dict(dlam=dlam, db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
                 b_pick=b_pick, avg_sum=solver.average() * rho_sum if average else None,
@@ -288,7 +289,7 @@ def merge(state, deltas, params):
     t = int(old["t"]) + steps
     # lam alone: u, S, Q and c are rebuilt from it where it is set (`Solver.set_state`)
     kernel = {key: value for key, value in old.items()
-              if key not in ("u", "S", "Q", "Q_comp", "Q_abs", "c", "n_updates")}
+              if key not in ("u", "S", "Q", "Q_comp", "Q_abs", "c", "n_updates", "paid", "U")}
     kernel.update(lam=lam, t=t, C=0.0, loss_sum=loss_sum, t_pick=state["t_pick"],
                   consumed=sum(s["consumed"] for s in workers), rng=workers[0]["rng"],
                   pos=workers[0]["pos"], perm=workers[0]["perm"],

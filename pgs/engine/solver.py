@@ -12,7 +12,7 @@ from pgs.rules.data import entry_problem
 from pgs.rules.defaults import SCHEDULES, default_callback_every
 from pgs.rules.losses import loss_spec
 
-_ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm")
+_ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm", "paid")
 
 
 class Solver(SolverCore):
@@ -47,20 +47,59 @@ class Solver(SolverCore):
         self._prepare_sampler(n_rows, sample_weight, fixed_rows)
 
     def last(self):
-        """w_t of the current iteration, as a new array of length n_features + 1."""
+        """w_t of the current iteration, as a new array of length n_features + 1 (with
+        l1 > 0: of lam truncated as it is owed, `sparse_lam`)."""
         self._check_state()
+        if self.paid is not None:
+            return self._sparse_last()
         out = np.empty(self.n_cols)
         self._write_w(out)
         return out
 
     def average(self):
         """The mean of w_1 .. w_t (O(n); leaves the state untouched, so a resumed run
-        folds exactly as an unsplit one)."""
+        folds exactly as an unsplit one); with l1 > 0 zero wherever `last` is."""
         self._check_state()
         self._check_which("average")
         out = np.empty(self.n_cols)
         self._average_to(out)
+        if self.paid is not None:
+            out[self._sparse_last() == 0.0] = 0.0
         return out
+
+    def sparse_lam(self):
+        """lam with every coordinate truncated by what the l1 term owes it (U - paid_j
+        towards 0, the constant column never): the eager truncation's dual vector, as a new
+        array. lam itself without l1."""
+        lam = np.array(self.lam)
+        if self.paid is not None:
+            owed = self._scalars()["U"] - self.paid[:-1]
+            feat = lam[:-1]
+            feat[:] = np.copysign(np.maximum(np.abs(feat) - owed, 0.0), feat)
+        return lam
+
+    def _sparse_last(self):
+        """w_t = grad r*(sparse_lam / tsig) projected, its q-norm over every coordinate's
+        truncated value (the kernel's margins count the untouched ones' owed truncation
+        only when a row reads them: docs/sparse.md)."""
+        prm, s = self._params(), self._scalars()
+        lam = self.sparse_lam()
+        asgd = prm["schedule"] == SCHEDULES.index("asgd")
+        tsig = 1.0 / s["zs"] if asgd else (s["t"] + prm["t_offset"]) * prm["sigma"]
+        top = float(np.max(np.abs(lam)))
+        if not (top > 0.0 and tsig > 0.0):
+            return np.zeros(self.n_cols)
+        p, q = prm["p"], prm["q"]
+        if p == 2.0:
+            w, norm_w = lam / tsig, float(np.linalg.norm(lam)) / tsig
+        else:       # (in units of the largest |lam_j|, as the kernel's S: no overflow)
+            a = np.abs(lam) / top
+            Q = float(np.sum(a**q))
+            w = np.copysign((p - 1.0) * top * Q ** (2.0 / q - 1.0) / tsig * a ** (q - 1.0), lam)
+            norm_w = (p - 1.0) * top * Q ** (1.0 / q) / tsig
+        if prm["B"] > 0.0 and norm_w > prm["B"]:
+            w *= prm["B"] / norm_w
+        return w
 
     def finish(self):
         """End the run: the state and iterates can still be read, `run` refuses until
@@ -76,8 +115,11 @@ class Solver(SolverCore):
         if self._handed:
             raise RuntimeError("get_state(copy=False) handed the solver's buffers over as "
                                "a state: take() would overwrite it (use iterate())")
+        w = self.iterate(which) if self.paid is not None else None   # (l1 > 0: O(n) more)
         self.finish()
         self._consumed = True
+        if w is not None:
+            return w
         if which == "pick":
             return self.w_pick
         if which == "last":
@@ -159,6 +201,9 @@ class Solver(SolverCore):
             self.clast[:] = state["clast"]
         if state["w_pick"] is not None:
             self.w_pick = state["w_pick"].copy()
+        if self.paid is not None:
+            # (a state of l1 = 0, or the engines' merge: nothing owed)
+            self.paid[:] = 0.0 if state.get("paid") is None else state["paid"]
         self.perm = None if state["perm"] is None else state["perm"].copy()
         self._finished = self._consumed = self._handed = False
         self._bind()
@@ -177,7 +222,8 @@ def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offse
                   params.k, t_pick, params.iterate == "average", rng_state,
                   SAMPLING_MODES.index(params.sampling), track_loss,
                   params.t_offset if t_offset is None else t_offset,
-                  SCHEDULES.index(params.schedule), params.eta0 or 0.0, params.intercept_rate)
+                  SCHEDULES.index(params.schedule), params.eta0 or 0.0, params.intercept_rate,
+                  params.l1)
 
 
 class MultiSolver:

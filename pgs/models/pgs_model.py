@@ -66,13 +66,16 @@ class Model(LinearModel):
 
     def regulariser(self):
         """``sigma sum_c ||w_c||_p^2 / (2 (p - 1))`` over the rows of `full_weights` (one, or
-        K), the objective's first term (docs/design.md 1)."""
+        K), plus ``l1 sum_c ||coef_c||_1`` (the features'): the objective's terms but the
+        loss (docs/design.md 1)."""
         p = self.params["p"]
         norms = np.sum(np.abs(np.atleast_2d(self.full_weights())) ** p, axis=1) ** (1.0 / p)
-        return self.params["sigma"] * float(np.sum(norms**2)) / (2.0 * (p - 1.0))
+        l1 = self.params.get("l1", 0.0) * float(np.sum(np.abs(self.coef)))
+        return self.params["sigma"] * float(np.sum(norms**2)) / (2.0 * (p - 1.0)) + l1
 
     def objective(self, X, y, sample_weight=None):
-        """F(w) = sigma ||w||_p^2 / (2 (p - 1)) + (1/m) sum_i s_i loss_i (docs/design.md 1).
+        """F(w) = sigma ||w||_p^2 / (2 (p - 1)) + l1 ||coef||_1 + (1/m) sum_i s_i loss_i
+        (docs/design.md 1).
 
         With ``intercept="column"`` the intercept's weight is part of w (regularised, as
         in the paper's section VII); a free intercept is not regularised.

@@ -27,7 +27,7 @@ DEFAULTS = MappingProxyType(dict(
     loss="hinge", p=2.0, sigma="auto", T=None, k=1, B=None, schedule="asgd", eta0="auto",
     iterate="average", fit_intercept=True, intercept="free", intercept_scaling="auto",
     epsilon=None, sampling="auto", t_offset="auto", sigma_grid=None,
-    validation_fraction="auto", max_passes=10.0,
+    validation_fraction="auto", max_passes=10.0, l1=0.0,
 ))
 
 #: The PGS paper's set-up (Figure 1: i.i.d. rows, steps 1 / (sigma t), a random iterate;

@@ -116,6 +116,13 @@ merge_every : int >= 1, optional
 max_passes : float > 0, default 10
     Passes over the rows when T is None: exactly this many for a fixed sigma, at most this many
     for ``sigma="auto"`` (whose held-out score stops the run sooner).
+l1 : float >= 0, default 0
+    Weight of an :math:`\ell_1` term :math:`l_1 \|w\|_1` over the features (not the intercept),
+    which makes the model sparse: every step truncates the dual vector towards 0 (SMIDAS), each
+    coordinate when a row next reads it, so an iteration stays O(non-zeros). The model has exact
+    zeros (``iterate="average"`` keeps the average's values on the last iterate's support);
+    `pgs.sparse.l1_max` is the smallest l1 that gives w = 0, `pgs.sparse.l1_path` a path of
+    models (docs/sparse.md). Not with ``iterate="random"``.
 verbose : int >= 0, default 0
     With ``sigma="auto"``, print each halving rung's scores and each later pass's held-out
     score, the elapsed time and a bound on the time left.

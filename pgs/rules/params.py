@@ -39,6 +39,7 @@ class Params:
     sampling: str
     t_offset: float
     intercept_rate: float
+    l1: float = 0.0
 
     @property
     def icpt(self):
@@ -80,11 +81,15 @@ def seed_entropy(seed):
 
 
 def check_args(*, loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, intercept,
-               intercept_scaling, epsilon, sampling, t_offset, max_passes):
+               intercept_scaling, epsilon, sampling, t_offset, max_passes, l1):
     """The checks of the training arguments but sigma and the seed (`resolve`'s and the
     estimators' `_check_params`: one set of messages); the arguments, normalised."""
     V.check_loss(loss)
-    return dict(
+    l1 = V.check_positive("l1", l1, zero=True)
+    if l1 > 0.0 and iterate == "random":
+        raise ValueError("iterate='random' is not offered with l1 > 0: use 'average' or "
+                         "'last' (docs/sparse.md)")
+    return dict(l1=l1,
         loss=loss, p=V.check_p(p), T=V.check_count("T", T, allow_none=True),
         k=V.check_count("k", k), B=V.check_positive("B", B, allowed=(None, "auto")),
         schedule=V.check_choice("schedule", schedule, D.SCHEDULES),

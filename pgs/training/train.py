@@ -17,12 +17,12 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
           callback=None, callback_every=None, keep_state=False, warm_start=None,
           t_offset=D.DEFAULTS["t_offset"], sigma_grid=D.DEFAULTS["sigma_grid"],
           validation_fraction=D.DEFAULTS["validation_fraction"], n_jobs=1, merge_every=None,
-          max_passes=D.DEFAULTS["max_passes"], verbose=0):
+          max_passes=D.DEFAULTS["max_passes"], l1=D.DEFAULTS["l1"], verbose=0):
     r"""Train a linear model with the Primal Gradient Solver.
 
-    Minimises :math:`F(w, b) = \sigma \|w\|_p^2 / (2(p-1)) + \frac1m \sum_i s_i
-    \ell(\langle w, x_i\rangle + b, y_i)` (weights :math:`s_i = 1` by default; the bias
-    b is free, or with ``intercept="column"`` the weight of a constant column, inside w
+    Minimises :math:`F(w, b) = \sigma \|w\|_p^2 / (2(p-1)) + l_1 \|w\|_1 + \frac1m
+    \sum_i s_i \ell(\langle w, x_i\rangle + b, y_i)` (weights :math:`s_i = 1` and
+    :math:`l_1 = 0` by default; the bias b is free, or with ``intercept="column"`` the weight of a constant column, inside w
     and its norm) by stochastic mirror descent on the dual of the :math:`\ell_p`
     regulariser (Zhu et al. 2009, Figure 1; docs/design.md 6c). Each iteration costs
     O(non-zeros of the batch), for every p.
