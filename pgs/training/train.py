@@ -23,9 +23,9 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     Minimises :math:`F(w, b) = \sigma \|w\|_p^2 / (2(p-1)) + l_1 \|w\|_1 + \frac1m
     \sum_i s_i \ell(\langle w, x_i\rangle + b, y_i)` (weights :math:`s_i = 1` and
     :math:`l_1 = 0` by default; the bias b is free, or with ``intercept="column"`` the
-    weight of a constant column, inside w and its norm) by stochastic mirror descent on the dual of the :math:`\ell_p`
-    regulariser (Zhu et al. 2009, Figure 1; docs/design.md 6c). Each iteration costs
-    O(non-zeros of the batch), for every p.
+    weight of a constant column, inside w and its norm) by stochastic mirror descent on the
+    dual of the :math:`\ell_p` regulariser (Zhu et al. 2009, Figure 1; docs/design.md 6c).
+    Each iteration costs O(non-zeros of the batch), for every p.
 
     The defaults (`pgs.DEFAULTS`, shared with `PGSClassifier` and `PGSRegressor`) are the
     fastest accurate set-up measured in bench/; the paper's set-up is the preset
