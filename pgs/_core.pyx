@@ -22,7 +22,7 @@ from pgs._losses cimport (
     Huber, EpsilonInsensitive, Absolute, Multinomial, CrammerSinger,
 )
 from pgs._dual cimport (
-    DualVector, floating_t, index_t, P_TWO, P_Q3, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
+    DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
@@ -60,6 +60,8 @@ cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
     dv.recompute_every = prm.recompute_every
     dv.c = st.c
     dv.C = st.C
+    dv.paid = st.paid if prm.l1 > 0.0 else NULL
+    dv.U = st.U
 
 
 cdef void _dual_to_state(const DualVector* dv, PGSState* st) noexcept nogil:
@@ -71,6 +73,7 @@ cdef void _dual_to_state(const DualVector* dv, PGSState* st) noexcept nogil:
     st.n_updates = dv.n_updates
     st.c = dv.c
     st.C = dv.C
+    st.U = dv.U
 
 
 # ------------------------------------------------------------------ row sampling
@@ -258,15 +261,15 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         if status != PGS_OK:
             break
 
-        # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i> + b, y_i) / k, after
-        #    the l1 term's owed truncation of the batch's coordinates. (The row AHEAD
-        #    places on is prefetched meanwhile, in this batch or the next.)
-        if prm.l1 > 0.0:
+        # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i> + b, y_i) / k (with
+        #    l1, p < 2 but 1.5: after the batch's coordinates paid what they owe; p = 2
+        #    and 1.5 read it). (The row AHEAD places on is prefetched meanwhile, in this
+        #    batch or the next.)
+        if prm.l1 > 0.0 and prm.p_kind == P_GENERAL:
             for c in range(K):
                 for r in range(k):
                     i = st.rows[r]
-                    if not dual_truncate(&dv[c], indices, indptr[i], indptr[i + 1],
-                                         sts[c].paid, sts[c].U):
+                    if not dual_truncate(&dv[c], indices, indptr[i], indptr[i + 1]):
                         status = PGS_NONFINITE
                 dual_maintain(&dv[c])
             if status != PGS_OK:
@@ -300,8 +303,8 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                 for c in range(K):
                     dual_renormalise(&dv[c], st.zs)
                     if prm.l1 > 0.0:            # (what is owed, in lam's new units)
-                        _scale(sts[c].paid, n_cols, st.zs)
-                        sts[c].U *= st.zs
+                        _scale(dv[c].paid, n_cols, st.zs)
+                        dv[c].U *= st.zs
                 st.zs = 1.0
             gw = eta / st.zs
         for c in range(K):
@@ -323,7 +326,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             tsig = (<double>st.t + prm.t_offset) * prm.sigma
             eta = 1.0 / tsig
         for c in range(K):
-            sts[c].U += prm.l1 * gw             # (this step's truncation: owed from now)
+            dv[c].U += prm.l1 * gw              # (this step's truncation: owed from now)
             dual_set_scale(&dv[c], tsig)
             dual_project(&dv[c], prm.B, tsig)
             if prm.icpt_rate > 0.0:

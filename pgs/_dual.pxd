@@ -109,6 +109,10 @@ cdef struct DualVector:
     double c                # w = c u
     double norm_lam         # ||lam||_q (from dual_set_scale)
     double C                # the average: the sum of c since the last fold
+    # l1 > 0 (else paid NULL): lam_j is owed a truncation towards 0 by U - paid_j
+    # (dual_truncate, and where a row reads and updates it: see pgs/_core.pxd)
+    double* paid
+    double U
 
 
 cdef inline int dual_kind(double p) noexcept nogil:
@@ -143,6 +147,19 @@ cdef inline double dual_u(const DualVector* dv, Py_ssize_t j) noexcept nogil:
     return 0.0 if fabs(t) > dv.ratio_hi else t * fabs(t)
 
 
+cdef inline double _tr(double v, double owed) noexcept nogil:
+    """v truncated towards 0 by owed >= 0, stopping at 0 (owed 0: v itself)."""
+    cdef double a = fabs(v) - owed
+    return copysign(a, v) if a > 0.0 else 0.0
+
+
+cdef inline double _owed(DualVector* dv, Py_ssize_t j) noexcept nogil:
+    """What coordinate j (a feature) is owed, now paid: U - paid_j."""
+    cdef double owed = dv.U - dv.paid[j]
+    dv.paid[j] = dv.U
+    return owed
+
+
 # ------------------------------------------------------------------------- dot
 
 cdef extern from *:
@@ -156,22 +173,26 @@ cdef extern from *:
     void PGS_PREFETCH(const void* p) noexcept nogil
 
 
-cdef inline double _u_at(const double* v, Py_ssize_t j, Py_ssize_t sd,
-                         double inv_S) noexcept nogil:
-    """u_j from v = u at stride sd, or (sd = 0, p = 1.5) from v = lam: t |t|, t = lam_j / S.
-    (No parked u_j here: the dual vector rescales before the next margin.)"""
+cdef inline double _u_at(const double* v, Py_ssize_t j, Py_ssize_t sd, double inv_S,
+                         const double* paid, double U) noexcept nogil:
+    """u_j from v = u at stride sd, or (sd = 0, p = 1.5) from v = lam: t |t|, t = lam_j / S;
+    with paid (sd 0 or 1: u from lam), of lam_j truncated by what it is owed. (No parked
+    u_j here: the dual vector rescales before the next margin.)"""
     cdef double t
     if sd == 0:
-        t = v[j] * inv_S
+        t = (v[j] if paid == NULL else _tr(v[j], U - paid[j])) * inv_S
         return t * fabs(t)
-    return v[sd * j]
+    return v[sd * j] if paid == NULL else _tr(v[sd * j], U - paid[j])
 
 
 cdef inline double _dot(const DualVector* dv, const floating_t* data, const index_t* indices,
                         Py_ssize_t lo, Py_ssize_t hi, double icpt, Py_ssize_t nxt_lo,
-                        Py_ssize_t nxt_hi, Py_ssize_t sd) noexcept nogil:
-    """`dual_dot` for a constant stride sd (0: p = 1.5's u computed from lam)."""
+                        Py_ssize_t nxt_hi, Py_ssize_t sd, bint owing) noexcept nogil:
+    """`dual_dot` for a constant stride sd (0: p = 1.5's u computed from lam), and with
+    `owing` (a constant too) of u computed from lam truncated as it is owed."""
     cdef const double* u = dv.u if sd > 0 else dv.lam
+    cdef const double* paid = dv.paid if owing else NULL
+    cdef double U = dv.U
     cdef double inv_S = dv.inv_S
     cdef size_t n_feat = <size_t>(dv.n - 1)
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
@@ -193,15 +214,15 @@ cdef inline double _dot(const DualVector* dv, const floating_t* data, const inde
         elif pb < pb_end:
             PGS_PREFETCH(pb)
             pb += 64
-        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S)
-        s1 += data[jj + 1] * _u_at(u, indices[jj + 1], sd, inv_S)
-        s2 += data[jj + 2] * _u_at(u, indices[jj + 2], sd, inv_S)
-        s3 += data[jj + 3] * _u_at(u, indices[jj + 3], sd, inv_S)
+        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S, paid, U)
+        s1 += data[jj + 1] * _u_at(u, indices[jj + 1], sd, inv_S, paid, U)
+        s2 += data[jj + 2] * _u_at(u, indices[jj + 2], sd, inv_S, paid, U)
+        s3 += data[jj + 3] * _u_at(u, indices[jj + 3], sd, inv_S, paid, U)
         jj += 4
     while jj < hi:
         if <size_t>indices[jj] >= n_feat:
             return NAN
-        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S)
+        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S, paid, U)
         jj += 1
     while pa < pa_end:          # (a short row leaves some of the next one's lines)
         PGS_PREFETCH(pa)
@@ -209,7 +230,7 @@ cdef inline double _dot(const DualVector* dv, const floating_t* data, const inde
     while pb < pb_end:
         PGS_PREFETCH(pb)
         pb += 64
-    return ((s0 + s1) + (s2 + s3)) + icpt * _u_at(u, dv.n - 1, sd, inv_S)
+    return ((s0 + s1) + (s2 + s3)) + icpt * _u_at(u, dv.n - 1, sd, inv_S, NULL, 0.0)
 
 
 cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
@@ -221,13 +242,19 @@ cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
     is read at them, and a non-finite value makes the result non-finite, so a bad row
     stops the loop before it changes anything. Entries [nxt_lo, nxt_hi) (the row drawn
     a few places on; empty for none) are prefetched meanwhile. Four partial sums: one
-    would chain an add latency per entry.
+    would chain an add latency per entry. With l1 (paid), p = 2 and 1.5 read lam_j
+    truncated as it is owed, changing nothing (only a row that updates pays what its
+    coordinates owe); other p's rows are truncated first (`dual_truncate`).
     """
     if dv.u == NULL:
-        return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 0)
+        if dv.paid != NULL:
+            return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 0, True)
+        return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 0, False)
     if dv.stride == 1:
-        return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1)
-    return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 2)
+        if dv.paid != NULL and dv.kind == P_TWO:
+            return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1, True)
+        return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1, False)
+    return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 2, False)
 
 
 # ------------------------------------------------------------------------- add
@@ -251,12 +278,19 @@ cdef inline void _add_to_Q(DualVector* dv, double plus, double minus) noexcept n
         dv.Q_abs += plus + minus
 
 
-cdef inline double _coord(Py_ssize_t j, double d, double* lam, double* wsum, double C,
-                          bint average) noexcept nogil:
-    """p = 2: lam_j += d (u is lam); returns Q's change, new^2 - old^2 (average: a
-    compile-time constant)."""
+cdef inline double _coord(DualVector* dv, Py_ssize_t j, double d, double* lam,
+                          double* wsum, double C, bint average, bint owing) noexcept nogil:
+    """p = 2: lam_j += d (u is lam), after what it owes if `owing`; returns Q's change,
+    new^2 - old^2 (average, owing: compile-time constants)."""
     cdef double old = lam[j]
-    cdef double new = old + d
+    cdef double new
+    if owing:
+        new = _tr(old, _owed(dv, j)) + d
+        lam[j] = new
+        if average:
+            wsum[j] += C * (new - old)
+        return (new - old) * (old + new)
+    new = old + d
     lam[j] = new
     if average:
         wsum[j] += C * (new - old)
@@ -265,7 +299,7 @@ cdef inline double _coord(Py_ssize_t j, double d, double* lam, double* wsum, dou
 
 cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
                               const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double g,
-                              double icpt, bint average) noexcept nogil:
+                              double icpt, bint average, bint owing) noexcept nogil:
     """`dual_add` for p = 2. (The fields in locals: the stores to lam could alias them
     for the compiler.)"""
     cdef double* lam = dv.lam
@@ -275,13 +309,13 @@ cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
     cdef double dq0 = 0.0, dq1 = 0.0
     cdef Py_ssize_t jj = lo
     while jj + 2 <= hi:
-        dq0 += _coord(indices[jj], g * data[jj], lam, wsum, C, average)
-        dq1 += _coord(indices[jj + 1], g * data[jj + 1], lam, wsum, C, average)
+        dq0 += _coord(dv, indices[jj], g * data[jj], lam, wsum, C, average, owing)
+        dq1 += _coord(dv, indices[jj + 1], g * data[jj + 1], lam, wsum, C, average, owing)
         jj += 2
     if jj < hi:
-        dq0 += _coord(indices[jj], g * data[jj], lam, wsum, C, average)
+        dq0 += _coord(dv, indices[jj], g * data[jj], lam, wsum, C, average, owing)
     if icpt != 0.0:
-        dq1 += _coord(dv.n - 1, g * icpt, lam, wsum, C, average)
+        dq1 += _coord(dv, dv.n - 1, g * icpt, lam, wsum, C, average, False)
     _add_to_Q(dv, dq0 + dq1, 0.0)
 
 
@@ -289,7 +323,8 @@ cdef inline void _add_row_q3(DualVector* dv, const floating_t* data,
                              const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double g,
                              double icpt, bint average) noexcept nogil:
     """`dual_add` for p = 1.5 with u computed from lam (u NULL): Q's terms are a^3, and the
-    average takes C (u_j' - u_j) with u_j = t |t| (0 when parked)."""
+    average takes C (u_j' - u_j) with u_j = t |t| (0 when parked); with l1 (paid) lam_j
+    pays what it owes first."""
     cdef double* lam = dv.lam
     cdef double* wsum = dv.wsum
     cdef double C = dv.C, inv_S = dv.inv_S, ratio_hi = dv.ratio_hi
@@ -304,7 +339,7 @@ cdef inline void _add_row_q3(DualVector* dv, const floating_t* data,
             j = dv.n - 1
             d = g * icpt
         old = lam[j]
-        new = old + d
+        new = (old if dv.paid == NULL or e == hi - lo else _tr(old, _owed(dv, j))) + d
         lam[j] = new
         a_old = fabs(old) * inv_S
         a_new = fabs(new) * inv_S
@@ -391,7 +426,8 @@ cdef inline void _add_row_pow(DualVector* dv, const floating_t* data,
 cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t* indices,
                           Py_ssize_t lo, Py_ssize_t hi, double g, double icpt) noexcept nogil:
     """lam += g x for the row data[lo:hi] (and g icpt on the constant column), keeping
-    u, Q and the average consistent."""
+    u, Q and the average consistent; with l1 (paid) at p = 2 and 1.5, each lam_j first
+    pays what it owes (other p: `dual_truncate` paid it)."""
     dv.n_updates += hi - lo + (icpt != 0.0)
     if dv.u == NULL:
         if dv.wsum == NULL:
@@ -400,34 +436,38 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
             _add_row_q3(dv, data, indices, lo, hi, g, icpt, True)
     elif dv.kind != P_TWO:
         _add_row_pow(dv, data, indices, lo, hi, g, icpt)
+    elif dv.paid != NULL:
+        if dv.wsum == NULL:
+            _add_row_two(dv, data, indices, lo, hi, g, icpt, False, True)
+        else:
+            _add_row_two(dv, data, indices, lo, hi, g, icpt, True, True)
     elif dv.wsum == NULL:
-        _add_row_two(dv, data, indices, lo, hi, g, icpt, False)
+        _add_row_two(dv, data, indices, lo, hi, g, icpt, False, False)
     else:
-        _add_row_two(dv, data, indices, lo, hi, g, icpt, True)
+        _add_row_two(dv, data, indices, lo, hi, g, icpt, True, False)
 
 
 cdef inline bint dual_truncate(DualVector* dv, const index_t* indices, Py_ssize_t lo,
-                               Py_ssize_t hi, double* paid, double U) noexcept nogil:
-    """The l1 term's truncation the row's coordinates are owed (SMIDAS, applied lazily as
-    in Tsuruoka et al. 2009): lam_j moves towards 0 by U - paid_j, stopping at 0, and
-    paid_j = U. Truncations compose (by a, then b, is by a + b), so this equals a
-    truncation at every step. The changes go through `dual_add` (by chunks of the
-    non-zero ones), so u, Q and the average follow. False for a column index outside [0,
-    n - 1) (nothing changed); the constant column is never truncated."""
+                               Py_ssize_t hi) noexcept nogil:
+    """p < 2 but 1.5, with l1: the row's coordinates pay what they owe (lam_j towards 0
+    by U - paid_j, stopping at 0: SMIDAS's truncation of every step, applied lazily as
+    Tsuruoka et al. 2009 apply a cumulative penalty; truncations compose), before its
+    margin reads u. The changes go through `dual_add` (by chunks of the non-zero ones), so
+    u, Q and the average follow. False for a column index outside [0, n - 1) (nothing
+    changed); the constant column owes nothing."""
     cdef int64_t cols[POW_CHUNK]
     cdef double d[POW_CHUNK]
     cdef Py_ssize_t jj, j, n = 0
-    cdef double owed, old
+    cdef double old, owed
     for jj in range(lo, hi):
         if <size_t>indices[jj] >= <size_t>(dv.n - 1):
             return False
     for jj in range(lo, hi):
         j = indices[jj]
-        owed = U - paid[j]
-        paid[j] = U
         old = dv.lam[dv.stride * j]
+        owed = _owed(dv, j)
         if owed > 0.0 and old != 0.0:
-            # (lam_j + d is exactly 0 where the truncation reaches it)
+            # (old + d is _tr(old, owed) exactly: 0 where the truncation reaches it)
             d[n] = -old if fabs(old) <= owed else copysign(owed, -old)
             cols[n] = j
             n += 1

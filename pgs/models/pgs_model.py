@@ -57,6 +57,7 @@ class Model(LinearModel):
         V.check_choice("schedule", saved_field(params, "schedule"), SCHEDULES)
         V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
         params["epsilon"] = V.check_epsilon(loss, saved_field(params, "epsilon"))
+        params["l1"] = V.check_positive("l1", params.get("l1", 0.0), zero=True)  # (0: older)
         return super()._from_saved(params=params, classes=classes, **fields)
 
     def _column_weight(self):
