@@ -243,7 +243,7 @@ def asgd_step(eta0, sigma):
 
 
 def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, icpt=0.0,
-                             eps=0.0, bias_rate=0.0, weights=None):
+                             eps=0.0, bias_rate=0.0, weights=None, l1=0.0):
     """Stochastic mirror descent on the dual point z with a step function (docs/design.md 6c).
 
     Per iteration t = 1..T with eta = step(t - 1): the batch's subgradient g at (w, b),
@@ -251,7 +251,8 @@ def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, 
     ``||w||_p <= B``; z itself is not), and a free bias ``b <- b - bias_rate eta g_b``.
     `weights` scale each row's gradient (the cyclic and permutation samplers'). Returns
     the list of (w_t, b_t). With ``step(t) = 1 / (sigma (t + 1 + t0))`` it is
-    `pgs_reference`.
+    `pgs_reference`. With `l1`, SMIDAS's eager truncation: after each step every feature's
+    z_j moves towards 0 by ``eta l1``, stopping at 0 (docs/sparse.md).
     """
     X = np.asarray(X, dtype=float)
     m, n = X.shape
@@ -268,11 +269,19 @@ def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, 
             d = dloss(loss, Xa[i] @ w + b, y[i], eps) * (1.0 if weights is None else weights[i])
             g += d * Xa[i] / k
             g_b += d / k
-        z = (1.0 - sigma * eta) * z - eta * g
+        z = truncated((1.0 - sigma * eta) * z - eta * g, eta * l1)
         w = _projected(grad_r_star(z, p), p, B)
         b = b - bias_rate * eta * g_b
         iterates.append((w.copy(), b))
     return iterates
+
+
+def truncated(z, amount):
+    """z with every entry but the last (the constant column) moved towards 0 by `amount`,
+    stopping at 0 (a new array)."""
+    z = z.copy()
+    z[:-1] = np.sign(z[:-1]) * np.maximum(np.abs(z[:-1]) - amount, 0.0)
+    return z
 
 
 def weighted_average(iterates, weight=lambda t: t):
@@ -356,7 +365,7 @@ def multiclass_dloss(loss, z, y):
 
 
 def multiclass_reference(X, y, n_classes, *, loss, p, sigma, T, k, rows, step, B=None,
-                         icpt=0.0, bias_rate=0.0, weights=None):
+                         icpt=0.0, bias_rate=0.0, weights=None, l1=0.0):
     """`mirror_descent_reference` with K outputs (docs/design.md 6d): per iteration, every batch
     row's K margins at the current (W, b), the loss's K coefficients, then for each class
     ``z_c <- (1 - sigma eta) z_c - eta g_c``, ``w_c = grad r*(z_c)`` (rescaled into
@@ -378,7 +387,7 @@ def multiclass_reference(X, y, n_classes, *, loss, p, sigma, T, k, rows, step, B
             g = g * (1.0 if weights is None else weights[i])
             G += np.outer(g, Xa[i]) / k
             g_b += g / k
-        Z = (1.0 - sigma * eta) * Z - eta * G
+        Z = np.array([truncated(zc, eta * l1) for zc in (1.0 - sigma * eta) * Z - eta * G])
         W = np.array([_projected(grad_r_star(zc, p), p, B) for zc in Z])
         b = b - bias_rate * eta * g_b
         iterates.append((W.copy(), b.copy()))

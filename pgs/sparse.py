@@ -1,0 +1,119 @@
+"""Sparse models: the largest useful l1 (`l1_max`) and a warm-started path of decreasing l1
+(`l1_path`), each point's score against its number of non-zero weights (docs/sparse.md)."""
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from pgs._core import py_loss
+from pgs.rules import validation as V
+from pgs.rules.data import as_csr_buffers, kernel_targets
+from pgs.rules.losses import loss_spec
+from pgs.training.train import train
+
+
+def l1_max(X, y, loss="hinge", sample_weight=None):
+    r"""The smallest `l1` for which w = 0 minimises `pgs.train`'s objective with the bias at
+    0: :math:`\|\frac1m \sum_i s_i \ell'(0, y_i) x_i\|_\infty` (the l1 term's subgradient
+    must cover the loss's gradient at 0; the l_p term's is 0 there). With a bias the
+    bound is the same one, as scikit-learn's ``l1_min_c`` (its inverse for C) takes it.
+
+    Parameters
+    ----------
+    X : array_like or sparse matrix, shape (m, n_features)
+    y : array_like, shape (m,)
+        Two labels (a binary loss), class labels ("multinomial") or real targets.
+    loss : str, default "hinge"
+        One of `pgs.train`'s losses but "crammer_singer" (whose gradient at 0 is a tie).
+    sample_weight : array_like, shape (m,), optional
+
+    Returns
+    -------
+    float
+    """
+    spec = loss_spec(loss)
+    if loss == "crammer_singer":
+        raise ValueError("l1_max has no closed form for loss='crammer_singer' (every margin "
+                         "ties at w = 0): give l1_path its l1s")
+    Xb = as_csr_buffers(X)
+    m = Xb.shape[0]
+    csr = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape)
+    y_kernel, _ = kernel_targets(y, m, loss)
+    weights = np.ones(m) if sample_weight is None else V.check_sample_weight(sample_weight, m)
+    if spec.multiclass:         # (softmax at 0: g_c = 1/K - [y = c])
+        K = int(y_kernel.max()) + 1
+        g = np.full((m, K), 1.0 / K)
+        g[np.arange(m), y_kernel.astype(np.int64)] -= 1.0
+    else:
+        values, inverse = np.unique(y_kernel, return_inverse=True)
+        g = np.array([py_loss(spec.id, 0.0, v, V.check_epsilon(loss, None), True)
+                      for v in values])[inverse][:, None]
+    grad = csr.T @ (g * weights[:, None]) / m
+    return float(np.max(np.abs(grad))) if grad.size else 0.0
+
+
+class PathPoint(NamedTuple):
+    """One fit of `l1_path`: its `l1`, `model`, non-zero weights and validation score."""
+
+    l1: float
+    model: object
+    n_nonzero: int
+    score: float
+
+
+def l1_path(X, y, l1s=None, *, n_l1=10, ratio=1e-3, validation=None, sigma, **kwargs):
+    """Fit decreasing values of `l1`, each warm-started from the previous model (its solver
+    state goes on), and score each on `validation`.
+
+    Parameters
+    ----------
+    X, y : the training rows and targets, as `pgs.train` takes them.
+    l1s : sequence of float > 0, optional
+        The values, fitted in decreasing order; default `n_l1` values from ``l1_max(X, y)``
+        down to ``ratio`` times it, evenly spaced in log.
+    n_l1 : int >= 2, default 10
+    ratio : float in (0, 1), default 1e-3
+    validation : (X_val, y_val), optional
+        Rows to score each model on: accuracy for classification, R^2 for regression; the
+        training rows by default.
+    sigma : float > 0
+        The l_p term's strength, one for the whole path (a number: each point continues the
+        previous one's run).
+    **kwargs
+        `pgs.train`'s other arguments (loss, p, max_passes: each point's passes, default 2;
+        ...), the same at every point.
+
+    Returns
+    -------
+    list of PathPoint
+        In decreasing l1.
+    """
+    if not V.is_real(sigma):
+        raise ValueError(f"l1_path needs a number for sigma (one for the whole path), got "
+                         f"sigma={sigma!r}")
+    if l1s is None:
+        n_l1 = V.check_count("n_l1", n_l1)
+        if n_l1 < 2 or not 0.0 < ratio < 1.0:
+            raise ValueError(f"need n_l1 >= 2 and 0 < ratio < 1, got n_l1={n_l1}, ratio={ratio}")
+        top = l1_max(X, y, kwargs.get("loss", "hinge"), kwargs.get("sample_weight"))
+        l1s = top * np.logspace(0.0, np.log10(ratio), n_l1)
+    l1s = sorted((V.check_positive("l1s", v) for v in l1s), reverse=True)
+    X_val, y_val = (X, y) if validation is None else validation
+    kwargs.setdefault("max_passes", 2.0)
+    points, model = [], None
+    for l1 in l1s:
+        model = train(X, y, sigma=sigma, l1=l1, warm_start=model, keep_state=True, **kwargs)
+        points.append(PathPoint(l1, model, int(np.count_nonzero(model.coef)),
+                                _score(model, X_val, y_val)))
+    return points
+
+
+def _score(model, X, y):
+    """Accuracy (classification) or R^2 (regression) of `model` on (X, y)."""
+    pred = model.predict(X)
+    y = np.asarray(y)
+    if model.classes is not None:
+        return float(np.mean(pred == y))
+    y = y.astype(np.float64)
+    return 1.0 - float(np.sum((y - pred) ** 2)) / max(float(np.sum((y - y.mean()) ** 2)), 1e-300)
