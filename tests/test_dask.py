@@ -204,6 +204,8 @@ def test_one_shard_is_plain_pgs_train(client, iterate):
     dict(iterate="last", p=1.8, k=3, sampling="cyclic", t_offset="auto"),
     dict(iterate="average", p=1.5, loss="squared_hinge", sampling="permutation"),
     dict(iterate="average", loss="huber", sampling="permutation", weights=True),
+    dict(iterate="average", l1=0.1),
+    dict(iterate="last", p=1.3, l1=0.1, schedule="pgs"),
 ])
 def test_dask_equals_threads_bit_for_bit(client, kw):
     X, y = _problem()

@@ -240,7 +240,8 @@ def _class_delta(solver, lam0, start, rho, params, t_pick):
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
         dlam = np.subtract(lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
     average = params.resolved.iterate == "average"
-    return dict(dlam=dlam, db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
+    return dict(dlam=dlam, zero=None if solver.paid is None else lam == 0.0,
+                db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
                 b_pick=b_pick, avg_sum=solver.average() * rho_sum if average else None,
                 w_pick=solver.w_pick.copy() if t_pick > 0 else None)
 
@@ -286,6 +287,10 @@ def merge(state, deltas, params):
         lam += d["dlam"] if gamma == 1.0 else gamma * d["dlam"]
         steps += d["steps"]
         loss_sum += d["loss_sum"]
+    if deltas[0].get("zero") is not None:
+        # l1: a coordinate every worker truncated to 0 stays 0 ("asgd"'s step gamma != 1
+        # would move it off: docs/sparse.md)
+        lam[np.logical_and.reduce([d["zero"] for d in deltas])] = 0.0
     t = int(old["t"]) + steps
     # lam alone: u, S, Q and c are rebuilt from it where it is set (`Solver.set_state`)
     kernel = {key: value for key, value in old.items()
