@@ -43,13 +43,13 @@ EXPERIMENTS = {
     "memory": "bench.experiments.exp_memory",
     "defaults": "bench.experiments.exp_defaults",
     "lockstep": "bench.micro.bench_lockstep",
-    "ovr_gap": "bench.experiments.exp_ovr_gap",
     "multiclass": "bench.experiments.exp_multiclass",
     "csgd": "bench.micro.bench_csgd",
     "dense": "bench.micro.bench_dense",
     "parallel_hard": "bench.experiments.exp_parallel_hard",
     "dask_rounds": "bench.experiments.exp_dask_rounds",
     "dask_scale": "bench.experiments.exp_dask_scale",
+    "sparse": "bench.experiments.exp_sparse",
 }
 
 

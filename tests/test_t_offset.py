@@ -154,7 +154,7 @@ def test_hinge_bias_lives_on_a_grid_of_s2_over_sigma_t(s, t_offset):
     """Why intercept_scaling = 10 collapses: with hinge, every gradient adds -+s to lambda_b,
     so b = s * w_b = s^2 n / (sigma (T + t0)) for an integer n. At s = 10, sigma = 1e-4,
     T = 2e5 the grid step is 5 while the optimum's |b| is about 1
-    (bench/experiments/exp_ovr_gap.py)."""
+    (bench/results/ovr_gap_quick.md)."""
     X, y, _ = _problem(3)
     ns = []
     for T_ in range(990, 1000):

@@ -38,7 +38,7 @@ PAPER = MappingProxyType(dict(
 ))
 
 #: "auto" intercept_scaling as a fraction of the root-mean-square row norm (measured on
-#: L2-normalised sparse text: bench/experiments/exp_ovr_gap.py).
+#: L2-normalised sparse text: bench/results/ovr_gap_quick.md).
 AUTO_INTERCEPT_FRACTION = 0.3
 
 #: The free bias moves as a free column of value s would, s^2 = this times the mean
