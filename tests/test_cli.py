@@ -130,11 +130,11 @@ def test_every_option_reaches_the_estimator():
         "--loss", "smooth_hinge", "--p", "1.5", "--sigma", "0.01", "--T", "500", "--k", "3",
         "--B", "auto", "--iterate", "average", "--sampling", "cyclic", "--t-offset", "5",
         "--intercept-scaling", "0.3", "--class-weight", "balanced", "--jobs", "2",
-        "--seed", "7", "--epsilon", "0.5", "--no-intercept"))
+        "--seed", "7", "--epsilon", "0.5", "--no-intercept", "--l1", "0.002"))
     assert est.get_params() == PGSClassifier(
         loss="smooth_hinge", p=1.5, sigma=0.01, T=500, k=3, B="auto", iterate="average",
         sampling="cyclic", t_offset=5.0, intercept_scaling=0.3, class_weight="balanced",
-        n_jobs=2, random_state=7, epsilon=0.5, fit_intercept=False).get_params()
+        n_jobs=2, random_state=7, epsilon=0.5, fit_intercept=False, l1=0.002).get_params()
     est = build_estimator(parse_train("--sigma", "auto", "--t-offset", "auto",
                                       "--intercept-scaling", "auto", "--B", "2"))
     assert (est.sigma, est.t_offset, est.intercept_scaling, est.B) == ("auto", "auto",

@@ -233,7 +233,8 @@ def _class_delta(solver, lam0, start, rho, params, t_pick):
     bias's change, the sums of its iterates and bias, its random iterate's snapshot."""
     scalars = solver._scalars()
     b, b_sum, rho_sum, b_pick = (scalars[key] for key in ("b", "b_sum", "rho_sum", "b_pick"))
-    lam = solver.sparse_lam()       # (l1 > 0: the truncation it owes, applied)
+    # (l1 > 0: the truncation it owes, applied)
+    lam = solver.lam if solver.paid is None else solver.sparse_lam()
     if params.resolved.schedule == "pgs":
         dlam = np.subtract(lam, lam0)
     else:
