@@ -240,7 +240,8 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     cdef int64_t i, nxt
     cdef double tsig, eta = 0.0, gw = 1.0, gsum, rho, root
     cdef double g_scale = smp.grad_scale / <double>k
-    cdef bint updated
+    cdef bint updated, prepaid
+    cdef double* paid
     cdef int status = PGS_OK
     if loss_tag is Multinomial or loss_tag is CrammerSinger:
         K, dv, z = n_out, dvs, zk          # (K = 1 elsewhere: known at compile time)
@@ -262,10 +263,11 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             break
 
         # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i> + b, y_i) / k (with
-        #    l1, p < 2 but 1.5: after the batch's coordinates paid what they owe; p = 2
-        #    and 1.5 read it). (The row AHEAD places on is prefetched meanwhile, in this
-        #    batch or the next.)
-        if prm.l1 > 0.0 and prm.p_kind == P_GENERAL:
+        #    l1 the margins read lam as its debts leave it: p = 2 and 1.5 compute it, and
+        #    with k = 1 the update pays; other p, and k > 1, pay first). (The row AHEAD
+        #    places on is prefetched meanwhile, in this batch or the next.)
+        prepaid = prm.l1 > 0.0 and (prm.p_kind == P_GENERAL or k > 1)
+        if prepaid:
             for c in range(K):
                 for r in range(k):
                     i = st.rows[r]
@@ -309,12 +311,16 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             gw = eta / st.zs
         for c in range(K):
             updated = False
+            paid = dv[c].paid
+            if prepaid:
+                dv[c].paid = NULL           # (paid this step: the batch's rows add only)
             for r in range(k):
                 if sts[c].coefs[r] != 0.0:
                     i = st.rows[r]
                     dual_add(&dv[c], data, indices, indptr[i], indptr[i + 1],
                              sts[c].coefs[r] * gw, prm.icpt)
                     updated = True
+            dv[c].paid = paid
             if updated:
                 dual_maintain(&dv[c])
 

@@ -153,11 +153,16 @@ cdef inline double _tr(double v, double owed) noexcept nogil:
     return copysign(a, v) if a > 0.0 else 0.0
 
 
-cdef inline double _owed(DualVector* dv, Py_ssize_t j) noexcept nogil:
-    """What coordinate j (a feature) is owed, now paid: U - paid_j."""
+cdef inline double _pay(DualVector* dv, Py_ssize_t j, double v) noexcept nogil:
+    """lam_j = v truncated by what coordinate j (a feature) owes, U - paid_j, and paid_j
+    raised by what it paid (a debt beyond |v| stays owed)."""
     cdef double owed = dv.U - dv.paid[j]
-    dv.paid[j] = dv.U
-    return owed
+    cdef double a = fabs(v) - owed
+    if a > 0.0:
+        dv.paid[j] = dv.U
+        return copysign(a, v)
+    dv.paid[j] += fabs(v)
+    return 0.0
 
 
 # ------------------------------------------------------------------------- dot
@@ -285,7 +290,7 @@ cdef inline double _coord(DualVector* dv, Py_ssize_t j, double d, double* lam,
     cdef double old = lam[j]
     cdef double new
     if owing:
-        new = _tr(old, _owed(dv, j)) + d
+        new = _pay(dv, j, old) + d
         lam[j] = new
         if average:
             wsum[j] += C * (new - old)
@@ -339,7 +344,7 @@ cdef inline void _add_row_q3(DualVector* dv, const floating_t* data,
             j = dv.n - 1
             d = g * icpt
         old = lam[j]
-        new = (old if dv.paid == NULL or e == hi - lo else _tr(old, _owed(dv, j))) + d
+        new = (old if dv.paid == NULL or e == hi - lo else _pay(dv, j, old)) + d
         lam[j] = new
         a_old = fabs(old) * inv_S
         a_new = fabs(new) * inv_S
@@ -447,14 +452,22 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
         _add_row_two(dv, data, indices, lo, hi, g, icpt, True, False)
 
 
+cdef inline void _add_paid(DualVector* dv, double* d, const int64_t* cols,
+                           Py_ssize_t n) noexcept nogil:
+    """lam += d at cols (n of them), paying no debt (they were paid)."""
+    cdef double* paid = dv.paid
+    dv.paid = NULL
+    dual_add(dv, d, cols, 0, n, 1.0, 0.0)
+    dv.paid = paid
+
+
 cdef inline bint dual_truncate(DualVector* dv, const index_t* indices, Py_ssize_t lo,
                                Py_ssize_t hi) noexcept nogil:
-    """p < 2 but 1.5, with l1: the row's coordinates pay what they owe (lam_j towards 0
-    by U - paid_j, stopping at 0: SMIDAS's truncation of every step, applied lazily as
-    Tsuruoka et al. 2009 apply a cumulative penalty; truncations compose), before its
-    margin reads u. The changes go through `dual_add` (by chunks of the non-zero ones), so
-    u, Q and the average follow. False for a column index outside [0, n - 1) (nothing
-    changed); the constant column owes nothing."""
+    """The row's coordinates pay what they owe (`_pay`), written to lam: before a margin
+    reads u where u is a power of lam (p < 2 but 1.5), and before a batch's updates (k >
+    1: each coordinate pays once a step, whichever rows share it). The changes go through
+    `dual_add` (by chunks of the non-zero ones), so u, Q and the average follow. False for
+    a column index outside [0, n - 1) (nothing changed); the constant column owes nothing."""
     cdef int64_t cols[POW_CHUNK]
     cdef double d[POW_CHUNK]
     cdef Py_ssize_t jj, j, n = 0
@@ -465,17 +478,17 @@ cdef inline bint dual_truncate(DualVector* dv, const index_t* indices, Py_ssize_
     for jj in range(lo, hi):
         j = indices[jj]
         old = dv.lam[dv.stride * j]
-        owed = _owed(dv, j)
-        if owed > 0.0 and old != 0.0:
-            # (old + d is _tr(old, owed) exactly: 0 where the truncation reaches it)
-            d[n] = -old if fabs(old) <= owed else copysign(owed, -old)
+        owed = dv.U - dv.paid[j]
+        if old != 0.0 and owed > 0.0:
+            # (old + d is `_pay`'s value exactly: |old| - owed, signed, or 0)
+            d[n] = -old if _pay(dv, j, old) == 0.0 else copysign(owed, -old)
             cols[n] = j
             n += 1
             if n == POW_CHUNK:
-                dual_add(dv, d, cols, 0, n, 1.0, 0.0)
+                _add_paid(dv, d, cols, n)
                 n = 0
     if n > 0:
-        dual_add(dv, d, cols, 0, n, 1.0, 0.0)
+        _add_paid(dv, d, cols, n)
     return True
 
 

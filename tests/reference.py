@@ -251,14 +251,16 @@ def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, 
     ``||w||_p <= B``; z itself is not), and a free bias ``b <- b - bias_rate eta g_b``.
     `weights` scale each row's gradient (the cyclic and permutation samplers'). Returns
     the list of (w_t, b_t). With ``step(t) = 1 / (sigma (t + 1 + t0))`` it is
-    `pgs_reference`. With `l1`, SMIDAS's eager truncation: after each step every feature's
-    z_j moves towards 0 by ``eta l1``, stopping at 0 (docs/sparse.md).
+    `pgs_reference`. With `l1`, the l1 term's eager truncation (`truncated`): after each
+    step every feature's z_j moves towards 0 by what it owes, ``eta l1`` more each step,
+    stopping at 0 and owing the rest (docs/sparse.md).
     """
     X = np.asarray(X, dtype=float)
     m, n = X.shape
     Xa = np.hstack([X, np.full((m, 1), icpt)])
     z = np.zeros(n + 1)
     w = np.zeros(n + 1)
+    debt = np.zeros(n + 1)
     b = 0.0
     iterates = []
     for t in range(1, T + 1):
@@ -269,19 +271,24 @@ def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, 
             d = dloss(loss, Xa[i] @ w + b, y[i], eps) * (1.0 if weights is None else weights[i])
             g += d * Xa[i] / k
             g_b += d / k
-        z = truncated((1.0 - sigma * eta) * z - eta * g, eta * l1)
+        z, debt = truncated((1.0 - sigma * eta) * z - eta * g,
+                            (1.0 - sigma * eta) * debt + eta * l1)
         w = _projected(grad_r_star(z, p), p, B)
         b = b - bias_rate * eta * g_b
         iterates.append((w.copy(), b))
     return iterates
 
 
-def truncated(z, amount):
-    """z with every entry but the last (the constant column) moved towards 0 by `amount`,
-    stopping at 0 (a new array)."""
-    z = z.copy()
-    z[:-1] = np.sign(z[:-1]) * np.maximum(np.abs(z[:-1]) - amount, 0.0)
-    return z
+def truncated(z, debt):
+    """(z, debt) after every entry of z but the last (the constant column) moved towards 0
+    by its `debt`, stopping at 0: the part of a debt that 0 stopped stays owed (the
+    cumulative penalty of Tsuruoka et al. 2009, applied at every step). Debts are in z's
+    units: they shrink with z by the step's 1 - sigma eta. New arrays."""
+    z, debt = z.copy(), debt.copy()
+    paid = np.minimum(np.abs(z[:-1]), debt[:-1])
+    z[:-1] = np.sign(z[:-1]) * (np.abs(z[:-1]) - paid)
+    debt[:-1] -= paid
+    return z, debt
 
 
 def weighted_average(iterates, weight=lambda t: t):
@@ -375,6 +382,7 @@ def multiclass_reference(X, y, n_classes, *, loss, p, sigma, T, k, rows, step, B
     m, n = X.shape
     Xa = np.hstack([X, np.full((m, 1), icpt)])
     Z = np.zeros((n_classes, n + 1))
+    debts = np.zeros((n_classes, n + 1))
     W = np.zeros((n_classes, n + 1))
     b = np.zeros(n_classes)
     iterates = []
@@ -387,7 +395,10 @@ def multiclass_reference(X, y, n_classes, *, loss, p, sigma, T, k, rows, step, B
             g = g * (1.0 if weights is None else weights[i])
             G += np.outer(g, Xa[i]) / k
             g_b += g / k
-        Z = np.array([truncated(zc, eta * l1) for zc in (1.0 - sigma * eta) * Z - eta * G])
+        pairs = [truncated(zc, dc) for zc, dc in zip((1.0 - sigma * eta) * Z - eta * G,
+                                                     (1.0 - sigma * eta) * debts + eta * l1,
+                                                     strict=True)]
+        Z, debts = np.array([zc for zc, _ in pairs]), np.array([dc for _, dc in pairs])
         W = np.array([_projected(grad_r_star(zc, p), p, B) for zc in Z])
         b = b - bias_rate * eta * g_b
         iterates.append((W.copy(), b.copy()))

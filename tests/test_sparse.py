@@ -93,7 +93,7 @@ def test_k_output_losses_truncate_every_class(loss):
     """K outputs: each class's dual vector pays its own debts (p = 2: the reference's)."""
     X, _ = _data(m=60)
     y = np.argmax(X[:, :3], axis=1).astype(float)
-    T, sigma, eta0, l1 = 180, 0.05, 0.4, 0.03
+    T, sigma, eta0, l1 = 180, 0.05, 0.4, 0.1
     ref = multiclass_reference(X, y, 3, loss=loss, p=2.0, sigma=sigma, T=T, k=1,
                                rows=np.arange(T) % 60, step=asgd_step(eta0, sigma), l1=l1)
     model = _fit(X, y, "asgd", eta0, loss=loss, p=2.0, sigma=sigma, T=T, l1=l1,
