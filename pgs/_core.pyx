@@ -60,7 +60,8 @@ cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
     dv.recompute_every = prm.recompute_every
     dv.c = st.c
     dv.C = st.C
-    dv.paid = st.paid if prm.l1 > 0.0 else NULL
+    dv.l1 = prm.l1 > 0.0
+    dv.paid = st.paid if dv.l1 and prm.p_kind != P_TWO else NULL
     dv.U = st.U
 
 
@@ -263,10 +264,11 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             break
 
         # 2. lambda_t's coefficients at w_{t-1} = c u: -loss'(<w, x_i> + b, y_i) / k (with
-        #    l1 the margins read lam as its debts leave it: p = 2 and 1.5 compute it, and
-        #    with k = 1 the update pays; other p, and k > 1, pay first). (The row AHEAD
-        #    places on is prefetched meanwhile, in this batch or the next.)
-        prepaid = prm.l1 > 0.0 and (prm.p_kind == P_GENERAL or k > 1)
+        #    l1 the margins read lam as the l1 term leaves it: p = 2 truncated by U, p = 1.5
+        #    by its debts, and with k = 1 the update pays; other p < 2, and k > 1, pay
+        #    first). (The row AHEAD places on is prefetched meanwhile, in this batch or the
+        #    next.)
+        prepaid = prm.l1 > 0.0 and prm.p_kind != P_TWO and (prm.p_kind == P_GENERAL or k > 1)
         if prepaid:
             for c in range(K):
                 for r in range(k):
@@ -304,9 +306,9 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             if st.zs < 1e-30:
                 for c in range(K):
                     dual_renormalise(&dv[c], st.zs)
-                    if prm.l1 > 0.0:            # (what is owed, in lam's new units)
+                    dv[c].U *= st.zs            # (the l1 term's, in lam's new units)
+                    if dv[c].paid != NULL:
                         _scale(dv[c].paid, n_cols, st.zs)
-                        dv[c].U *= st.zs
                 st.zs = 1.0
             gw = eta / st.zs
         for c in range(K):
@@ -332,7 +334,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             tsig = (<double>st.t + prm.t_offset) * prm.sigma
             eta = 1.0 / tsig
         for c in range(K):
-            dv[c].U += prm.l1 * gw              # (this step's truncation: owed from now)
+            dv[c].U += prm.l1 * gw              # (this step's truncation)
             dual_set_scale(&dv[c], tsig)
             dual_project(&dv[c], prm.B, tsig)
             if prm.icpt_rate > 0.0:
@@ -375,7 +377,7 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
                    const PGSSampler* smp) noexcept nogil:
     """Select the loop compiled for `loss_id` (once per call, not per sample); -1 for
     an id that names no loss, a K-output loss without K >= 2 and its buffers, or l1 > 0
-    without the states' paid."""
+    at p < 2 without the states' paid."""
     cdef Py_ssize_t c
     if loss_id == L.LOSS_MULTINOMIAL or loss_id == L.LOSS_CRAMMER_SINGER:
         if n_out < 2 or dvs == NULL or zk == NULL:
@@ -383,7 +385,7 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
     elif n_out != 1:
         return -1
     for c in range(n_out):
-        if prm.l1 > 0.0 and sts[c].paid == NULL:
+        if prm.l1 > 0.0 and prm.p_kind != P_TWO and sts[c].paid == NULL:
             return -1
     if loss_id == L.LOSS_HINGE:
         return _pgs_loop(<Hinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
@@ -602,7 +604,8 @@ cdef class SolverCore:
         # (only an average kept by spans has clast: see pgs/_dual.pxd)
         self.clast = np.zeros(self.n_cols) if self.prm.average_spans else None
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
-        self.paid = np.zeros(self.n_cols) if l1 > 0.0 else None
+        # (p = 2 reads lam truncated by U alone: dual averaging, docs/sparse.md)
+        self.paid = np.zeros(self.n_cols) if l1 > 0.0 and self.prm.p_kind != P_TWO else None
         self.perm = None
         self._n_rows = -1
         self._bind()
@@ -639,6 +642,11 @@ cdef class SolverCore:
     def t(self):
         """Iterations done."""
         return self.st.t
+
+    @property
+    def l1(self):
+        """The l1 term's weight (0: none)."""
+        return self.prm.l1
 
     @property
     def k(self):
@@ -749,16 +757,15 @@ cdef class SolverCore:
 
     def set_lam(self, const double[::1] lam, long long t):
         """Set lam and t, and rebuild u, S, Q and c from them (O(n)): the parallel engines'
-        merged state (its average's C is 0; nothing owed to the l1 term)."""
+        merged state (its average's C is 0; at p < 2 nothing owed to the l1 term)."""
         cdef DualVector dv
         cdef Py_ssize_t j
         cdef double tsig
         if lam.shape[0] != self.n_cols:
             raise ValueError("lam has the wrong length")
         self.st.t = t
-        self.st.U = 0.0
         if self.paid is not None:
-            self.paid[:] = 0.0
+            self.paid[:] = self.st.U
         pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
         for j in range(self.n_cols):
             dv.lam[dv.stride * j] = lam[j]

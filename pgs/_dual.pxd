@@ -109,8 +109,10 @@ cdef struct DualVector:
     double c                # w = c u
     double norm_lam         # ||lam||_q (from dual_set_scale)
     double C                # the average: the sum of c since the last fold
-    # l1 > 0 (else paid NULL): lam_j is owed a truncation towards 0 by U - paid_j
-    # (dual_truncate, and where a row reads and updates it: see pgs/_core.pxd)
+    # The l1 term (docs/sparse.md; l1 nonzero): p = 2 reads every feature's lam_j truncated
+    # towards 0 by U (dual averaging: lam keeps every gradient, paid is NULL); p < 2 keeps
+    # lam truncated, coordinate j owing U - paid_j (`_pay`, `dual_truncate`)
+    int l1
     double* paid
     double U
 
@@ -179,24 +181,25 @@ cdef extern from *:
 
 
 cdef inline double _u_at(const double* v, Py_ssize_t j, Py_ssize_t sd, double inv_S,
-                         const double* paid, double U) noexcept nogil:
+                         const double* paid, double U, bint l1) noexcept nogil:
     """u_j from v = u at stride sd, or (sd = 0, p = 1.5) from v = lam: t |t|, t = lam_j / S;
-    with paid (sd 0 or 1: u from lam), of lam_j truncated by what it is owed. (No parked
-    u_j here: the dual vector rescales before the next margin.)"""
+    with `l1` (a constant) of lam_j truncated by U - paid_j (p = 1.5), or by U (p = 2:
+    dual averaging). (No parked u_j here: the dual vector rescales before the next
+    margin.)"""
     cdef double t
     if sd == 0:
-        t = (v[j] if paid == NULL else _tr(v[j], U - paid[j])) * inv_S
+        t = (_tr(v[j], U - paid[j]) if l1 else v[j]) * inv_S
         return t * fabs(t)
-    return v[sd * j] if paid == NULL else _tr(v[sd * j], U - paid[j])
+    return _tr(v[sd * j], U) if l1 else v[sd * j]
 
 
 cdef inline double _dot(const DualVector* dv, const floating_t* data, const index_t* indices,
                         Py_ssize_t lo, Py_ssize_t hi, double icpt, Py_ssize_t nxt_lo,
-                        Py_ssize_t nxt_hi, Py_ssize_t sd, bint owing) noexcept nogil:
+                        Py_ssize_t nxt_hi, Py_ssize_t sd, bint l1) noexcept nogil:
     """`dual_dot` for a constant stride sd (0: p = 1.5's u computed from lam), and with
-    `owing` (a constant too) of u computed from lam truncated as it is owed."""
+    `l1` (a constant too) of lam_j as the l1 term leaves it (`_u_at`)."""
     cdef const double* u = dv.u if sd > 0 else dv.lam
-    cdef const double* paid = dv.paid if owing else NULL
+    cdef const double* paid = dv.paid
     cdef double U = dv.U
     cdef double inv_S = dv.inv_S
     cdef size_t n_feat = <size_t>(dv.n - 1)
@@ -219,15 +222,15 @@ cdef inline double _dot(const DualVector* dv, const floating_t* data, const inde
         elif pb < pb_end:
             PGS_PREFETCH(pb)
             pb += 64
-        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S, paid, U)
-        s1 += data[jj + 1] * _u_at(u, indices[jj + 1], sd, inv_S, paid, U)
-        s2 += data[jj + 2] * _u_at(u, indices[jj + 2], sd, inv_S, paid, U)
-        s3 += data[jj + 3] * _u_at(u, indices[jj + 3], sd, inv_S, paid, U)
+        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S, paid, U, l1)
+        s1 += data[jj + 1] * _u_at(u, indices[jj + 1], sd, inv_S, paid, U, l1)
+        s2 += data[jj + 2] * _u_at(u, indices[jj + 2], sd, inv_S, paid, U, l1)
+        s3 += data[jj + 3] * _u_at(u, indices[jj + 3], sd, inv_S, paid, U, l1)
         jj += 4
     while jj < hi:
         if <size_t>indices[jj] >= n_feat:
             return NAN
-        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S, paid, U)
+        s0 += data[jj] * _u_at(u, indices[jj], sd, inv_S, paid, U, l1)
         jj += 1
     while pa < pa_end:          # (a short row leaves some of the next one's lines)
         PGS_PREFETCH(pa)
@@ -235,7 +238,7 @@ cdef inline double _dot(const DualVector* dv, const floating_t* data, const inde
     while pb < pb_end:
         PGS_PREFETCH(pb)
         pb += 64
-    return ((s0 + s1) + (s2 + s3)) + icpt * _u_at(u, dv.n - 1, sd, inv_S, NULL, 0.0)
+    return ((s0 + s1) + (s2 + s3)) + icpt * _u_at(u, dv.n - 1, sd, inv_S, NULL, 0.0, False)
 
 
 cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
@@ -247,16 +250,15 @@ cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
     is read at them, and a non-finite value makes the result non-finite, so a bad row
     stops the loop before it changes anything. Entries [nxt_lo, nxt_hi) (the row drawn
     a few places on; empty for none) are prefetched meanwhile. Four partial sums: one
-    would chain an add latency per entry. With l1 (paid), p = 2 and 1.5 read lam_j
-    truncated as it is owed, changing nothing (only a row that updates pays what its
-    coordinates owe); other p's rows are truncated first (`dual_truncate`).
+    would chain an add latency per entry. With l1, p = 2 and 1.5 read lam_j as the l1 term
+    leaves it, changing nothing; other p's rows pay first (`dual_truncate`).
     """
     if dv.u == NULL:
-        if dv.paid != NULL:
+        if dv.l1:
             return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 0, True)
         return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 0, False)
     if dv.stride == 1:
-        if dv.paid != NULL and dv.kind == P_TWO:
+        if dv.l1 and dv.kind == P_TWO:
             return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1, True)
         return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1, False)
     return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 2, False)
@@ -283,19 +285,12 @@ cdef inline void _add_to_Q(DualVector* dv, double plus, double minus) noexcept n
         dv.Q_abs += plus + minus
 
 
-cdef inline double _coord(DualVector* dv, Py_ssize_t j, double d, double* lam,
-                          double* wsum, double C, bint average, bint owing) noexcept nogil:
-    """p = 2: lam_j += d (u is lam), after what it owes if `owing`; returns Q's change,
-    new^2 - old^2 (average, owing: compile-time constants)."""
+cdef inline double _coord(Py_ssize_t j, double d, double* lam, double* wsum, double C,
+                          bint average) noexcept nogil:
+    """p = 2: lam_j += d (u is lam); returns Q's change, new^2 - old^2 (average: a
+    compile-time constant)."""
     cdef double old = lam[j]
-    cdef double new
-    if owing:
-        new = _pay(dv, j, old) + d
-        lam[j] = new
-        if average:
-            wsum[j] += C * (new - old)
-        return (new - old) * (old + new)
-    new = old + d
+    cdef double new = old + d
     lam[j] = new
     if average:
         wsum[j] += C * (new - old)
@@ -304,7 +299,7 @@ cdef inline double _coord(DualVector* dv, Py_ssize_t j, double d, double* lam,
 
 cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
                               const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double g,
-                              double icpt, bint average, bint owing) noexcept nogil:
+                              double icpt, bint average) noexcept nogil:
     """`dual_add` for p = 2. (The fields in locals: the stores to lam could alias them
     for the compiler.)"""
     cdef double* lam = dv.lam
@@ -314,13 +309,13 @@ cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
     cdef double dq0 = 0.0, dq1 = 0.0
     cdef Py_ssize_t jj = lo
     while jj + 2 <= hi:
-        dq0 += _coord(dv, indices[jj], g * data[jj], lam, wsum, C, average, owing)
-        dq1 += _coord(dv, indices[jj + 1], g * data[jj + 1], lam, wsum, C, average, owing)
+        dq0 += _coord(indices[jj], g * data[jj], lam, wsum, C, average)
+        dq1 += _coord(indices[jj + 1], g * data[jj + 1], lam, wsum, C, average)
         jj += 2
     if jj < hi:
-        dq0 += _coord(dv, indices[jj], g * data[jj], lam, wsum, C, average, owing)
+        dq0 += _coord(indices[jj], g * data[jj], lam, wsum, C, average)
     if icpt != 0.0:
-        dq1 += _coord(dv, dv.n - 1, g * icpt, lam, wsum, C, average, False)
+        dq1 += _coord(dv.n - 1, g * icpt, lam, wsum, C, average)
     _add_to_Q(dv, dq0 + dq1, 0.0)
 
 
@@ -431,8 +426,8 @@ cdef inline void _add_row_pow(DualVector* dv, const floating_t* data,
 cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t* indices,
                           Py_ssize_t lo, Py_ssize_t hi, double g, double icpt) noexcept nogil:
     """lam += g x for the row data[lo:hi] (and g icpt on the constant column), keeping
-    u, Q and the average consistent; with l1 (paid) at p = 2 and 1.5, each lam_j first
-    pays what it owes (other p: `dual_truncate` paid it)."""
+    u, Q and the average consistent; with l1 at p = 1.5 each lam_j first pays what it owes
+    (other p < 2: `dual_truncate` paid it; p = 2 keeps every gradient)."""
     dv.n_updates += hi - lo + (icpt != 0.0)
     if dv.u == NULL:
         if dv.wsum == NULL:
@@ -441,15 +436,10 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
             _add_row_q3(dv, data, indices, lo, hi, g, icpt, True)
     elif dv.kind != P_TWO:
         _add_row_pow(dv, data, indices, lo, hi, g, icpt)
-    elif dv.paid != NULL:
-        if dv.wsum == NULL:
-            _add_row_two(dv, data, indices, lo, hi, g, icpt, False, True)
-        else:
-            _add_row_two(dv, data, indices, lo, hi, g, icpt, True, True)
     elif dv.wsum == NULL:
-        _add_row_two(dv, data, indices, lo, hi, g, icpt, False, False)
+        _add_row_two(dv, data, indices, lo, hi, g, icpt, False)
     else:
-        _add_row_two(dv, data, indices, lo, hi, g, icpt, True, False)
+        _add_row_two(dv, data, indices, lo, hi, g, icpt, True)
 
 
 cdef inline void _add_paid(DualVector* dv, double* d, const int64_t* cols,

@@ -251,9 +251,10 @@ def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, 
     ``||w||_p <= B``; z itself is not), and a free bias ``b <- b - bias_rate eta g_b``.
     `weights` scale each row's gradient (the cyclic and permutation samplers'). Returns
     the list of (w_t, b_t). With ``step(t) = 1 / (sigma (t + 1 + t0))`` it is
-    `pgs_reference`. With `l1`, the l1 term's eager truncation (`truncated`): after each
-    step every feature's z_j moves towards 0 by what it owes, ``eta l1`` more each step,
-    stopping at 0 and owing the rest (docs/sparse.md).
+    `pgs_reference`. With `l1` the l1 term (docs/sparse.md), whose amount D grows by ``eta
+    l1`` a step (in z's units, shrinking with it): at p = 2 dual averaging, w = grad
+    r*(z truncated towards 0 by D), z itself untouched; at p < 2 the eager truncation of
+    z (`truncated`), what 0 stops staying owed.
     """
     X = np.asarray(X, dtype=float)
     m, n = X.shape
@@ -271,9 +272,12 @@ def mirror_descent_reference(X, y, *, loss, p, sigma, T, k, rows, step, B=None, 
             d = dloss(loss, Xa[i] @ w + b, y[i], eps) * (1.0 if weights is None else weights[i])
             g += d * Xa[i] / k
             g_b += d / k
-        z, debt = truncated((1.0 - sigma * eta) * z - eta * g,
-                            (1.0 - sigma * eta) * debt + eta * l1)
-        w = _projected(grad_r_star(z, p), p, B)
+        z, debt = (1.0 - sigma * eta) * z - eta * g, (1.0 - sigma * eta) * debt + eta * l1
+        if p == 2.0:
+            w = _projected(grad_r_star(truncated(z, debt)[0], p), p, B)
+        else:
+            z, debt = truncated(z, debt)
+            w = _projected(grad_r_star(z, p), p, B)
         b = b - bias_rate * eta * g_b
         iterates.append((w.copy(), b))
     return iterates
@@ -395,11 +399,11 @@ def multiclass_reference(X, y, n_classes, *, loss, p, sigma, T, k, rows, step, B
             g = g * (1.0 if weights is None else weights[i])
             G += np.outer(g, Xa[i]) / k
             g_b += g / k
-        pairs = [truncated(zc, dc) for zc, dc in zip((1.0 - sigma * eta) * Z - eta * G,
-                                                     (1.0 - sigma * eta) * debts + eta * l1,
-                                                     strict=True)]
-        Z, debts = np.array([zc for zc, _ in pairs]), np.array([dc for _, dc in pairs])
-        W = np.array([_projected(grad_r_star(zc, p), p, B) for zc in Z])
+        Z, debts = (1.0 - sigma * eta) * Z - eta * G, (1.0 - sigma * eta) * debts + eta * l1
+        pairs = [truncated(zc, dc) for zc, dc in zip(Z, debts, strict=True)]
+        if p != 2.0:        # (the eager truncation; p = 2 reads Z truncated: see above)
+            Z, debts = np.array([zc for zc, _ in pairs]), np.array([dc for _, dc in pairs])
+        W = np.array([_projected(grad_r_star(zc, p), p, B) for zc, _ in pairs])
         b = b - bias_rate * eta * g_b
         iterates.append((W.copy(), b.copy()))
     return iterates

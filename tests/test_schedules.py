@@ -173,21 +173,23 @@ def test_asgd_merge_step_rule():
     ("pgs", (3, 3), 1.0),               # the paper's schedule: no step
 ])
 def test_merge_moves_by_gamma_times_the_workers_changes(schedule, steps, gamma):
-    """A hand-made round: lam <- lam0 + gamma sum_w dlam_w, b <- b0 + gamma sum_w db_w
-    (the dlam_w, db_w already weighted by the shares), t <- t0 + sum_w steps_w."""
+    """A hand-made round: lam <- lam0 + gamma sum_w dlam_w, b <- b0 + gamma sum_w db_w and
+    the l1 term's U likewise (the dlam_w, db_w, dU_w already weighted by the shares), t <-
+    t0 + sum_w steps_w."""
     W = len(steps)
     X, y = _data(m=6 * W, n=3)
     run = prepare(X, y, loss="logistic", sigma=0.1, T=6 * W, schedule=schedule, eta0=0.5,
                   iterate="last", seed=0)
     params, state = P.setup(run, [6] * W)
     lam0 = np.array([1.0, -2.0, 0.5, 0.0])
-    state["kernel"].update(lam=lam0.copy(), b=0.25)
+    state["kernel"].update(lam=lam0.copy(), b=0.25, U=0.5)
     dlam = [np.array([0.5, 0.5, 0.0, 0.0]), np.array([0.1, -0.1, 0.2, 0.0]),
             np.array([0.0, 0.0, 0.0, 1.0])]
-    db = [0.1, 0.3, -0.2]
+    db, dU = [0.1, 0.3, -0.2], [0.01, 0.02, 0.04]
     deltas = [dict(worker=w, steps=steps[w], status=0, stopped=False, t=steps[w],
                    loss_sum=0.0, sampler=state["workers"][w],
                    dlam=dlam[w] if steps[w] else np.zeros(4), db=db[w] if steps[w] else 0.0,
+                   dU=dU[w] if steps[w] else 0.0,
                    b_sum=0.0, rho_sum=0.0, b_pick=0.0, avg_sum=None, w_pick=None)
               for w in range(W)]
     nxt = P.merge(state, deltas, params)["kernel"]
@@ -195,6 +197,7 @@ def test_merge_moves_by_gamma_times_the_workers_changes(schedule, steps, gamma):
     np.testing.assert_allclose(nxt["lam"], lam0 + gamma * sum(dlam[w] for w in ran),
                                rtol=1e-15)
     assert nxt["b"] == pytest.approx(0.25 + gamma * sum(db[w] for w in ran), rel=1e-15)
+    assert nxt["U"] == pytest.approx(0.5 + gamma * sum(dU[w] for w in ran), rel=1e-15)
     assert nxt["t"] == sum(steps)
     np.testing.assert_array_equal(state["kernel"]["lam"], lam0)    # (input untouched)
 

@@ -150,7 +150,8 @@ def plan_round(state, t_end, merge_every):
             start = kernel
             local_pick = g_pick                # (as the plain run keeps it)
         else:
-            start = dict(lam=kernel["lam"], t=t0, zs=kernel["zs"], b=kernel["b"])
+            start = dict(lam=kernel["lam"], t=t0, zs=kernel["zs"], b=kernel["b"],
+                         U=kernel.get("U", 0.0))
         tasks.append(dict(worker=w, n_workers=n_workers, steps=int(steps[w]),
                           round_steps=int(total), t_pick=local_pick,
                           sampler=state["workers"][w], kernel=start))
@@ -187,6 +188,7 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         else:
             n_cols = params.n_features + 1
             kernel = dict(lam=lam0, t=t_first, C=0.0, zs=start["zs"], b=start["b"], b_sum=0.0,
+                          U=start["U"] * scale,
                           b_pick=0.0, rho_sum=0.0, loss_sum=0.0, w_pick=None,
                           wsum=np.zeros(n_cols) if params.resolved.iterate == "average" else None,
                           clast=None if solver.clast is None else np.zeros(n_cols))
@@ -234,14 +236,17 @@ def _class_delta(solver, lam0, start, rho, params, t_pick):
     scalars = solver._scalars()
     b, b_sum, rho_sum, b_pick = (scalars[key] for key in ("b", "b_sum", "rho_sum", "b_pick"))
     # (l1 > 0: the truncation it owes, applied)
+    # (p < 2 with l1: its debts paid; p = 2 keeps every gradient, and U merges as lam does)
     lam = solver.lam if solver.paid is None else solver.sparse_lam()
+    U, U0 = scalars["U"], start["U"] * (rho if params.resolved.schedule == "pgs" else 1.0)
     if params.resolved.schedule == "pgs":
-        dlam = np.subtract(lam, lam0)
+        dlam, dU = np.subtract(lam, lam0), U - U0
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
-        dlam = np.subtract(lam * (rho * scalars["zs"] / start["zs"]), lam0 * rho)
+        f = rho * scalars["zs"] / start["zs"]
+        dlam, dU = np.subtract(lam * f, lam0 * rho), U * f - U0 * rho
     average = params.resolved.iterate == "average"
-    return dict(dlam=dlam, zero=None if solver.paid is None else lam == 0.0,
+    return dict(dlam=dlam, dU=dU, zero=None if solver.paid is None else lam == 0.0,
                 db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
                 b_pick=b_pick, avg_sum=solver.average() * rho_sum if average else None,
                 w_pick=solver.w_pick.copy() if t_pick > 0 else None)
@@ -293,10 +298,11 @@ def merge(state, deltas, params):
         # would move it off: docs/sparse.md)
         lam[np.logical_and.reduce([d["zero"] for d in deltas])] = 0.0
     t = int(old["t"]) + steps
+    U = old.get("U", 0.0) + gamma * sum(d["dU"] for d in deltas)
     # lam alone: u, S, Q and c are rebuilt from it where it is set (`Solver.set_state`)
     kernel = {key: value for key, value in old.items()
-              if key not in ("u", "S", "Q", "Q_comp", "Q_abs", "c", "n_updates", "paid", "U")}
-    kernel.update(lam=lam, t=t, C=0.0, loss_sum=loss_sum, t_pick=state["t_pick"],
+              if key not in ("u", "S", "Q", "Q_comp", "Q_abs", "c", "n_updates", "paid")}
+    kernel.update(lam=lam, t=t, U=U, C=0.0, loss_sum=loss_sum, t_pick=state["t_pick"],
                   consumed=sum(s["consumed"] for s in workers), rng=workers[0]["rng"],
                   pos=workers[0]["pos"], perm=workers[0]["perm"],
                   b=old["b"] + gamma * sum(d["db"] for d in deltas),

@@ -48,9 +48,9 @@ class Solver(SolverCore):
 
     def last(self):
         """w_t of the current iteration, as a new array of length n_features + 1 (with
-        l1 > 0: of lam truncated as it is owed, `sparse_lam`)."""
+        l1 > 0: of `sparse_lam`)."""
         self._check_state()
-        if self.paid is not None:
+        if self.l1 > 0.0:
             return self._sparse_last()
         out = np.empty(self.n_cols)
         self._write_w(out)
@@ -58,22 +58,23 @@ class Solver(SolverCore):
 
     def average(self):
         """The mean of w_1 .. w_t (O(n); leaves the state untouched, so a resumed run
-        folds exactly as an unsplit one); with l1 > 0 zero wherever `last` is."""
+        folds exactly as an unsplit one); with l1 > 0 zero wherever `last` is (p < 2: at p = 2
+        a fit with l1 returns the last iterate, docs/sparse.md)."""
         self._check_state()
         self._check_which("average")
         out = np.empty(self.n_cols)
         self._average_to(out)
-        if self.paid is not None:
+        if self.l1 > 0.0:
             out[self._sparse_last() == 0.0] = 0.0
         return out
 
     def sparse_lam(self):
-        """lam with every coordinate truncated by what the l1 term owes it (U - paid_j
-        towards 0, the constant column never): the eager truncation's dual vector, as a new
-        array. lam itself without l1."""
+        """lam as the l1 term leaves it, as a new array: every feature's lam_j truncated
+        towards 0 by U (p = 2: dual averaging) or by what it owes, U - paid_j (p < 2); the
+        constant column never. lam itself without l1."""
         lam = np.array(self.lam)
-        if self.paid is not None:
-            owed = self._scalars()["U"] - self.paid[:-1]
+        if self.l1 > 0.0:
+            owed = self._scalars()["U"] - (0.0 if self.paid is None else self.paid[:-1])
             feat = lam[:-1]
             feat[:] = np.copysign(np.maximum(np.abs(feat) - owed, 0.0), feat)
         return lam
@@ -115,7 +116,7 @@ class Solver(SolverCore):
         if self._handed:
             raise RuntimeError("get_state(copy=False) handed the solver's buffers over as "
                                "a state: take() would overwrite it (use iterate())")
-        w = self.iterate(which) if self.paid is not None else None   # (l1 > 0: O(n) more)
+        w = self.iterate(which) if self.l1 > 0.0 else None   # (l1 > 0: O(n) more)
         self.finish()
         self._consumed = True
         if w is not None:
@@ -202,7 +203,7 @@ class Solver(SolverCore):
         if state["w_pick"] is not None:
             self.w_pick = state["w_pick"].copy()
         if self.paid is not None:
-            # (a state of l1 = 0, or the engines' merge: nothing owed)
+            # (a state of l1 = 0 or p = 2: nothing owed; the engines' merge: set_lam's)
             self.paid[:] = 0.0 if state.get("paid") is None else state["paid"]
         self.perm = None if state["perm"] is None else state["perm"].copy()
         self._finished = self._consumed = self._handed = False

@@ -144,6 +144,10 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
     def stats():            # (an O(nnz) scan: only for the rules that read it)
         return d.stats(r.p / (r.p - 1.0), full)
 
+    if r.l1 > 0.0 and r.p == 2.0:
+        # dual averaging's own iterate is the sparse model (docs/sparse.md): the average of
+        # the iterates has no zeros
+        r.iterate = "last"
     if r.sampling == "auto":
         r.sampling = D.auto_sampling(d.weights)
     if r.intercept_scaling == "auto":
