@@ -73,11 +73,12 @@ cdef struct PGSState:
     double* wsum
     double* clast
     double* w_pick           # receives w_{t_pick} (NULL unless t_pick > 0)
-    # l1 > 0 (docs/sparse.md): the l1 term moves lam_j towards 0 by l1 gw a step (gw: the
-    # gradient's weight, 1 for the paper's step); what 0 stops stays owed. U sums those
-    # amounts and paid_j is what coordinate j has paid of it. A margin reads lam_j truncated
-    # by U - paid_j (p = 2, 1.5 with k = 1; else the batch pays first), an update pays it,
-    # so the margins are those of the eager truncation. paid: length n_cols, zeroed.
+    # l1 > 0 (docs/sparse.md): U sums the l1 term's amounts, l1 gw a step (gw: the
+    # gradient's weight, 1 for the paper's step). p = 2 reads each feature's lam_j truncated
+    # towards 0 by U (dual averaging; paid unused). p < 2 truncates lam itself: paid_j is
+    # what coordinate j has paid of U, what 0 stops stays owed; a margin reads lam_j as its
+    # debt leaves it (p = 1.5, k = 1; else the batch pays first) and an update pays it.
+    # paid (p < 2): length n_cols, zeroed.
     double* paid
     double U
     int64_t* rows            # scratch, length k: the batch's row indices

@@ -118,10 +118,10 @@ max_passes : float > 0, default 10
     for ``sigma="auto"`` (whose held-out score stops the run sooner).
 l1 : float >= 0, default 0
     Weight of an :math:`\ell_1` term :math:`l_1 \|w\|_1` over the features (not the intercept),
-    which makes the model sparse: every step truncates the dual vector towards 0, what 0 stops
-    staying owed (SMIDAS with Tsuruoka et al.'s cumulative penalty), each coordinate paying when
-    a row next reads it, so an iteration stays O(non-zeros). The model has exact zeros
-    (``iterate="average"`` keeps the average's values on the last iterate's support);
+    which makes the model sparse, in O(non-zeros) an iteration. At p = 2 the model is dual
+    averaging's iterate (RDA: the dual vector read truncated towards 0; ``iterate="average"``
+    resolves to "last"); at p < 2 the dual vector itself is truncated (SMIDAS, debts carried
+    past 0) and ``iterate="average"`` keeps the average's values on the last iterate's support.
     `pgs.sparse.l1_max` is the smallest l1 that gives w = 0, `pgs.sparse.l1_path` a path of
     models (docs/sparse.md). Not with ``iterate="random"``.
 verbose : int >= 0, default 0
