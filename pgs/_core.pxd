@@ -64,9 +64,13 @@ cdef struct PGSState:
     #            arrays (pgs_state_init's), or 2 for lam and u interleaved in one buffer
     #            of 2 n_cols (u = buf, lam = buf + 1: an update finds lam_j on the line
     #            its margin read u_j from; SolverCore's).
+    # In a block of R outputs (one state each, their buffers one block: docs/multiclass.md)
+    # output r's lam_j, u_j and wsum_j, clast_j, paid_j are at offset r of each feature's
+    # R: stride R (2 R for lam and u interleaved) and wstride R; else wstride is 1 (0: 1).
     double* lam              # dual accumulator lambda = -sum_t lambda_t
     double* u
     Py_ssize_t stride
+    Py_ssize_t wstride
     # The average (NULL unless average): without prm.average_spans the sum of the
     # iterates is C u - wsum (clast unused); with it wsum is the lazily folded sum and
     # clast_j the C of coordinate j's last fold (see pgs/_dual.pxd).

@@ -23,8 +23,8 @@ from pgs._losses cimport (
 )
 from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
-    pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
-    dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
+    pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_dot_block, dual_add,
+    dual_maintain, dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
@@ -44,6 +44,7 @@ cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
     dv.lam = st.lam
     dv.u = NULL if prm.p_kind == P_Q3 else st.u      # (p = 1.5: computed from lam)
     dv.stride = st.stride if st.stride > 0 else 1
+    dv.wstride = st.wstride if st.wstride > 0 else 1
     dv.wsum = st.wsum if prm.average else NULL
     dv.clast = st.clast if prm.average and prm.average_spans else NULL
     dv.n = n_cols
@@ -208,10 +209,10 @@ cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_
         sts[0].loss_sum += v * g_scale * prm.k
 
 
-cdef inline void _scale(double* v, Py_ssize_t n, double f) noexcept nogil:
+cdef inline void _scale(double* v, Py_ssize_t n, Py_ssize_t stride, double f) noexcept nogil:
     cdef Py_ssize_t j
     for j in range(n):
-        v[j] *= f
+        v[stride * j] *= f
 
 
 cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
@@ -225,8 +226,9 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     applied one after the other (rows may repeat and share columns). A K-output loss
     (docs/design.md 6d) takes every row's K margins, then its K coefficients, then each
     class's updates: class c is sts[c] with its dual vector dvs[c] (n_out = K, zk
-    scratch of K); sts[0] holds what the classes share (t, the rows, the PRNG, the
-    schedule), copied to the others at the end. Every other loss has one output (dvs
+    scratch of K), the K vectors one block (each feature's K coordinates adjacent);
+    sts[0] holds what the classes share (t, the rows, the PRNG, the schedule), copied
+    to the others at the end. Every other loss has one output (dvs
     and zk unused): its dual vector is a local, as the loop was before K outputs.
     """
     cdef DualVector dv1
@@ -284,11 +286,16 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             if smp.mode == SAMPLE_IID or smp.mode == SAMPLE_PERMUTATION:
                 nxt = (st.rows[r + AHEAD] if r + AHEAD < k
                        else _upcoming(&dr, smp, st, n_rows, r + AHEAD - k))
+            if loss_tag is Multinomial or loss_tag is CrammerSinger:
+                # the K margins, class by class over the block (docs/multiclass.md)
+                dual_dot_block(dv, K, data, indices, indptr[i], indptr[i + 1], prm.icpt,
+                               indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0,
+                               z)
+            else:
+                z[0] = dual_dot(dv, data, indices, indptr[i], indptr[i + 1], prm.icpt,
+                                indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0)
             for c in range(K):
-                z[c] = dv[c].c * dual_dot(&dv[c], data, indices, indptr[i], indptr[i + 1],
-                                          prm.icpt, indptr[nxt] if nxt >= 0 and c == 0 else 0,
-                                          indptr[nxt + 1] if nxt >= 0 and c == 0 else 0
-                                          ) + sts[c].b
+                z[c] = dv[c].c * z[c] + sts[c].b
                 if not isfinite(z[c]):
                     status = PGS_NONFINITE        # nothing of the batch is applied
             if status != PGS_OK:
@@ -308,7 +315,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                     dual_renormalise(&dv[c], st.zs)
                     dv[c].U *= st.zs            # (the l1 term's, in lam's new units)
                     if dv[c].paid != NULL:
-                        _scale(dv[c].paid, n_cols, st.zs)
+                        _scale(dv[c].paid, n_cols, dv[c].wstride, st.zs)
                 st.zs = 1.0
             gw = eta / st.zs
         for c in range(K):
@@ -376,13 +383,13 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
                    DualVector* dvs, double* zk, long long t_end,
                    const PGSSampler* smp) noexcept nogil:
     """Select the loop compiled for `loss_id` (once per call, not per sample); -1 for
-    an id that names no loss, a K-output loss without K >= 2 and its buffers, or l1 > 0
-    at p < 2 without the states' paid."""
+    an id that names no loss, a K-output loss without K >= 2 and its buffers, one output
+    in a block, or l1 > 0 at p < 2 without the states' paid."""
     cdef Py_ssize_t c
     if loss_id == L.LOSS_MULTINOMIAL or loss_id == L.LOSS_CRAMMER_SINGER:
         if n_out < 2 or dvs == NULL or zk == NULL:
             return -1
-    elif n_out != 1:
+    elif n_out != 1 or sts[0].wstride > 1:
         return -1
     for c in range(n_out):
         if prm.l1 > 0.0 and prm.p_kind != P_TWO and sts[c].paid == NULL:
@@ -545,16 +552,21 @@ cdef class SolverCore:
     adds the Python-level life cycle (runs, iterates, states) and documents the
     arguments. For p < 2 but 1.5, `lam` and `u` are strided views of one buffer (u_j
     and lam_j share a cache line); p = 1.5 keeps no u (None: computed from lam).
+
+    Output `out` of a block of `n_out` (R) outputs run by one loop (the K-output losses)
+    has its vectors in blocks that keep each feature's R coordinates adjacent, allocated
+    by output 0 and shared by the others (`block_of`, output 0): its `lam`, `u`, `wsum`,
+    `clast` and `paid` are views at stride R (lam and u 2 R: interleaved) of them.
     """
     cdef PGSParams prm
     cdef PGSState st
     cdef PGSSampler smp
     cdef readonly int loss_id
     cdef readonly int sampling
-    cdef readonly Py_ssize_t n_cols
+    cdef readonly Py_ssize_t n_cols, n_out, out
     cdef readonly object lam, u, wsum, clast, rows, coefs, paid
     cdef public object w_pick, perm
-    cdef object _buf          # lam and u's buffer
+    cdef object _blocks       # the buffers of (lam and u, wsum, clast, paid); None: not kept
     cdef object _weights, _alias_prob, _alias_idx, _row_scale, _fixed
     cdef Py_ssize_t _n_rows
 
@@ -562,7 +574,8 @@ cdef class SolverCore:
                   double B, double icpt, double eps, Py_ssize_t k, long long t_pick,
                   bint average, uint64_t[::1] rng_state, int sampling=0,
                   bint track_loss=False, double t_offset=0.0, int schedule=SCHED_PGS,
-                  double eta0=0.0, double icpt_rate=0.0, double l1=0.0):
+                  double eta0=0.0, double icpt_rate=0.0, double l1=0.0, Py_ssize_t n_out=1,
+                  Py_ssize_t out=0, SolverCore block_of=None):
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
         if sampling < 0 or sampling > 2:
@@ -575,6 +588,9 @@ cdef class SolverCore:
             raise ValueError(f"t_offset must be a finite number >= 0, got {t_offset}")
         if not l1 >= 0.0 or l1 == INFINITY:
             raise ValueError(f"l1 must be a finite number >= 0, got {l1}")
+        if n_out < 1 or not 0 <= out < n_out or (out > 0) != (block_of is not None):
+            raise ValueError(f"output {out} of {n_out}: output 0 allocates the block, "
+                             f"the others need it as block_of")
         self.loss_id = loss_id
         self.sampling = sampling
         self.n_cols = n_features + 1
@@ -587,36 +603,44 @@ cdef class SolverCore:
         self.prm.l1 = l1
         pgs_state_init(&self.st, NULL, NULL, NULL, NULL, &rng_state[0])   # (_bind's)
         pgs_sampler_init(&self.smp, SAMPLE_IID, NULL, 0)
-        if self.prm.p_kind == P_TWO:
-            self._buf = np.zeros(self.n_cols)
-            self.lam = self.u = self._buf
-        elif self.prm.p_kind == P_Q3:
-            # p = 1.5 computes u_j = t |t| from lam where it reads it: one array, as p = 2
-            self._buf = self.lam = np.zeros(self.n_cols)
-            self.u = None
+        self.n_out, self.out = n_out, out
+        cdef Py_ssize_t R = n_out, size = self.n_cols * n_out
+        # (p = 1.5 computes u_j = t |t| from lam where it reads it: one array, as p = 2;
+        # only an average kept by spans has clast, pgs/_dual.pxd; p = 2 reads lam truncated
+        # by U alone, docs/sparse.md)
+        sizes = ((2 if self.prm.p_kind == P_GENERAL else 1) * size, size if average else None,
+                 size if self.prm.average_spans else None,
+                 size if l1 > 0.0 and self.prm.p_kind != P_TWO else None)
+        self._blocks = (tuple(None if n is None else np.zeros(n) for n in sizes)
+                        if block_of is None else block_of._blocks)
+        if tuple(None if b is None else b.shape[0] for b in self._blocks) != sizes:
+            raise ValueError("block_of was built with other arguments")
+        buf = self._blocks[0]
+        if self.prm.p_kind == P_GENERAL:
+            self.u, self.lam = buf[2 * out::2 * R], buf[2 * out + 1::2 * R]
         else:
-            self._buf = np.zeros(2 * self.n_cols)
-            self.u = self._buf[0::2]
-            self.lam = self._buf[1::2]
+            self.lam = buf[out::R]
+            self.u = self.lam if self.prm.p_kind == P_TWO else None
+        self.wsum, self.clast, self.paid = (None if b is None else b[out::R]
+                                            for b in self._blocks[1:])
         self.rows = np.zeros(k, dtype=np.int64)
         self.coefs = np.zeros(k)
-        self.wsum = np.zeros(self.n_cols) if average else None
-        # (only an average kept by spans has clast: see pgs/_dual.pxd)
-        self.clast = np.zeros(self.n_cols) if self.prm.average_spans else None
         self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
-        # (p = 2 reads lam truncated by U alone: dual averaging, docs/sparse.md)
-        self.paid = np.zeros(self.n_cols) if l1 > 0.0 and self.prm.p_kind != P_TWO else None
         self.perm = None
         self._n_rows = -1
         self._bind()
 
     def _bind(self):
         """Point the C state at the numpy buffers this object owns (again)."""
-        cdef double[::1] v = self._buf
+        cdef double[::1] v = self._blocks[0]
         cdef int64_t[::1] iv
-        self.st.u = &v[0] if self.u is not None else NULL
-        self.st.stride = 2 if self.u is not None and self.u is not self.lam else 1
-        self.st.lam = &v[1] if self.st.stride == 2 else &v[0]
+        cdef Py_ssize_t R = self.n_out, o = self.out
+        if self.prm.p_kind == P_GENERAL:            # (lam and u interleaved)
+            self.st.u, self.st.lam, self.st.stride = &v[2 * o], &v[2 * o + 1], 2 * R
+        else:
+            self.st.lam, self.st.stride = &v[o], R
+            self.st.u = self.st.lam if self.prm.p_kind == P_TWO else NULL
+        self.st.wstride = R
         iv = self.rows
         self.st.rows = &iv[0]
         v = self.coefs
@@ -625,15 +649,15 @@ cdef class SolverCore:
         self.st.clast = NULL
         self.st.w_pick = NULL
         self.st.paid = NULL
-        if self.paid is not None:
-            v = self.paid
-            self.st.paid = &v[0]
-        if self.wsum is not None:
-            v = self.wsum
-            self.st.wsum = &v[0]
-        if self.clast is not None:
-            v = self.clast
-            self.st.clast = &v[0]
+        if self._blocks[1] is not None:
+            v = self._blocks[1]
+            self.st.wsum = &v[o]
+        if self._blocks[2] is not None:
+            v = self._blocks[2]
+            self.st.clast = &v[o]
+        if self._blocks[3] is not None:
+            v = self._blocks[3]
+            self.st.paid = &v[o]
         if self.w_pick is not None:
             v = self.w_pick
             self.st.w_pick = &v[0]

@@ -191,6 +191,19 @@ def test_predict_proba(digits, loss):
     np.testing.assert_allclose(proba, expected, rtol=1e-12, atol=1e-15)
 
 
+def test_multinomial_predict_proba_is_the_softmax_of_the_margins(digits):
+    """Multinomial probabilities are the softmax of decision_function (not one-vs-rest
+    sigmoids normalised per row, which also sum to 1 and share the argmax)."""
+    Xtr, Xte, ytr, _ = digits
+    clf = PGSClassifier(loss="multinomial", sigma=1e-3, random_state=0).fit(Xtr, ytr)
+    z = clf.decision_function(Xte)
+    soft = np.exp(z - z.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(clf.predict_proba(Xte), soft / soft.sum(axis=1, keepdims=True),
+                               rtol=1e-12, atol=1e-15)
+    ovr = 1.0 / (1.0 + np.exp(-z))
+    assert np.max(np.abs(clf.predict_proba(Xte) - ovr / ovr.sum(axis=1, keepdims=True))) > 0.05
+
+
 def test_predict_proba_binary_logistic_is_sigmoid():
     X, y = make_classification(n_samples=200, n_features=5, random_state=3)
     clf = PGSClassifier(loss="logistic", sigma=1e-2, random_state=0).fit(X, y)

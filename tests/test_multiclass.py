@@ -9,6 +9,7 @@ from reference import asgd_step, multiclass_dloss, multiclass_reference, weighte
 
 import pgs
 from pgs._core import py_multi_loss
+from pgs.engine.solver import MultiSolver, Solver, run_lockstep, solver_of
 from pgs.models import MulticlassModel
 from pgs.rules.losses import LOSS_NAMES
 from pgs.training.fit import finish, prepare, run_many_to
@@ -30,7 +31,7 @@ def _rel(a, b):
 
 
 @pytest.mark.parametrize("loss", K_LOSSES)
-@pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.3, 1.1])
 @pytest.mark.parametrize("schedule", ["asgd", "pgs"])
 @pytest.mark.parametrize("k, weighted, intercept", [(1, False, "free"), (3, True, "free"),
                                                     (2, False, "column"), (1, True, None)])
@@ -157,6 +158,55 @@ def test_exact_resume(loss, iterate, p):
     chunked = pgs.train(Xs, y, T=150, callback=seen.append, callback_every=11, **common)
     np.testing.assert_array_equal(whole.coef, chunked.coef)
     assert len(seen) == 14 and all(np.isfinite(r.loss_estimate) for r in seen)
+
+
+@pytest.mark.parametrize("loss", K_LOSSES)
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.3, 1.1])
+@pytest.mark.parametrize("l1", [0.0, 0.02])
+def test_block_of_k_outputs_equals_k_separate_vectors(loss, p, l1):
+    """The K classes' vectors in one block (each feature's K coordinates adjacent: views at
+    stride K of shared buffers) give the bits of K vectors of their own run by the same
+    loop: every class reads and writes its own coordinates, and only them."""
+    X, y = _problem(7, m=60)
+    for iterate, k in (("average", 2), ("last", 1)):
+        run = prepare(X, y, loss=loss, p=p, l1=l1, sigma=0.01, T=150, k=k, seed=3,
+                      iterate=iterate)
+        block = run.solver
+        first = block.solvers[0]
+        assert all(s.lam.base is first.lam.base and s.lam.strides[0] ==
+                   8 * K * (1 if s.u is None or s.u is s.lam else 2) for s in block.solvers)
+        rng = first.rng_state
+        apart = MultiSolver([solver_of(run.params, N, rng) for _ in range(K)])
+        assert not np.may_share_memory(apart.solvers[0].lam, apart.solvers[1].lam)
+        for solver in (block, apart):
+            assert run_lockstep([solver], 150, 150, run.Xb.data, run.Xb.indices, run.Xb.indptr,
+                                [run.y_kernel]) == (-1, 0)
+        np.testing.assert_array_equal(block.iterate("last"), apart.iterate("last"))
+        for a, b in zip(block.solvers, apart.solvers, strict=True):
+            for name in ("lam", "u", "wsum", "clast", "paid"):
+                if getattr(a, name) is not None:
+                    np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        if first.wsum is not None:      # (l1 at p = 2 returns the last iterate: no average)
+            np.testing.assert_array_equal(block.iterate("average"), apart.iterate("average"))
+
+
+def test_block_outputs_are_checked():
+    """A class of a block needs the block of output 0, built alike; a binary loss's loop
+    refuses a solver whose vectors are a block's."""
+    X, y = _problem(8)
+    run = prepare(X, y, loss="multinomial", sigma=0.01, T=10, seed=0)
+    other = prepare(X, y, loss="multinomial", sigma=0.01, T=10, seed=0, iterate="last")
+    rng = np.ones(4, dtype=np.uint64)
+    with pytest.raises(ValueError, match="block_of"):
+        solver_of(run.params, N, rng, n_out=K).solvers[0].__class__(
+            N, 9, 2.0, 0.01, 0.0, 1.0, 0.0, 1, 0, True, rng, n_out=K, out=1)
+    with pytest.raises(ValueError, match="other arguments"):
+        Solver(N, 9, 2.0, 0.01, 0.0, 1.0, 0.0, 1, 0, True, rng, n_out=K, out=1,
+               block_of=other.solver.solvers[0])
+    hinge = solver_of(prepare(X, np.where(y == 0, 1.0, -1.0), sigma=0.01, T=10).params, N,
+                      rng, n_out=2).solvers[0]
+    assert hinge.run(5, run.Xb.data, run.Xb.indices, run.Xb.indptr,
+                     np.ones(X.shape[0])) == -1
 
 
 def test_lockstep_with_other_problems_changes_no_bit():

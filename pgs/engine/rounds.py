@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine import chunks
-from pgs.engine.solver import MultiSolver, solver_of
+from pgs.engine.solver import solver_of
 from pgs.rules.defaults import THREADS_ROUND_PASSES, default_merge_every, merge_step_for
 from pgs.rules.params import Params
 
@@ -47,10 +47,11 @@ class RoundParams(NamedTuple):
     merge_every: int = 1
     track_loss: bool = False
 
-    def solver(self, t_pick, rng, t_offset=None):
-        """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe)."""
+    def solver(self, t_pick, rng, t_offset=None, n_out=1):
+        """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe; a
+        `MultiSolver` of `n_out` > 1 outputs)."""
         return solver_of(self.resolved, self.n_features, rng, t_pick, self.track_loss,
-                         t_offset)
+                         t_offset, n_out)
 
 
 def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=False):
@@ -179,10 +180,10 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         # others' gradients were its own (docs/design.md 6b, docs/parallel.md).
         scale = rho
         t_offset, t_first = (t_first + t_offset) * rho, 0
-    solvers, lam0s = [], []
-    for start in starts:
+    solver = params.solver(task["t_pick"], smp["rng"], t_offset, len(starts))
+    solvers, lam0s = getattr(solver, "solvers", [solver]), []
+    for one, start in zip(solvers, starts, strict=True):
         lam0 = start["lam"] * scale if scale != 1.0 else start["lam"]
-        solver = params.solver(task["t_pick"], smp["rng"], t_offset)
         if single:
             kernel = dict(start)
         else:
@@ -191,13 +192,11 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
                           U=start["U"] * scale,
                           b_pick=0.0, rho_sum=0.0, loss_sum=0.0, w_pick=None,
                           wsum=np.zeros(n_cols) if params.resolved.iterate == "average" else None,
-                          clast=None if solver.clast is None else np.zeros(n_cols))
+                          clast=None if one.clast is None else np.zeros(n_cols))
         kernel.update(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"],
                       consumed=smp["consumed"], t_pick=task["t_pick"])
-        solver.set_state(kernel)
-        solvers.append(solver)
+        one.set_state(kernel)
         lam0s.append(lam0)
-    solver = solvers[0] if len(solvers) == 1 else MultiSolver(solvers)
     loss_before = solver.loss_sum
 
     nnz_per_row = max(1.0, (indptr[-1] - indptr[0]) / max(1, indptr.shape[0] - 1))

@@ -213,23 +213,29 @@ class Solver(SolverCore):
             self.set_lam(state["lam"], state["t"])
 
 
-def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offset=None):
+def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offset=None,
+              n_out=1):
     """A `Solver` of the resolved `params` (`pgs.rules.params.Params`) over `n_features`
     features: its PRNG state `rng_state` (4 uint64), the iteration whose iterate it keeps
     (`t_pick`, 0: none), `track_loss` and, for a worker of the paper's schedule, its own
-    `t_offset`."""
-    return Solver(n_features, loss_spec(params.loss).id, params.p, params.sigma,
-                  params.B if params.B is not None else 0.0, params.icpt, params.epsilon,
-                  params.k, t_pick, params.iterate == "average", rng_state,
-                  SAMPLING_MODES.index(params.sampling), track_loss,
-                  params.t_offset if t_offset is None else t_offset,
-                  SCHEDULES.index(params.schedule), params.eta0 or 0.0, params.intercept_rate,
-                  params.l1)
+    `t_offset`; with ``n_out > 1`` a `MultiSolver` of that many outputs on one block."""
+    args = (n_features, loss_spec(params.loss).id, params.p, params.sigma,
+            params.B if params.B is not None else 0.0, params.icpt, params.epsilon,
+            params.k, t_pick, params.iterate == "average", rng_state,
+            SAMPLING_MODES.index(params.sampling), track_loss,
+            params.t_offset if t_offset is None else t_offset,
+            SCHEDULES.index(params.schedule), params.eta0 or 0.0, params.intercept_rate,
+            params.l1, n_out)
+    first = Solver(*args)
+    if n_out == 1:
+        return first
+    return MultiSolver([first] + [Solver(*args, c, first) for c in range(1, n_out)])
 
 
 class MultiSolver:
     """The resumable state of a K-output run (loss "multinomial", "crammer_singer";
-    docs/design.md 6d): one `Solver` per class, built alike, each its class's dual vector, run
+    docs/design.md 6d): one `Solver` per class, built alike (`solver_of`), each its class's
+    dual vector in one block that keeps each feature's K coordinates adjacent, run
     together by the kernel's one loop (all K margins of a row before any update). They
     share t, the rows drawn and the PRNG; `Solver`'s methods act on every class, the
     iterates come as (K, n_features + 1) arrays and the state as one dict per class."""
@@ -253,8 +259,15 @@ class MultiSolver:
         return np.stack([s.iterate(which) for s in self.solvers])
 
     def take(self, which):
-        """`Solver.take` of every class, stacked (the solvers' state is consumed)."""
-        return np.stack([s.take(which) for s in self.solvers])
+        """The iterate `which` of every class, shape (K, n_features + 1): one new array and
+        one vector on top of the block (the solvers' state is consumed, as `Solver.take`)."""
+        out = np.empty((len(self.solvers), self.solvers[0].n_cols))
+        for c, s in enumerate(self.solvers):
+            out[c] = s.iterate(which)
+        for s in self.solvers:
+            s.finish()
+            s._consumed = True
+        return out
 
     def finish(self):
         for s in self.solvers:

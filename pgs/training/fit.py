@@ -11,7 +11,7 @@ import numpy as np
 
 from pgs.engine import threads
 from pgs.engine.chunks import run_chunked, run_on_threads
-from pgs.engine.solver import MultiSolver, Reports, Solver, raise_status, run_lockstep, solver_of
+from pgs.engine.solver import Reports, Solver, raise_status, run_lockstep, solver_of
 from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
@@ -218,9 +218,8 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
         else:
             t_pick = -1
 
-    solvers = [solver_of(params, n_features, rng_state, max(t_pick, 0), track_loss)
-               for _ in range(data.n_outputs)]
-    solver = MultiSolver(solvers) if params.loss in V.MULTICLASS_LOSSES else solvers[0]
+    solver = solver_of(params, n_features, rng_state, max(t_pick, 0), track_loss,
+                       n_out=data.n_outputs)
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:
