@@ -192,21 +192,24 @@ cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_
                         int64_t i, const double* y, double g_scale, const PGSSampler* smp,
                         const PGSParams* prm, PGSState** sts) noexcept nogil:
     """Row i's -loss'(z, y_i) times its weight / k into sts[c].coefs[r] for its K margins
-    z (K = 1: z[0]; the K-output losses overwrite z); the sampled loss added up if tracked."""
+    z (the K-output losses overwrite z; K binary problems: output c's target is y[K i + c]);
+    the sampled loss added up if tracked (the K-output losses' in sts[0])."""
     cdef Py_ssize_t c
-    cdef double v = 0.0
+    cdef double v
     if smp.row_scale != NULL:
         g_scale *= smp.row_scale[i]
     if loss_tag is Multinomial or loss_tag is CrammerSinger:
         v = L.multi_dloss(tag, z, K, <Py_ssize_t>y[i])
         for c in range(K):
             sts[c].coefs[r] = -z[c] * g_scale
-    else:
         if prm.track_loss:
-            v = L.loss_value(loss_id, z[0], y[i], prm.eps)
-        sts[0].coefs[r] = -L.dloss(tag, z[0], y[i], prm.eps) * g_scale
-    if prm.track_loss:
-        sts[0].loss_sum += v * g_scale * prm.k
+            sts[0].loss_sum += v * g_scale * prm.k
+    else:
+        for c in range(K):
+            if prm.track_loss:
+                v = L.loss_value(loss_id, z[c], y[K * i + c], prm.eps)
+                sts[c].loss_sum += v * g_scale * prm.k
+            sts[c].coefs[r] = -L.dloss(tag, z[c], y[K * i + c], prm.eps) * g_scale
 
 
 cdef inline void _scale(double* v, Py_ssize_t n, Py_ssize_t stride, double f) noexcept nogil:
@@ -215,7 +218,16 @@ cdef inline void _scale(double* v, Py_ssize_t n, Py_ssize_t stride, double f) no
         v[stride * j] *= f
 
 
-cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
+cdef struct One:            # the loop of one output, whose strides are constants ...
+    char unused
+cdef struct Many:           # ... or of a block of K (a K-output loss, or K binary problems)
+    char unused
+ctypedef fused out_tag:
+    One
+    Many
+
+
+cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* data,
                    const index_t* indices, const index_t* indptr, const double* y,
                    Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm,
                    PGSState** sts, Py_ssize_t n_out, DualVector* dvs, double* zk,
@@ -246,8 +258,8 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     cdef bint updated, prepaid
     cdef double* paid
     cdef int status = PGS_OK
-    if loss_tag is Multinomial or loss_tag is CrammerSinger:
-        K, dv, z = n_out, dvs, zk          # (K = 1 elsewhere: known at compile time)
+    if out_tag is Many:     # (K = 1 elsewhere: known at compile time)
+        K, dv, z = n_out, dvs, zk
     if smp.mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
     if smp.mode == SAMPLE_FIXED and smp.fixed == NULL:
@@ -286,8 +298,8 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             if smp.mode == SAMPLE_IID or smp.mode == SAMPLE_PERMUTATION:
                 nxt = (st.rows[r + AHEAD] if r + AHEAD < k
                        else _upcoming(&dr, smp, st, n_rows, r + AHEAD - k))
-            if loss_tag is Multinomial or loss_tag is CrammerSinger:
-                # the K margins, class by class over the block (docs/multiclass.md)
+            if out_tag is Many:
+                # the K margins, output by output over the block (docs/multiclass.md)
                 dual_dot_block(dv, K, data, indices, indptr[i], indptr[i + 1], prm.icpt,
                                indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0,
                                z)
@@ -370,9 +382,11 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     _draws_end(&dr, smp, st)
     for c in range(K):
         _dual_to_state(&dv[c], sts[c])
-        if c > 0:                           # (what the classes share)
+        if c > 0:                           # (what the outputs share)
             sts[c].t, sts[c].consumed, sts[c].pos = st.t, st.consumed, st.pos
-            sts[c].zs, sts[c].rho_sum, sts[c].loss_sum = st.zs, st.rho_sum, st.loss_sum
+            sts[c].zs, sts[c].rho_sum = st.zs, st.rho_sum
+            if loss_tag is Multinomial or loss_tag is CrammerSinger:
+                sts[c].loss_sum = st.loss_sum
             memcpy(sts[c].rng, st.rng, sizeof(st.rng))
     return status
 
@@ -383,49 +397,64 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
                    DualVector* dvs, double* zk, long long t_end,
                    const PGSSampler* smp) noexcept nogil:
     """Select the loop compiled for `loss_id` (once per call, not per sample); -1 for
-    an id that names no loss, a K-output loss without K >= 2 and its buffers, one output
-    in a block, or l1 > 0 at p < 2 without the states' paid."""
+    an id that names no loss, K > 1 outputs without their buffers, a K-output loss with
+    one, one output of a block, or l1 > 0 at p < 2 without the states' paid."""
     cdef Py_ssize_t c
+    if n_out < 1 or (n_out > 1 and (dvs == NULL or zk == NULL)):
+        return -1
     if loss_id == L.LOSS_MULTINOMIAL or loss_id == L.LOSS_CRAMMER_SINGER:
-        if n_out < 2 or dvs == NULL or zk == NULL:
+        if n_out < 2:
             return -1
-    elif n_out != 1 or sts[0].wstride > 1:
+    elif n_out == 1 and sts[0].wstride > 1:
         return -1
     for c in range(n_out):
         if prm.l1 > 0.0 and prm.p_kind != P_TWO and sts[c].paid == NULL:
             return -1
+    if n_out > 1:
+        return _by_loss(<Many*>NULL, loss_id, data, indices, indptr, y, n_rows, n_cols, prm,
+                        sts, n_out, dvs, zk, t_end, smp)
+    return _by_loss(<One*>NULL, loss_id, data, indices, indptr, y, n_rows, n_cols, prm, sts,
+                    n_out, dvs, zk, t_end, smp)
+
+
+cdef int _by_loss(out_tag* outs, int loss_id, const floating_t* data, const index_t* indices,
+                  const index_t* indptr, const double* y, Py_ssize_t n_rows,
+                  Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts, Py_ssize_t n_out,
+                  DualVector* dvs, double* zk, long long t_end,
+                  const PGSSampler* smp) noexcept nogil:
+    """`_dispatch`'s loop for `loss_id` (-1: none) and the layout `outs`."""
     if loss_id == L.LOSS_HINGE:
-        return _pgs_loop(<Hinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<Hinge*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_LOGISTIC:
-        return _pgs_loop(<Logistic*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<Logistic*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SQUARED:
-        return _pgs_loop(<Squared*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<Squared*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SQUARED_HINGE:
-        return _pgs_loop(<SquaredHinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<SquaredHinge*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SMOOTH_HINGE:
-        return _pgs_loop(<SmoothHinge*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<SmoothHinge*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_MODIFIED_HUBER:
-        return _pgs_loop(<ModifiedHuber*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<ModifiedHuber*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_HUBER:
-        return _pgs_loop(<Huber*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<Huber*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_EPSILON_INSENSITIVE:
-        return _pgs_loop(<EpsilonInsensitive*>NULL, loss_id, data, indices, indptr, y,
+        return _pgs_loop(<EpsilonInsensitive*>NULL, outs, loss_id, data, indices, indptr, y,
                          n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_ABSOLUTE:
-        return _pgs_loop(<Absolute*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<Absolute*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_MULTINOMIAL:
-        return _pgs_loop(<Multinomial*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<Multinomial*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_CRAMMER_SINGER:
-        return _pgs_loop(<CrammerSinger*>NULL, loss_id, data, indices, indptr, y, n_rows,
+        return _pgs_loop(<CrammerSinger*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
                          n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     return -1
 
@@ -875,8 +904,9 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
               const index_t[::1] indptr, long long t_end, long long block):
     """Run each problem in turn `block` iterations, until all reach t_end: (index of the
     first that failed or -1, its status). A problem is a solver, or a tuple of K solvers
-    built alike (a K-output loss: one per class, run by one loop, class 0's sampler). One
-    problem with block = t_end is a plain run."""
+    built alike, run by one loop with output 0's sampler: a K-output loss's classes, or K
+    binary problems whose y holds each row's K targets (C order). One problem with block =
+    t_end is a plain run."""
     cdef Py_ssize_t a, c, n = len(solvers), failed = -1, n_rows = indptr.shape[0] - 1
     cdef Py_ssize_t n_all = sum(len(s) if isinstance(s, tuple) else 1 for s in solvers)
     cdef int status = PGS_OK
@@ -896,8 +926,11 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
         for a in range(n):
             group = solvers[a] if isinstance(solvers[a], tuple) else (solvers[a],)
             yv = ys[a]                          # (the lists keep both alive)
-            if yv.shape[0] != n_rows:
-                raise ValueError("y and indptr disagree on the number of rows")
+            s = group[0]
+            if yv.shape[0] != n_rows * (1 if s.loss_id == L.LOSS_MULTINOMIAL or s.loss_id ==
+                                        L.LOSS_CRAMMER_SINGER else len(group)):
+                raise ValueError("y and indptr disagree on the number of rows (K binary "
+                                 "problems: y is their K targets of each row)")
             for c in range(len(group)):
                 s = group[c]
                 sts[n_all + c] = &s.st

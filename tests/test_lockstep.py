@@ -151,3 +151,35 @@ def test_fit_many_continues_problems_at_different_iterations():
         ref = fit(X, y, T=200, seed=4, warm_start=w, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)
         assert model.T == w.T + 200
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
+def test_block_of_binary_problems(p):
+    """`prepare_many` puts K binary problems in one block (each feature's K coordinates
+    adjacent) that runs as one problem with each row's K targets; the block's problems run
+    together only; a row whose hinge loss is flat for every output leaves the block's dual
+    vectors as they were, bit for bit."""
+    X, ys = _problems(n_classes=3)
+    runs = F.prepare_many(X, ys, 1, loss="hinge", p=p, sigma=1e-3, T=400, seed=4,
+                          iterate="last", fit_intercept=False)
+    multi = runs[0].solver.multi
+    assert [run.solver for run in runs] == multi.solvers
+    assert all(run.solver.lam.base is multi.solvers[0].lam.base for run in runs)
+    with pytest.raises(ValueError, match="must run together"):
+        F.run_many_to(runs[:2], 400)
+    F.run_many_to(runs, 400)
+    before = [run.solver.get_state() for run in runs]
+    # One row scaled up: every output's margin is far past the hinge's kink, |z| > 10
+    W = np.array([run.solver.iterate("last") for run in runs])
+    x = X[0].toarray().ravel()
+    z = W[:, :-1] @ x
+    scale = 10.0 / max(np.min(np.abs(z)), 1e-12) + 1.0
+    Xr = sp.csr_matrix(x * scale)
+    y = np.sign(W[:, :-1] @ x)
+    assert np.all(np.abs(W[:, :-1] @ (x * scale)) > 10.0)
+    status = run_lockstep([multi], 410, 410, Xr.data, Xr.indices, Xr.indptr, [y])
+    assert status == (-1, 0) and all(run.solver.t == 410 for run in runs)
+    for run, old in zip(runs, before, strict=True):
+        for name in ("lam", "u"):
+            if old[name] is not None:
+                np.testing.assert_array_equal(getattr(run.solver, name), old[name])

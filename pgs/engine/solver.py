@@ -24,6 +24,7 @@ class Solver(SolverCore):
     """
 
     def __init__(self, *args, **kwargs):
+        self.multi = None        # the `MultiSolver` of a block's output
         self._workers = None     # the parallel engines' workers' sampler states (W > 1)
         self._finished = False   # `finish`: no run until set_state
         self._consumed = False   # `take`: the state is gone
@@ -116,7 +117,8 @@ class Solver(SolverCore):
         if self._handed:
             raise RuntimeError("get_state(copy=False) handed the solver's buffers over as "
                                "a state: take() would overwrite it (use iterate())")
-        w = self.iterate(which) if self.l1 > 0.0 else None   # (l1 > 0: O(n) more)
+        # (l1 > 0, or a block's output: O(n) more)
+        w = self.iterate(which) if self.l1 > 0.0 or self.n_out > 1 else None
         self.finish()
         self._consumed = True
         if w is not None:
@@ -170,7 +172,9 @@ class Solver(SolverCore):
         self._check_state()
         state = self._scalars()
         for name in _ARRAYS:
-            arr = getattr(self, name)
+            # (a block's outputs draw output 0's rows: its permutation is theirs)
+            owner = self if name != "perm" or self.multi is None else self.multi.solvers[0]
+            arr = getattr(owner, name)
             state[name] = None if arr is None else arr.copy() if copy else arr
         if self.u is self.lam:
             state["u"] = None          # (p = 2: u is lam, one copy is enough)
@@ -229,7 +233,10 @@ def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offse
     first = Solver(*args)
     if n_out == 1:
         return first
-    return MultiSolver([first] + [Solver(*args, c, first) for c in range(1, n_out)])
+    multi = MultiSolver([first] + [Solver(*args, c, first) for c in range(1, n_out)])
+    for s in multi.solvers:
+        s.multi = multi
+    return multi
 
 
 class MultiSolver:

@@ -11,7 +11,7 @@ import numpy as np
 
 from pgs.engine import threads
 from pgs.engine.chunks import run_chunked, run_on_threads
-from pgs.engine.solver import Reports, Solver, raise_status, run_lockstep, solver_of
+from pgs.engine.solver import MultiSolver, Reports, Solver, raise_status, run_lockstep, solver_of
 from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
@@ -111,13 +111,12 @@ def _vector_bytes(solver):
 
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
     """`fit` for several target vectors over the same X (one-vs-rest problems): problem i
-    is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i], ...)`` bit for bit, run in
-    lock-step (`run_many_to`) with the others of its group of `n_jobs` threads; a single
-    problem is split by rows between them."""
+    is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i], ...)`` bit for bit, run as
+    the outputs of one block (`prepare_many`) for each of `n_jobs` threads (`run_many_to`);
+    a single problem is split by rows between them."""
     seed = seed_entropy(seed)   # (one draw for all: else they would draw different rows)
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
-    runs = [prepare(X, y, seed=seed, warm_start=warm, **kwargs)
-            for y, warm in zip(ys, warm_starts or [None] * len(ys), strict=True)]
+    runs = prepare_many(X, ys, n_jobs, seed=seed, warm_starts=warm_starts, **kwargs)
     if len({run.t_total for run in runs}) > 1:     # (cannot share turns; each runs alone)
         for run in runs:
             _run_chunks(run, None, None, 0.0)
@@ -127,38 +126,105 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
     return [finish(run, False, keep_state) for run in runs]
 
 
+class _Block:
+    """`prepare`'s `make_solver` for the binary problems of one block: its outputs in turn,
+    while their arguments agree (else `ok` turns False and each gets a solver alone)."""
+
+    def __init__(self, n):
+        self.n, self.block, self.key, self.ok, self.next = n, None, None, True, 0
+
+    def __call__(self, params, n_features, rng_state, t_pick, track_loss, n_out, t0):
+        key = (params, n_features, tuple(int(w) for w in rng_state), t_pick, track_loss,
+               n_out, t0)
+        if self.block is None and n_out == 1:
+            self.key = key
+            self.block = solver_of(params, n_features, rng_state, t_pick, track_loss,
+                                   n_out=self.n)
+        if self.block is None or key != self.key:
+            self.ok = False
+            return solver_of(params, n_features, rng_state, t_pick, track_loss, n_out=n_out)
+        self.next += 1
+        return self.block.solvers[self.next - 1]
+
+
+def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
+    """`prepare` for each target vector of `ys` over the same X with the same seed (they draw
+    the same rows): binary problems in `n_blocks` contiguous slices, one block of outputs
+    each (one per thread of `run_many_to`: a row's K problems then share its features'
+    cache lines, docs/multiclass.md), each run's bits those of `prepare` alone."""
+    warm_starts = warm_starts or [None] * len(ys)
+    n_blocks = max(1, min(n_blocks or 1, len(ys)))
+    bounds = [b * len(ys) // n_blocks for b in range(n_blocks + 1)]
+    runs = []
+    for b in range(n_blocks):
+        part = range(bounds[b], bounds[b + 1])
+        make = _Block(len(part)) if len(part) > 1 else None
+        got = [prepare(X, ys[i], warm_start=warm_starts[i], make_solver=make, **kwargs)
+               for i in part]
+        if make is not None and not make.ok:    # (they cannot share a block: each alone)
+            got = [prepare(X, ys[i], warm_start=warm_starts[i], **kwargs) for i in part]
+        runs.extend(got)
+    return runs
+
+
+def _problems(runs):
+    """The kernel problems of `runs`: (solver, y, its runs), a block's outputs as one, its y
+    their targets side by side."""
+    groups = []
+    for run in runs:
+        multi = None if isinstance(run.solver, MultiSolver) else run.solver.multi
+        if multi is not None and groups and groups[-1][0] is multi:
+            groups[-1][1].append(run)
+        else:
+            groups.append((run.solver if multi is None else multi, [run]))
+    problems = []
+    for solver, group in groups:
+        if solver is group[0].solver:
+            problems.append((solver, group[0].y_kernel, group))
+        elif len(group) == len(solver.solvers):
+            problems.append((solver, np.column_stack([r.y_kernel for r in group]).ravel(),
+                             group))
+        else:
+            raise ValueError("the problems of a block must run together")
+    return problems
+
+
 def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
     """Run `prepare`'s runs over the same rows (seeded alike: they draw the same rows) to
-    iteration `t_end` in lock-step, in contiguous groups on `n_jobs` threads, in chunks
-    (Ctrl-C); each run's bits are those of its own `_run_chunks`. With `split`, each run
-    alone, its rows split between the threads, which merge their dual states
-    (`pgs.engine.threads.run_split`; `merge_every` None: the default)."""
+    iteration `t_end` in lock-step (a block's outputs, `prepare_many`, as one problem), in
+    contiguous groups on `n_jobs` threads, in chunks (Ctrl-C); each run's bits are those of
+    its own `_run_chunks`. With `split`, each run alone, its rows split between the
+    threads, which merge their dual states (`pgs.engine.threads.run_split`; `merge_every`
+    None: the default)."""
     Xb = runs[0].Xb
     if split and n_jobs > 1 and Xb.shape[0] > 1:
         for run in runs:
             threads.run_split(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]),
                               merge_every, None, None, 0.0)
         return
-    n_groups = max(1, min(n_jobs, len(runs)))
-    bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
+    problems = _problems(runs)
+    n_groups = max(1, min(n_jobs, len(problems)))
+    bounds = [g * len(problems) // n_groups for g in range(n_groups + 1)]
     block, long = max(1, LOCKSTEP_ROWS // runs[0].solver.k), 1
     if sum(_vector_bytes(run.solver) for run in runs) > LOCKSTEP_CACHE:
         block, long = t_end, LOCKSTEP_LONG      # (cut at chunks)
 
     def run_group(g, stop=None):
-        group = runs[bounds[g]:bounds[g + 1]]
-        solvers = [run.solver for run in group]
+        group = problems[bounds[g]:bounds[g + 1]]
+        solvers = [solver for solver, _, _ in group]
 
         def step_to(t):
             # (a solver's bits do not depend on the schedule: chunks change nothing)
             failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices,
-                                          Xb.indptr, [run.y_kernel for run in group],
-                                          group[0].weights)
+                                          Xb.indptr, [y for _, y, _ in group],
+                                          group[0][2][0].weights)
             if failed >= 0:
-                raise_status(status, group[failed].solver, Xb, group[failed].params)
+                run = group[failed][2][0]
+                raise_status(status, run.solver, Xb, run.params)
 
         run_chunked(step_to, min(s.t for s in solvers), t_end,
-                    len(group) * _work_per_iteration(group[0]) / long, stop)
+                    sum(len(runs) for _, _, runs in group) * _work_per_iteration(group[0][2][0])
+                    / long, stop)
 
     if n_groups == 1:
         run_group(0)
@@ -169,10 +235,11 @@ def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
 
 def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
             track_loss=False, warm_start=None, fixed_rows=None,
-            known_classes=None, row_stats=None, k_above_rows=False, **args):
+            known_classes=None, row_stats=None, k_above_rows=False, make_solver=None, **args):
     """Validate one `train` call and build its solver: its `Params` (`pgs.rules.params.resolve`
     of `args`, `pgs.train`'s training arguments, `pgs.DEFAULTS` for those not given) and
-    `solver_of` them. `k_above_rows` lets a mini-batch hold more rows than X (partial_fit);
+    `solver_of` them (or ``make_solver(params, n_features, rng_state, t_pick, track_loss,
+    n_out, t0)``'s). `k_above_rows` lets a mini-batch hold more rows than X (partial_fit);
     ``row_stats(q, full)`` gives X's when the "auto" rules need them (`pgs.dask`;
     `pgs.rules.defaults.row_stats`)."""
     if warm_start is not None and not isinstance(warm_start, Model):
@@ -218,8 +285,10 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
         else:
             t_pick = -1
 
-    solver = solver_of(params, n_features, rng_state, max(t_pick, 0), track_loss,
-                       n_out=data.n_outputs)
+    solver = (make_solver(params, n_features, rng_state, max(t_pick, 0), track_loss,
+                          data.n_outputs, t0) if make_solver is not None else
+              solver_of(params, n_features, rng_state, max(t_pick, 0), track_loss,
+                        n_out=data.n_outputs))
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:

@@ -14,7 +14,7 @@ from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets
 from pgs.rules.params import seed_entropy
-from pgs.training.fit import finish, intercepts, prepare, run_many_to
+from pgs.training.fit import finish, intercepts, prepare_many, run_many_to
 
 
 def is_auto(sigma):
@@ -255,9 +255,10 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     ys = [np.ascontiguousarray(y[train]) for y in targets]
     weights = validation_weights(sample_weight, train)
     t_cap = T if T is not None else D.default_T(m, k, max_passes)
-    groups = [[prepare(rows.X_train, y, row_stats=rows.stats, sigma=float(s), T=t_cap,
-                       seed=seed, sample_weight=weights, **train_kwargs) for y in ys]
-              for s in grid]
+    # (a candidate's problems: the outputs of a block for each thread, `prepare_many`)
+    groups = [prepare_many(rows.X_train, ys, getattr(rows, "n_jobs", 1), row_stats=rows.stats,
+                           sigma=float(s), T=t_cap, seed=seed, sample_weight=weights,
+                           **train_kwargs) for s in grid]
     per_pass = D.default_T(train.shape[0], k, 1.0)
     win, scores, values = _halve(rows, groups, grid, holdout, per_pass, k,
                                  max(1, int(D.SEARCH_SHARE * t_cap)), max_passes, report,
