@@ -23,9 +23,10 @@ from pgs._losses cimport (
 )
 from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
-    pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_dot_block, dual_add,
-    dual_maintain, dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
+    pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
+    dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
+    dual_wide, dual_dot_block, dual_add_block_two, dual_maintain_block, dual_add_to_average_block,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
 
@@ -238,7 +239,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     applied one after the other (rows may repeat and share columns). A K-output loss
     (docs/design.md 6d) takes every row's K margins, then its K coefficients, then each
     class's updates: class c is sts[c] with its dual vector dvs[c] (n_out = K, zk
-    scratch of K), the K vectors one block (each feature's K coordinates adjacent);
+    scratch of 5 K), the K vectors one block (each feature's K coordinates adjacent);
     sts[0] holds what the classes share (t, the rows, the PRNG, the schedule), copied
     to the others at the end. Every other loss has one output (dvs
     and zk unused): its dual vector is a local, as the loop was before K outputs.
@@ -255,7 +256,8 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     cdef int64_t i, nxt
     cdef double tsig, eta = 0.0, gw = 1.0, gsum, rho, root
     cdef double g_scale = smp.grad_scale / <double>k
-    cdef bint updated, prepaid
+    cdef bint updated, prepaid, wide = False
+    cdef Py_ssize_t n_nz
     cdef double* paid
     cdef int status = PGS_OK
     if out_tag is Many:     # (K = 1 elsewhere: known at compile time)
@@ -266,6 +268,8 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
         return PGS_BAD_SAMPLER
     for c in range(K):
         pgs_dual(&dv[c], prm, sts[c], n_cols)
+    if out_tag is Many:
+        wide = dual_wide(dv, K)
     _draws_start(&dr, smp, st, n_rows, indptr)
 
     while st.t < t_end:
@@ -299,10 +303,10 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
                 nxt = (st.rows[r + AHEAD] if r + AHEAD < k
                        else _upcoming(&dr, smp, st, n_rows, r + AHEAD - k))
             if out_tag is Many:
-                # the K margins, output by output over the block (docs/multiclass.md)
+                # the K margins over the block (docs/multiclass.md)
                 dual_dot_block(dv, K, data, indices, indptr[i], indptr[i + 1], prm.icpt,
                                indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0,
-                               z)
+                               z, wide)
             else:
                 z[0] = dual_dot(dv, data, indices, indptr[i], indptr[i + 1], prm.icpt,
                                 indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0)
@@ -330,20 +334,39 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
                         _scale(dv[c].paid, n_cols, dv[c].wstride, st.zs)
                 st.zs = 1.0
             gw = eta / st.zs
-        for c in range(K):
-            updated = False
-            paid = dv[c].paid
-            if prepaid:
-                dv[c].paid = NULL           # (paid this step: the batch's rows add only)
+        if out_tag is Many and wide:
+            # p = 2 without l1: each row's K outputs in one pass over its entries, where at
+            # least a quarter of them move (else the few, one by one)
             for r in range(k):
-                if sts[c].coefs[r] != 0.0:
-                    i = st.rows[r]
-                    dual_add(&dv[c], data, indices, indptr[i], indptr[i + 1],
-                             sts[c].coefs[r] * gw, prm.icpt)
-                    updated = True
-            dv[c].paid = paid
-            if updated:
-                dual_maintain(&dv[c])
+                i = st.rows[r]
+                n_nz = 0
+                for c in range(K):
+                    z[K + c] = sts[c].coefs[r] * gw
+                    n_nz += z[K + c] != 0.0
+                if 4 * n_nz >= K:
+                    dual_add_block_two(dv, K, data, indices, indptr[i], indptr[i + 1], z + K,
+                                       prm.icpt, z + 2 * K)
+                    continue
+                for c in range(K):
+                    if z[K + c] != 0.0:
+                        dual_add(&dv[c], data, indices, indptr[i], indptr[i + 1], z[K + c],
+                                 prm.icpt)
+            dual_maintain_block(dv, K, z + K)
+        else:
+            for c in range(K):
+                updated = False
+                paid = dv[c].paid
+                if prepaid:
+                    dv[c].paid = NULL           # (paid this step: the batch's rows add only)
+                for r in range(k):
+                    if sts[c].coefs[r] != 0.0:
+                        i = st.rows[r]
+                        dual_add(&dv[c], data, indices, indptr[i], indptr[i + 1],
+                                 sts[c].coefs[r] * gw, prm.icpt)
+                        updated = True
+                dv[c].paid = paid
+                if updated:
+                    dual_maintain(&dv[c])
 
         # 4. w_t = grad r*(dual point), projected onto ||w||_p <= B: c only; the free bias
         st.t += 1
@@ -370,8 +393,11 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
         #    the start), and the one drawn ahead (iterate="random")
         if prm.average:
             rho = <double>st.t if prm.schedule == SCHED_ASGD else 1.0
+            if out_tag is Many and wide:
+                dual_add_to_average_block(dv, K, st.t, rho, z + K)
             for c in range(K):
-                dual_add_to_average(&dv[c], st.t, rho)
+                if not (out_tag is Many and wide):
+                    dual_add_to_average(&dv[c], st.t, rho)
                 sts[c].b_sum += rho * sts[c].b
             st.rho_sum += rho
         if st.t == prm.t_pick:
@@ -918,7 +944,7 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
     cdef Turn* turns = <Turn*>malloc(n * sizeof(Turn))
     cdef PGSState** sts = <PGSState**>malloc(n_all * sizeof(PGSState*))
     cdef DualVector* dvs = <DualVector*>malloc(n_all * sizeof(DualVector))
-    cdef double* zk = <double*>malloc(n_all * sizeof(double))
+    cdef double* zk = <double*>malloc(5 * n_all * sizeof(double))
     try:
         if turns == NULL or sts == NULL or dvs == NULL or zk == NULL:
             raise MemoryError()
@@ -937,7 +963,7 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
                 te = min(te, s.st.t)
             s = group[0]
             turns[a] = Turn(s.loss_id, s.n_cols, &yv[0], &s.prm, &sts[n_all], len(group),
-                            &dvs[n_all], &zk[n_all], &s.smp)
+                            &dvs[n_all], &zk[5 * n_all], &s.smp)
             n_all += len(group)
         with nogil:
             while te < t_end and failed < 0:

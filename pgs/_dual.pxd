@@ -276,17 +276,66 @@ cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
     return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 2, False, False)
 
 
+cdef inline void _dot_block_two(const DualVector* dv, Py_ssize_t K, const floating_t* data,
+                                const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
+                                double icpt, double* acc, double* z) noexcept nogil:
+    """`dual_dot_block` at p = 2 without l1 (acc: scratch of 4 K): each entry read once, its
+    K coordinates (output c's lam_j at lam[K j + c]) in one pass over them, summed as `_dot`
+    sums (four partial sums), so each z[c] has `dual_dot`'s bits."""
+    cdef const double* lam = dv[0].lam
+    cdef const double* wsum = dv[0].wsum
+    cdef const double* row
+    cdef Py_ssize_t jj, c, e, n4 = lo + ((hi - lo) & ~3)
+    cdef double x
+    for jj in range(lo, hi):
+        if <size_t>indices[jj] >= <size_t>(dv[0].n - 1):
+            for c in range(K):
+                z[c] = NAN
+            return
+    for c in range(4 * K):
+        acc[c] = 0.0
+    for jj in range(lo, hi):
+        x = data[jj]
+        row = lam + K * indices[jj]
+        e = K * ((jj - lo) & 3) if jj < n4 else 0
+        for c in range(K):
+            acc[e + c] += x * row[c]
+        if wsum != NULL:        # (the average's lines, for the row's update: 0.7x the time)
+            for c in range(0, K, 8):
+                PGS_PREFETCH(wsum + (row - lam) + c)
+            PGS_PREFETCH(wsum + (row - lam) + K - 1)
+    row = lam + K * (dv[0].n - 1)
+    for c in range(K):
+        z[c] = ((acc[c] + acc[K + c]) + (acc[2 * K + c] + acc[3 * K + c])) + icpt * row[c]
+
+
+cdef inline bint dual_wide(const DualVector* dv, Py_ssize_t K) noexcept nogil:
+    """True where the K outputs are one block at p = 2 without l1 (output c's lam_j and
+    wsum_j at lam[K j + c] and wsum[K j + c] of output 0's): each entry's K coordinates are
+    then taken in one pass (`dual_dot_block`, `dual_add_block_two`)."""
+    cdef Py_ssize_t c
+    for c in range(K):
+        if (dv[c].kind != P_TWO or dv[c].l1 or dv[c].lam != dv[0].lam + c or dv[c].stride != K
+                or (dv[c].wsum != NULL and (dv[c].wsum != dv[0].wsum + c or dv[c].wstride != K))
+                or (dv[c].wsum == NULL) != (dv[0].wsum == NULL)):
+            return False
+    return True
+
+
 cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floating_t* data,
                                 const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
                                 double icpt, Py_ssize_t nxt_lo, Py_ssize_t nxt_hi,
-                                double* z) noexcept nogil:
+                                double* z, bint wide) noexcept nogil:
     """z[c] = <x, u_c> (`dual_dot`) for each output c of a block of K, dv[c] its dual
-    vector: output by output, as each feature's K coordinates are adjacent the first
-    output's reads bring the others' lines (docs/multiclass.md). (Summed in registers,
-    each output's dot beat one pass over the row that summed all K in memory: 1.2-1.3x
-    less time on news20-like text and MNIST.)"""
+    vector, and z of length 5 K (scratch beyond K): `wide` (`dual_wide`), each entry's K
+    coordinates in one pass (`_dot_block_two`), else output by output (as each feature's
+    K coordinates are adjacent the first output's reads bring the others' lines:
+    docs/multiclass.md)."""
     cdef Py_ssize_t c
     cdef bint q3 = dv[0].u == NULL, l1 = dv[0].l1 and dv[0].kind != P_GENERAL
+    if wide:
+        _dot_block_two(dv, K, data, indices, lo, hi, icpt, z + K, z)
+        return
     for c in range(K):
         # (q3 and l1 at run time here: GCC then clones `_dot` for the binary loop's
         # constants, 3-8% of a binary fit's time at p = 1.5)
@@ -474,6 +523,77 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
         _add_row_two(dv, data, indices, lo, hi, g, icpt, True)
 
 
+cdef inline void _add_block_two(DualVector* dv, Py_ssize_t K, const floating_t* data,
+                                const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
+                                const double* g, double icpt, double* dq,
+                                bint average) noexcept nogil:
+    """`dual_add_block_two` (average: a constant)."""
+    cdef double* lam = dv[0].lam
+    cdef double* wsum = dv[0].wsum
+    cdef double* C = dq + 2 * K
+    cdef double* row
+    cdef double x, d, old, new
+    cdef Py_ssize_t jj, j, c, e, n = hi - lo
+    for c in range(K):
+        dq[c] = dq[K + c] = 0.0
+        C[c] = dv[c].C
+    for jj in range(lo, hi + (icpt != 0.0)):
+        if jj < hi:
+            j, x = indices[jj], data[jj]
+            e = K * ((jj - lo) & 1) if jj < lo + (n & ~1) else 0   # (`_add_row_two`'s sums)
+        else:
+            j, x, e = dv[0].n - 1, icpt, K
+        row = lam + K * j
+        for c in range(K):
+            d = g[c] * x
+            old = row[c]
+            new = old + d
+            row[c] = new
+            if average:
+                wsum[K * j + c] += C[c] * (new - old)
+            dq[e + c] += d * (old + new)
+    for c in range(K):
+        if g[c] != 0.0:
+            dv[c].n_updates += n + (icpt != 0.0)
+            _add_to_Q(&dv[c], dq[c] + dq[K + c], 0.0)
+
+
+cdef inline void dual_add_block_two(DualVector* dv, Py_ssize_t K, const floating_t* data,
+                                    const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
+                                    const double* g, double icpt, double* dq) noexcept nogil:
+    """`dual_add` of g[c] x to each output c of a block of K (`dual_wide`; dq: scratch of
+    3 K): each entry's K coordinates in one pass, each output's arithmetic that of
+    `_add_row_two` (an output with g[c] = 0 adds 0 to its coordinates, which can only turn
+    a -0.0 into 0.0; its Q and updates are left alone)."""
+    if dv[0].wsum == NULL:
+        _add_block_two(dv, K, data, indices, lo, hi, g, icpt, dq, False)
+    else:
+        _add_block_two(dv, K, data, indices, lo, hi, g, icpt, dq, True)
+
+
+cdef inline void dual_maintain_block(DualVector* dv, Py_ssize_t K, double* acc) noexcept nogil:
+    """`dual_maintain` of every output of a `dual_wide` block whose Q is due (acc: scratch of
+    K): one pass over the block for all of them, each Q summed as `dual_exact_Q` sums it
+    (output by output, each pass would read every line of the block)."""
+    cdef Py_ssize_t c, j
+    cdef const double* row
+    cdef bint due = False
+    for c in range(K):
+        acc[c] = 0.0
+        due = due or dv[c].n_updates >= dv[c].recompute_every
+    if not due:
+        return
+    for j in range(dv[0].n):
+        row = dv[0].lam + K * j
+        for c in range(K):
+            acc[c] += fabs(row[c]) * fabs(row[c])
+    for c in range(K):
+        if dv[c].n_updates >= dv[c].recompute_every:
+            dv[c].Q = acc[c] * dv[c].inv_S
+            dv[c].Q_comp = dv[c].Q_abs = 0.0
+            dv[c].n_updates = 0
+
+
 cdef inline void _add_paid(DualVector* dv, double* d, const int64_t* cols,
                            Py_ssize_t n) noexcept nogil:
     """lam += d at cols (n of them), paying no debt (they were paid)."""
@@ -631,6 +751,30 @@ cdef inline void dual_add_to_average(DualVector* dv, long long t, double rho) no
     if two_power or (dv.C > C_RESTART * rho * dv.c and dv.c > 0.0):
         dual_fold_average(dv)
     dv.C += rho * dv.c
+
+
+cdef inline void dual_add_to_average_block(DualVector* dv, Py_ssize_t K, long long t,
+                                           double rho, double* fold) noexcept nogil:
+    """`dual_add_to_average` of every output of a `dual_wide` block with an average (fold:
+    scratch of K): the outputs due a fold fold in one pass over the block, each element as
+    `dual_fold_average` folds it (output by output, each pass would read every line)."""
+    cdef Py_ssize_t c, j
+    cdef bint two_power = (t & (t - 1)) == 0 and 8 * t >= dv[0].n, due = False
+    cdef double* w
+    cdef const double* row
+    for c in range(K):
+        fold[c] = dv[c].C if dv[c].C != 0.0 and (two_power or (
+            dv[c].C > C_RESTART * rho * dv[c].c and dv[c].c > 0.0)) else 0.0
+        due = due or fold[c] != 0.0
+    if due:
+        for j in range(dv[0].n):
+            w, row = dv[0].wsum + K * j, dv[0].lam + K * j
+            for c in range(K):
+                w[c] -= fold[c] * row[c]
+    for c in range(K):
+        if fold[c] != 0.0:
+            dv[c].C = 0.0
+        dv[c].C += rho * dv[c].c
 
 
 cdef inline void dual_renormalise(DualVector* dv, double f) noexcept nogil:
