@@ -99,12 +99,13 @@ def test_lockstep_validates_its_arguments():
 @pytest.mark.parametrize("n_jobs", [1, 2, 3, 8])
 @pytest.mark.parametrize("iterate", ["last", "average", "random"])
 @pytest.mark.parametrize("cache", [None, 0])
-def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, monkeypatch):
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])     # (lock-step; a block a thread)
+def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, loss, monkeypatch):
     if cache is not None:   # vectors past the cache: turns of a whole chunk, here short
         monkeypatch.setattr(F, "LOCKSTEP_CACHE", cache)
         monkeypatch.setattr(chunks, "CHUNK_WORK", 2**8)
     X, ys = _problems(n_classes=5, dtype=np.float32)
-    kw = dict(loss="hinge", p=1.8, sigma=1e-3, T=700, k=2, iterate=iterate,
+    kw = dict(loss=loss, p=1.8, sigma=1e-3, T=700, k=2, iterate=iterate,
               sampling="permutation", t_offset="auto")
     many = fit_many(X, ys, n_jobs=n_jobs, seed=9, keep_state=True, **kw)
     for y, model in zip(ys, many, strict=True):
@@ -154,12 +155,14 @@ def test_fit_many_continues_problems_at_different_iterations():
 
 
 @pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
-def test_block_of_binary_problems(p):
+def test_block_of_binary_problems(p, monkeypatch):
     """`prepare_many` puts K binary problems in one block (each feature's K coordinates
     adjacent) that runs as one problem with each row's K targets; the block's problems run
     together only; a row whose hinge loss is flat for every output leaves the block's dual
     vectors as they were, bit for bit."""
     X, ys = _problems(n_classes=3)
+    assert F.prepare_many(X, ys, 1, loss="hinge", sigma=1e-3, T=10)[0].solver.multi is None
+    monkeypatch.setattr(F, "BLOCK_LOSSES", frozenset({"hinge"}))
     runs = F.prepare_many(X, ys, 1, loss="hinge", p=p, sigma=1e-3, T=400, seed=4,
                           iterate="last", fit_intercept=False)
     multi = runs[0].solver.multi

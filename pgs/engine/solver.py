@@ -218,11 +218,13 @@ class Solver(SolverCore):
 
 
 def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offset=None,
-              n_out=1):
+              n_out=1, block=True):
     """A `Solver` of the resolved `params` (`pgs.rules.params.Params`) over `n_features`
     features: its PRNG state `rng_state` (4 uint64), the iteration whose iterate it keeps
     (`t_pick`, 0: none), `track_loss` and, for a worker of the paper's schedule, its own
-    `t_offset`; with ``n_out > 1`` a `MultiSolver` of that many outputs on one block."""
+    `t_offset`; with ``n_out > 1`` a `MultiSolver` of that many outputs, on one block or
+    (not `block`: a state the kernel does not run, or runs rarely) each with its own
+    vectors, whose per-output O(n) work (states, iterates) reads no strided views."""
     args = (n_features, loss_spec(params.loss).id, params.p, params.sigma,
             params.B if params.B is not None else 0.0, params.icpt, params.epsilon,
             params.k, t_pick, params.iterate == "average", rng_state,
@@ -230,9 +232,10 @@ def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offse
             params.t_offset if t_offset is None else t_offset,
             SCHEDULES.index(params.schedule), params.eta0 or 0.0, params.intercept_rate,
             params.l1, n_out)
+    if n_out == 1 or not block:
+        return Solver(*args[:-1]) if n_out == 1 else MultiSolver(
+            [Solver(*args[:-1]) for _ in range(n_out)])
     first = Solver(*args)
-    if n_out == 1:
-        return first
     multi = MultiSolver([first] + [Solver(*args, c, first) for c in range(1, n_out)])
     for s in multi.solvers:
         s.multi = multi

@@ -75,7 +75,8 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
     n_jobs = V.check_count("n_jobs", n_jobs)
     if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
         raise ValueError("fixed_rows is not supported with n_jobs > 1")
-    run = prepare(X, y, track_loss=callback is not None, **kwargs)
+    # (with threads the kernel runs the workers' solvers: the run's holds the state)
+    run = prepare(X, y, track_loss=callback is not None, block=n_jobs == 1, **kwargs)
     if n_jobs > 1:
         stopped = threads.run_split(run, n_jobs, merge_every, callback, callback_every, start)
     else:
@@ -147,12 +148,23 @@ class _Block:
         return self.block.solvers[self.next - 1]
 
 
+#: One-vs-rest losses whose problems share a block: every output moves on every row (their
+#: derivative never vanishes), 0.8x the time of separate problems; where one or two move
+#: (hinge and its kin), each problem's own vectors stay in cache and a block was 1.0-1.5x
+#: (docs/multiclass.md).
+BLOCK_LOSSES = frozenset({"logistic", "squared"})
+
+
 def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     """`prepare` for each target vector of `ys` over the same X with the same seed (they draw
-    the same rows): binary problems in `n_blocks` contiguous slices, one block of outputs
-    each (one per thread of `run_many_to`: a row's K problems then share its features'
-    cache lines, docs/multiclass.md), each run's bits those of `prepare` alone."""
+    the same rows): binary problems of `BLOCK_LOSSES` in `n_blocks` contiguous slices, one
+    block of outputs each (one per thread of `run_many_to`: a row's K problems then share
+    its features' cache lines, docs/multiclass.md), each run's bits those of `prepare`
+    alone; one problem of K outputs on a block where `n_blocks` is 1 (else threads run it)."""
     warm_starts = warm_starts or [None] * len(ys)
+    if len(ys) == 1 or kwargs.get("loss", D.DEFAULTS["loss"]) not in BLOCK_LOSSES:
+        return [prepare(X, y, warm_start=warm, block=(n_blocks or 1) == 1, **kwargs)
+                for y, warm in zip(ys, warm_starts, strict=True)]
     n_blocks = max(1, min(n_blocks or 1, len(ys)))
     bounds = [b * len(ys) // n_blocks for b in range(n_blocks + 1)]
     runs = []
@@ -235,11 +247,12 @@ def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
 
 def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
             track_loss=False, warm_start=None, fixed_rows=None,
-            known_classes=None, row_stats=None, k_above_rows=False, make_solver=None, **args):
+            known_classes=None, row_stats=None, k_above_rows=False, make_solver=None,
+            block=True, **args):
     """Validate one `train` call and build its solver: its `Params` (`pgs.rules.params.resolve`
     of `args`, `pgs.train`'s training arguments, `pgs.DEFAULTS` for those not given) and
-    `solver_of` them (or ``make_solver(params, n_features, rng_state, t_pick, track_loss,
-    n_out, t0)``'s). `k_above_rows` lets a mini-batch hold more rows than X (partial_fit);
+    `solver_of` them (K outputs on a block unless not `block`; or ``make_solver(params,
+    n_features, rng_state, t_pick, track_loss, n_out, t0)``'s). `k_above_rows` lets a mini-batch hold more rows than X (partial_fit);
     ``row_stats(q, full)`` gives X's when the "auto" rules need them (`pgs.dask`;
     `pgs.rules.defaults.row_stats`)."""
     if warm_start is not None and not isinstance(warm_start, Model):
@@ -288,7 +301,7 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
     solver = (make_solver(params, n_features, rng_state, max(t_pick, 0), track_loss,
                           data.n_outputs, t0) if make_solver is not None else
               solver_of(params, n_features, rng_state, max(t_pick, 0), track_loss,
-                        n_out=data.n_outputs))
+                        n_out=data.n_outputs, block=block))
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:
