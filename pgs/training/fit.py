@@ -252,9 +252,9 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
     """Validate one `train` call and build its solver: its `Params` (`pgs.rules.params.resolve`
     of `args`, `pgs.train`'s training arguments, `pgs.DEFAULTS` for those not given) and
     `solver_of` them (K outputs on a block unless not `block`; or ``make_solver(params,
-    n_features, rng_state, t_pick, track_loss, n_out, t0)``'s). `k_above_rows` lets a mini-batch hold more rows than X (partial_fit);
-    ``row_stats(q, full)`` gives X's when the "auto" rules need them (`pgs.dask`;
-    `pgs.rules.defaults.row_stats`)."""
+    n_features, rng_state, t_pick, track_loss, n_out, t0)``'s). `k_above_rows` lets a
+    mini-batch hold more rows than X (partial_fit); ``row_stats(q, full)`` gives X's when
+    the "auto" rules need them (`pgs.dask`; `pgs.rules.defaults.row_stats`)."""
     if warm_start is not None and not isinstance(warm_start, Model):
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
     if warm_start is not None:      # (the loss decides how y is read: checked first)
