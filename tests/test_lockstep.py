@@ -186,3 +186,18 @@ def test_block_of_binary_problems(p, monkeypatch):
         for name in ("lam", "u"):
             if old[name] is not None:
                 np.testing.assert_array_equal(getattr(run.solver, name), old[name])
+
+
+def test_problems_that_disagree_keep_their_own_vectors():
+    """prepare_many's problems share a block only where their arguments agree: warm starts
+    at different iterations each keep vectors of their own (and their own run's bits)."""
+    X, ys = _problems(n_classes=2)
+    kw = dict(loss="logistic", sigma=1e-3, seed=3, keep_state=True)
+    warm = [fit(X, y, T=t, **kw) for y, t in zip(ys, (100, 200), strict=True)]
+    runs = F.prepare_many(X, ys, 1, warm_starts=warm, loss="logistic", sigma=1e-3, T=50,
+                          seed=3)
+    assert all(run.solver.multi is None for run in runs)
+    more = fit_many(X, ys, warm_starts=warm, loss="logistic", sigma=1e-3, T=50, seed=3)
+    for y, w, model in zip(ys, warm, more, strict=True):
+        ref = fit(X, y, warm_start=w, loss="logistic", sigma=1e-3, T=50, seed=3)
+        np.testing.assert_array_equal(model.coef, ref.coef)

@@ -235,7 +235,7 @@ def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offse
     if n_out == 1 or not block:
         return Solver(*args[:-1]) if n_out == 1 else MultiSolver(
             [Solver(*args[:-1]) for _ in range(n_out)])
-    first = Solver(*args)
+    first = Solver(*args)       # (output 0 allocates the block, the others view it)
     multi = MultiSolver([first] + [Solver(*args, c, first) for c in range(1, n_out)])
     for s in multi.solvers:
         s.multi = multi
@@ -274,8 +274,8 @@ class MultiSolver:
         out = np.empty((len(self.solvers), self.solvers[0].n_cols))
         for c, s in enumerate(self.solvers):
             out[c] = s.iterate(which)
-        for s in self.solvers:
             s.finish()
+        for s in self.solvers:
             s._consumed = True
         return out
 

@@ -127,40 +127,29 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
     return [finish(run, False, keep_state) for run in runs]
 
 
-class _Block:
-    """`prepare`'s `make_solver` for the binary problems of one block: its outputs in turn,
-    while their arguments agree (else `ok` turns False and each gets a solver alone)."""
-
-    def __init__(self, n):
-        self.n, self.block, self.key, self.ok, self.next = n, None, None, True, 0
-
-    def __call__(self, params, n_features, rng_state, t_pick, track_loss, n_out, t0):
-        key = (params, n_features, tuple(int(w) for w in rng_state), t_pick, track_loss,
-               n_out, t0)
-        if self.block is None and n_out == 1:
-            self.key = key
-            self.block = solver_of(params, n_features, rng_state, t_pick, track_loss,
-                                   n_out=self.n)
-        if self.block is None or key != self.key:
-            self.ok = False
-            return solver_of(params, n_features, rng_state, t_pick, track_loss, n_out=n_out)
-        self.next += 1
-        return self.block.solvers[self.next - 1]
-
-
-#: One-vs-rest losses whose problems share a block: every output moves on every row (their
-#: derivative never vanishes), 0.8x the time of separate problems; where one or two move
-#: (hinge and its kin), each problem's own vectors stay in cache and a block was 1.0-1.5x
-#: (docs/multiclass.md).
+#: One-vs-rest losses whose problems share a block: their derivative never vanishes, so
+#: every output moves on every row (hinge's kin: one or two do, docs/multiclass.md).
 BLOCK_LOSSES = frozenset({"logistic", "squared"})
+
+
+def _block_maker(n):
+    """`prepare`'s `make_solver` for the `n` binary problems of one block, handing out its
+    outputs in turn, and the set of their arguments (one if they agree)."""
+    made, keys = [], set()
+
+    def make(params, n_features, rng_state, t_pick, track_loss, n_out, t0):
+        keys.add((params, n_features, tuple(rng_state), t_pick, track_loss, n_out, t0))
+        made.append(made[-1] if made else solver_of(params, n_features, rng_state, t_pick,
+                                                    track_loss, n_out=n))
+        return made[-1].solvers[len(made) - 1]
+    return make, keys
 
 
 def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     """`prepare` for each target vector of `ys` over the same X with the same seed (they draw
-    the same rows): binary problems of `BLOCK_LOSSES` in `n_blocks` contiguous slices, one
-    block of outputs each (one per thread of `run_many_to`: a row's K problems then share
-    its features' cache lines, docs/multiclass.md), each run's bits those of `prepare`
-    alone; one problem of K outputs on a block where `n_blocks` is 1 (else threads run it)."""
+    the same rows), each run's bits those of `prepare` alone: binary problems of
+    `BLOCK_LOSSES` in `n_blocks` contiguous slices (one per thread), the outputs of one
+    block each (docs/multiclass.md); one problem's K outputs on a block if `n_blocks` is 1."""
     warm_starts = warm_starts or [None] * len(ys)
     if len(ys) == 1 or kwargs.get("loss", D.DEFAULTS["loss"]) not in BLOCK_LOSSES:
         return [prepare(X, y, warm_start=warm, block=(n_blocks or 1) == 1, **kwargs)
@@ -168,12 +157,11 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     n_blocks = max(1, min(n_blocks or 1, len(ys)))
     bounds = [b * len(ys) // n_blocks for b in range(n_blocks + 1)]
     runs = []
-    for b in range(n_blocks):
-        part = range(bounds[b], bounds[b + 1])
-        make = _Block(len(part)) if len(part) > 1 else None
+    for part in (range(bounds[b], bounds[b + 1]) for b in range(n_blocks)):
+        make, keys = _block_maker(len(part))
         got = [prepare(X, ys[i], warm_start=warm_starts[i], make_solver=make, **kwargs)
-               for i in part]
-        if make is not None and not make.ok:    # (they cannot share a block: each alone)
+               for i in part] if len(part) > 1 else []
+        if len(keys) != 1 or any(run.params.loss not in BLOCK_LOSSES for run in got):
             got = [prepare(X, ys[i], warm_start=warm_starts[i], **kwargs) for i in part]
         runs.extend(got)
     return runs
@@ -188,17 +176,13 @@ def _problems(runs):
         if multi is not None and groups and groups[-1][0] is multi:
             groups[-1][1].append(run)
         else:
-            groups.append((run.solver if multi is None else multi, [run]))
-    problems = []
+            groups.append((multi or run.solver, [run]))
     for solver, group in groups:
-        if solver is group[0].solver:
-            problems.append((solver, group[0].y_kernel, group))
-        elif len(group) == len(solver.solvers):
-            problems.append((solver, np.column_stack([r.y_kernel for r in group]).ravel(),
-                             group))
-        else:
+        if solver is not group[0].solver and len(group) != len(solver.solvers):
             raise ValueError("the problems of a block must run together")
-    return problems
+    return [(solver, group[0].y_kernel if solver is group[0].solver else
+             np.column_stack([r.y_kernel for r in group]).ravel(), group)
+            for solver, group in groups]
 
 
 def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
