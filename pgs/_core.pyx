@@ -241,8 +241,9 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     class's updates: class c is sts[c] with its dual vector dvs[c] (n_out = K, zk
     scratch of 5 K), the K vectors one block (each feature's K coordinates adjacent);
     sts[0] holds what the classes share (t, the rows, the PRNG, the schedule), copied
-    to the others at the end. Every other loss has one output (dvs
-    and zk unused): its dual vector is a local, as the loop was before K outputs.
+    to the others at the end. K binary problems run alike (`outs` Many: each its own
+    coefficient and target). One output (`outs` One; dvs and zk unused) keeps its dual
+    vector a local, its strides constants, as the loop was before K outputs.
     """
     cdef DualVector dv1
     cdef Draws dr
@@ -608,10 +609,11 @@ cdef class SolverCore:
     arguments. For p < 2 but 1.5, `lam` and `u` are strided views of one buffer (u_j
     and lam_j share a cache line); p = 1.5 keeps no u (None: computed from lam).
 
-    Output `out` of a block of `n_out` (R) outputs run by one loop (the K-output losses)
-    has its vectors in blocks that keep each feature's R coordinates adjacent, allocated
-    by output 0 and shared by the others (`block_of`, output 0): its `lam`, `u`, `wsum`,
-    `clast` and `paid` are views at stride R (lam and u 2 R: interleaved) of them.
+    Output `out` of a block of `n_out` (R) outputs run by one loop (a K-output loss's
+    classes, or R binary problems over the same rows) has its vectors in blocks that keep
+    each feature's R coordinates adjacent, allocated by output 0 and shared by the others
+    (`block_of`, output 0): its `lam`, `u`, `wsum`, `clast` and `paid` are views at stride
+    R (lam and u 2 R: interleaved) of them.
     """
     cdef PGSParams prm
     cdef PGSState st

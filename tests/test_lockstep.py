@@ -8,7 +8,7 @@ import pgs
 import pgs.training.fit as F
 from pgs._core import SAMPLING_MODES
 from pgs.engine import chunks
-from pgs.engine.solver import Solver, run_lockstep
+from pgs.engine.solver import MultiSolver, Solver, run_lockstep
 from pgs.rules.losses import LOSS_NAMES
 from pgs.training.fit import fit, fit_many
 
@@ -161,13 +161,13 @@ def test_block_of_binary_problems(p, monkeypatch):
     together only; a row whose hinge loss is flat for every output leaves the block's dual
     vectors as they were, bit for bit."""
     X, ys = _problems(n_classes=3)
-    assert F.prepare_many(X, ys, 1, loss="hinge", sigma=1e-3, T=10)[0].solver.multi is None
+    assert F.prepare_many(X, ys, 1, loss="hinge", sigma=1e-3, T=10)[0].solver.n_out == 1
     monkeypatch.setattr(F, "BLOCK_LOSSES", frozenset({"hinge"}))
     runs = F.prepare_many(X, ys, 1, loss="hinge", p=p, sigma=1e-3, T=400, seed=4,
                           iterate="last", fit_intercept=False)
-    multi = runs[0].solver.multi
-    assert [run.solver for run in runs] == multi.solvers
-    assert all(run.solver.lam.base is multi.solvers[0].lam.base for run in runs)
+    assert [run.solver.out for run in runs] == [0, 1, 2]
+    assert all(run.solver.lam.base is runs[0].solver.lam.base for run in runs)
+    multi = MultiSolver([run.solver for run in runs])
     with pytest.raises(ValueError, match="must run together"):
         F.run_many_to(runs[:2], 400)
     F.run_many_to(runs, 400)
@@ -196,7 +196,7 @@ def test_problems_that_disagree_keep_their_own_vectors():
     warm = [fit(X, y, T=t, **kw) for y, t in zip(ys, (100, 200), strict=True)]
     runs = F.prepare_many(X, ys, 1, warm_starts=warm, loss="logistic", sigma=1e-3, T=50,
                           seed=3)
-    assert all(run.solver.multi is None for run in runs)
+    assert all(run.solver.n_out == 1 for run in runs)
     more = fit_many(X, ys, warm_starts=warm, loss="logistic", sigma=1e-3, T=50, seed=3)
     for y, w, model in zip(ys, warm, more, strict=True):
         ref = fit(X, y, warm_start=w, loss="logistic", sigma=1e-3, T=50, seed=3)

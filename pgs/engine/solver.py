@@ -24,7 +24,7 @@ class Solver(SolverCore):
     """
 
     def __init__(self, *args, **kwargs):
-        self.multi = None        # the `MultiSolver` of a block's output
+        self.head = None         # a block's output c > 0: output 0 (no cycle: it holds none)
         self._workers = None     # the parallel engines' workers' sampler states (W > 1)
         self._finished = False   # `finish`: no run until set_state
         self._consumed = False   # `take`: the state is gone
@@ -173,7 +173,7 @@ class Solver(SolverCore):
         state = self._scalars()
         for name in _ARRAYS:
             # (a block's outputs draw output 0's rows: its permutation is theirs)
-            owner = self if name != "perm" or self.multi is None else self.multi.solvers[0]
+            owner = self if name != "perm" or self.head is None else self.head
             arr = getattr(owner, name)
             state[name] = None if arr is None else arr.copy() if copy else arr
         if self.u is self.lam:
@@ -237,8 +237,8 @@ def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offse
             [Solver(*args[:-1]) for _ in range(n_out)])
     first = Solver(*args)       # (output 0 allocates the block, the others view it)
     multi = MultiSolver([first] + [Solver(*args, c, first) for c in range(1, n_out)])
-    for s in multi.solvers:
-        s.multi = multi
+    for s in multi.solvers[1:]:
+        s.head = first
     return multi
 
 

@@ -172,17 +172,19 @@ def _problems(runs):
     their targets side by side."""
     groups = []
     for run in runs:
-        multi = None if isinstance(run.solver, MultiSolver) else run.solver.multi
-        if multi is not None and groups and groups[-1][0] is multi:
+        s = run.solver
+        head = None if isinstance(s, MultiSolver) or s.n_out == 1 else s.head or s
+        if head is not None and groups and groups[-1][0] is head:
             groups[-1][1].append(run)
         else:
-            groups.append((multi or run.solver, [run]))
-    for solver, group in groups:
-        if solver is not group[0].solver and len(group) != len(solver.solvers):
-            raise ValueError("the problems of a block must run together")
-    return [(solver, group[0].y_kernel if solver is group[0].solver else
+            groups.append((head, [run]))
+    for head, group in groups:
+        if head is not None and [r.solver.out for r in group] != list(range(head.n_out)):
+            raise ValueError("the problems of a block must run together, in order")
+    return [(group[0].solver, group[0].y_kernel, group) if head is None else
+            (MultiSolver([r.solver for r in group]),
              np.column_stack([r.y_kernel for r in group]).ravel(), group)
-            for solver, group in groups]
+            for head, group in groups]
 
 
 def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
