@@ -164,3 +164,25 @@ def test_multiclass_coef_is_the_models_coef():
     est.partial_fit(X, labels)
     assert all(np.shares_memory(row, m.coef)
                for row, m in zip(est.coef_, est._models, strict=True))
+
+
+@pytest.mark.parametrize("iterate", ["last", "average"])
+@pytest.mark.parametrize("loss", ["multinomial", "crammer_singer"])
+def test_k_output_fit_holds_its_block_and_the_coef(loss, iterate):
+    """A K-output fit keeps its block (lam, and the average's with iterate="average"),
+    the returned (K, n_features) coef and one vector at a time besides: the K iterates
+    are written into the coef, not stacked from K new vectors (that held one more
+    block)."""
+    from pgs.estimators import PGSClassifier
+
+    K = 4
+    X, _ = _wide(m=300, nnz=20)
+    labels = np.arange(300) % K
+    block = K * 8 * (N_WIDE + 1)
+    fit = (lambda: PGSClassifier(loss=loss, T=40, sigma=1e-4, iterate=iterate,
+                                 random_state=0).fit(X, labels))
+    PGSClassifier(loss=loss, T=2, sigma=1e-4).fit(X, labels)
+    peak, est = traced_peak(fit)
+    assert np.any(est.coef_ != 0.0)
+    blocks = 2 if iterate == "last" else 3
+    assert peak <= blocks * block + 8 * (N_WIDE + 1) + 2**20, (peak / block, "blocks")

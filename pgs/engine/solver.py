@@ -265,17 +265,19 @@ class MultiSolver:
     run = Solver.run      # (the K classes at once)
 
     def iterate(self, which):
-        """The iterate `which` of every class, shape (K, n_features + 1)."""
-        return np.stack([s.iterate(which) for s in self.solvers])
+        """The iterate `which` of every class, shape (K, n_features + 1): one new array and
+        one vector at a time on top of the state (a stack of K new vectors held two)."""
+        out = np.empty((len(self.solvers), self.solvers[0].n_cols))
+        for c, s in enumerate(self.solvers):
+            out[c] = s.iterate(which)
+        return out
 
     def take(self, which):
         """The iterate `which` of every class, shape (K, n_features + 1): one new array and
         one vector on top of the block (the solvers' state is consumed, as `Solver.take`)."""
-        out = np.empty((len(self.solvers), self.solvers[0].n_cols))
-        for c, s in enumerate(self.solvers):
-            out[c] = s.iterate(which)
-            s.finish()
+        out = self.iterate(which)
         for s in self.solvers:
+            s.finish()
             s._consumed = True
         return out
 
