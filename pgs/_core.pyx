@@ -863,10 +863,6 @@ cdef class SolverCore:
             dual_project(&dv, self.prm.B, tsig)
         _dual_to_state(&dv, &self.st)
 
-    def _run_to(self, long long t_end, data, indices, indptr, y):
-        """The compiled loop to iteration t_end (the sampler prepared); a status."""
-        return _lockstep([self], [y], data, indices, indptr, t_end, max(t_end, 1))[1]
-
     def _params(self):
         """Constants of the run (a dict; t_pick: the iteration whose iterate is kept)."""
         return dict(icpt=self.prm.icpt, schedule=self.prm.schedule, eta0=self.prm.eta0,

@@ -254,18 +254,16 @@ def test_downstream_kernel_matches_python(downstream, loss, p, B, fit_intercept)
 
 @pytest.mark.parametrize("p", [2.0, 1.5, 1.7])
 def test_downstream_iid_run_is_the_solvers(downstream, p):
-    """Rows drawn i.i.d. from the same PRNG words: the downstream call and SolverCore (which
+    """Rows drawn i.i.d. from the same PRNG words: the downstream call and the Solver (which
     `pgs.train` runs) take the same rows and reach the same iterate."""
-    from pgs._core import SolverCore
+    from pgs.engine.solver import Solver
     X = sp.random(40, 7, density=0.3, random_state=3, format="csr")
     y = np.where(np.random.default_rng(1).random(40) < 0.5, -1.0, 1.0)
     indices, indptr, T, k = X.indices.astype(np.int64), X.indptr.astype(np.int64), 150, 2
-    core = SolverCore(7, pgs.LOSS_NAMES.index("logistic"), p, 0.05, 0.0, 1.0, 0.0, k, 0,
-                      False, np.array([1, 2, 3, 4], dtype=np.uint64))
-    core._prepare_sampler(40, None, None)
-    assert core._run_to(T, X.data, indices, indptr, y) == 0
-    w = np.zeros(8)
-    core._write_w(w)
+    core = Solver(7, pgs.LOSS_NAMES.index("logistic"), p, 0.05, 0.0, 1.0, 0.0, k, 0,
+                  False, np.array([1, 2, 3, 4], dtype=np.uint64))
+    assert core.run(T, X.data, indices, indptr, y) == 0
+    w = core.last()
     status, w_down, Q, exact_Q, t = downstream.run_last(
         core.loss_id, X.data, indices, indptr, y, 7, p, 0.05, 0.0, 1.0, 0.0, k, T)
     assert status == 0 and t == T and np.count_nonzero(w) > 4
