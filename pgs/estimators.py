@@ -386,8 +386,12 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                 coef, intercept = coef[1:] - coef[:1], intercept[1:] - intercept[:1]
             self.coef_, self.intercept_ = coef, intercept
             return
+        base = models[0].coef.base
         if len(models) == 1:
             self.coef_ = models[0].coef[np.newaxis, :]      # (a view: no copy)
+        elif base is not None and base.ndim == 2 and base.shape[0] == len(models) and \
+                all(model.coef.base is base for model in models):
+            self.coef_ = base[:, :models[0].coef.shape[0]]  # (`finish_all`'s rows: a view)
         else:
             # Each model's coef becomes its row of coef_ as it is copied there: the models'
             # own arrays are freed one by one, so one copy of the coefficients stays.

@@ -167,22 +167,22 @@ def test_multiclass_coef_is_the_models_coef():
 
 
 @pytest.mark.parametrize("iterate", ["last", "average"])
-@pytest.mark.parametrize("loss", ["multinomial", "crammer_singer"])
-def test_k_output_fit_holds_its_block_and_the_coef(loss, iterate):
-    """A K-output fit keeps its block (lam, and the average's with iterate="average"),
-    the returned (K, n_features) coef and one vector at a time besides: the K iterates
-    are written into the coef, not stacked from K new vectors (that held one more
-    block)."""
+@pytest.mark.parametrize("loss", ["multinomial", "crammer_singer", "hinge", "logistic"])
+def test_k_class_fit_holds_its_block_and_the_coef(loss, iterate):
+    """A K-class fit (K outputs, or K one-vs-rest problems: a block, or K solvers in
+    lock-step) keeps its K dual vectors (and the average's with iterate="average"), the
+    (K, n_features) coef and one vector at a time besides: the K iterates are written
+    into the coef as they are taken, not stacked or copied from K new vectors (that held
+    one more block)."""
     from pgs.estimators import PGSClassifier
 
     K = 4
     X, _ = _wide(m=300, nnz=20)
     labels = np.arange(300) % K
     block = K * 8 * (N_WIDE + 1)
-    fit = (lambda: PGSClassifier(loss=loss, T=40, sigma=1e-4, iterate=iterate,
-                                 random_state=0).fit(X, labels))
     PGSClassifier(loss=loss, T=2, sigma=1e-4).fit(X, labels)
-    peak, est = traced_peak(fit)
+    peak, est = traced_peak(lambda: PGSClassifier(loss=loss, T=40, sigma=1e-4,
+                                                  iterate=iterate, random_state=0).fit(X, labels))
     assert np.any(est.coef_ != 0.0)
     blocks = 2 if iterate == "last" else 3
     assert peak <= blocks * block + 8 * (N_WIDE + 1) + 2**20, (peak / block, "blocks")

@@ -124,7 +124,7 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
     elif runs:
         # One problem (binary, regression): its rows are split between the threads.
         run_many_to(runs, runs[0].t_total, n_jobs, split=len(runs) == 1)
-    return [finish(run, False, keep_state) for run in runs]
+    return finish_all(runs, keep_state)
 
 
 #: One-vs-rest losses whose problems share a block: their derivative never vanishes, so
@@ -301,8 +301,21 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
                classes, n_features)
 
 
-def finish(run, stopped, keep_state):
-    """The `Model` of a run that `_run_chunks` (or `run_lockstep`) has done."""
+def finish_all(runs, keep_state):
+    """`finish` of each run; several binary problems' iterates go into the rows of one
+    (problems, n_features + 1) array as each is taken, so that their coef are the rows of
+    one matrix (the estimators' coef_, without a copy: K new vectors and their stack held
+    one block more)."""
+    rows = None
+    if len(runs) > 1 and not any(isinstance(run.solver, MultiSolver) for run in runs):
+        rows = np.empty((len(runs), runs[0].n_features + 1))
+    return [finish(run, False, keep_state, None if rows is None else rows[i])
+            for i, run in enumerate(runs)]
+
+
+def finish(run, stopped, keep_state, out=None):
+    """The `Model` of a run that `_run_chunks` (or `run_lockstep`) has done (its iterate
+    written into `out`, if given)."""
     solver, n = run.solver, run.n_features
     t_done = solver.t
     which, iteration = run.params.iterate, t_done
@@ -319,7 +332,9 @@ def finish(run, stopped, keep_state):
         state = solver.get_state(copy=False)
     else:
         w, state = solver.take(which), None
-
+    if out is not None:
+        out[:] = w
+        w = out
     params = dict(dataclasses.asdict(run.params), T=t_done,
                   passes=t_done * solver.k / run.Xb.shape[0])   # (of this call's rows)
     icpts = intercepts(run, w, bias, which)

@@ -14,7 +14,7 @@ from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets
 from pgs.rules.params import seed_entropy
-from pgs.training.fit import finish, intercepts, prepare_many, run_many_to
+from pgs.training.fit import finish_all, intercepts, prepare_many, run_many_to
 
 
 def is_auto(sigma):
@@ -274,7 +274,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     else:
         _until_stale(rows, runs, holdout, lambda: holdout.values(*_current(runs)), values[win],
                      t_cap, k, D.default_T(m, k, 1.0), max_passes, report, grid[win])
-    models = [finish(run, False, keep_state) for run in runs]   # (their passes: T k / rows)
+    models = finish_all(runs, keep_state)      # (their passes: T k / rows)
     return models, grid, scores
 
 
