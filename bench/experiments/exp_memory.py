@@ -96,7 +96,7 @@ CONFIGS = ((2.0, 1, "average"), (1.8, 300, "average"), (1.8, 1, "random"))
 # The budget is about vectors of n_features, which RCV1's 47k columns make too small to
 # see (one is 0.36 MiB, the budget's 20 MB hide fifty): so a wide problem as well,
 # hashed-feature-like, every configuration of pgs.train and the estimators.
-_WIDE_CHILD = r"""
+_WIDE_X = r"""
 import scipy.sparse as sp
 from pgs.estimators import PGSClassifier
 
@@ -105,7 +105,8 @@ rng = np.random.default_rng(0)
 X = sp.csr_matrix((rng.random(m * nnz), rng.integers(0, n, m * nnz).astype(np.int32),
                    np.arange(0, m * nnz + 1, nnz, dtype=np.int32)), shape=(m, n))
 X.sum_duplicates()
-y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+"""
+_WIDE_CHILD = _WIDE_X + r"""y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
 pgs.train(X[:100], y[:100], **dict(PAPER, sigma=SIGMA, T=5))
 results = []
 for what in {configs!r}:
@@ -128,6 +129,31 @@ WIDE_CONFIGS = tuple(("train", p, k, iterate, False)
     ("train", 2.0, 1, "random", True), ("train", 1.8, 1, "random", True),
     ("train", 1.8, 64, "average", True),
     ("PGSClassifier", 2.0), ("PGSClassifier", 1.8))
+
+
+# K classes: a block of K outputs (or K solvers in lock-step) against K vectors of
+# n_features, the unit of a K-class fit's state; the fixed-sigma runs and the defaults.
+_CLASSES_CHILD = _WIDE_X + r"""K = {K}
+y = rng.integers(0, K, m).astype(np.float64)
+PGSClassifier(loss="multinomial", sigma=SIGMA, T=5).fit(X[:100], y[:100])
+results = []
+for what in {configs!r}:
+    if what[0] == "fixed":
+        _, loss, p, iterate = what
+        fit = lambda: PGSClassifier(loss=loss, p=p, sigma=SIGMA, T=m, iterate=iterate,
+                                    random_state=1).fit(X, y)
+    else:
+        fit = lambda: PGSClassifier(loss=what[1], random_state=1).fit(X, y)
+    for _ in range({repeats}):
+        growth, traced, _ = measure(fit)
+        results.append(dict(what=list(what), peak_growth=growth, traced_peak=traced))
+print(json.dumps(results))
+"""
+
+CLASSES_CONFIGS = tuple(("fixed", loss, p, iterate)
+                        for loss in ("multinomial", "crammer_singer", "logistic", "hinge")
+                        for p in (2.0, 1.5) for iterate in ("last", "average")) + tuple(
+    ("PGSClassifier", loss) for loss in ("multinomial", "logistic", "hinge"))
 
 
 def _in_subprocess(child):
@@ -178,6 +204,29 @@ def _wide_section(cfg):
             intro + "\n\n" + table + "\n\n" + note)
 
 
+def _classes_section(cfg):
+    n, m, K = (100_000, 20_000, 10) if cfg.quick else (1_000_000, 100_000, 10)
+    results = _in_subprocess(_CLASSES_CHILD.format(n=n, m=m, K=K, configs=CLASSES_CONFIGS,
+                                                   repeats=cfg.repeats))
+    block = 8 * n * K
+    rows = []
+    for what in CLASSES_CONFIGS:
+        runs = [r for r in results if tuple(r["what"]) == what]
+        growth = np.array([r["peak_growth"] for r in runs], dtype=float)
+        traced = np.array([r["traced_peak"] for r in runs], dtype=float)
+        label = (f"loss={what[1]} p={what[2]:g} iterate={what[3]}, one pass"
+                 if what[0] == "fixed" else f"loss={what[1]}, the defaults")
+        rows.append([label, fmt(growth / block, 3), fmt(traced / block, 3)])
+    table = markdown_table(["run", "peak RSS growth / block", "tracemalloc peak / block"],
+                           rows)
+    intro = (f"Random sparse X as above, m = {m:,} rows over n = {n:,} features, {K} "
+             f"classes drawn at random; a block is K float64 vectors of n_features "
+             f"({block / 2**20:.0f} MiB). PGSClassifier, one pass at sigma = {PAPER_SIGMA:g}, "
+             "and its default fits (sigma chosen among candidates, each a block). "
+             f"{cfg.repeats} runs per row, one subprocess.")
+    return f"{K} classes: against the block", intro + "\n\n" + table
+
+
 def run(cfg):
     """Run the experiment, write results/memory.md and return its path."""
     m = 50_000 if cfg.quick else 781_265
@@ -205,5 +254,6 @@ def run(cfg):
              f"{8 * m / 2**20:.1f} MiB. {cfg.repeats} runs per row, one subprocess per dtype; "
              f"clear_refs {'worked' if runs[0]['clear_refs_ok'] else 'was NOT available'}.")
     return write_report("memory", "Peak memory of pgs.train",
-                        [("RCV1-like: against the size of X", table), _wide_section(cfg)],
+                        [("RCV1-like: against the size of X", table), _wide_section(cfg),
+                         _classes_section(cfg)],
                         cfg, intro)
