@@ -99,7 +99,7 @@ def test_lockstep_validates_its_arguments():
 @pytest.mark.parametrize("n_jobs", [1, 2, 3, 8])
 @pytest.mark.parametrize("iterate", ["last", "average", "random"])
 @pytest.mark.parametrize("cache", [None, 0])
-@pytest.mark.parametrize("loss", ["hinge", "logistic"])     # (lock-step; a block a thread)
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])  # (a block on one thread, or lock-step)
 def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, loss, monkeypatch):
     if cache is not None:   # vectors past the cache: turns of a whole chunk, here short
         monkeypatch.setattr(F, "LOCKSTEP_CACHE", cache)
@@ -155,14 +155,19 @@ def test_fit_many_continues_problems_at_different_iterations():
 
 
 @pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
-def test_block_of_binary_problems(p, monkeypatch):
-    """`prepare_many` puts K binary problems in one block (each feature's K coordinates
-    adjacent) that runs as one problem with each row's K targets; the block's problems run
-    together only; a row whose hinge loss is flat for every output leaves the block's dual
-    vectors as they were, bit for bit."""
+def test_block_of_binary_problems(p):
+    """`prepare_many` on one thread puts K binary problems in one block (each feature's K
+    coordinates adjacent) that runs as one problem with each row's K targets (on threads,
+    or for K-output losses, each problem keeps its own); the block's problems run together
+    only; a row whose hinge loss is flat for every output leaves the block's dual vectors
+    as they were, bit for bit."""
     X, ys = _problems(n_classes=3)
-    assert F.prepare_many(X, ys, 1, loss="hinge", sigma=1e-3, T=10)[0].solver.n_out == 1
-    monkeypatch.setattr(F, "BLOCK_LOSSES", frozenset({"hinge"}))
+    assert all(run.solver.n_out == 1
+               for run in F.prepare_many(X, ys, 2, loss="hinge", sigma=1e-3, T=10))
+    labels = np.argmax(np.stack(ys), axis=0).astype(np.float64)
+    apart = F.prepare_many(X, [labels, labels], 1, loss="multinomial", sigma=1e-3, T=10)
+    assert [len(run.solver.solvers) for run in apart] == [3, 3]
+    assert apart[0].solver.solvers[0].lam.base is not apart[1].solver.solvers[0].lam.base
     runs = F.prepare_many(X, ys, 1, loss="hinge", p=p, sigma=1e-3, T=400, seed=4,
                           iterate="last", fit_intercept=False)
     assert [run.solver.out for run in runs] == [0, 1, 2]
