@@ -186,3 +186,18 @@ def test_k_class_fit_holds_its_block_and_the_coef(loss, iterate):
     assert np.any(est.coef_ != 0.0)
     blocks = 2 if iterate == "last" else 3
     assert peak <= blocks * block + 8 * (N_WIDE + 1) + 2**20, (peak / block, "blocks")
+
+
+def test_problems_of_their_own_hand_their_buffers_over():
+    """Without keep_state, one-vs-rest problems with vectors of their own (hinge on threads)
+    take each iterate in one of their buffers: no (K, n_features) matrix on top of them."""
+    from pgs.training.fit import fit_many
+
+    X, _ = _wide(m=300, nnz=20)
+    ys = [np.where(np.arange(300) % 3 == c, 1.0, -1.0) for c in range(3)]
+    vector = 8 * (N_WIDE + 1)
+    kw = dict(loss="hinge", sigma=1e-4, iterate="average", n_jobs=2, seed=0)
+    fit_many(X, ys, T=2, **kw)
+    peak, models = traced_peak(lambda: fit_many(X, ys, T=40, **kw))
+    assert all(np.any(m.coef != 0.0) for m in models)
+    assert peak <= 3 * 2 * vector + 2**20, (peak / vector, "vectors")

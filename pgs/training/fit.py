@@ -311,9 +311,11 @@ def finish_all(runs, keep_state):
     """`finish` of each run; several binary problems' iterates go into the rows of one
     (problems, n_features + 1) array as each is taken, so that their coef are the rows of
     one matrix (the estimators' coef_, without a copy: K new vectors and their stack held
-    one block more)."""
+    one block more). Not where each solver hands its own buffer over (no `keep_state`,
+    vectors of its own): that costs nothing."""
     rows = None
-    if len(runs) > 1 and not any(isinstance(run.solver, MultiSolver) for run in runs):
+    if len(runs) > 1 and not any(isinstance(run.solver, MultiSolver) for run in runs) and \
+            (keep_state or runs[0].solver.n_out > 1):
         rows = np.empty((len(runs), runs[0].n_features + 1))
     return [finish(run, False, keep_state, None if rows is None else rows[i])
             for i, run in enumerate(runs)]
