@@ -63,6 +63,14 @@ def measure(fn):
     after = status()
     del out
     return after["VmHWM"] - before["VmRSS"], traced, clear_refs_ok
+
+def measure_all(configs, make_fit, repeats):
+    results = []
+    for what in configs:
+        for _ in range(repeats):
+            growth, traced, _ = measure(make_fit(what))
+            results.append(dict(what=list(what), peak_growth=growth, traced_peak=traced))
+    print(json.dumps(results))
 """
 
 _CHILD = r"""
@@ -108,19 +116,15 @@ X.sum_duplicates()
 """
 _WIDE_CHILD = _WIDE_X + r"""y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
 pgs.train(X[:100], y[:100], **dict(PAPER, sigma=SIGMA, T=5))
-results = []
-for what in {configs!r}:
+def make_fit(what):
     if what[0] == "train":
         _, p, k, iterate, keep = what
-        fit = lambda: pgs.train(X, y, **dict(PAPER, loss="logistic", p=p, k=k, sigma=SIGMA,
-                                             T=m // k, iterate=iterate, keep_state=keep,
-                                             seed=1))
-    else:
-        fit = lambda: PGSClassifier(p=what[1], random_state=1).fit(X, y)
-    for _ in range({repeats}):
-        growth, traced, _ = measure(fit)
-        results.append(dict(what=list(what), peak_growth=growth, traced_peak=traced))
-print(json.dumps(results))
+        return lambda: pgs.train(X, y, **dict(PAPER, loss="logistic", p=p, k=k, sigma=SIGMA,
+                                              T=m // k, iterate=iterate, keep_state=keep,
+                                              seed=1))
+    return lambda: PGSClassifier(p=what[1], random_state=1).fit(X, y)
+
+measure_all({configs!r}, make_fit, {repeats})
 """
 
 WIDE_CONFIGS = tuple(("train", p, k, iterate, False)
@@ -136,18 +140,14 @@ WIDE_CONFIGS = tuple(("train", p, k, iterate, False)
 _CLASSES_CHILD = _WIDE_X + r"""K = {K}
 y = rng.integers(0, K, m).astype(np.float64)
 PGSClassifier(loss="multinomial", sigma=SIGMA, T=5).fit(X[:100], y[:100])
-results = []
-for what in {configs!r}:
+def make_fit(what):
     if what[0] == "fixed":
         _, loss, p, iterate = what
-        fit = lambda: PGSClassifier(loss=loss, p=p, sigma=SIGMA, T=m, iterate=iterate,
-                                    random_state=1).fit(X, y)
-    else:
-        fit = lambda: PGSClassifier(loss=what[1], random_state=1).fit(X, y)
-    for _ in range({repeats}):
-        growth, traced, _ = measure(fit)
-        results.append(dict(what=list(what), peak_growth=growth, traced_peak=traced))
-print(json.dumps(results))
+        return lambda: PGSClassifier(loss=loss, p=p, sigma=SIGMA, T=m, iterate=iterate,
+                                     random_state=1).fit(X, y)
+    return lambda: PGSClassifier(loss=what[1], random_state=1).fit(X, y)
+
+measure_all({configs!r}, make_fit, {repeats})
 """
 
 CLASSES_CONFIGS = tuple(("fixed", loss, p, iterate)
