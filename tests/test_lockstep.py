@@ -13,6 +13,12 @@ from pgs.rules.losses import LOSS_NAMES
 from pgs.training.fit import fit, fit_many
 
 
+@pytest.fixture(autouse=True)
+def _small_blocks(monkeypatch):
+    """These few problems share a block, as a many-class fit's do."""
+    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 2)
+
+
 def _problems(n_classes=4, m=300, n=40, seed=0, dtype=np.float64):
     rng = np.random.default_rng(seed)
     X = sp.random(m, n, density=0.2, format="csr", random_state=seed, dtype=dtype)
@@ -191,6 +197,21 @@ def test_block_of_binary_problems(p):
         for name in ("lam", "u"):
             if old[name] is not None:
                 np.testing.assert_array_equal(getattr(run.solver, name), old[name])
+
+
+def test_few_outputs_keep_their_own_vectors(monkeypatch):
+    """Below `BLOCK_MIN_OUTPUTS` one-vs-rest problems and a K-output problem's classes keep
+    vectors of their own (a block's loops over so few coordinates cost more than they
+    save); from it on they share a block."""
+    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 4)
+    X, ys = _problems(n_classes=4)
+    for n, shared in ((3, False), (4, True)):
+        runs = F.prepare_many(X, ys[:n], 1, loss="hinge", sigma=1e-3, T=10, seed=0)
+        assert all(run.solver.n_out == (n if shared else 1) for run in runs)
+        labels = np.argmax(np.stack(ys[:n]), axis=0).astype(np.float64)
+        multi = F.prepare(X, labels, loss="multinomial", sigma=1e-3, T=10).solver
+        bases = {id(s.lam.base) for s in multi.solvers}
+        assert len(multi.solvers) == n and len(bases) == (1 if shared else n)
 
 
 def test_problems_that_disagree_keep_their_own_vectors():

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from reference import asgd_step, multiclass_dloss, multiclass_reference, weighted_average
 
 import pgs
+import pgs.training.fit as F
 from pgs._core import py_multi_loss
 from pgs.engine.solver import MultiSolver, Solver, run_lockstep, solver_of
 from pgs.models import MulticlassModel
@@ -16,6 +17,12 @@ from pgs.training.fit import finish, prepare, run_many_to
 
 K_LOSSES = ("multinomial", "crammer_singer")
 M, N, K = 40, 9, 4
+
+
+@pytest.fixture(autouse=True)
+def _small_blocks(monkeypatch):
+    """These K = 4 problems run on a block, as the bench's many-class ones do."""
+    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 2)
 
 
 def _problem(seed=0, m=M, n=N, k_classes=K):

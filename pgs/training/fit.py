@@ -127,6 +127,13 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
     return finish_all(runs, keep_state)
 
 
+#: Outputs from which a block pays: below, its loops over a feature's few coordinates cost
+#: more than the cache lines they save (a pass, against each output's own vectors:
+#: multinomial at 2, 3 and 5 classes 2.25x, 2.0x, 1.56x the time on MNIST, 1.77x, 1.43x,
+#: 0.95x on R8; at 8-10 classes 0.65-1.02x; docs/multiclass.md).
+BLOCK_MIN_OUTPUTS = 8
+
+
 def _block_maker(n):
     """`prepare`'s `make_solver` for `n` binary problems on one block, handing out its
     outputs in turn, and a test that they agreed (one set of arguments, one output each)."""
@@ -152,8 +159,8 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     """`prepare` for each target vector of `ys` over the same X with the same seed (they draw
     the same rows), each run's bits those of `prepare` alone: binary problems in
     `n_blocks` contiguous slices (one per thread; `THREAD_BLOCK_LOSSES` only for more than
-    one), the outputs of one block each (docs/multiclass.md); one problem's K outputs on
-    a block if `n_blocks` is 1."""
+    one), the outputs of one block each where a slice holds `BLOCK_MIN_OUTPUTS` or more
+    (docs/multiclass.md); one problem's K outputs on a block if `n_blocks` is 1."""
     warm_starts = warm_starts or [None] * len(ys)
     threads = (n_blocks or 1) > 1
     if len(ys) == 1 or (threads and kwargs.get("loss", D.DEFAULTS["loss"])
@@ -166,7 +173,7 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     for part in (range(bounds[b], bounds[b + 1]) for b in range(n_blocks)):
         make, agreed = _block_maker(len(part))
         got = [prepare(X, ys[i], warm_start=warm_starts[i], make_solver=make, **kwargs)
-               for i in part] if len(part) > 1 else []
+               for i in part] if len(part) >= BLOCK_MIN_OUTPUTS else []
         if not agreed():
             got = [prepare(X, ys[i], warm_start=warm_starts[i], **kwargs) for i in part]
         runs.extend(got)
@@ -243,10 +250,11 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
             block=True, **args):
     """Validate one `train` call and build its solver: its `Params` (`pgs.rules.params.resolve`
     of `args`, `pgs.train`'s training arguments, `pgs.DEFAULTS` for those not given) and
-    `solver_of` them (K outputs on a block unless not `block`; or ``make_solver(params,
-    n_features, rng_state, t_pick, track_loss, n_out, t0)``'s). `k_above_rows` lets a
-    mini-batch hold more rows than X (partial_fit); ``row_stats(q, full)`` gives X's when
-    the "auto" rules need them (`pgs.dask`; `pgs.rules.defaults.row_stats`)."""
+    `solver_of` them (K outputs on a block if `block` and K >= `BLOCK_MIN_OUTPUTS`; or
+    ``make_solver(params, n_features, rng_state, t_pick, track_loss, n_out, t0)``'s).
+    `k_above_rows` lets a mini-batch hold more rows than X (partial_fit); ``row_stats(q,
+    full)`` gives X's when the "auto" rules need them (`pgs.dask`;
+    `pgs.rules.defaults.row_stats`)."""
     if warm_start is not None and not isinstance(warm_start, Model):
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
     if warm_start is not None:      # (the loss decides how y is read: checked first)
@@ -293,7 +301,8 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
     solver = (make_solver(params, n_features, rng_state, max(t_pick, 0), track_loss,
                           data.n_outputs, t0) if make_solver is not None else
               solver_of(params, n_features, rng_state, max(t_pick, 0), track_loss,
-                        n_out=data.n_outputs, block=block))
+                        n_out=data.n_outputs,
+                        block=block and data.n_outputs >= BLOCK_MIN_OUTPUTS))
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:
