@@ -129,8 +129,8 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
 
 #: Outputs from which a block pays: below, its loops over a feature's few coordinates cost
 #: more than the cache lines they save (a pass, against each output's own vectors:
-#: multinomial at 2, 3 and 5 classes 2.25x, 2.0x, 1.56x the time on MNIST, 1.77x, 1.43x,
-#: 0.95x on R8; at 8-10 classes 0.65-1.02x; docs/multiclass.md).
+#: multinomial at 2, 3 and 5 classes 1.93x, 1.75x, 1.51x the time on MNIST, 1.45x, 1.29x,
+#: 0.95x on R8; at 8 classes 0.38-1.12x; bench/results/block_outputs.md).
 BLOCK_MIN_OUTPUTS = 8
 
 
