@@ -166,15 +166,19 @@ def test_multiclass_coef_is_the_models_coef():
                for row, m in zip(est.coef_, est._models, strict=True))
 
 
+@pytest.mark.parametrize("block", [True, False])
 @pytest.mark.parametrize("iterate", ["last", "average"])
 @pytest.mark.parametrize("loss", ["multinomial", "crammer_singer", "hinge", "logistic"])
-def test_k_class_fit_holds_its_block_and_the_coef(loss, iterate):
-    """A K-class fit (K outputs, or K one-vs-rest problems: a block, or K solvers in
-    lock-step) keeps its K dual vectors (and the average's with iterate="average"), the
-    (K, n_features) coef and one vector at a time besides: the K iterates are written
-    into the coef as they are taken, not stacked or copied from K new vectors (that held
-    one more block)."""
+def test_k_class_fit_holds_its_block_and_the_coef(loss, iterate, block, monkeypatch):
+    """A K-class fit (K outputs, or K one-vs-rest problems: on a block, or each with its
+    own vectors, in lock-step) keeps its K dual vectors (and the average's with
+    iterate="average"), the (K, n_features) coef and one vector at a time besides: the K
+    iterates are written into the coef as they are taken, not stacked or copied from K
+    new vectors (that held one more block)."""
+    import pgs.training.fit as F
     from pgs.estimators import PGSClassifier
+
+    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
 
     K = 4
     X, _ = _wide(m=300, nnz=20)
@@ -184,6 +188,9 @@ def test_k_class_fit_holds_its_block_and_the_coef(loss, iterate):
     peak, est = traced_peak(lambda: PGSClassifier(loss=loss, T=40, sigma=1e-4,
                                                   iterate=iterate, random_state=0).fit(X, labels))
     assert np.any(est.coef_ != 0.0)
+    state = est._models[0]._state
+    lam = (state.get("outputs") or [state])[0]["lam"]    # (a block's: a strided view)
+    assert lam.flags["C_CONTIGUOUS"] != block
     blocks = 2 if iterate == "last" else 3
     assert peak <= blocks * block + 8 * (N_WIDE + 1) + 2**20, (peak / block, "blocks")
 
