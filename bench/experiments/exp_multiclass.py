@@ -13,8 +13,8 @@ of one pass per row at a fixed sigma (the multinomial's chosen one), each model'
 outputs in one block (docs/multiclass.md): multinomial, Crammer-Singer and one-vs-rest
 logistic (`fit_many`) against K separate one-vs-rest logistic runs. Last, what choosing
 sigma costs the default fits (one-vs-rest hinge, multinomial): the search's seconds and
-the final fit's (held-out scoring outside both), a pass of the candidates alive at once
-and one candidate's pass against a pass of the final fit.
+the final fit's (held-out scoring outside both), a row drawn for all the candidates
+alive at once and for one candidate against a row of the final fit.
 """
 
 import contextlib
@@ -93,16 +93,17 @@ def _per_row(X, y, sigma, repeats=3):
 
 @contextlib.contextmanager
 def _advances(log):
-    """Record every `InMemoryRows.advance` of a default sigma="auto" fit in `log`: (in the
-    search: two candidates or more, seconds, passes of all its runs at once, passes summed
-    over its candidates)."""
+    """Log each `InMemoryRows.advance` of a sigma="auto" fit: (in the search, seconds, passes
+    (of its rows: the search's fewer) and rows (iterations k) of its runs at once, summed)."""
     advance = sigma_auto.InMemoryRows.advance
 
     def timed_advance(self, groups, t_end):
-        passes = [(t_end - g[0].solver.t) * g[0].params.k / g[0].Xb.shape[0] for g in groups]
+        rows = [(t_end - g[0].solver.t) * g[0].params.k for g in groups]
         t0 = time.perf_counter()
         advance(self, groups, t_end)
-        log.append((len(groups) > 1, time.perf_counter() - t0, max(passes), sum(passes)))
+        n = groups[0][0].Xb.shape[0]
+        log.append((len(groups) > 1, time.perf_counter() - t0, max(rows) / n, sum(rows) / n,
+                    max(rows), sum(rows)))
     sigma_auto.InMemoryRows.advance = timed_advance
     try:
         yield log
@@ -111,14 +112,14 @@ def _advances(log):
 
 
 def _search_cost(name, X, y, loss):
-    """A table row: what the default fit of `loss` spends on its search and its final fit."""
+    """A table row: the default fit's search against its final fit, compared a row drawn."""
     with _advances([]) as log:
         pgs.PGSClassifier(loss=loss, random_state=0).fit(X, y)
-    (s_s, s_all, s_one), (f_s, f_p, _) = (np.sum([e[1:] for e in log if e[0] == s], axis=0)
-                                          for s in (True, False))
-    per_final = f_s / f_p
+    (s_s, s_all, s_one, r_all, r_one), (f_s, f_p, _, f_r, _) = (
+        np.sum([e[1:] for e in log if e[0] == s], axis=0) for s in (True, False))
+    per_final = f_s / f_r
     return [name, loss, f"{s_s:.2f}", f"{s_one:.2f} ({s_all:.2f})", f"{f_s:.2f}", f"{f_p:.2f}",
-            f"{s_s / s_all / per_final:.2f}", f"{s_s / s_one / per_final:.2f}"]
+            f"{s_s / r_all / per_final:.2f}", f"{s_s / r_one / per_final:.2f}"]
 
 
 def run(cfg):
@@ -167,9 +168,8 @@ def run(cfg):
                          "crammer_singer (/ one-vs-rest)", "one-vs-rest logistic, a block",
                          "K separate logistic runs (one-vs-rest / them)"], cost_rows)),
         ("What choosing sigma costs: the search's candidates against the final fit",
-         markdown_table(["set", "loss", "search s", "candidate passes (passes of all at once)",
-                         "final fit s", "final fit passes",
-                         "a pass of all candidates / a final pass",
-                         "a candidate's pass / a final pass"], search_rows))]
+         markdown_table(["set", "loss", "search s", "candidate passes (all at once)", "final s",
+                         "final passes", "a row of all candidates / a final fit's row",
+                         "a candidate's row / a final fit's row"], search_rows))]
     intro = __doc__.split("\n\n", 1)[1].replace("\n", " ")
     return write_report("multiclass", "Multiclass as one problem", sections, cfg, intro)
