@@ -128,9 +128,7 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
 
 
 #: Outputs from which a block pays: below, its loops over a feature's few coordinates cost
-#: more than the cache lines they save (a pass, against each output's own vectors:
-#: multinomial at 2, 3 and 5 classes 1.93x, 1.75x, 1.51x the time on MNIST, 1.45x, 1.29x,
-#: 0.95x on R8; at 8 classes 0.38-1.12x; bench/results/block_outputs.md).
+#: more than the lines they save (docs/multiclass.md, bench/results/block_outputs.md).
 BLOCK_MIN_OUTPUTS = 8
 
 
@@ -147,11 +145,8 @@ def _block_maker(n):
     return make, lambda: len(keys) == 1 and next(iter(keys))[5] == 1
 
 
-#: One-vs-rest losses whose problems share a block on each of several threads: their
-#: derivative never vanishes, so every output moves on every row. Hinge's kin move one or
-#: two a row, and a block split between two threads then lost to lock-step on MNIST,
-#: news20-like and 8-class RCV1-like default fits (1.14-1.32x; letter's 26 classes
-#: 0.82x); on one thread a block of any loss does not lose (docs/multiclass.md).
+#: One-vs-rest losses whose problems share a block on each of several threads (every
+#: output moves on every row; hinge's kin lost to lock-step there: docs/multiclass.md).
 THREAD_BLOCK_LOSSES = frozenset({"logistic", "squared"})
 
 
@@ -317,11 +312,8 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
 
 
 def finish_all(runs, keep_state):
-    """`finish` of each run; several binary problems' iterates go into the rows of one
-    (problems, n_features + 1) array as each is taken, so that their coef are the rows of
-    one matrix (the estimators' coef_, without a copy: K new vectors and their stack held
-    one block more). Not where each solver hands its own buffer over (no `keep_state`,
-    vectors of its own): that costs nothing."""
+    """`finish` of each run; binary problems' new iterates (`keep_state`, or a block's) go
+    into the rows of one matrix as each is taken: the estimators' coef_, without a copy."""
     rows = None
     if len(runs) > 1 and not any(isinstance(run.solver, MultiSolver) for run in runs) and \
             (keep_state or runs[0].solver.n_out > 1):
