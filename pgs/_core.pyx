@@ -25,6 +25,7 @@ from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
+    dual_average_at,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
     dual_wide, dual_dot_block, dual_add_block_two, dual_maintain_block, dual_add_to_average_block,
 )
@@ -836,20 +837,24 @@ cdef class SolverCore:
         with nogil:
             dual_write_w(&dv, &out[0])
 
-    def set_lam(self, const double[::1] lam, long long t):
-        """Set lam and t, and rebuild u, S, Q and c from them (O(n)): the parallel engines'
-        merged state (its average's C is 0; at p < 2 nothing owed to the l1 term)."""
+    def set_lam(self, lam, long long t):
+        """Set lam (None: as it is, a block's written for all its outputs at once) and t,
+        and rebuild u, S, Q and c from them (O(n)): the parallel engines' merged state (its
+        average's C is 0; at p < 2 nothing owed to the l1 term)."""
         cdef DualVector dv
         cdef Py_ssize_t j
         cdef double tsig
-        if lam.shape[0] != self.n_cols:
+        cdef const double[::1] v
+        if lam is not None and lam.shape[0] != self.n_cols:
             raise ValueError("lam has the wrong length")
         self.st.t = t
         if self.paid is not None:
             self.paid[:] = self.st.U
         pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
-        for j in range(self.n_cols):
-            dv.lam[dv.stride * j] = lam[j]
+        if lam is not None:
+            v = lam
+            for j in range(self.n_cols):
+                dv.lam[dv.stride * j] = v[j]
         with nogil:
             if dv.kind == P_TWO:
                 dual_recompute_Q(&dv)
@@ -910,6 +915,34 @@ cdef class SolverCore:
         """The PRNG state before the next unconsumed draw, as 4 uint64 words."""
         return np.array([self.st.rng[0], self.st.rng[1], self.st.rng[2], self.st.rng[3]],
                         dtype=np.uint64)
+
+
+def _average_block(list outputs, double[:, ::1] out):
+    """The average of every output of a block (`SolverCore`s, in order: output c's into
+    column c of out, shape (n_cols, K)) in one pass over the block, each element as
+    `SolverCore._average_to` takes it (output by output, each pass reads every line)."""
+    cdef Py_ssize_t K = len(outputs), c, j
+    cdef SolverCore s
+    cdef DualVector* dvs
+    cdef double* tts
+    if out.shape[1] != K or K == 0 or out.shape[0] != (<SolverCore>outputs[0]).n_cols:
+        raise ValueError("out must have shape (n_cols, K)")
+    dvs = <DualVector*>malloc(K * sizeof(DualVector))
+    tts = <double*>malloc(K * sizeof(double))
+    if dvs == NULL or tts == NULL:
+        free(dvs)
+        free(tts)
+        raise MemoryError()
+    for c in range(K):
+        s = outputs[c]
+        pgs_dual(&dvs[c], &s.prm, &s.st, s.n_cols)
+        tts[c] = s.st.rho_sum
+    with nogil:
+        for j in range(out.shape[0]):
+            for c in range(K):
+                out[j, c] = dual_average_at(&dvs[c], j, tts[c]) if tts[c] > 0.0 else 0.0
+    free(dvs)
+    free(tts)
 
 
 cdef struct Turn:             # one problem of a lock-step run, as the loop sees it

@@ -799,14 +799,18 @@ cdef inline void dual_write_w(const DualVector* dv, double* out) noexcept nogil:
         out[j] = dv.c * dual_u(dv, j)
 
 
-cdef inline void dual_average_to(const DualVector* dv, double* out, double tt) noexcept nogil:
-    """out = the weighted mean of the iterates, tt their weights' sum: (C u - wsum) / tt,
-    or with spans (wsum + u (C - clast)) / tt. Element by element, so out may be wsum or
-    clast itself (wstride 1)."""
-    cdef Py_ssize_t j, ws = dv.wstride
+cdef inline double dual_average_at(const DualVector* dv, Py_ssize_t j, double tt) noexcept nogil:
+    """Coordinate j of the weighted mean of the iterates, tt their weights' sum:
+    (C u_j - wsum_j) / tt, or with spans (wsum_j + u_j (C - clast_j)) / tt."""
+    cdef Py_ssize_t ws = dv.wstride
     if dv.clast == NULL:
-        for j in range(dv.n):
-            out[j] = (dv.C * dual_u(dv, j) - dv.wsum[ws * j]) / tt
-    else:
-        for j in range(dv.n):
-            out[j] = (dv.wsum[ws * j] + dual_u(dv, j) * (dv.C - dv.clast[ws * j])) / tt
+        return (dv.C * dual_u(dv, j) - dv.wsum[ws * j]) / tt
+    return (dv.wsum[ws * j] + dual_u(dv, j) * (dv.C - dv.clast[ws * j])) / tt
+
+
+cdef inline void dual_average_to(const DualVector* dv, double* out, double tt) noexcept nogil:
+    """out = the weighted mean of the iterates (`dual_average_at`). Element by element, so
+    out may be wsum or clast itself (wstride 1)."""
+    cdef Py_ssize_t j
+    for j in range(dv.n):
+        out[j] = dual_average_at(dv, j, tt)

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pgs._core import _average_block
 from pgs.engine import chunks
 from pgs.engine.solver import solver_of
 from pgs.rules.defaults import THREADS_ROUND_PASSES, default_merge_every, merge_step_for
@@ -49,11 +50,10 @@ class RoundParams(NamedTuple):
 
     def solver(self, t_pick, rng, t_offset=None, n_out=1):
         """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe), or
-        a `MultiSolver` of `n_out` > 1 outputs, each with vectors of its own: a round's
-        per-class O(n) work (states in and out, deltas, averages) would read a block's
-        strided views line by line (CS on news20-like text with 2 threads: 1.9x the time)."""
+        a `MultiSolver` of `n_out` > 1 outputs on one block (its lam set and its change
+        taken in one pass over the block: `run_shard`)."""
         return solver_of(self.resolved, self.n_features, rng, t_pick, self.track_loss,
-                         t_offset, n_out, block=False)
+                         t_offset, n_out, block=True)
 
 
 def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=False):
@@ -87,7 +87,9 @@ def start_state(solver_state, sizes, seed_entropy, params):
         parts = [start_state(dict(one, workers=solver_state.get("workers", one.get("workers"))),
                              sizes, seed_entropy, params)
                  for one in solver_state["outputs"]]
-        return dict(parts[0], kernel=_joined([part["kernel"] for part in parts]))
+        kernels = [part["kernel"] for part in parts]
+        return dict(parts[0], kernel=_joined(kernels) if len(sizes) == 1 else
+                    _block_state(kernels))
     kernel = dict(solver_state)
     saved = kernel.pop("workers", None)
     if saved is not None and len(saved) == len(sizes) > 1:
@@ -109,10 +111,43 @@ def start_state(solver_state, sizes, seed_entropy, params):
 
 def _joined(kernels):
     """The kernel state of K outputs from its classes' (`pgs.engine.solver.MultiSolver`'s
-    form: the classes under "outputs", what they share beside them)."""
+    form: the classes under "outputs", what they share beside them): W = 1's."""
     first = kernels[0]
     return dict(outputs=kernels, **{key: first[key] for key in (
         "t", "t_pick", "wsum", "w_pick", "zs", "loss_sum") if key in first})
+
+
+#: What each output of a K-output run holds of its own in the rounds' common state (W > 1):
+#: vectors, as one array of shape (n_features + 1, K) (a worker's block in one pass), ...
+_BLOCK_VECTORS = ("lam", "wsum", "clast", "w_pick")
+#: ... and scalars, as arrays of K (the others, the samplers' and t, are shared).
+_BLOCK_SCALARS = ("zs", "b", "b_sum", "b_pick", "rho_sum", "U", "C")
+
+
+def _block_state(kernels):
+    """The rounds' common kernel state of K outputs (W > 1) from its classes' (each in
+    the merge's form: lam alone, the average with C = 0); the sampled loss is output 0's,
+    as the kernel sums it."""
+    block = {key: kernels[0][key] for key in ("t", "t_pick", "loss_sum", "consumed", "rng",
+                                              "pos", "perm")}
+    for key in _BLOCK_VECTORS:
+        block[key] = None if kernels[0][key] is None else \
+            np.stack([one[key] for one in kernels], axis=-1)
+    for key in _BLOCK_SCALARS:
+        block[key] = np.array([one.get(key, 0.0) for one in kernels])
+    return block
+
+
+def _class_states(block):
+    """`MultiSolver.set_state`'s form ("outputs", one merged state per class: lam alone)
+    of `_block_state`'s form."""
+    n_out = block["lam"].shape[1]
+    outputs = [dict(block, loss_sum=block["loss_sum"] if c == 0 else 0.0,
+                    **{key: None if block[key] is None else block[key][:, c].copy()
+                       for key in _BLOCK_VECTORS},
+                    **{key: _output(block[key], c) for key in _BLOCK_SCALARS})
+               for c in range(n_out)]
+    return dict(_joined(outputs), workers=block.get("workers"))
 
 
 def _canonical_average(kernel, params):
@@ -134,11 +169,6 @@ def plan_round(state, t_end, merge_every):
     iterations split by `shard_steps`; the worker holding the drawn random iterate gets
     its local ``t_pick``. With W = 1 the task's kernel is the whole solver state."""
     kernel, sizes = state["kernel"], state["sizes"]
-    if "outputs" in kernel:             # (K outputs: every class's start, per worker)
-        per_class = [plan_round(dict(state, kernel=one), t_end, merge_every)
-                     for one in kernel["outputs"]]
-        return [dict(tasks[0], kernel=_joined([task["kernel"] for task in tasks]))
-                for tasks in zip(*per_class, strict=True)]
     n_workers = len(sizes)
     t0 = int(kernel["t"])
     total = min(n_workers * int(merge_every), int(t_end) - t0)
@@ -167,13 +197,17 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     possibly a slice of a larger matrix's, targets and weights); return its delta:
     ``status`` (0: ok), ``stopped`` (`stop`, a threading.Event checked every
     ``chunks.CHUNK_WORK // 4`` non-zeros, was set), ``sampler``, ``loss_sum``, and with
-    W > 1 its changes from the rho lam it started from (`_class_delta`), with W = 1 its
+    W > 1 its changes from the rho lam it started from (`_worker_delta`), with W = 1 its
     whole ``kernel`` state."""
     single = task["n_workers"] == 1
     smp = task["sampler"]
-    starts = task["kernel"].get("outputs", [task["kernel"]])     # (K outputs: per class)
+    start = task["kernel"]
+    # (K outputs: W = 1 runs the solver's own state, a class's under "outputs"; W > 1 starts
+    # from lam of shape (n_features + 1, K) and K of each scalar, `_block_state`)
+    n_out = len(start["outputs"]) if "outputs" in start else \
+        1 if np.ndim(start["lam"]) == 1 else start["lam"].shape[1]
     steps = int(task["steps"])
-    t_offset, t_first = params.resolved.t_offset, int(starts[0]["t"])
+    t_offset, t_first = params.resolved.t_offset, int(start["t"])
     rho = steps / task["round_steps"] if steps else 1.0     # the worker's share
     scale = 1.0
     if not single and params.resolved.schedule == "pgs":
@@ -182,23 +216,22 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         # others' gradients were its own (docs/design.md 6b, docs/parallel.md).
         scale = rho
         t_offset, t_first = (t_first + t_offset) * rho, 0
-    solver = params.solver(task["t_pick"], smp["rng"], t_offset, len(starts))
-    solvers, lam0s = getattr(solver, "solvers", [solver]), []
-    for one, start in zip(solvers, starts, strict=True):
+    solver = params.solver(task["t_pick"], smp["rng"], t_offset, n_out)
+    outputs = getattr(solver, "solvers", [solver])
+    sampler = dict(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"], consumed=smp["consumed"],
+                   t_pick=task["t_pick"])
+    if single:
+        solver.set_state(dict(start, **sampler) if n_out == 1 else dict(
+            start, outputs=[dict(one, **sampler) for one in start["outputs"]]))
+    else:
         lam0 = start["lam"] * scale if scale != 1.0 else start["lam"]
-        if single:
-            kernel = dict(start)
-        else:
-            n_cols = params.n_features + 1
-            kernel = dict(lam=lam0, t=t_first, C=0.0, zs=start["zs"], b=start["b"], b_sum=0.0,
-                          U=start["U"] * scale,
-                          b_pick=0.0, rho_sum=0.0, loss_sum=0.0, w_pick=None,
-                          wsum=np.zeros(n_cols) if params.resolved.iterate == "average" else None,
-                          clast=None if one.clast is None else np.zeros(n_cols))
-        kernel.update(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"],
-                      consumed=smp["consumed"], t_pick=task["t_pick"])
-        one.set_state(kernel)
-        lam0s.append(lam0)
+        if n_out > 1:       # (the block's lam in one pass, not output by output)
+            solver.block("lam")[:] = lam0
+        for c, one in enumerate(outputs):
+            one.restart(lam0 if n_out == 1 else None, dict(
+                sampler, t=t_first, C=0.0, loss_sum=0.0, b_sum=0.0, b_pick=0.0, rho_sum=0.0,
+                zs=_output(start["zs"], c), b=_output(start["b"], c),
+                U=_output(start["U"], c) * scale))
     loss_before = solver.loss_sum
 
     nnz_per_row = max(1.0, (indptr[-1] - indptr[0]) / max(1, indptr.shape[0] - 1))
@@ -216,41 +249,68 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
 
     delta = dict(worker=task["worker"], steps=steps, status=int(status), stopped=stopped,
                  t=int(solver.t), loss_sum=solver.loss_sum - loss_before,
-                 sampler=_sampler_of(solvers[0]))
+                 sampler=_sampler_of(outputs[0]))
     if status != 0 or stopped:
         return delta
     if single:
         delta["kernel"] = solver.get_state()
         return delta
-    parts = [_class_delta(*args, rho, params, task["t_pick"])
-             for args in zip(solvers, lam0s, starts, strict=True)]
-    if len(parts) == 1:
-        delta.update(parts[0])
-    else:
-        delta["outputs"] = parts
+    delta.update(_worker_delta(solver, outputs, lam0, start, rho, params, task["t_pick"]))
     return delta
 
 
-def _class_delta(solver, lam0, start, rho, params, t_pick):
-    """One class's part of a worker's delta (W > 1): its dual change from lam0, its free
-    bias's change, the sums of its iterates and bias, its random iterate's snapshot."""
-    scalars = solver._scalars()
-    b, b_sum, rho_sum, b_pick = (scalars[key] for key in ("b", "b_sum", "rho_sum", "b_pick"))
+def _output(value, c):
+    """Output c's entry of a K-output scalar (an array of K), or the scalar of one output."""
+    return float(value[c]) if np.ndim(value) else value
+
+
+def _worker_delta(solver, outputs, lam0, start, rho, params, t_pick):
+    """A worker's change (W > 1) from the rho lam0 it started from: the dual's, its free
+    bias's, the sums of its iterates and bias, its random iterate's snapshot; for K
+    outputs (a block) vectors of shape (n_features + 1, K) and K of each scalar. The
+    solver is spent: the delta's vectors are computed in its buffers (a new array of a
+    block's size costs more in page faults than in arithmetic)."""
+
+    def each(f):        # (f of every output, stacked as the state's form: `_block_state`)
+        got = [f(one) for one in outputs]
+        return got[0] if len(got) == 1 else np.stack(got, axis=-1)
+
+    own = [one._scalars() for one in outputs]
+    scalars = {key: own[0][key] if len(own) == 1 else np.array([one[key] for one in own])
+               for key in _BLOCK_SCALARS}
+    avg_sum = None
+    if params.resolved.iterate == "average":     # (first: u may be lam)
+        avg_sum = _averages(solver, outputs)
+        avg_sum *= scalars["rho_sum"]
     # (l1 > 0: the truncation it owes, applied)
     # (p < 2 with l1: its debts paid; p = 2 keeps every gradient, and U merges as lam does)
-    lam = solver.lam if solver.paid is None else solver.sparse_lam()
+    lam = (each(lambda one: one.sparse_lam()) if outputs[0].paid is not None else
+           solver.lam if len(outputs) == 1 else solver.block("lam"))
+    zero = None if outputs[0].paid is None else lam == 0.0
     U, U0 = scalars["U"], start["U"] * (rho if params.resolved.schedule == "pgs" else 1.0)
     if params.resolved.schedule == "pgs":
-        dlam, dU = np.subtract(lam, lam0), U - U0
+        dlam, dU = np.subtract(lam, lam0, out=lam), U - U0
     else:
         # "asgd": the dual point zs lam, in the common zs0, weighted by the worker's share
         f = rho * scalars["zs"] / start["zs"]
-        dlam, dU = np.subtract(lam * f, lam0 * rho), U * f - U0 * rho
-    average = params.resolved.iterate == "average"
-    return dict(dlam=dlam, dU=dU, zero=None if solver.paid is None else lam == 0.0,
-                db=rho * (b - start["b"]), b_sum=b_sum, rho_sum=rho_sum,
-                b_pick=b_pick, avg_sum=solver.average() * rho_sum if average else None,
-                w_pick=solver.w_pick.copy() if t_pick > 0 else None)
+        dlam, dU = np.multiply(lam, f, out=lam), U * f - U0 * rho
+        dlam -= lam0 * rho
+    return dict(dlam=dlam, dU=dU, zero=zero, db=rho * (scalars["b"] - start["b"]),
+                b_sum=scalars["b_sum"], rho_sum=scalars["rho_sum"], b_pick=scalars["b_pick"],
+                avg_sum=avg_sum, w_pick=each(lambda one: one.w_pick.copy()) if t_pick > 0 else None)
+
+
+def _averages(solver, outputs):
+    """The average of one output (a new array), or of a block's K outputs in its average's
+    (n_features + 1, K) block (`pgs._core._average_block`: one pass over the block, not K;
+    l1 > 0: output by output, `Solver.average` zeroes it where the last iterate is)."""
+    if len(outputs) == 1:
+        return solver.average()
+    if outputs[0].l1 > 0.0:
+        return np.stack([one.average() for one in outputs], axis=-1)
+    out = solver.block("wsum")      # (element by element: wsum may receive it, or clast)
+    _average_block(outputs, out)
+    return out
 
 
 def _sampler_of(solver):
@@ -279,19 +339,19 @@ def merge(state, deltas, params):
     if len(deltas) == 1:
         nxt["kernel"] = deltas[0]["kernel"]
         return nxt
-    if "outputs" in state["kernel"]:    # (K outputs: the merge is per class)
-        per_class = [merge(dict(state, kernel=one), [dict(d, **d["outputs"][c]) for d in deltas],
-                           params)["kernel"] for c, one in enumerate(state["kernel"]["outputs"])]
-        nxt["kernel"] = _joined(per_class)
-        return nxt
     old = state["kernel"]
     lam = np.array(old["lam"], dtype=np.float64)
     steps = 0
     loss_sum = float(old["loss_sum"])
     gamma = 1.0 if params.resolved.schedule == "pgs" else \
         merge_step_for(sum(1 for d in deltas if d["steps"] > 0))
-    for d in deltas:
-        lam += d["dlam"] if gamma == 1.0 else gamma * d["dlam"]
+    scratch = None      # (one buffer for every step: a new array of lam's size costs more
+    for d in deltas:    # in page faults than in arithmetic)
+        if gamma == 1.0:
+            lam += d["dlam"]
+        else:
+            scratch = np.multiply(gamma, d["dlam"], out=scratch)
+            lam += scratch
         steps += d["steps"]
         loss_sum += d["loss_sum"]
     if deltas[0].get("zero") is not None:
@@ -310,11 +370,14 @@ def merge(state, deltas, params):
                   b_sum=old["b_sum"] + sum(d["b_sum"] for d in deltas),
                   rho_sum=old["rho_sum"] + sum(d["rho_sum"] for d in deltas))
     if old["wsum"] is not None:
-        total = np.zeros_like(lam)
+        total = np.zeros_like(lam) if scratch is None else scratch
+        if scratch is not None:
+            total[...] = 0.0
         for d in deltas:
             total += d["avg_sum"]
         # canonical form: the sum of the iterates is -wsum (or wsum with spans)
-        kernel["wsum"] = old["wsum"] - total if old["clast"] is None else old["wsum"] + total
+        kernel["wsum"] = (np.subtract if old["clast"] is None else np.add)(old["wsum"], total,
+                                                                           out=total)
     for d in deltas:
         if d.get("w_pick") is not None:
             kernel.update(w_pick=d["w_pick"], b_pick=d["b_pick"])
@@ -348,4 +411,5 @@ def final_solver_state(state):
     worker's stream and permutation instead of replaying them."""
     if len(state["sizes"]) == 1:
         return state["kernel"]
-    return dict(state["kernel"], workers=state["workers"])
+    kernel = dict(state["kernel"], workers=state["workers"])
+    return kernel if np.ndim(kernel["lam"]) == 1 else _class_states(kernel)

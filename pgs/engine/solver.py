@@ -103,6 +103,14 @@ class Solver(SolverCore):
             w *= prm["B"] / norm_w
         return w
 
+    def restart(self, lam, state):
+        """`set_state` of a merged state (lam alone: u, S, Q and c rebuilt) on a new
+        solver, whose average and picked iterate are still zero: a parallel round's start;
+        lam None: as it is (a block's, written for every output at once, `MultiSolver.block`)."""
+        self.perm = None if state["perm"] is None else state["perm"].copy()
+        self._set_scalars(state)
+        self.set_lam(lam, state["t"])
+
     def finish(self):
         """End the run: the state and iterates can still be read, `run` refuses until
         `set_state`."""
@@ -263,6 +271,15 @@ class MultiSolver:
         return float(np.sqrt(sum(s.norm_w ** 2 for s in self.solvers)))
 
     run = Solver.run      # (the K classes at once)
+
+    def block(self, name):
+        """The classes' vector `name` ("lam", "wsum", "clast" or "paid") as one
+        (n_features + 1, K) view of their block (class c's coordinate j at [j, c]; lam for
+        p < 2 but 1.5: a strided view, u interleaved)."""
+        first = self.solvers[0]
+        if first.n_out != len(self.solvers):
+            raise ValueError("the classes do not share a block")
+        return getattr(first, name).base.reshape(first.n_cols, first.n_out, -1)[:, :, -1]
 
     def iterate(self, which):
         """The iterate `which` of every class, shape (K, n_features + 1): one new array and
