@@ -236,6 +236,46 @@ def pgs_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, B=None, icpt=0
     return iterate(lam / ((t + t_offset) * sigma)), iterates
 
 
+def multiclass_rounds_reference(X, y, n_classes, *, loss, p, sigma, T, bounds, tau, B=None,
+                                icpt=0.0, t_offset=0.0):
+    """`pgs_rounds_reference` with K outputs: each worker runs the K-output step of
+    `multiclass_reference` (the paper's step, no free bias) from rho Lam, and the merge
+    adds the workers' changes to every class's lam. Returns (W_T, the local iterates)."""
+    X = np.asarray(X, dtype=float)
+    m, n = X.shape
+    Xa = np.hstack([X, np.full((m, 1), icpt)])
+    sizes = [hi - lo for lo, hi in bounds]
+    pos = [0] * len(bounds)
+    Lam = np.zeros((n_classes, n + 1))
+    t = 0
+
+    def iterate(Lam_over_tsig):
+        return np.array([_projected(grad_r_star(lc, p), p, B) for lc in Lam_over_tsig])
+
+    iterates = []
+    while t < T:
+        total = min(len(bounds) * tau, T - t)
+        steps = _round_steps(total, sizes)
+        change = np.zeros_like(Lam)
+        for v, (lo, _hi) in enumerate(bounds):
+            if steps[v] == 0:
+                continue
+            rho = steps[v] / total
+            Lam_v, off = rho * Lam, rho * (t + t_offset)
+            W = iterate(Lam_v / (off * sigma)) if np.any(Lam_v) else np.zeros_like(Lam)
+            for s in range(1, steps[v] + 1):
+                i = lo + pos[v] % sizes[v]
+                pos[v] += 1
+                _, g = multiclass_dloss(loss, W @ Xa[i], int(y[i]))
+                Lam_v = Lam_v - np.outer(g, Xa[i])
+                W = iterate(Lam_v / ((s + off) * sigma))
+                iterates.append(W.copy())
+            change += Lam_v - rho * Lam
+        Lam = Lam + change
+        t += total
+    return iterate(Lam / ((t + t_offset) * sigma)), iterates
+
+
 def asgd_step(eta0, sigma):
     """Averaged SGD's step eta_t = eta0 (1 + sigma eta0 t)^(-3/4), t = 0, 1, ... before
     iteration t + 1 (the kernel's "asgd" schedule; Xu 2011, Bottou's svmasgd)."""

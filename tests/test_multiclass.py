@@ -5,11 +5,17 @@ finite differences, K = 2 against binary logistic, exact resume, model files."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from reference import asgd_step, multiclass_dloss, multiclass_reference, weighted_average
+from reference import (
+    asgd_step,
+    multiclass_dloss,
+    multiclass_reference,
+    multiclass_rounds_reference,
+    weighted_average,
+)
 
 import pgs
 import pgs.training.fit as F
-from pgs._core import py_multi_loss
+from pgs._core import _average_block, py_multi_loss
 from pgs.engine.solver import MultiSolver, Solver, run_lockstep, solver_of
 from pgs.models import MulticlassModel
 from pgs.rules.losses import LOSS_NAMES
@@ -315,6 +321,65 @@ def test_threads_merge_per_class(schedule):
     first = pgs.train(X, y, keep_state=True, **par, **dict(common, T=1000))
     np.testing.assert_array_equal(pgs.train(X, y, warm_start=first, **par,
                                             **dict(common, T=1000)).coef, two.coef)
+
+
+@pytest.mark.parametrize("loss", K_LOSSES)
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.3, 1.1])
+@pytest.mark.parametrize("W, tau", [(2, 7), (3, 5)])
+def test_threads_rounds_match_numpy_reference(loss, p, W, tau):
+    """A K-output run split between threads (each worker's classes on one block, the
+    state merged as (n_features + 1, K) arrays) against the NumPy rounds of the K-output
+    step: the last iterate, the average (one pass over the block for every class) and a
+    random iterate."""
+    import paper
+
+    from pgs.engine import rounds as P
+
+    X, y = _problem(5, m=60, n=8)
+    kw = dict(loss=loss, p=p, sigma=0.05, T=101, B=3.0, t_offset=2.5)
+    ref_w, ref_its = multiclass_rounds_reference(X, y, K, bounds=P.partition_rows(60, W),
+                                                 tau=tau, icpt=1.0, **kw)
+    common = dict(n_jobs=W, merge_every=tau, sampling="cyclic", **kw)
+    for iterate, seed, want in [("last", 0, ref_w), ("average", 0, np.mean(ref_its, axis=0)),
+                                ("random", 3, None)]:
+        model = paper.train(X, y, iterate=iterate, seed=seed, **common)
+        if want is None:
+            want = ref_its[model.iteration - 1]
+        np.testing.assert_allclose(np.c_[model.coef, model.intercept], want, rtol=1e-9,
+                                   atol=1e-12)
+
+
+def test_block_views_hold_each_class_at_its_column():
+    """`MultiSolver.block`: class c's coordinate j at [j, c], for lam (interleaved with u at
+    p = 1.3) and the average's vectors; `_average_block` gives each class's average bit
+    for bit; the rounds' states move between the classes' form and the block's without
+    changing a value."""
+    from pgs.engine import rounds as P
+
+    X, y = _problem(6, m=120, n=7)
+    for p in (2.0, 1.3, 1.1):
+        run = prepare(X, y, loss="multinomial", p=p, sigma=1e-2, T=300, seed=1)
+        multi = run.solver
+        assert all(s.lam.base is multi.solvers[0].lam.base for s in multi.solvers)
+        multi.run(300, run.Xb.data, run.Xb.indices, run.Xb.indptr, run.y_kernel)
+        for name in ("lam", "wsum") + (("clast",) if p == 1.1 else ()):
+            view = multi.block(name)
+            assert view.shape == (8, K)
+            for c, s in enumerate(multi.solvers):
+                np.testing.assert_array_equal(view[:, c], getattr(s, name))
+        out = np.empty((8, K))          # (the rounds' average: every class in one pass)
+        _average_block(multi.solvers, out)
+        for c, s in enumerate(multi.solvers):
+            np.testing.assert_array_equal(out[:, c], s.average())
+        states = [dict(s.get_state(), C=0.0) for s in multi.solvers]
+        block = P._block_state(states)
+        assert block["lam"].shape == (8, K) and block["b"].shape == (K,)
+        back = P._class_states(dict(block, workers=None))["outputs"]
+        for one, two in zip(states, back, strict=True):
+            for key in P._BLOCK_VECTORS + P._BLOCK_SCALARS:
+                np.testing.assert_array_equal(two[key], one[key])
+    with pytest.raises(ValueError, match="share a block"):
+        MultiSolver(multi.solvers[:2]).block("lam")
 
 
 def test_dask_gives_the_threads_bits():
