@@ -16,6 +16,7 @@ from reference import (
 import pgs
 import pgs.training.fit as F
 from pgs._core import _average_block, py_multi_loss
+from pgs.engine.rounds import _worker_delta
 from pgs.engine.solver import MultiSolver, Solver, run_lockstep, solver_of
 from pgs.models import MulticlassModel
 from pgs.rules.losses import LOSS_NAMES
@@ -325,15 +326,20 @@ def test_threads_merge_per_class(schedule):
 
 @pytest.mark.parametrize("loss", K_LOSSES)
 @pytest.mark.parametrize("p", [2.0, 1.5, 1.3, 1.1])
-@pytest.mark.parametrize("W, tau", [(2, 7), (3, 5)])
-def test_threads_rounds_match_numpy_reference(loss, p, W, tau):
-    """A K-output run split between threads (each worker's classes on one block, the
-    state merged as (n_features + 1, K) arrays) against the NumPy rounds of the K-output
-    step: the last iterate, the average (one pass over the block for every class) and a
-    random iterate."""
+@pytest.mark.parametrize("W, tau, block", [(2, 7, True), (3, 5, True), (2, 7, False)])
+def test_threads_rounds_match_numpy_reference(loss, p, W, tau, block, monkeypatch):
+    """A K-output run split between threads (each worker's classes on one block, or
+    below `BLOCK_MIN_OUTPUTS` on vectors of their own; the state merged as
+    (n_features + 1, K) arrays) against the NumPy rounds of the K-output step: the last
+    iterate, the average (one pass over the block for every class) and a random iterate."""
     import paper
 
     from pgs.engine import rounds as P
+
+    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
+    seen = []
+    monkeypatch.setattr(P, "_worker_delta", lambda solver, outputs, *a: seen.append(
+        P._on_block(outputs)) or _worker_delta(solver, outputs, *a))
 
     X, y = _problem(5, m=60, n=8)
     kw = dict(loss=loss, p=p, sigma=0.05, T=101, B=3.0, t_offset=2.5)
@@ -347,6 +353,7 @@ def test_threads_rounds_match_numpy_reference(loss, p, W, tau):
             want = ref_its[model.iteration - 1]
         np.testing.assert_allclose(np.c_[model.coef, model.intercept], want, rtol=1e-9,
                                    atol=1e-12)
+    assert seen and set(seen) == {block}
 
 
 def test_block_views_hold_each_class_at_its_column():

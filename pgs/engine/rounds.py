@@ -47,13 +47,14 @@ class RoundParams(NamedTuple):
     n_features: int
     merge_every: int = 1
     track_loss: bool = False
+    block: bool = False
 
     def solver(self, t_pick, rng, t_offset=None, n_out=1):
         """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe), or
-        a `MultiSolver` of `n_out` > 1 outputs on one block (its lam set and its change
-        taken in one pass over the block: `run_shard`)."""
+        a `MultiSolver` of `n_out` > 1 outputs, on one block if `block` (its lam set and
+        its change taken in one pass over the block: `run_shard`)."""
         return solver_of(self.resolved, self.n_features, rng, t_pick, self.track_loss,
-                         t_offset, n_out, block=True)
+                         t_offset, n_out, block=self.block)
 
 
 def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=False):
@@ -62,7 +63,9 @@ def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=
     `default_merge_every` of rounds of `passes` passes)."""
     merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k,
                                                      passes)
-    params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss))
+    # (the workers' classes share a block where the run's do: `prepare`'s threshold)
+    block = getattr(run.solver, "solvers", [run.solver])[0].n_out > 1
+    params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss), block)
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
 
@@ -225,10 +228,11 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
             start, outputs=[dict(one, **sampler) for one in start["outputs"]]))
     else:
         lam0 = start["lam"] * scale if scale != 1.0 else start["lam"]
-        if n_out > 1:       # (the block's lam in one pass, not output by output)
+        if _on_block(outputs):      # (the block's lam in one pass, not class by class)
             solver.block("lam")[:] = lam0
         for c, one in enumerate(outputs):
-            one.restart(lam0 if n_out == 1 else None, dict(
+            own = lam0 if n_out == 1 else None if _on_block(outputs) else lam0[:, c].copy()
+            one.restart(own, dict(
                 sampler, t=t_first, C=0.0, loss_sum=0.0, b_sum=0.0, b_pick=0.0, rho_sum=0.0,
                 zs=_output(start["zs"], c), b=_output(start["b"], c),
                 U=_output(start["U"], c) * scale))
@@ -259,6 +263,12 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     return delta
 
 
+def _on_block(outputs):
+    """Whether several outputs share one block (a K-output problem from
+    `BLOCK_MIN_OUTPUTS` classes on: pgs/training/fit.py)."""
+    return len(outputs) > 1 and outputs[0].n_out == len(outputs)
+
+
 def _output(value, c):
     """Output c's entry of a K-output scalar (an array of K), or the scalar of one output."""
     return float(value[c]) if np.ndim(value) else value
@@ -285,7 +295,7 @@ def _worker_delta(solver, outputs, lam0, start, rho, params, t_pick):
     # (l1 > 0: the truncation it owes, applied)
     # (p < 2 with l1: its debts paid; p = 2 keeps every gradient, and U merges as lam does)
     lam = (each(lambda one: one.sparse_lam()) if outputs[0].paid is not None else
-           solver.lam if len(outputs) == 1 else solver.block("lam"))
+           solver.block("lam") if _on_block(outputs) else each(lambda one: one.lam))
     zero = None if outputs[0].paid is None else lam == 0.0
     U, U0 = scalars["U"], start["U"] * (rho if params.resolved.schedule == "pgs" else 1.0)
     if params.resolved.schedule == "pgs":
@@ -301,12 +311,13 @@ def _worker_delta(solver, outputs, lam0, start, rho, params, t_pick):
 
 
 def _averages(solver, outputs):
-    """The average of one output (a new array), or of a block's K outputs in its average's
-    (n_features + 1, K) block (`pgs._core._average_block`: one pass over the block, not K;
-    l1 > 0: output by output, `Solver.average` zeroes it where the last iterate is)."""
+    """The average of one output (a new array), or of K outputs as an (n_features + 1, K)
+    array: a block's in its average's block (`pgs._core._average_block`: one pass over
+    the block, not K; l1 > 0: output by output, `Solver.average` zeroes it where the last
+    iterate is)."""
     if len(outputs) == 1:
         return solver.average()
-    if outputs[0].l1 > 0.0:
+    if outputs[0].l1 > 0.0 or not _on_block(outputs):
         return np.stack([one.average() for one in outputs], axis=-1)
     out = solver.block("wsum")      # (element by element: wsum may receive it, or clast)
     _average_block(outputs, out)

@@ -75,8 +75,7 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
     n_jobs = V.check_count("n_jobs", n_jobs)
     if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
         raise ValueError("fixed_rows is not supported with n_jobs > 1")
-    # (with threads the kernel runs the workers' solvers: the run's holds the state)
-    run = prepare(X, y, track_loss=callback is not None, block=n_jobs == 1, **kwargs)
+    run = prepare(X, y, track_loss=callback is not None, **kwargs)
     if n_jobs > 1:
         stopped = threads.run_split(run, n_jobs, merge_every, callback, callback_every, start)
     else:
