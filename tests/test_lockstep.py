@@ -9,6 +9,7 @@ import pgs.training.fit as F
 from pgs._core import SAMPLING_MODES
 from pgs.engine import chunks
 from pgs.engine.solver import MultiSolver, Solver, run_lockstep
+from pgs.rules import defaults as D
 from pgs.rules.losses import LOSS_NAMES
 from pgs.training.fit import fit, fit_many
 
@@ -16,7 +17,7 @@ from pgs.training.fit import fit, fit_many
 @pytest.fixture(autouse=True)
 def _small_blocks(monkeypatch):
     """These few problems share a block, as a many-class fit's do."""
-    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 2)
+    monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 2)
 
 
 def _problems(n_classes=4, m=300, n=40, seed=0, dtype=np.float64):
@@ -203,7 +204,7 @@ def test_few_outputs_keep_their_own_vectors(monkeypatch):
     """Below `BLOCK_MIN_OUTPUTS` one-vs-rest problems and a K-output problem's classes keep
     vectors of their own (a block's loops over so few coordinates cost more than they
     save); from it on they share a block."""
-    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 4)
+    monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 4)
     X, ys = _problems(n_classes=4)
     for n, shared in ((3, False), (4, True)):
         runs = F.prepare_many(X, ys[:n], 1, loss="hinge", sigma=1e-3, T=10, seed=0)

@@ -175,10 +175,10 @@ def test_k_class_fit_holds_its_block_and_the_coef(loss, iterate, block, monkeypa
     iterate="average"), the (K, n_features) coef and one vector at a time besides: the K
     iterates are written into the coef as they are taken, not stacked or copied from K
     new vectors (that held one more block)."""
-    import pgs.training.fit as F
     from pgs.estimators import PGSClassifier
+    from pgs.rules import defaults as D
 
-    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
+    monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
 
     K = 4
     X, _ = _wide(m=300, nnz=20)

@@ -14,11 +14,11 @@ from reference import (
 )
 
 import pgs
-import pgs.training.fit as F
 from pgs._core import _average_block, py_multi_loss
 from pgs.engine.rounds import _worker_delta
 from pgs.engine.solver import MultiSolver, Solver, run_lockstep, solver_of
 from pgs.models import MulticlassModel
+from pgs.rules import defaults as D
 from pgs.rules.losses import LOSS_NAMES
 from pgs.training.fit import finish, prepare, run_many_to
 
@@ -29,7 +29,7 @@ M, N, K = 40, 9, 4
 @pytest.fixture(autouse=True)
 def _small_blocks(monkeypatch):
     """These K = 4 problems run on a block, as the bench's many-class ones do."""
-    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 2)
+    monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 2)
 
 
 def _problem(seed=0, m=M, n=N, k_classes=K):
@@ -336,7 +336,7 @@ def test_threads_rounds_match_numpy_reference(loss, p, W, tau, block, monkeypatc
 
     from pgs.engine import rounds as P
 
-    monkeypatch.setattr(F, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
+    monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
     seen = []
     monkeypatch.setattr(P, "_worker_delta", lambda solver, outputs, *a: seen.append(
         P._on_block(outputs)) or _worker_delta(solver, outputs, *a))

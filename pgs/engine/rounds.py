@@ -11,6 +11,7 @@ import numpy as np
 from pgs._core import _average_block
 from pgs.engine import chunks
 from pgs.engine.solver import solver_of
+from pgs.rules import defaults as D
 from pgs.rules.defaults import THREADS_ROUND_PASSES, default_merge_every, merge_step_for
 from pgs.rules.params import Params
 
@@ -63,8 +64,7 @@ def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=
     `default_merge_every` of rounds of `passes` passes)."""
     merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k,
                                                      passes)
-    # (the workers' classes share a block where the run's do: `prepare`'s threshold)
-    block = getattr(run.solver, "solvers", [run.solver])[0].n_out > 1
+    block = len(getattr(run.solver, "solvers", ())) >= D.BLOCK_MIN_OUTPUTS    # (K outputs)
     params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss), block)
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
@@ -265,7 +265,7 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
 
 def _on_block(outputs):
     """Whether several outputs share one block (a K-output problem from
-    `BLOCK_MIN_OUTPUTS` classes on: pgs/training/fit.py)."""
+    `pgs.rules.defaults.BLOCK_MIN_OUTPUTS` classes on)."""
     return len(outputs) > 1 and outputs[0].n_out == len(outputs)
 
 

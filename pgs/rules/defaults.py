@@ -241,6 +241,12 @@ def auto_t_offset(stats, y_kernel, *, loss, p, sigma, B, icpt, epsilon, weights,
     return t0 if math.isfinite(t0) else 0.0
 
 
+#: Outputs from which a block pays (a K-output loss's classes, one-vs-rest problems; on
+#: one thread, or a worker's): below, its loops over a feature's few coordinates cost more
+#: than the lines they save (docs/multiclass.md, bench/results/block_outputs.md).
+BLOCK_MIN_OUTPUTS = 8
+
+
 #: The threads engine's default round: a quarter pass (docs/parallel.md 2).
 THREADS_ROUND_PASSES = 0.25
 #: `pgs.dask`'s default round: half a pass, the threads engine's doubled, as a round's

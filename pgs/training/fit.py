@@ -75,7 +75,9 @@ def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
     n_jobs = V.check_count("n_jobs", n_jobs)
     if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
         raise ValueError("fixed_rows is not supported with n_jobs > 1")
-    run = prepare(X, y, track_loss=callback is not None, **kwargs)
+    # (with threads the workers run their own blocks, pgs.engine.rounds: the run's solver
+    # holds the state, each class's vectors contiguous)
+    run = prepare(X, y, track_loss=callback is not None, block=n_jobs == 1, **kwargs)
     if n_jobs > 1:
         stopped = threads.run_split(run, n_jobs, merge_every, callback, callback_every, start)
     else:
@@ -126,11 +128,6 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
     return finish_all(runs, keep_state)
 
 
-#: Outputs from which a block pays: below, its loops over a feature's few coordinates cost
-#: more than the lines they save (docs/multiclass.md, bench/results/block_outputs.md).
-BLOCK_MIN_OUTPUTS = 8
-
-
 def _block_maker(n):
     """`prepare`'s `make_solver` for `n` binary problems on one block, handing out its
     outputs in turn, and a test that they agreed (one set of arguments, one output each)."""
@@ -153,7 +150,7 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     """`prepare` for each target vector of `ys` over the same X with the same seed (they draw
     the same rows), each run's bits those of `prepare` alone: binary problems in
     `n_blocks` contiguous slices (one per thread; `THREAD_BLOCK_LOSSES` only for more than
-    one), the outputs of one block each where a slice holds `BLOCK_MIN_OUTPUTS` or more
+    one), the outputs of one block each where a slice holds `D.BLOCK_MIN_OUTPUTS` or more
     (docs/multiclass.md); one problem's K outputs on a block if `n_blocks` is 1."""
     warm_starts = warm_starts or [None] * len(ys)
     threads = (n_blocks or 1) > 1
@@ -167,7 +164,7 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     for part in (range(bounds[b], bounds[b + 1]) for b in range(n_blocks)):
         make, agreed = _block_maker(len(part))
         got = [prepare(X, ys[i], warm_start=warm_starts[i], make_solver=make, **kwargs)
-               for i in part] if len(part) >= BLOCK_MIN_OUTPUTS else []
+               for i in part] if len(part) >= D.BLOCK_MIN_OUTPUTS else []
         if not agreed():
             got = [prepare(X, ys[i], warm_start=warm_starts[i], **kwargs) for i in part]
         runs.extend(got)
@@ -244,7 +241,7 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
             block=True, **args):
     """Validate one `train` call and build its solver: its `Params` (`pgs.rules.params.resolve`
     of `args`, `pgs.train`'s training arguments, `pgs.DEFAULTS` for those not given) and
-    `solver_of` them (K outputs on a block if `block` and K >= `BLOCK_MIN_OUTPUTS`; or
+    `solver_of` them (K outputs on a block if `block` and K >= `D.BLOCK_MIN_OUTPUTS`; or
     ``make_solver(params, n_features, rng_state, t_pick, track_loss, n_out, t0)``'s).
     `k_above_rows` lets a mini-batch hold more rows than X (partial_fit); ``row_stats(q,
     full)`` gives X's when the "auto" rules need them (`pgs.dask`;
@@ -296,7 +293,7 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
                           data.n_outputs, t0) if make_solver is not None else
               solver_of(params, n_features, rng_state, max(t_pick, 0), track_loss,
                         n_out=data.n_outputs,
-                        block=block and data.n_outputs >= BLOCK_MIN_OUTPUTS))
+                        block=block and data.n_outputs >= D.BLOCK_MIN_OUTPUTS))
     if state is not None:
         solver.set_state(state)
         if t_pick != -1:
