@@ -200,40 +200,10 @@ def pgs_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, B=None, icpt=0
     Returns (w_T from the merged lam, the local iterates in order: round by round,
     worker by worker).
     """
-    X = np.asarray(X, dtype=float)
-    m, n = X.shape
-    Xa = np.hstack([X, np.full((m, 1), icpt)])
-    W = len(bounds)
-    sizes = [hi - lo for lo, hi in bounds]
-    pos = [0] * W
-    lam = np.zeros(n + 1)
-    t = 0
-
-    def iterate(theta_over_tsig):
-        return _projected(grad_r_star(theta_over_tsig, p), p, B)
-
-    iterates = []
-    while t < T:
-        total = min(W * tau, T - t)
-        steps = _round_steps(total, sizes)
-        change = np.zeros(n + 1)
-        for v, (lo, _hi) in enumerate(bounds):
-            if steps[v] == 0:
-                continue
-            rho = steps[v] / total
-            lam_v = rho * lam
-            off = rho * (t + t_offset)
-            w = iterate(lam_v / (off * sigma)) if np.any(lam_v) else np.zeros(n + 1)
-            for s in range(1, steps[v] + 1):
-                i = lo + pos[v] % sizes[v]
-                pos[v] += 1
-                lam_v = lam_v - dloss(loss, Xa[i] @ w, y[i], eps) * Xa[i]
-                w = iterate(lam_v / ((s + off) * sigma))
-                iterates.append(w.copy())
-            change += lam_v - rho * lam
-        lam = lam + change
-        t += total
-    return iterate(lam / ((t + t_offset) * sigma)), iterates
+    Xa = _with_column(X, icpt)
+    return _rounds(Xa.shape[1], T=T, bounds=bounds, tau=tau, sigma=sigma, t_offset=t_offset,
+                   iterate=lambda theta: _projected(grad_r_star(theta, p), p, B),
+                   gradient=lambda w, i: dloss(loss, Xa[i] @ w, y[i], eps) * Xa[i])
 
 
 def multiclass_rounds_reference(X, y, n_classes, *, loss, p, sigma, T, bounds, tau, B=None,
@@ -241,39 +211,49 @@ def multiclass_rounds_reference(X, y, n_classes, *, loss, p, sigma, T, bounds, t
     """`pgs_rounds_reference` with K outputs: each worker runs the K-output step of
     `multiclass_reference` (the paper's step, no free bias) from rho Lam, and the merge
     adds the workers' changes to every class's lam. Returns (W_T, the local iterates)."""
+    Xa = _with_column(X, icpt)
+    return _rounds((n_classes, Xa.shape[1]), T=T, bounds=bounds, tau=tau, sigma=sigma,
+                   t_offset=t_offset,
+                   iterate=lambda Lam: np.array([_projected(grad_r_star(lc, p), p, B)
+                                                 for lc in Lam]),
+                   gradient=lambda W, i: np.outer(
+                       multiclass_dloss(loss, W @ Xa[i], int(y[i]))[1], Xa[i]))
+
+
+def _with_column(X, icpt):
     X = np.asarray(X, dtype=float)
-    m, n = X.shape
-    Xa = np.hstack([X, np.full((m, 1), icpt)])
+    return np.hstack([X, np.full((X.shape[0], 1), icpt)])
+
+
+def _rounds(shape, *, T, bounds, tau, sigma, t_offset, iterate, gradient):
+    """The rounds of `pgs_rounds_reference` for a dual state of `shape`: ``iterate(lam /
+    tsig)`` maps it to w, ``gradient(w, i)`` is row i's subgradient in its shape."""
     sizes = [hi - lo for lo, hi in bounds]
     pos = [0] * len(bounds)
-    Lam = np.zeros((n_classes, n + 1))
+    lam = np.zeros(shape)
     t = 0
-
-    def iterate(Lam_over_tsig):
-        return np.array([_projected(grad_r_star(lc, p), p, B) for lc in Lam_over_tsig])
-
     iterates = []
     while t < T:
         total = min(len(bounds) * tau, T - t)
         steps = _round_steps(total, sizes)
-        change = np.zeros_like(Lam)
+        change = np.zeros(shape)
         for v, (lo, _hi) in enumerate(bounds):
             if steps[v] == 0:
                 continue
             rho = steps[v] / total
-            Lam_v, off = rho * Lam, rho * (t + t_offset)
-            W = iterate(Lam_v / (off * sigma)) if np.any(Lam_v) else np.zeros_like(Lam)
+            lam_v = rho * lam
+            off = rho * (t + t_offset)
+            w = iterate(lam_v / (off * sigma)) if np.any(lam_v) else np.zeros(shape)
             for s in range(1, steps[v] + 1):
                 i = lo + pos[v] % sizes[v]
                 pos[v] += 1
-                _, g = multiclass_dloss(loss, W @ Xa[i], int(y[i]))
-                Lam_v = Lam_v - np.outer(g, Xa[i])
-                W = iterate(Lam_v / ((s + off) * sigma))
-                iterates.append(W.copy())
-            change += Lam_v - rho * Lam
-        Lam = Lam + change
+                lam_v = lam_v - gradient(w, i)
+                w = iterate(lam_v / ((s + off) * sigma))
+                iterates.append(w.copy())
+            change += lam_v - rho * lam
+        lam = lam + change
         t += total
-    return iterate(Lam / ((t + t_offset) * sigma)), iterates
+    return iterate(lam / ((t + t_offset) * sigma)), iterates
 
 
 def asgd_step(eta0, sigma):
