@@ -356,6 +356,21 @@ def test_threads_rounds_match_numpy_reference(loss, p, W, tau, block, monkeypatc
     assert seen and set(seen) == {block}
 
 
+def test_threads_reports_are_the_same_on_a_block(monkeypatch):
+    """A K-output run on threads reports the same progress (the merged state's norm over
+    the classes, `pgs.engine.threads._norm_w`) on a block as with the classes apart."""
+    X, y = _problem(7, m=600, n=10)
+    reports = {}
+    for block in (True, False):
+        monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
+        seen = []
+        pgs.train(X, y, loss="multinomial", p=1.5, sigma=1e-3, seed=0, T=1200, n_jobs=2,
+                  merge_every=100, schedule="asgd", callback=seen.append, callback_every=300)
+        reports[block] = [(r.t, r.loss_estimate, r.objective_estimate) for r in seen]
+    assert len(reports[True]) == 3 and all(np.isfinite(r[2]) for r in reports[True])
+    assert reports[True] == reports[False]
+
+
 def test_block_views_hold_each_class_at_its_column():
     """`MultiSolver.block`: class c's coordinate j at [j, c], for lam (interleaved with u at
     p = 1.3) and the average's vectors; `_average_block` gives each class's average bit
