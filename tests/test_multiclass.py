@@ -356,19 +356,27 @@ def test_threads_rounds_match_numpy_reference(loss, p, W, tau, block, monkeypatc
     assert seen and set(seen) == {block}
 
 
-def test_threads_reports_are_the_same_on_a_block(monkeypatch):
-    """A K-output run on threads reports the same progress (the merged state's norm over
-    the classes, `pgs.engine.threads._norm_w`) on a block as with the classes apart."""
+@pytest.mark.parametrize("loss", K_LOSSES)
+@pytest.mark.parametrize("p, l1", [(2.0, 0.0), (1.5, 0.0), (1.1, 0.0), (2.0, 1e-3), (1.3, 1e-3)])
+def test_threads_give_the_same_bits_on_a_block(loss, p, l1, monkeypatch):
+    """A K-output run on threads gives the same model, bit for bit, and reports the same
+    progress (the merged state's norm over the classes, `pgs.engine.threads._norm_w`) on
+    a block as with the classes apart, for both iterates."""
     X, y = _problem(7, m=600, n=10)
-    reports = {}
+    got = {}
     for block in (True, False):
         monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
         seen = []
-        pgs.train(X, y, loss="multinomial", p=1.5, sigma=1e-3, seed=0, T=1200, n_jobs=2,
-                  merge_every=100, schedule="asgd", callback=seen.append, callback_every=300)
-        reports[block] = [(r.t, r.loss_estimate, r.objective_estimate) for r in seen]
-    assert len(reports[True]) == 3 and all(np.isfinite(r[2]) for r in reports[True])
-    assert reports[True] == reports[False]
+        common = dict(loss=loss, p=p, l1=l1, sigma=1e-3, seed=0, T=1200, n_jobs=2,
+                      merge_every=100)
+        avg = pgs.train(X, y, callback=seen.append, callback_every=300, **common)
+        last = pgs.train(X, y, iterate="last", **common)
+        got[block] = ([(r.t, r.loss_estimate, r.objective_estimate) for r in seen],
+                      avg.coef, avg.intercept, last.coef, last.intercept)
+    assert len(got[True][0]) == 3 and all(np.isfinite(r[2]) for r in got[True][0])
+    assert got[True][0] == got[False][0]
+    for a, b in zip(got[True][1:], got[False][1:], strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_block_views_hold_each_class_at_its_column():
