@@ -173,8 +173,8 @@ def test_block_of_binary_problems(p):
                for run in F.prepare_many(X, ys, 2, loss="hinge", sigma=1e-3, T=10))
     labels = np.argmax(np.stack(ys), axis=0).astype(np.float64)
     apart = F.prepare_many(X, [labels, labels], 1, loss="multinomial", sigma=1e-3, T=10)
-    assert [len(run.solver.solvers) for run in apart] == [3, 3]
-    assert apart[0].solver.solvers[0].lam.base is not apart[1].solver.solvers[0].lam.base
+    assert [len(run.solver.outputs) for run in apart] == [3, 3]
+    assert apart[0].solver.outputs[0].lam.base is not apart[1].solver.outputs[0].lam.base
     runs = F.prepare_many(X, ys, 1, loss="hinge", p=p, sigma=1e-3, T=400, seed=4,
                           iterate="last", fit_intercept=False)
     assert [run.solver.out for run in runs] == [0, 1, 2]
@@ -211,8 +211,8 @@ def test_few_outputs_keep_their_own_vectors(monkeypatch):
         assert all(run.solver.n_out == (n if shared else 1) for run in runs)
         labels = np.argmax(np.stack(ys[:n]), axis=0).astype(np.float64)
         multi = F.prepare(X, labels, loss="multinomial", sigma=1e-3, T=10).solver
-        bases = {id(s.lam.base) for s in multi.solvers}
-        assert len(multi.solvers) == n and len(bases) == (1 if shared else n)
+        bases = {id(s.lam.base) for s in multi.outputs}
+        assert len(multi.outputs) == n and len(bases) == (1 if shared else n)
 
 
 def test_problems_that_disagree_keep_their_own_vectors():

@@ -186,17 +186,17 @@ def test_block_of_k_outputs_equals_k_separate_vectors(loss, p, l1):
         run = prepare(X, y, loss=loss, p=p, l1=l1, sigma=0.01, T=150, k=k, seed=3,
                       iterate=iterate)
         block = run.solver
-        first = block.solvers[0]
+        first = block.outputs[0]
         assert all(s.lam.base is first.lam.base and s.lam.strides[0] ==
-                   8 * K * (1 if s.u is None or s.u is s.lam else 2) for s in block.solvers)
+                   8 * K * (1 if s.u is None or s.u is s.lam else 2) for s in block.outputs)
         rng = first.rng_state
         apart = MultiSolver([solver_of(run.params, N, rng) for _ in range(K)])
-        assert not np.may_share_memory(apart.solvers[0].lam, apart.solvers[1].lam)
+        assert not np.may_share_memory(apart.outputs[0].lam, apart.outputs[1].lam)
         for solver in (block, apart):
             assert run_lockstep([solver], 150, 150, run.Xb.data, run.Xb.indices, run.Xb.indptr,
                                 [run.y_kernel]) == (-1, 0)
         np.testing.assert_array_equal(block.iterate("last"), apart.iterate("last"))
-        for a, b in zip(block.solvers, apart.solvers, strict=True):
+        for a, b in zip(block.outputs, apart.outputs, strict=True):
             for name in ("lam", "u", "wsum", "clast", "paid"):
                 if getattr(a, name) is not None:
                     np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
@@ -212,13 +212,13 @@ def test_block_outputs_are_checked():
     other = prepare(X, y, loss="multinomial", sigma=0.01, T=10, seed=0, iterate="last")
     rng = np.ones(4, dtype=np.uint64)
     with pytest.raises(ValueError, match="block_of"):
-        solver_of(run.params, N, rng, n_out=K).solvers[0].__class__(
+        solver_of(run.params, N, rng, n_out=K).outputs[0].__class__(
             N, 9, 2.0, 0.01, 0.0, 1.0, 0.0, 1, 0, True, rng, n_out=K, out=1)
     with pytest.raises(ValueError, match="other arguments"):
         Solver(N, 9, 2.0, 0.01, 0.0, 1.0, 0.0, 1, 0, True, rng, n_out=K, out=1,
-               block_of=other.solver.solvers[0])
+               block_of=other.solver.outputs[0])
     hinge = solver_of(prepare(X, np.where(y == 0, 1.0, -1.0), sigma=0.01, T=10).params, N,
-                      rng, n_out=2).solvers[0]
+                      rng, n_out=2).outputs[0]
     assert hinge.run(5, run.Xb.data, run.Xb.indices, run.Xb.indptr,
                      np.ones(X.shape[0])) == -1
 
@@ -390,18 +390,18 @@ def test_block_views_hold_each_class_at_its_column():
     for p in (2.0, 1.3, 1.1):
         run = prepare(X, y, loss="multinomial", p=p, sigma=1e-2, T=300, seed=1)
         multi = run.solver
-        assert all(s.lam.base is multi.solvers[0].lam.base for s in multi.solvers)
+        assert all(s.lam.base is multi.outputs[0].lam.base for s in multi.outputs)
         multi.run(300, run.Xb.data, run.Xb.indices, run.Xb.indptr, run.y_kernel)
         for name in ("lam", "wsum") + (("clast",) if p == 1.1 else ()):
             view = multi.block(name)
             assert view.shape == (8, K)
-            for c, s in enumerate(multi.solvers):
+            for c, s in enumerate(multi.outputs):
                 np.testing.assert_array_equal(view[:, c], getattr(s, name))
         out = np.empty((8, K))          # (the rounds' average: every class in one pass)
-        _average_block(multi.solvers, out)
-        for c, s in enumerate(multi.solvers):
+        _average_block(multi.outputs, out)
+        for c, s in enumerate(multi.outputs):
             np.testing.assert_array_equal(out[:, c], s.average())
-        states = [dict(s.get_state(), C=0.0) for s in multi.solvers]
+        states = [dict(s.get_state(), C=0.0) for s in multi.outputs]
         block = P._block_state(states)
         assert block["lam"].shape == (8, K) and block["b"].shape == (K,)
         back = P._class_states(dict(block, workers=None))["outputs"]
@@ -409,7 +409,7 @@ def test_block_views_hold_each_class_at_its_column():
             for key in P._BLOCK_VECTORS + P._BLOCK_SCALARS:
                 np.testing.assert_array_equal(two[key], one[key])
     with pytest.raises(ValueError, match="share a block"):
-        MultiSolver(multi.solvers[:2]).block("lam")
+        MultiSolver(multi.outputs[:2]).block("lam")
 
 
 def test_dask_gives_the_threads_bits():

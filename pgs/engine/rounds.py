@@ -64,7 +64,7 @@ def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=
     `default_merge_every` of rounds of `passes` passes)."""
     merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k,
                                                      passes)
-    block = len(getattr(run.solver, "solvers", ())) >= D.BLOCK_MIN_OUTPUTS    # (K outputs)
+    block = len(run.solver.outputs) >= D.BLOCK_MIN_OUTPUTS    # (K outputs)
     params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss), block)
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
@@ -220,7 +220,7 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         scale = rho
         t_offset, t_first = (t_first + t_offset) * rho, 0
     solver = params.solver(task["t_pick"], smp["rng"], t_offset, n_out)
-    outputs = getattr(solver, "solvers", [solver])
+    outputs = solver.outputs
     sampler = dict(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"], consumed=smp["consumed"],
                    t_pick=task["t_pick"])
     if single:

@@ -111,6 +111,11 @@ class Solver(SolverCore):
         self._set_scalars(state)
         self.set_lam(lam, state["t"])
 
+    @property
+    def outputs(self):
+        """The run's outputs' solvers: this one (a `MultiSolver`'s: its classes')."""
+        return (self,)
+
     def finish(self):
         """End the run: the state and iterates can still be read, `run` refuses until
         `set_state`."""
@@ -245,7 +250,7 @@ def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offse
             [Solver(*args[:-1]) for _ in range(n_out)])
     first = Solver(*args)       # (output 0 allocates the block, the others view it)
     multi = MultiSolver([first] + [Solver(*args, c, first) for c in range(1, n_out)])
-    for s in multi.solvers[1:]:
+    for s in multi.outputs[1:]:
         s.head = first
     return multi
 
@@ -259,16 +264,16 @@ class MultiSolver:
     iterates come as (K, n_features + 1) arrays and the state as one dict per class."""
 
     def __init__(self, solvers):
-        self.solvers = list(solvers)
+        self.outputs = list(solvers)
 
     def __getattr__(self, name):
         # what the classes share (t, k, loss_id, sampling, consumed, loss_sum, _params ...)
-        return getattr(self.solvers[0], name)
+        return getattr(self.outputs[0], name)
 
     @property
     def norm_w(self):
         """The regulariser's norm over the classes, (sum_c ||w_c||_p^2)^(1/2)."""
-        return float(np.sqrt(sum(s.norm_w ** 2 for s in self.solvers)))
+        return float(np.sqrt(sum(s.norm_w ** 2 for s in self.outputs)))
 
     run = Solver.run      # (the K classes at once)
 
@@ -276,16 +281,16 @@ class MultiSolver:
         """The classes' vector `name` ("lam", "wsum", "clast" or "paid") as one
         (n_features + 1, K) view of their block (class c's coordinate j at [j, c]; lam for
         p < 2 but 1.5: a strided view, u interleaved)."""
-        first = self.solvers[0]
-        if first.n_out != len(self.solvers):
+        first = self.outputs[0]
+        if first.n_out != len(self.outputs):
             raise ValueError("the classes do not share a block")
         return getattr(first, name).base.reshape(first.n_cols, first.n_out, -1)[:, :, -1]
 
     def iterate(self, which):
         """The iterate `which` of every class, shape (K, n_features + 1): one new array and
         one vector at a time on top of the state (a stack of K new vectors held two)."""
-        out = np.empty((len(self.solvers), self.solvers[0].n_cols))
-        for c, s in enumerate(self.solvers):
+        out = np.empty((len(self.outputs), self.outputs[0].n_cols))
+        for c, s in enumerate(self.outputs):
             out[c] = s.iterate(which)
         return out
 
@@ -293,35 +298,35 @@ class MultiSolver:
         """The iterate `which` of every class, shape (K, n_features + 1): one new array and
         one vector on top of the block (the solvers' state is consumed, as `Solver.take`)."""
         out = self.iterate(which)
-        for s in self.solvers:
+        for s in self.outputs:
             s.finish()
             s._consumed = True
         return out
 
     def finish(self):
-        for s in self.solvers:
+        for s in self.outputs:
             s.finish()
 
     def set_t_pick(self, t_pick):
-        for s in self.solvers:
+        for s in self.outputs:
             s.set_t_pick(t_pick)
 
     def _scalars(self):
-        return [s._scalars() for s in self.solvers]
+        return [s._scalars() for s in self.outputs]
 
     def get_state(self, copy=True):
         """The classes' `Solver.get_state` under "outputs" (t, t_pick and which iterates
         are kept, class 0's, beside them)."""
-        states = [s.get_state(copy) for s in self.solvers]
+        states = [s.get_state(copy) for s in self.outputs]
         return {"outputs": states, **{key: states[0][key] for key in (
             "t", "t_pick", "wsum", "w_pick", "zs", "loss_sum", "workers")}}
 
     def set_state(self, state):
         """Resume from `get_state()` of a multi-solver of the same classes and arguments."""
         outputs = state.get("outputs")
-        if outputs is None or len(outputs) != len(self.solvers):
-            raise ValueError(f"the state is not that of {len(self.solvers)} classes")
-        for s, one in zip(self.solvers, outputs, strict=True):
+        if outputs is None or len(outputs) != len(self.outputs):
+            raise ValueError(f"the state is not that of {len(self.outputs)} classes")
+        for s, one in zip(self.outputs, outputs, strict=True):
             # (the parallel engines' merged state keeps the workers' samplers beside them)
             s.set_state(dict(one, workers=state["workers"]) if "workers" in state else one)
 
@@ -339,7 +344,7 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
         raise ValueError(f"block must be >= 1, got {block}")
     if fixed_rows is not None:
         fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
-    solvers = [tuple(s.solvers) if isinstance(s, MultiSolver) else s for s in solvers]
+    solvers = [tuple(s.outputs) if isinstance(s, MultiSolver) else s for s in solvers]
     for s in solvers:
         for one in s if isinstance(s, tuple) else [s]:
             one._ready(indptr, sample_weight, fixed_rows)

@@ -106,7 +106,7 @@ LOCKSTEP_LONG = 4
 
 def _vector_bytes(solver):
     """Bytes of the vectors every update of `solver` touches (lam, u, the average's)."""
-    arrays = {id(a): a for s in getattr(solver, "solvers", [solver])
+    arrays = {id(a): a for s in solver.outputs
               for a in (s.lam, s.u, s.wsum, s.clast) if a is not None}
     return sum(a.nbytes for a in arrays.values())
 
@@ -137,7 +137,7 @@ def _block_maker(n):
         keys.add((params, n_features, tuple(rng_state), t_pick, track_loss, n_out, t0))
         made.append(made[-1] if made else solver_of(params, n_features, rng_state, t_pick,
                                                     track_loss, n_out=n))
-        return made[-1].solvers[len(made) - 1]
+        return made[-1].outputs[len(made) - 1]
     return make, lambda: len(keys) == 1 and next(iter(keys))[5] == 1
 
 
@@ -376,7 +376,7 @@ def _work_per_iteration(run):
     """Non-zeros an iteration of `run` reads: k rows of the mean row's non-zeros (K times
     for K outputs)."""
     Xb = run.Xb
-    n_out = len(getattr(run.solver, "solvers", [None]))
+    n_out = len(run.solver.outputs)
     return n_out * run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
 
 
