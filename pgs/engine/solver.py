@@ -344,7 +344,7 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
         raise ValueError(f"block must be >= 1, got {block}")
     if fixed_rows is not None:
         fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
-    solvers = [tuple(s.outputs) if isinstance(s, MultiSolver) else s for s in solvers]
+    solvers = [tuple(s.outputs) if len(s.outputs) > 1 else s for s in solvers]
     for s in solvers:
         for one in s if isinstance(s, tuple) else [s]:
             one._ready(indptr, sample_weight, fixed_rows)

@@ -177,7 +177,7 @@ def _problems(runs):
     groups = []
     for run in runs:
         s = run.solver
-        head = None if isinstance(s, MultiSolver) or s.n_out == 1 else s.head or s
+        head = None if len(s.outputs) > 1 or s.n_out == 1 else s.head or s
         if head is not None and groups and groups[-1][0] is head:
             groups[-1][1].append(run)
         else:
@@ -311,7 +311,7 @@ def finish_all(runs, keep_state):
     """`finish` of each run; binary problems' new iterates (`keep_state`, or a block's) go
     into the rows of one matrix as each is taken: the estimators' coef_, without a copy."""
     rows = None
-    if len(runs) > 1 and not any(isinstance(run.solver, MultiSolver) for run in runs) and \
+    if len(runs) > 1 and all(len(run.solver.outputs) == 1 for run in runs) and \
             (keep_state or runs[0].solver.n_out > 1):
         rows = np.empty((len(runs), runs[0].n_features + 1))
     return [finish(run, False, keep_state, None if rows is None else rows[i])
