@@ -276,6 +276,7 @@ def test_callback_with_threads_reports_and_stops():
     assert len(seen) == 3
     assert [s.t for s in seen] == [1000, 2000, 3000]
     assert all(np.isfinite(s.loss_estimate) for s in seen)
+    assert all(type(s.objective_estimate) is float for s in seen)      # (as one thread's)
     assert model.T == 3000 and model.params["stopped_early"]
 
 

@@ -72,4 +72,4 @@ def _norm_w(kernel, params):
     norms = [(p - 1.0) * z * float(np.linalg.norm(one, ord=p / (p - 1.0)))
              for z, one in zip(np.broadcast_to(z_scale, len(lams)), lams, strict=True)]
     norms = [min(norm, params.B) if params.B else norm for norm in norms]
-    return norms[0] if lam.ndim == 1 else float(np.sqrt(sum(norm ** 2 for norm in norms)))
+    return float(norms[0]) if lam.ndim == 1 else float(np.sqrt(sum(norm ** 2 for norm in norms)))
