@@ -356,13 +356,8 @@ def merge(state, deltas, params):
     loss_sum = float(old["loss_sum"])
     gamma = 1.0 if params.resolved.schedule == "pgs" else \
         merge_step_for(sum(1 for d in deltas if d["steps"] > 0))
-    scratch = None      # (one buffer for every step: a new array of lam's size costs more
-    for d in deltas:    # in page faults than in arithmetic)
-        if gamma == 1.0:
-            lam += d["dlam"]
-        else:
-            scratch = np.multiply(gamma, d["dlam"], out=scratch)
-            lam += scratch
+    for d in deltas:
+        lam += d["dlam"] if gamma == 1.0 else gamma * d["dlam"]
         steps += d["steps"]
         loss_sum += d["loss_sum"]
     if deltas[0].get("zero") is not None:
@@ -381,14 +376,11 @@ def merge(state, deltas, params):
                   b_sum=old["b_sum"] + sum(d["b_sum"] for d in deltas),
                   rho_sum=old["rho_sum"] + sum(d["rho_sum"] for d in deltas))
     if old["wsum"] is not None:
-        total = np.zeros_like(lam) if scratch is None else scratch
-        if scratch is not None:
-            total[...] = 0.0
+        total = np.zeros_like(lam)
         for d in deltas:
             total += d["avg_sum"]
         # canonical form: the sum of the iterates is -wsum (or wsum with spans)
-        kernel["wsum"] = (np.subtract if old["clast"] is None else np.add)(old["wsum"], total,
-                                                                           out=total)
+        kernel["wsum"] = old["wsum"] - total if old["clast"] is None else old["wsum"] + total
     for d in deltas:
         if d.get("w_pick") is not None:
             kernel.update(w_pick=d["w_pick"], b_pick=d["b_pick"])
