@@ -4,7 +4,6 @@
 import inspect
 
 import dask.array as da
-import numpy as np
 
 from pgs import estimators as E
 from pgs.dask.client import DEFAULT_TIMEOUT, get_client
@@ -46,18 +45,10 @@ class _DaskFit:
             return super()._fit_many(X, targets, warm_models, n_jobs, **kw)
         # (known_classes: every problem of a fit holds both its targets, or all K classes)
         del kw["known_classes"], kw["k_above_rows"]
-        models, rows = [], None
-        for i, (target, warm) in enumerate(zip(targets, warm_models or [None] * len(targets),
-                                               strict=True)):
-            model = train(self._dask_X, target, client=self._client,
-                          merge_every=self.merge_every, warm_start=warm, **kw)
-            if len(targets) > 1:    # (its row of coef_ as it is trained: one copy at the peak)
-                if rows is None:
-                    rows = np.empty((len(targets), model.coef.shape[0]))
-                rows[i] = model.coef
-                model.coef = rows[i]
-            models.append(model)
-        return models
+        return [train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
+                      warm_start=warm, **kw)
+                for target, warm in zip(targets, warm_models or [None] * len(targets),
+                                        strict=True)]
 
 
 def _init_for(parent):
