@@ -202,6 +202,38 @@ cdef inline double _u_at(const double* v, Py_ssize_t j, Py_ssize_t sd, bint q3, 
     return _tr(v[sd * j], U) if l1 else v[sd * j]
 
 
+cdef struct Ahead:            # the entries of the row drawn a few places on, to prefetch
+    const char* a
+    const char* a_end
+    const char* b
+    const char* b_end
+
+
+cdef inline Ahead _ahead(const floating_t* data, const index_t* indices, Py_ssize_t lo,
+                         Py_ssize_t hi) noexcept nogil:
+    return Ahead(<const char*>(data + lo), <const char*>(data + hi),
+                 <const char*>(indices + lo), <const char*>(indices + hi))
+
+
+cdef inline void _ahead_line(Ahead* ah) noexcept nogil:
+    """Prefetch the next line of the row ahead: one per four entries of the current row,
+    spread out, so that the prefetches do not fill the core's few line-fill buffers at
+    once (a burst stalls the loop). (With _core.pyx's ring: 28-44% less time where X
+    outgrows the caches.)"""
+    if ah.a < ah.a_end:
+        PGS_PREFETCH(ah.a)
+        ah.a += 64
+    elif ah.b < ah.b_end:
+        PGS_PREFETCH(ah.b)
+        ah.b += 64
+
+
+cdef inline void _ahead_rest(Ahead* ah) noexcept nogil:
+    """The lines left (a short row leaves some of the next one's)."""
+    while ah.a < ah.a_end or ah.b < ah.b_end:
+        _ahead_line(ah)
+
+
 cdef inline double _dot(const DualVector* dv, const floating_t* data, const index_t* indices,
                         Py_ssize_t lo, Py_ssize_t hi, double icpt, Py_ssize_t nxt_lo,
                         Py_ssize_t nxt_hi, Py_ssize_t sd, bint q3, bint l1) noexcept nogil:
@@ -215,23 +247,12 @@ cdef inline double _dot(const DualVector* dv, const floating_t* data, const inde
     cdef size_t n_feat = <size_t>(dv.n - 1)
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
     cdef Py_ssize_t jj = lo
-    cdef const char* pa = <const char*>(data + nxt_lo)
-    cdef const char* pa_end = <const char*>(data + nxt_hi)
-    cdef const char* pb = <const char*>(indices + nxt_lo)
-    cdef const char* pb_end = <const char*>(indices + nxt_hi)
+    cdef Ahead ah = _ahead(data, indices, nxt_lo, nxt_hi)
     while jj + 4 <= hi:
         if (<size_t>indices[jj] >= n_feat or <size_t>indices[jj + 1] >= n_feat
                 or <size_t>indices[jj + 2] >= n_feat or <size_t>indices[jj + 3] >= n_feat):
             return NAN
-        # one line of the next row per four entries: spread out, the prefetches do
-        # not fill the core's few line-fill buffers at once (a burst stalls the loop).
-        # (With _core.pyx's ring: 28-44% less time where X outgrows the caches.)
-        if pa < pa_end:
-            PGS_PREFETCH(pa)
-            pa += 64
-        elif pb < pb_end:
-            PGS_PREFETCH(pb)
-            pb += 64
+        _ahead_line(&ah)
         s0 += data[jj] * _u_at(u, indices[jj], sd, q3, inv_S, paid, ps, U, l1)
         s1 += data[jj + 1] * _u_at(u, indices[jj + 1], sd, q3, inv_S, paid, ps, U, l1)
         s2 += data[jj + 2] * _u_at(u, indices[jj + 2], sd, q3, inv_S, paid, ps, U, l1)
@@ -242,12 +263,7 @@ cdef inline double _dot(const DualVector* dv, const floating_t* data, const inde
             return NAN
         s0 += data[jj] * _u_at(u, indices[jj], sd, q3, inv_S, paid, ps, U, l1)
         jj += 1
-    while pa < pa_end:          # (a short row leaves some of the next one's lines)
-        PGS_PREFETCH(pa)
-        pa += 64
-    while pb < pb_end:
-        PGS_PREFETCH(pb)
-        pb += 64
+    _ahead_rest(&ah)
     return ((s0 + s1) + (s2 + s3)) + icpt * _u_at(u, dv.n - 1, sd, q3, inv_S, NULL, 0, 0.0, False)
 
 
@@ -278,15 +294,18 @@ cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
 
 cdef inline void _dot_block_two(const DualVector* dv, Py_ssize_t K, const floating_t* data,
                                 const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
-                                double icpt, double* acc, double* z) noexcept nogil:
+                                double icpt, Py_ssize_t nxt_lo, Py_ssize_t nxt_hi,
+                                double* acc, double* z) noexcept nogil:
     """`dual_dot_block` at p = 2 without l1 (acc: scratch of 4 K): each entry read once, its
     K coordinates (output c's lam_j at lam[K j + c]) in one pass over them, summed as `_dot`
-    sums (four partial sums), so each z[c] has `dual_dot`'s bits."""
+    sums (four partial sums), so each z[c] has `dual_dot`'s bits; the next row's entries
+    prefetched as `_dot` does."""
     cdef const double* lam = dv[0].lam
     cdef const double* wsum = dv[0].wsum
     cdef const double* row
     cdef Py_ssize_t jj, c, e, n4 = lo + ((hi - lo) & ~3)
     cdef double x
+    cdef Ahead ah = _ahead(data, indices, nxt_lo, nxt_hi)
     for jj in range(lo, hi):
         if <size_t>indices[jj] >= <size_t>(dv[0].n - 1):
             for c in range(K):
@@ -304,6 +323,9 @@ cdef inline void _dot_block_two(const DualVector* dv, Py_ssize_t K, const floati
             for c in range(0, K, 8):
                 PGS_PREFETCH(wsum + (row - lam) + c)
             PGS_PREFETCH(wsum + (row - lam) + K - 1)
+        if ((jj - lo) & 3) == 0:
+            _ahead_line(&ah)
+    _ahead_rest(&ah)
     row = lam + K * (dv[0].n - 1)
     for c in range(K):
         z[c] = ((acc[c] + acc[K + c]) + (acc[2 * K + c] + acc[3 * K + c])) + icpt * row[c]
@@ -334,7 +356,7 @@ cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floati
     cdef Py_ssize_t c
     cdef bint q3 = dv[0].u == NULL, l1 = dv[0].l1 and dv[0].kind != P_GENERAL
     if wide:
-        _dot_block_two(dv, K, data, indices, lo, hi, icpt, z + K, z)
+        _dot_block_two(dv, K, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, z + K, z)
         return
     for c in range(K):
         # (q3 and l1 at run time here: GCC then clones `_dot` for the binary loop's
