@@ -163,14 +163,15 @@ def test_fit_many_continues_problems_at_different_iterations():
 
 @pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
 def test_block_of_binary_problems(p):
-    """`prepare_many` on one thread puts K binary problems in one block (each feature's K
-    coordinates adjacent) that runs as one problem with each row's K targets (on threads,
-    or for K-output losses, each problem keeps its own); the block's problems run together
-    only; a row whose hinge loss is flat for every output leaves the block's dual vectors
-    as they were, bit for bit."""
+    """`prepare_many` puts K binary problems in one block (each feature's K coordinates
+    adjacent) that runs as one problem with each row's K targets, on threads a block a
+    thread's slice (K-output losses' problems keep their own); the block's problems run
+    together only; a row whose hinge loss is flat for every output leaves the block's
+    dual vectors as they were, bit for bit."""
     X, ys = _problems(n_classes=3)
-    assert all(run.solver.n_out == 1
-               for run in F.prepare_many(X, ys, 2, loss="hinge", sigma=1e-3, T=10))
+    on_threads = F.prepare_many(X, ys, 2, loss="hinge", sigma=1e-3, T=10, seed=0)
+    assert [run.solver.n_out for run in on_threads] == [1, 2, 2]     # (slices of 1 and 2)
+    assert on_threads[1].solver.lam.base is on_threads[2].solver.lam.base
     labels = np.argmax(np.stack(ys), axis=0).astype(np.float64)
     apart = F.prepare_many(X, [labels, labels], 1, loss="multinomial", sigma=1e-3, T=10)
     assert [len(run.solver.outputs) for run in apart] == [3, 3]

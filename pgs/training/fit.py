@@ -114,8 +114,9 @@ def _vector_bytes(solver):
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
     """`fit` for several target vectors over the same X (one-vs-rest problems): problem i
     is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i], ...)`` bit for bit, run as
-    the outputs of one block (`prepare_many`) for each of `n_jobs` threads (or in
-    lock-step there, `run_many_to`); a single problem is split by rows between them."""
+    the outputs of one block (`prepare_many`) for each of `n_jobs` threads (or, below
+    `D.BLOCK_MIN_OUTPUTS` a thread, in lock-step there, `run_many_to`); a single problem
+    is split by rows between them."""
     seed = seed_entropy(seed)   # (one draw for all: else they would draw different rows)
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
     runs = prepare_many(X, ys, n_jobs, seed=seed, warm_starts=warm_starts, **kwargs)
@@ -141,23 +142,16 @@ def _block_maker(n):
     return make, lambda: len(keys) == 1 and next(iter(keys))[5] == 1
 
 
-#: One-vs-rest losses whose problems share a block on each of several threads (every
-#: output moves on every row; hinge's kin lost to lock-step there: docs/multiclass.md).
-THREAD_BLOCK_LOSSES = frozenset({"logistic", "squared"})
-
-
 def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     """`prepare` for each target vector of `ys` over the same X with the same seed (they draw
     the same rows), each run's bits those of `prepare` alone: binary problems in
-    `n_blocks` contiguous slices (one per thread; `THREAD_BLOCK_LOSSES` only for more than
-    one), the outputs of one block each where a slice holds `D.BLOCK_MIN_OUTPUTS` or more
-    (docs/multiclass.md); one problem's K outputs on a block if `n_blocks` is 1."""
+    `n_blocks` contiguous slices (one per thread), the outputs of one block each where a
+    slice holds `D.BLOCK_MIN_OUTPUTS` or more (docs/multiclass.md); one problem's K outputs
+    on a block if `n_blocks` is 1."""
     warm_starts = warm_starts or [None] * len(ys)
-    threads = (n_blocks or 1) > 1
-    if len(ys) == 1 or (threads and kwargs.get("loss", D.DEFAULTS["loss"])
-                        not in THREAD_BLOCK_LOSSES):
-        return [prepare(X, y, warm_start=warm, block=not threads, **kwargs)
-                for y, warm in zip(ys, warm_starts, strict=True)]
+    block = (n_blocks or 1) == 1    # (a K-output loss's: its classes apart on threads)
+    if len(ys) == 1:
+        return [prepare(X, ys[0], warm_start=warm_starts[0], block=block, **kwargs)]
     n_blocks = min(n_blocks or 1, len(ys))
     bounds = [b * len(ys) // n_blocks for b in range(n_blocks + 1)]
     runs = []
@@ -166,7 +160,8 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
         got = [prepare(X, ys[i], warm_start=warm_starts[i], make_solver=make, **kwargs)
                for i in part] if len(part) >= D.BLOCK_MIN_OUTPUTS else []
         if not agreed():
-            got = [prepare(X, ys[i], warm_start=warm_starts[i], **kwargs) for i in part]
+            got = [prepare(X, ys[i], warm_start=warm_starts[i], block=block, **kwargs)
+                   for i in part]
         runs.extend(got)
     return runs
 
