@@ -50,7 +50,7 @@ EXPERIMENTS = {
     "dask_rounds": "bench.experiments.exp_dask_rounds",
     "dask_scale": "bench.experiments.exp_dask_scale",
     "sparse": "bench.experiments.exp_sparse",
-    "thread_ovr_blocks": "bench.experiments.exp_thread_ovr_blocks",
+    "candidate_block": "bench.experiments.exp_candidate_block",
 }
 
 
