@@ -50,7 +50,6 @@ EXPERIMENTS = {
     "dask_rounds": "bench.experiments.exp_dask_rounds",
     "dask_scale": "bench.experiments.exp_dask_scale",
     "sparse": "bench.experiments.exp_sparse",
-    "candidate_block": "bench.experiments.exp_candidate_block",
 }
 
 
