@@ -266,9 +266,12 @@ class MultiSolver:
     def __init__(self, solvers):
         self.outputs = list(solvers)
 
-    def __getattr__(self, name):
-        # what the classes share (t, k, loss_id, sampling, consumed, loss_sum, _params ...)
-        return getattr(self.outputs[0], name)
+    # What the classes share is class 0's (the kernel copies it to the others).
+    t = property(lambda self: self.outputs[0].t, doc="Iterations done.")
+    k = property(lambda self: self.outputs[0].k, doc="Rows a batch.")
+    consumed = property(lambda self: self.outputs[0].consumed, doc="Rows drawn.")
+    loss_sum = property(lambda self: self.outputs[0].loss_sum,
+                        doc="The sampled loss (summed in class 0 by the K-output losses).")
 
     @property
     def norm_w(self):
