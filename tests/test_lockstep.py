@@ -201,6 +201,33 @@ def test_block_of_binary_problems(p):
                 np.testing.assert_array_equal(getattr(run.solver, name), old[name])
 
 
+@pytest.mark.parametrize("block", [True, False])
+def test_k_outputs_draw_with_one_sampler(block, monkeypatch):
+    """A problem's K outputs (one-vs-rest on a block, a K-output loss's classes on a block
+    or apart) draw their rows with output 0's sampler: the others build no permutation
+    of their own, hold none in their states, and take none back from a state."""
+    monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
+    X, ys = _problems(n_classes=3)
+    labels = np.argmax(np.stack(ys), axis=0).astype(np.float64)
+    kw = dict(sigma=1e-3, T=700, seed=0, sampling="permutation")
+    multi = F.prepare(X, labels, loss="multinomial", **kw)
+    F.run_many_to([multi], 700)
+    groups = [list(multi.solver.outputs)]
+    if block:       # (one-vs-rest apart: problems of their own, each its own sampler)
+        runs = F.prepare_many(X, ys, 1, loss="hinge", **kw)
+        F.run_many_to(runs, 700)
+        groups.append([run.solver for run in runs])
+    for first, *others in groups:
+        assert first.perm.shape == (X.shape[0],)
+        assert all(one.perm is None for one in others)
+    state = multi.solver.get_state()
+    states = state["outputs"]
+    assert states[0]["perm"] is not None and all(st["perm"] is None for st in states[1:])
+    multi.solver.set_state(dict(state, outputs=[dict(st, perm=states[0]["perm"])
+                                                for st in states]))
+    assert all(one.perm is None for one in groups[0][1:])
+
+
 def test_few_outputs_keep_their_own_vectors(monkeypatch):
     """Below `BLOCK_MIN_OUTPUTS` one-vs-rest problems and a K-output problem's classes keep
     vectors of their own (a block's loops over so few coordinates cost more than they

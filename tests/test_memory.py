@@ -196,8 +196,9 @@ def test_k_class_fit_holds_its_block_and_the_coef(loss, iterate, block, monkeypa
 
 
 def test_problems_of_their_own_hand_their_buffers_over():
-    """Without keep_state, one-vs-rest problems with vectors of their own (hinge on threads)
-    take each iterate in one of their buffers: no (K, n_features) matrix on top of them."""
+    """Without keep_state, one-vs-rest problems with vectors of their own (fewer than
+    `BLOCK_MIN_OUTPUTS` a thread) take each iterate in one of their buffers: no
+    (K, n_features) matrix on top of them."""
     from pgs.training.fit import fit_many
 
     X, _ = _wide(m=300, nnz=20)

@@ -233,7 +233,8 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         for c, one in enumerate(outputs):
             own = lam0 if n_out == 1 else None if _on_block(outputs) else lam0[:, c].copy()
             one.restart(own, dict(
-                sampler, t=t_first, C=0.0, loss_sum=0.0, b_sum=0.0, b_pick=0.0, rho_sum=0.0,
+                sampler, perm=sampler["perm"] if c == 0 else None,   # (output 0's rows)
+                t=t_first, C=0.0, loss_sum=0.0, b_sum=0.0, b_pick=0.0, rho_sum=0.0,
                 zs=_output(start["zs"], c), b=_output(start["b"], c),
                 U=_output(start["U"], c) * scale))
     loss_before = solver.loss_sum

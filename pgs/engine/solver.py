@@ -185,7 +185,8 @@ class Solver(SolverCore):
         self._check_state()
         state = self._scalars()
         for name in _ARRAYS:
-            # (a block's outputs draw output 0's rows: its permutation is theirs)
+            # (a block's outputs draw output 0's rows: its permutation is theirs, and a
+            # one-vs-rest problem's state goes on alone as a warm start)
             owner = self if name != "perm" or self.head is None else self.head
             arr = getattr(owner, name)
             state[name] = None if arr is None else arr.copy() if copy else arr
@@ -321,6 +322,8 @@ class MultiSolver:
         """The classes' `Solver.get_state` under "outputs" (t, t_pick and which iterates
         are kept, class 0's, beside them)."""
         states = [s.get_state(copy) for s in self.outputs]
+        for one in states[1:]:
+            one["perm"] = None      # (the classes draw class 0's rows: `set_state`)
         return {"outputs": states, **{key: states[0][key] for key in (
             "t", "t_pick", "wsum", "w_pick", "zs", "loss_sum", "workers")}}
 
@@ -329,9 +332,11 @@ class MultiSolver:
         outputs = state.get("outputs")
         if outputs is None or len(outputs) != len(self.outputs):
             raise ValueError(f"the state is not that of {len(self.outputs)} classes")
-        for s, one in zip(self.outputs, outputs, strict=True):
-            # (the parallel engines' merged state keeps the workers' samplers beside them)
-            s.set_state(dict(one, workers=state["workers"]) if "workers" in state else one)
+        for c, (s, one) in enumerate(zip(self.outputs, outputs, strict=True)):
+            # (the parallel engines' merged state keeps the workers' samplers beside them;
+            # the classes draw class 0's rows: the others keep no permutation)
+            s.set_state(dict(one, perm=one["perm"] if c == 0 else None,
+                             **({"workers": state["workers"]} if "workers" in state else {})))
 
 
 def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None,
@@ -349,8 +354,12 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
         fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
     solvers = [tuple(s.outputs) if len(s.outputs) > 1 else s for s in solvers]
     for s in solvers:
-        for one in s if isinstance(s, tuple) else [s]:
-            one._ready(indptr, sample_weight, fixed_rows)
+        # (K outputs draw their rows with output 0's sampler: the others need none, no
+        # permutation or alias table of their own)
+        first, *others = s if isinstance(s, tuple) else [s]
+        first._ready(indptr, sample_weight, fixed_rows)
+        for one in others:
+            one._check_runnable()
     return _lockstep(solvers, ys, data, indices, indptr, t_end, block)
 
 
