@@ -226,18 +226,21 @@ def test_numeric_targets_agree_with_sorting_every_value(dtype, labels):
         kernel_targets(np.arange(300) % 3, 300, "hinge", np.array([0, 1]))
 
 
-def test_targets_are_read_in_place_only_for_a_float64_regression():
-    """Float64 regression targets are used as they are (no copy); anything else is
-    converted; pgs.train never writes to y."""
+def test_targets_are_read_in_place_only_when_they_are_the_kernels():
+    """Float64 regression targets, and float64 -1 / +1 labels (the estimators' one-vs-rest
+    targets), are used as they are (no copy); anything else is converted; pgs.train never
+    writes to y."""
     from pgs.rules.data import kernel_targets
     rng = np.random.default_rng(1)
     y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
     assert kernel_targets(y, 200, "squared")[0] is y
+    assert kernel_targets(y, 200, "hinge")[0] is y
+    assert kernel_targets(y, 200, "logistic", np.array([-1.0, 1.0]))[0] is y
     strided = np.repeat(y, 2)[::2]
     assert kernel_targets(strided, 200, "squared")[0] is not strided
-    for other in (y, y.astype(np.float32), (y > 0).astype(np.float64), y * 2.0):
+    for other in (strided, y.astype(np.float32), (y > 0).astype(np.float64), y * 2.0):
         y_kernel, _ = kernel_targets(other, 200, "hinge")
-        assert y_kernel is not other
+        assert y_kernel is not other and y_kernel.flags["C_CONTIGUOUS"]
         np.testing.assert_array_equal(y_kernel, y)
     half = y.copy()
     half[3] = 0.5                                       # within [-1, 1], a third class

@@ -198,8 +198,9 @@ def kernel_targets(y, n_samples, loss, classes=None):
     """Validate targets; return (y_kernel, classes): for a K-output loss (docs/design.md 6d)
     each row's class index and the sorted classes (`class_indices`); for a binary one -1 for
     the smaller of two labels, +1 for the larger, and the two (known `classes`, a warm
-    start's, let y hold one of them); for a regression y as float64 (itself if it is) and
-    None."""
+    start's, let y hold one of them: y itself if it is float64 -1 and +1 already, as the
+    estimators' one-vs-rest targets are); for a regression y as float64 (itself if it is)
+    and None."""
     spec = loss_spec(loss)
     if spec.is_classification and not spec.multiclass:
         y = check_y_shape(y, n_samples)
@@ -210,6 +211,8 @@ def kernel_targets(y, n_samples, loss, classes=None):
             lo, hi = (y.min(), y.max()) if classes is None else classes
             signs, n_other = two_class_signs(y, lo, hi)
             if lo != hi and n_other == 0:
+                if y.dtype == np.float64 and lo == -1.0 and hi == 1.0:
+                    signs = np.ascontiguousarray(y)     # (read only: no K-th copy of m)
                 return signs, np.array([lo, hi], dtype=y.dtype) if classes is None else classes
     if spec.is_classification:
         index, classes = class_indices(y, n_samples, classes)
