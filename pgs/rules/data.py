@@ -145,9 +145,12 @@ def _check_numeric_dtype(dtype, name):
 
 
 def two_class_signs(y, neg, pos):
-    """(+1.0 where y == pos else -1.0; how many labels are neither neg nor pos)."""
+    """(+1.0 where y == pos else -1.0, to be read only: y itself if it is float64 -1 and
+    +1 already; how many labels are neither neg nor pos)."""
     is_pos = y == pos
     n_other = y.shape[0] - np.count_nonzero(is_pos) - np.count_nonzero(y == neg)
+    if y.dtype == np.float64 and neg == -1.0 and pos == 1.0 and n_other == 0:
+        return np.ascontiguousarray(y), 0       # (one-vs-rest's K targets: no K more)
     return np.where(is_pos, 1.0, -1.0), n_other
 
 
@@ -211,8 +214,6 @@ def kernel_targets(y, n_samples, loss, classes=None):
             lo, hi = (y.min(), y.max()) if classes is None else classes
             signs, n_other = two_class_signs(y, lo, hi)
             if lo != hi and n_other == 0:
-                if y.dtype == np.float64 and lo == -1.0 and hi == 1.0:
-                    signs = np.ascontiguousarray(y)     # (read only: no K-th copy of m)
                 return signs, np.array([lo, hi], dtype=y.dtype) if classes is None else classes
     if spec.is_classification:
         index, classes = class_indices(y, n_samples, classes)
