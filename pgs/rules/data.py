@@ -150,7 +150,7 @@ def two_class_signs(y, neg, pos):
     is_pos = y == pos
     n_other = y.shape[0] - np.count_nonzero(is_pos) - np.count_nonzero(y == neg)
     if y.dtype == np.float64 and neg == -1.0 and pos == 1.0 and n_other == 0:
-        return np.ascontiguousarray(y), 0       # (one-vs-rest's K targets: no K more)
+        return np.ascontiguousarray(y), 0       # (not copied for each one-vs-rest problem)
     return np.where(is_pos, 1.0, -1.0), n_other
 
 
