@@ -130,8 +130,10 @@ cdef void _draws_start(Draws* dr, const PGSSampler* smp, const PGSState* st,
 
 
 cdef inline int _next_row(Draws* dr, const PGSSampler* smp, PGSState* st, Py_ssize_t n_rows,
-                          const index_t* indptr, const double* y, int64_t* row) noexcept nogil:
-    """The next row of the sampling mode into *row; a status."""
+                          const index_t* indptr, const double* y, Py_ssize_t y_stride,
+                          int64_t* row) noexcept nogil:
+    """The next row of the sampling mode into *row (row i's targets at y[y_stride i], K
+    binary problems': y_stride K of them); a status."""
     cdef int64_t i
     cdef int b
     if smp.mode == SAMPLE_IID:
@@ -141,7 +143,7 @@ cdef inline int _next_row(Draws* dr, const PGSSampler* smp, PGSState* st, Py_ssi
         dr.rows[dr.head] = _draw_iid(smp, dr.rng, n_rows)
         PGS_PREFETCH(&indptr[dr.rows[dr.head]])
         dr.head = (dr.head + 1) & RING_MASK
-        PGS_PREFETCH(&y[dr.rows[(dr.head + AHEAD) & RING_MASK]])
+        PGS_PREFETCH(&y[y_stride * dr.rows[(dr.head + AHEAD) & RING_MASK]])
     elif smp.mode == SAMPLE_PERMUTATION:
         if st.pos >= n_rows:
             xoshiro_shuffle(smp.perm, n_rows, st.rng)
@@ -152,7 +154,7 @@ cdef inline int _next_row(Draws* dr, const PGSSampler* smp, PGSState* st, Py_ssi
         if st.pos + RING < n_rows:
             PGS_PREFETCH(&indptr[smp.perm[st.pos + RING]])
         if st.pos + AHEAD < n_rows:
-            PGS_PREFETCH(&y[smp.perm[st.pos + AHEAD]])
+            PGS_PREFETCH(&y[y_stride * smp.perm[st.pos + AHEAD]])
     elif smp.mode == SAMPLE_CYCLIC:
         if st.pos >= n_rows:
             st.pos = 0
@@ -252,7 +254,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     cdef PGSState* st = sts[0]
     cdef DualVector* dv = &dv1
     cdef double* z = z1
-    cdef Py_ssize_t K = 1
+    cdef Py_ssize_t K = 1, y_stride = 1
     cdef Py_ssize_t k = prm.k
     cdef Py_ssize_t r, c
     cdef int64_t i, nxt
@@ -264,6 +266,8 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     cdef int status = PGS_OK
     if out_tag is Many:     # (K = 1 elsewhere: known at compile time)
         K, dv, z = n_out, dvs, zk
+        if not (loss_tag is Multinomial or loss_tag is CrammerSinger):
+            y_stride = K        # (K binary problems: each row's K targets, `_coefs`)
     if smp.mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
     if smp.mode == SAMPLE_FIXED and smp.fixed == NULL:
@@ -277,7 +281,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     while st.t < t_end:
         # 1. A_t: the batch's k rows
         for r in range(k):
-            status = _next_row(&dr, smp, st, n_rows, indptr, y, &st.rows[r])
+            status = _next_row(&dr, smp, st, n_rows, indptr, y, y_stride, &st.rows[r])
             if status != PGS_OK:
                 break
         if status != PGS_OK:
