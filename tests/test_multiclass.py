@@ -383,8 +383,9 @@ def test_block_views_hold_each_class_at_its_column():
     """`MultiSolver.block`: class c's coordinate j at [j, c], for lam (interleaved with u at
     p = 1.3) and the average's vectors; `_average_block` gives each class's average bit
     for bit; the rounds' states move between the classes' form and the block's without
-    changing a value."""
+    changing a value, and the block form's norm is the classes' (the threads' reports)."""
     from pgs.engine import rounds as P
+    from pgs.engine.threads import _norm_w
 
     X, y = _problem(6, m=120, n=7)
     for p in (2.0, 1.3, 1.1):
@@ -404,6 +405,8 @@ def test_block_views_hold_each_class_at_its_column():
         states = [dict(s.get_state(), C=0.0) for s in multi.outputs]
         block = P._block_state(states)
         assert block["lam"].shape == (8, K) and block["b"].shape == (K,)
+        # (the threads' progress reports: the norm over the classes, from the block form)
+        assert _norm_w(block, run.params) == pytest.approx(multi.norm_w, rel=1e-12)
         back = P._class_states(dict(block, workers=None))["outputs"]
         for one, two in zip(states, back, strict=True):
             for key in P._BLOCK_VECTORS + P._BLOCK_SCALARS:
