@@ -193,17 +193,19 @@ cdef void _draws_end(const Draws* dr, const PGSSampler* smp, PGSState* st) noexc
 # ---------------------------------------------------------------------- the loop
 
 cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_ssize_t r,
-                        int64_t i, const double* y, double g_scale, const PGSSampler* smp,
-                        const PGSParams* prm, PGSState** sts) noexcept nogil:
+                        int64_t i, const double* y, Py_ssize_t y_stride, double g_scale,
+                        const PGSSampler* smp, const PGSParams* prm,
+                        PGSState** sts) noexcept nogil:
     """Row i's -loss'(z, y_i) times its weight / k into sts[c].coefs[r] for its K margins
-    z (the K-output losses overwrite z; K binary problems: output c's target is y[K i + c]);
+    z (the K-output losses overwrite z; row i's class at y[y_stride i]; K binary problems:
+    output c's target at y[y_stride i + c]);
     the sampled loss added up if tracked (the K-output losses' in sts[0])."""
     cdef Py_ssize_t c
     cdef double v
     if smp.row_scale != NULL:
         g_scale *= smp.row_scale[i]
     if loss_tag is Multinomial or loss_tag is CrammerSinger:
-        v = L.multi_dloss(tag, z, K, <Py_ssize_t>y[i])
+        v = L.multi_dloss(tag, z, K, <Py_ssize_t>y[y_stride * i])
         for c in range(K):
             sts[c].coefs[r] = -z[c] * g_scale
         if prm.track_loss:
@@ -211,9 +213,9 @@ cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_
     else:
         for c in range(K):
             if prm.track_loss:
-                v = L.loss_value(loss_id, z[c], y[K * i + c], prm.eps)
+                v = L.loss_value(loss_id, z[c], y[y_stride * i + c], prm.eps)
                 sts[c].loss_sum += v * g_scale * prm.k
-            sts[c].coefs[r] = -L.dloss(tag, z[c], y[K * i + c], prm.eps) * g_scale
+            sts[c].coefs[r] = -L.dloss(tag, z[c], y[y_stride * i + c], prm.eps) * g_scale
 
 
 cdef inline void _scale(double* v, Py_ssize_t n, Py_ssize_t stride, double f) noexcept nogil:
@@ -233,9 +235,9 @@ ctypedef fused out_tag:
 
 cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* data,
                    const index_t* indices, const index_t* indptr, const double* y,
-                   Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm,
-                   PGSState** sts, Py_ssize_t n_out, DualVector* dvs, double* zk,
-                   long long t_end, const PGSSampler* smp) noexcept nogil:
+                   Py_ssize_t y_stride, Py_ssize_t n_rows, Py_ssize_t n_cols,
+                   const PGSParams* prm, PGSState** sts, Py_ssize_t n_out, DualVector* dvs,
+                   double* zk, long long t_end, const PGSSampler* smp) noexcept nogil:
     """Run PGS iterations st.t + 1 .. t_end (Figure 1 of the paper, docs/design.md section 2).
 
     All k margins of a batch are taken at w_{t-1}; then the k rows' updates are
@@ -245,8 +247,10 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     scratch of 5 K), the K vectors one block (each feature's K coordinates adjacent);
     sts[0] holds what the classes share (t, the rows, the PRNG, the schedule), copied
     to the others at the end. K binary problems run alike (`outs` Many: each its own
-    coefficient and target). One output (`outs` One; dvs and zk unused) keeps its dual
-    vector a local, its strides constants, as the loop was before K outputs.
+    coefficient and target, row i's K targets side by side from y[y_stride i]; a row's
+    class, or its one target, at y[y_stride i]). One output (`outs` One; dvs and zk
+    unused) keeps its dual vector a local, its strides constants, as the loop was before
+    K outputs.
     """
     cdef DualVector dv1
     cdef Draws dr
@@ -254,7 +258,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     cdef PGSState* st = sts[0]
     cdef DualVector* dv = &dv1
     cdef double* z = z1
-    cdef Py_ssize_t K = 1, y_stride = 1
+    cdef Py_ssize_t K = 1
     cdef Py_ssize_t k = prm.k
     cdef Py_ssize_t r, c
     cdef int64_t i, nxt
@@ -266,8 +270,6 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     cdef int status = PGS_OK
     if out_tag is Many:     # (K = 1 elsewhere: known at compile time)
         K, dv, z = n_out, dvs, zk
-        if not (loss_tag is Multinomial or loss_tag is CrammerSinger):
-            y_stride = K        # (K binary problems: each row's K targets, `_coefs`)
     if smp.mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
     if smp.mode == SAMPLE_FIXED and smp.fixed == NULL:
@@ -322,7 +324,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
                     status = PGS_NONFINITE        # nothing of the batch is applied
             if status != PGS_OK:
                 break
-            _coefs(tag, loss_id, z, K, r, i, y, g_scale, smp, prm, sts)
+            _coefs(tag, loss_id, z, K, r, i, y, y_stride, g_scale, smp, prm, sts)
         if status != PGS_OK:
             break
 
@@ -424,9 +426,9 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
 
 
 cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
-                   const index_t* indptr, const double* y, Py_ssize_t n_rows,
-                   Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts, Py_ssize_t n_out,
-                   DualVector* dvs, double* zk, long long t_end,
+                   const index_t* indptr, const double* y, Py_ssize_t y_stride,
+                   Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts,
+                   Py_ssize_t n_out, DualVector* dvs, double* zk, long long t_end,
                    const PGSSampler* smp) noexcept nogil:
     """Select the loop compiled for `loss_id` (once per call, not per sample); -1 for
     an id that names no loss, K > 1 outputs without their buffers, a K-output loss with
@@ -443,51 +445,51 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
         if prm.l1 > 0.0 and prm.p_kind != P_TWO and sts[c].paid == NULL:
             return -1
     if n_out > 1:
-        return _by_loss(<Many*>NULL, loss_id, data, indices, indptr, y, n_rows, n_cols, prm,
-                        sts, n_out, dvs, zk, t_end, smp)
-    return _by_loss(<One*>NULL, loss_id, data, indices, indptr, y, n_rows, n_cols, prm, sts,
-                    n_out, dvs, zk, t_end, smp)
+        return _by_loss(<Many*>NULL, loss_id, data, indices, indptr, y, y_stride, n_rows,
+                        n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+    return _by_loss(<One*>NULL, loss_id, data, indices, indptr, y, y_stride, n_rows, n_cols,
+                    prm, sts, n_out, dvs, zk, t_end, smp)
 
 
 cdef int _by_loss(out_tag* outs, int loss_id, const floating_t* data, const index_t* indices,
-                  const index_t* indptr, const double* y, Py_ssize_t n_rows,
-                  Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts, Py_ssize_t n_out,
-                  DualVector* dvs, double* zk, long long t_end,
+                  const index_t* indptr, const double* y, Py_ssize_t y_stride,
+                  Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts,
+                  Py_ssize_t n_out, DualVector* dvs, double* zk, long long t_end,
                   const PGSSampler* smp) noexcept nogil:
     """`_dispatch`'s loop for `loss_id` (-1: none) and the layout `outs`."""
     if loss_id == L.LOSS_HINGE:
-        return _pgs_loop(<Hinge*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<Hinge*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_LOGISTIC:
-        return _pgs_loop(<Logistic*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<Logistic*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SQUARED:
-        return _pgs_loop(<Squared*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<Squared*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SQUARED_HINGE:
-        return _pgs_loop(<SquaredHinge*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<SquaredHinge*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SMOOTH_HINGE:
-        return _pgs_loop(<SmoothHinge*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<SmoothHinge*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_MODIFIED_HUBER:
-        return _pgs_loop(<ModifiedHuber*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<ModifiedHuber*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_HUBER:
-        return _pgs_loop(<Huber*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<Huber*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_EPSILON_INSENSITIVE:
-        return _pgs_loop(<EpsilonInsensitive*>NULL, outs, loss_id, data, indices, indptr, y,
-                         n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<EpsilonInsensitive*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_ABSOLUTE:
-        return _pgs_loop(<Absolute*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<Absolute*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_MULTINOMIAL:
-        return _pgs_loop(<Multinomial*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<Multinomial*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_CRAMMER_SINGER:
-        return _pgs_loop(<CrammerSinger*>NULL, outs, loss_id, data, indices, indptr, y, n_rows,
-                         n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+        return _pgs_loop(<CrammerSinger*>NULL, outs, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     return -1
 
 
@@ -552,8 +554,8 @@ cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices
                          Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
                          long long t_end, const PGSSampler* smp) noexcept nogil:
     """The public entry point: `_dispatch` for float64 data, int64 indices (pgs/_core.pxd)."""
-    return _dispatch(loss_id, data, indices, indptr, y, n_rows, n_cols, prm, &st, 1, NULL,
-                     NULL, t_end, smp)
+    return _dispatch(loss_id, data, indices, indptr, y, 1, n_rows, n_cols, prm, &st, 1,
+                     NULL, NULL, t_end, smp)
 
 
 def build_alias(const double[::1] weights):
@@ -953,6 +955,7 @@ cdef struct Turn:             # one problem of a lock-step run, as the loop sees
     int loss_id
     Py_ssize_t n_cols
     const double* y
+    Py_ssize_t y_stride      # row i's target(s) from y[y_stride i]
     const PGSParams* prm
     PGSState** sts           # its K states (K = 1 but for the K-output losses) ...
     Py_ssize_t n_out
@@ -966,14 +969,16 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
     """Run each problem in turn `block` iterations, until all reach t_end: (index of the
     first that failed or -1, its status). A problem is a solver, or a tuple of K solvers
     built alike, run by one loop with output 0's sampler: a K-output loss's classes, or K
-    binary problems whose y holds each row's K targets (C order). One problem with block =
-    t_end is a plain run."""
+    binary problems. Its y has a row for each row of X, read where it lies (any row
+    stride): one column (a target, or a K-output loss's class), or K binary problems' K
+    targets side by side. One problem with block = t_end is a plain run."""
     cdef Py_ssize_t a, c, n = len(solvers), failed = -1, n_rows = indptr.shape[0] - 1
     cdef Py_ssize_t n_all = sum(len(s) if isinstance(s, tuple) else 1 for s in solvers)
     cdef int status = PGS_OK
     cdef long long te = t_end
     cdef SolverCore s
-    cdef const double[::1] yv
+    cdef const double[:, :] yv
+    cdef Py_ssize_t n_y
     cdef const floating_t* dp = &data[0] if data.shape[0] > 0 else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] > 0 else NULL
     cdef Turn* turns = <Turn*>malloc(n * sizeof(Turn))
@@ -988,26 +993,30 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
             group = solvers[a] if isinstance(solvers[a], tuple) else (solvers[a],)
             yv = ys[a]                          # (the lists keep both alive)
             s = group[0]
-            if yv.shape[0] != n_rows * (1 if s.loss_id == L.LOSS_MULTINOMIAL or s.loss_id ==
-                                        L.LOSS_CRAMMER_SINGER else len(group)):
-                raise ValueError("y and indptr disagree on the number of rows (K binary "
-                                 "problems: y is their K targets of each row)")
+            n_y = (1 if s.loss_id == L.LOSS_MULTINOMIAL or s.loss_id == L.LOSS_CRAMMER_SINGER
+                   else len(group))
+            if yv.shape[0] != n_rows or yv.shape[1] != n_y:
+                raise ValueError(f"y has shape {(yv.shape[0], yv.shape[1])}, not ({n_rows}, "
+                                 f"{n_y}): a row for each row of X (K binary problems: "
+                                 f"their K targets)")
+            if (n_y > 1 and yv.strides[1] != 8) or yv.strides[0] % 8:
+                raise ValueError("y's targets of a row must be adjacent doubles")
             for c in range(len(group)):
                 s = group[c]
                 sts[n_all + c] = &s.st
                 te = min(te, s.st.t)
             s = group[0]
-            turns[a] = Turn(s.loss_id, s.n_cols, &yv[0], &s.prm, &sts[n_all], len(group),
-                            &dvs[n_all], &zk[5 * n_all], &s.smp)
+            turns[a] = Turn(s.loss_id, s.n_cols, &yv[0, 0], yv.strides[0] // 8, &s.prm,
+                            &sts[n_all], len(group), &dvs[n_all], &zk[5 * n_all], &s.smp)
             n_all += len(group)
         with nogil:
             while te < t_end and failed < 0:
                 te = te + block if t_end - te > block else t_end
                 for a in range(n):
                     status = _dispatch(turns[a].loss_id, dp, ip, &indptr[0], turns[a].y,
-                                       n_rows, turns[a].n_cols, turns[a].prm, turns[a].sts,
-                                       turns[a].n_out, turns[a].dvs, turns[a].zk, te,
-                                       turns[a].smp)
+                                       turns[a].y_stride, n_rows, turns[a].n_cols, turns[a].prm,
+                                       turns[a].sts, turns[a].n_out, turns[a].dvs, turns[a].zk,
+                                       te, turns[a].smp)
                     if status != PGS_OK:
                         failed = a
                         break
@@ -1126,7 +1135,7 @@ def dense_fill(const floating_t[:, ::1] X, floating_t[::1] data, index_t[::1] in
                     k += 1
 
 
-def mean_loss(const double[::1] z, const double[::1] y, int loss_id, double eps,
+def mean_loss(const double[::1] z, const double[:] y, int loss_id, double eps,
               const double[::1] sample_weight=None):
     """(1/n) sum_i s_i loss(z_i, y_i) over margins `z` and targets `y` (s_i = 1 by default)."""
     cdef Py_ssize_t i, n = z.shape[0]

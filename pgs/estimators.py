@@ -293,9 +293,10 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         self._n_outputs = n_classes
         if self.loss in V.MULTICLASS_LOSSES:
             return [y_index.astype(np.float64)]
-        positives = [1] if n_classes == 2 else range(n_classes)
+        positives = np.array([1] if n_classes == 2 else range(n_classes))
         rest = 0.0 if self.loss == "squared" else -1.0
-        return [np.where(y_index == c, 1.0, rest) for c in positives]
+        # (the columns of one array, row by row: a block reads each row's K targets in place)
+        return list(np.where(y_index[:, None] == positives, 1.0, rest).T)
 
     def fit(self, X, y, sample_weight=None):
         """Fit one-vs-rest binary problems with the Primal Gradient Solver.

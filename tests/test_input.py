@@ -228,17 +228,18 @@ def test_numeric_targets_agree_with_sorting_every_value(dtype, labels):
 
 def test_targets_are_read_in_place_only_when_they_are_the_kernels():
     """Float64 regression targets, and float64 -1 / +1 labels (the estimators' one-vs-rest
-    targets), are used as they are (no copy); anything else is converted; pgs.train never
-    writes to y."""
+    targets, columns of one array), are used as they are, strided too (no copy: the kernel
+    reads them where they lie, with the bits of a contiguous copy); anything else is
+    converted; pgs.train never writes to y."""
     from pgs.rules.data import kernel_targets
     rng = np.random.default_rng(1)
     y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
-    assert kernel_targets(y, 200, "squared")[0] is y
-    assert kernel_targets(y, 200, "hinge")[0] is y
-    assert kernel_targets(y, 200, "logistic", np.array([-1.0, 1.0]))[0] is y
-    strided = np.repeat(y, 2)[::2]
-    assert kernel_targets(strided, 200, "squared")[0] is not strided
-    for other in (strided, y.astype(np.float32), (y > 0).astype(np.float64), y * 2.0):
+    strided = np.repeat(y, 3)[1::3]
+    for labels in (y, strided):
+        assert kernel_targets(labels, 200, "squared")[0] is labels
+        assert kernel_targets(labels, 200, "hinge")[0] is labels
+        assert kernel_targets(labels, 200, "logistic", np.array([-1.0, 1.0]))[0] is labels
+    for other in (y.astype(np.float32), (y > 0).astype(np.float64), y * 2.0):
         y_kernel, _ = kernel_targets(other, 200, "hinge")
         assert y_kernel is not other and y_kernel.flags["C_CONTIGUOUS"]
         np.testing.assert_array_equal(y_kernel, y)
@@ -248,8 +249,11 @@ def test_targets_are_read_in_place_only_when_they_are_the_kernels():
         kernel_targets(half, 200, "hinge")
     X = sp.random(200, 5, density=0.5, random_state=2, format="csr")
     before = y.copy()
-    paper.train(X, y, T=300, seed=0)
-    paper.train(X, y, loss="squared", T=300, seed=0)
+    for loss in ("hinge", "squared"):
+        one = paper.train(X, y, loss=loss, T=300, seed=0)
+        two = paper.train(X, strided, loss=loss, T=300, seed=0)
+        np.testing.assert_array_equal(two.coef, one.coef)
+        assert two.intercept == one.intercept
     np.testing.assert_array_equal(y, before)
 
 

@@ -96,7 +96,7 @@ def test_lockstep_validates_its_arguments():
         run_lockstep(solvers, 10, 4, X.data, X.indices, X.indptr, ys[:1])
     with pytest.raises(ValueError, match="block must be >= 1"):
         run_lockstep(solvers, 10, 0, X.data, X.indices, X.indptr, ys)
-    with pytest.raises(ValueError, match="y and indptr disagree"):
+    with pytest.raises(ValueError, match=r"y has shape \(299, 1\), not \(300, 1\)"):
         run_lockstep(solvers, 10, 4, X.data, X.indices, X.indptr, [ys[0], ys[1][:-1]])
     with pytest.raises(ValueError, match="sample_weight and indptr disagree"):
         run_lockstep(solvers, 10, 4, X.data, X.indices, X.indptr, ys, np.ones(3))
@@ -127,6 +127,31 @@ def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, loss, monkeypatch):
         ref = fit(X, y, seed=10, warm_start=warm, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)
         assert model.T == 1400
+
+
+def test_targets_side_by_side_are_read_in_place():
+    """One array's adjacent columns (the estimators' targets) are one (m, K) read-only view
+    of it, read by the block in place with the bits of separate vectors (a thread's block
+    of classes 3..5 reads rows of stride 6); any other vectors are stacked anew."""
+    from pgs.rules.data import side_by_side
+
+    X, ys = _problems(n_classes=6)
+    Y = np.column_stack(ys)
+    view = side_by_side(list(Y.T))
+    assert np.shares_memory(view, Y) and not view.flags.writeable
+    np.testing.assert_array_equal(view, Y)
+    assert np.shares_memory(side_by_side(list(Y.T)[3:]), Y)
+    for others in (ys, list(Y.T)[::2], list(Y.T)[::-1], [y.astype(np.float32) for y in ys]):
+        got = side_by_side(others)
+        assert not np.shares_memory(got, Y)
+        np.testing.assert_array_equal(got, np.column_stack(others))
+    for loss, p, n_jobs in (("hinge", 2.0, 1), ("logistic", 1.8, 2)):
+        kw = dict(loss=loss, p=p, sigma=1e-3, T=500, iterate="average", seed=4)
+        apart = fit_many(X, ys, n_jobs=n_jobs, **kw)
+        columns = fit_many(X, list(Y.T), n_jobs=n_jobs, **kw)
+        for one, two in zip(apart, columns, strict=True):
+            np.testing.assert_array_equal(two.coef, one.coef)
+            assert two.intercept == one.intercept
 
 
 def test_fit_many_seed_none_shares_one_fresh_seed():

@@ -209,3 +209,21 @@ def test_problems_of_their_own_hand_their_buffers_over():
     peak, models = traced_peak(lambda: fit_many(X, ys, T=40, **kw))
     assert all(np.any(m.coef != 0.0) for m in models)
     assert peak <= 3 * 2 * vector + 2**20, (peak / vector, "vectors")
+
+
+def test_one_vs_rest_targets_are_held_once():
+    """The K one-vs-rest problems' targets on many rows: the estimator's (m, K) array,
+    which a block reads in place (their copy side by side held them twice: 2.2 K m)."""
+    from pgs.estimators import PGSClassifier
+
+    m, K = 50_000, 10
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix((rng.random(2 * m), rng.integers(0, 8, 2 * m),
+                       np.arange(0, 2 * m + 1, 2)), shape=(m, 8))
+    labels = np.arange(m) % K
+    PGSClassifier(loss="hinge", T=2, sigma=1e-4).fit(X, labels)
+    peak, est = traced_peak(lambda: PGSClassifier(loss="hinge", T=400, sigma=1e-4,
+                                                  random_state=0).fit(X, labels))
+    assert est.coef_.shape == (K, 8) and np.any(est.coef_ != 0.0)
+    targets = 8 * m * K
+    assert peak <= 1.5 * targets, (peak / targets, "K m")

@@ -344,7 +344,9 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
     """Advance several solvers over the same X to `t_end` in lock-step, `block` iterations
     each in turn, so that solvers drawing the same rows (sharing a seed) fetch each row
     once; each bit-identical to its own `run` (a `MultiSolver`'s K classes run as one
-    problem). (first failed solver, its status) or (-1, 0).
+    problem). A y is read where it lies: a vector (any stride), or for K binary problems
+    an (n_rows, K) array whose rows are contiguous (or their K targets of each row, one
+    after the other). (first failed solver, its status) or (-1, 0).
     """
     if len(ys) != len(solvers):
         raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
@@ -353,6 +355,9 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
     if fixed_rows is not None:
         fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
     solvers = [tuple(s.outputs) if len(s.outputs) > 1 else s for s in solvers]
+    n_rows = indptr.shape[0] - 1
+    ys = [y if y.ndim != 1 else y.reshape(n_rows, -1) if n_rows and y.size % n_rows == 0
+          else y[:, None] for y in map(np.asarray, ys)]     # (the kernel names a bad shape)
     for s in solvers:
         # (K outputs draw their rows with output 0's sampler: the others need none, no
         # permutation or alias table of their own)

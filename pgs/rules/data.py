@@ -150,8 +150,23 @@ def two_class_signs(y, neg, pos):
     is_pos = y == pos
     n_other = y.shape[0] - np.count_nonzero(is_pos) - np.count_nonzero(y == neg)
     if y.dtype == np.float64 and neg == -1.0 and pos == 1.0 and n_other == 0:
-        return np.ascontiguousarray(y), 0       # (not copied for each one-vs-rest problem)
+        return y, 0     # (the estimators' one-vs-rest targets: columns read in place)
     return np.where(is_pos, 1.0, -1.0), n_other
+
+
+def side_by_side(ys):
+    """The (m, K) array whose columns are the float64 vectors `ys`, in order: where they are
+    one array's adjacent columns (the estimators' one-vs-rest targets) a read-only view of
+    them, so that a block reads a row's K targets at once with no copy; else a new array."""
+    first = ys[0]
+    if all(isinstance(y, np.ndarray) and y.dtype == np.float64 and y.ndim == 1
+           and y.shape == first.shape and y.strides == first.strides
+           and y.__array_interface__["data"][0] == first.__array_interface__["data"][0] + 8 * c
+           for c, y in enumerate(ys)):
+        # (every element [i, c] is ys[c][i]: the view reads no memory they do not hold)
+        return np.lib.stride_tricks.as_strided(first, (first.shape[0], len(ys)),
+                                               (first.strides[0], 8), writeable=False)
+    return np.column_stack(ys)
 
 
 def check_y_shape(y, n_samples):
@@ -203,7 +218,7 @@ def kernel_targets(y, n_samples, loss, classes=None):
     the smaller of two labels, +1 for the larger, and the two (known `classes`, a warm
     start's, let y hold one of them: y itself if it is float64 -1 and +1 already, as the
     estimators' one-vs-rest targets are); for a regression y as float64 (itself if it is)
-    and None."""
+    and None. (y itself may be strided: the kernel reads it where it lies.)"""
     spec = loss_spec(loss)
     if spec.is_classification and not spec.multiclass:
         y = check_y_shape(y, n_samples)
@@ -227,4 +242,4 @@ def kernel_targets(y, n_samples, loss, classes=None):
         raise TypeError(f"y must be numeric for a regression loss, got dtype {y.dtype}")
     if not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity")
-    return np.ascontiguousarray(y, dtype=np.float64), None
+    return np.asarray(y, dtype=np.float64), None

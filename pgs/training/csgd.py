@@ -190,8 +190,9 @@ def train_csgd(X, y, *, T=None, eta0="auto", switch="half", variant="csgd",
     Xb = as_csr_buffers(X)
     y_kernel, _ = kernel_targets(y, Xb.shape[0], "squared")
     W, eta0_used, params = _fit(
-        Xb, y_kernel.reshape(-1, 1), T=T, eta0=eta0, switch=switch, variant=variant,
-        fit_intercept=fit_intercept, iterate=iterate, sampling=sampling, seed=seed)
+        Xb, np.ascontiguousarray(y_kernel).reshape(-1, 1), T=T, eta0=eta0, switch=switch,
+        variant=variant, fit_intercept=fit_intercept, iterate=iterate, sampling=sampling,
+        seed=seed)
     return CSGDModel(coef=W[:-1, 0].copy(), intercept=W[-1, 0] if fit_intercept else 0.0,
                      T=params["T"], eta0_=eta0_used, params=params)
 

@@ -16,7 +16,7 @@ from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, kernel_targets
+from pgs.rules.data import as_csr_buffers, kernel_targets, side_by_side
 from pgs.rules.params import Data, Params, resolve, seed_entropy, seed_sequence
 
 #: Arguments a warm start must share with the run it continues (and the loss, which
@@ -168,7 +168,7 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
 
 def _problems(runs):
     """The kernel problems of `runs`: (solver, y, its runs), a block's outputs as one, its y
-    their targets side by side."""
+    their targets side by side (where they lie if they are one array's adjacent columns)."""
     groups = []
     for run in runs:
         s = run.solver
@@ -181,8 +181,8 @@ def _problems(runs):
         if head is not None and [r.solver.out for r in group] != list(range(head.n_out)):
             raise ValueError("the problems of a block must run together, in order")
     return [(group[0].solver, group[0].y_kernel, group) if head is None else
-            (MultiSolver([r.solver for r in group]),
-             np.column_stack([r.y_kernel for r in group]).ravel(), group)
+            (MultiSolver([r.solver for r in group]), side_by_side([r.y_kernel for r in group]),
+             group)
             for head, group in groups]
 
 

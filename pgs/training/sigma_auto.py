@@ -12,7 +12,7 @@ import numpy as np
 
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets
+from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets, side_by_side
 from pgs.rules.params import seed_entropy
 from pgs.training.fit import finish_all, intercepts, prepare_many, run_many_to
 
@@ -252,7 +252,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
                       validation_weights(sample_weight, val))
     if grid is None:
         grid = D.default_sigma_grid(D.mean_sq(rows.stats(2.0, False)), train.shape[0])
-    ys = [np.ascontiguousarray(y[train]) for y in targets]
+    ys = list(side_by_side(targets)[train].T)     # (one array: a block reads them in place)
     weights = validation_weights(sample_weight, train)
     t_cap = T if T is not None else D.default_T(m, k, max_passes)
     # (a candidate's problems: the outputs of a block for each thread, `prepare_many`)
@@ -267,7 +267,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     if train.shape[0] < m:
         # Every row counts: the winner goes on with the held-out rows too (docs/defaults.md 2)
         Xb = rows.every_row()
-        runs = [run._replace(Xb=Xb, y_kernel=np.ascontiguousarray(y), weights=sample_weight)
+        runs = [run._replace(Xb=Xb, y_kernel=y, weights=sample_weight)
                 for run, y in zip(runs, targets, strict=True)]
     if T is not None:
         rows.advance([runs], t_cap)
