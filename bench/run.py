@@ -50,7 +50,6 @@ EXPERIMENTS = {
     "dask_rounds": "bench.experiments.exp_dask_rounds",
     "dask_scale": "bench.experiments.exp_dask_scale",
     "sparse": "bench.experiments.exp_sparse",
-    "targets_memory": "bench.experiments.exp_targets_memory",
 }
 
 
