@@ -25,7 +25,7 @@ from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
-    dual_average_at,
+    dual_average_at, dual_u,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
     dual_wide, dual_dot_block, dual_add_block_two, dual_maintain_block, dual_add_to_average_block,
 )
@@ -923,16 +923,21 @@ cdef class SolverCore:
                         dtype=np.uint64)
 
 
-def _average_block(list outputs, double[:, ::1] out):
-    """The average of every output of a block (`SolverCore`s, in order: output c's into
-    column c of out, shape (n_cols, K)) in one pass over the block, each element as
-    `SolverCore._average_to` takes it (output by output, each pass reads every line)."""
+def _iterates_block(list outputs, double[:, :] out, bint average):
+    """The last iterate, or with `average` the average, of K outputs (`SolverCore`s, in
+    order: output c's into column c of out, shape (n_cols, K), any strides) in one pass
+    over their vectors, each element as `SolverCore._write_w` or `_average_to` takes it
+    (output by output, each pass over a block would read every line of it)."""
     cdef Py_ssize_t K = len(outputs), c, j
     cdef SolverCore s
     cdef DualVector* dvs
     cdef double* tts
-    if out.shape[1] != K or K == 0 or out.shape[0] != (<SolverCore>outputs[0]).n_cols:
-        raise ValueError("out must have shape (n_cols, K)")
+    for c in range(K):
+        s = outputs[c]
+        if s.n_cols != out.shape[0]:
+            K = -1
+    if out.shape[1] != K or K == 0:
+        raise ValueError("out must have shape (n_cols, K), n_cols that of every output")
     dvs = <DualVector*>malloc(K * sizeof(DualVector))
     tts = <double*>malloc(K * sizeof(double))
     if dvs == NULL or tts == NULL:
@@ -946,7 +951,10 @@ def _average_block(list outputs, double[:, ::1] out):
     with nogil:
         for j in range(out.shape[0]):
             for c in range(K):
-                out[j, c] = dual_average_at(&dvs[c], j, tts[c]) if tts[c] > 0.0 else 0.0
+                if not average:
+                    out[j, c] = dvs[c].c * dual_u(&dvs[c], j)
+                else:
+                    out[j, c] = dual_average_at(&dvs[c], j, tts[c]) if tts[c] > 0.0 else 0.0
     free(dvs)
     free(tts)
 

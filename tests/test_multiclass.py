@@ -14,7 +14,7 @@ from reference import (
 )
 
 import pgs
-from pgs._core import _average_block, py_multi_loss
+from pgs._core import _iterates_block, py_multi_loss
 from pgs.engine.rounds import _worker_delta
 from pgs.engine.solver import MultiSolver, Solver, run_lockstep, solver_of
 from pgs.models import MulticlassModel
@@ -381,9 +381,10 @@ def test_threads_give_the_same_bits_on_a_block(loss, p, l1, monkeypatch):
 
 def test_block_views_hold_each_class_at_its_column():
     """`MultiSolver.block`: class c's coordinate j at [j, c], for lam (interleaved with u at
-    p = 1.3) and the average's vectors; `_average_block` gives each class's average bit
-    for bit; the rounds' states move between the classes' form and the block's without
-    changing a value, and the block form's norm is the classes' (the threads' reports)."""
+    p = 1.3) and the average's vectors; `_iterates_block` gives each class's average and
+    last iterate bit for bit, into a block or a (K, n) array's transpose; the rounds'
+    states move between the classes' form and the block's without changing a value, and
+    the block form's norm is the classes' (the threads' reports)."""
     from pgs.engine import rounds as P
     from pgs.engine.threads import _norm_w
 
@@ -399,9 +400,12 @@ def test_block_views_hold_each_class_at_its_column():
             for c, s in enumerate(multi.outputs):
                 np.testing.assert_array_equal(view[:, c], getattr(s, name))
         out = np.empty((8, K))          # (the rounds' average: every class in one pass)
-        _average_block(multi.outputs, out)
+        _iterates_block(multi.outputs, out, True)
+        rows = np.empty((K, 8))         # (`pgs.engine.solver.iterates`: into rows)
+        _iterates_block(multi.outputs, rows.T, False)
         for c, s in enumerate(multi.outputs):
             np.testing.assert_array_equal(out[:, c], s.average())
+            np.testing.assert_array_equal(rows[c], s.last())
         states = [dict(s.get_state(), C=0.0) for s in multi.outputs]
         block = P._block_state(states)
         assert block["lam"].shape == (8, K) and block["b"].shape == (K,)

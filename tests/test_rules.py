@@ -511,7 +511,7 @@ def test_holdout_scores_and_paired_standard_error_closed_form():
         math.sqrt(np.mean((d - d.mean()) ** 2) / 4), rel=1e-15)
     assert holdout.se_of_difference(a, a) == 0.0
     assert holdout.se_of_difference(np.array([-np.inf] * 4), a) == 0.0
-    np.testing.assert_array_equal(holdout.values([np.array([1.0, 2.0, 3.0, 4.0])], [0.5]),
+    np.testing.assert_array_equal(holdout.values(np.array([[1.0], [2.0], [3.0], [4.0]]), [0.5]),
                                   [1.5, 2.5, 3.5, 4.5])
     w = np.array([1.0, 1.0, 2.0, 4.0])
     weighted = SA.Holdout(X_val, lambda Z: Z[:, 0], w)

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pgs._core import _average_block
+from pgs._core import _iterates_block
 from pgs.engine import chunks
 from pgs.engine.solver import solver_of
 from pgs.rules import defaults as D
@@ -313,7 +313,7 @@ def _worker_delta(solver, outputs, lam0, start, rho, params, t_pick):
 
 def _averages(solver, outputs):
     """The average of one output (a new array), or of K outputs as an (n_features + 1, K)
-    array: a block's in its average's block (`pgs._core._average_block`: one pass over
+    array: a block's in its average's block (`pgs._core._iterates_block`: one pass over
     the block, not K; l1 > 0: output by output, `Solver.average` zeroes it where the last
     iterate is)."""
     if len(outputs) == 1:
@@ -321,7 +321,7 @@ def _averages(solver, outputs):
     if outputs[0].l1 > 0.0 or not _on_block(outputs):
         return np.stack([one.average() for one in outputs], axis=-1)
     out = solver.block("wsum")      # (element by element: wsum may receive it, or clast)
-    _average_block(outputs, out)
+    _iterates_block(outputs, out, True)
     return out
 
 

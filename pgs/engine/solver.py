@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pgs._core import SAMPLING_MODES, SolverCore, _lockstep
+from pgs._core import SAMPLING_MODES, SolverCore, _iterates_block, _lockstep
 from pgs.rules.data import entry_problem
 from pgs.rules.defaults import SCHEDULES, default_callback_every
 from pgs.rules.losses import loss_spec
@@ -291,16 +291,15 @@ class MultiSolver:
         return getattr(first, name).base.reshape(first.n_cols, first.n_out, -1)[:, :, -1]
 
     def iterate(self, which):
-        """The iterate `which` of every class, shape (K, n_features + 1): one new array and
-        one vector at a time on top of the state (a stack of K new vectors held two)."""
+        """The iterate `which` of every class, shape (K, n_features + 1): one new array
+        on top of the state, taken in one pass over the classes' vectors (`iterates`)."""
         out = np.empty((len(self.outputs), self.outputs[0].n_cols))
-        for c, s in enumerate(self.outputs):
-            out[c] = s.iterate(which)
+        iterates(self.outputs, which, out.T)
         return out
 
     def take(self, which):
-        """The iterate `which` of every class, shape (K, n_features + 1): one new array and
-        one vector on top of the block (the solvers' state is consumed, as `Solver.take`)."""
+        """The iterate `which` of every class, shape (K, n_features + 1): one new array on
+        top of the block (the solvers' state is consumed, as `Solver.take`)."""
         out = self.iterate(which)
         for s in self.outputs:
             s.finish()
@@ -337,6 +336,24 @@ class MultiSolver:
             # the classes draw class 0's rows: the others keep no permutation)
             s.set_state(dict(one, perm=one["perm"] if c == 0 else None,
                              **({"workers": state["workers"]} if "workers" in state else {})))
+
+
+def iterates(outputs, which, out=None):
+    """The iterate `which` of each of `outputs` (`Solver`s) as the columns of `out` (None:
+    a new (n_features + 1, K) array): "last" and "average" in one pass over their vectors
+    (`pgs._core._iterates_block`: a block's read once, not in K strided passes); "pick",
+    or l1 > 0, output by output."""
+    if out is None:
+        out = np.empty((outputs[0].n_cols, len(outputs)))
+    if which == "pick" or outputs[0].l1 > 0.0:
+        for c, s in enumerate(outputs):
+            out[:, c] = s.iterate(which)
+        return out
+    for s in outputs:
+        s._check_state()
+        s._check_which(which)
+    _iterates_block(list(outputs), out, which == "average")
+    return out
 
 
 def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None,
