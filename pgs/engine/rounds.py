@@ -8,9 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pgs._core import _iterates_block
 from pgs.engine import chunks
-from pgs.engine.solver import solver_of
+from pgs.engine.solver import iterates, solver_of
 from pgs.rules import defaults as D
 from pgs.rules.defaults import THREADS_ROUND_PASSES, default_merge_every, merge_step_for
 from pgs.rules.params import Params
@@ -313,16 +312,14 @@ def _worker_delta(solver, outputs, lam0, start, rho, params, t_pick):
 
 def _averages(solver, outputs):
     """The average of one output (a new array), or of K outputs as an (n_features + 1, K)
-    array: a block's in its average's block (`pgs._core._iterates_block`: one pass over
-    the block, not K; l1 > 0: output by output, `Solver.average` zeroes it where the last
+    array taken in one pass over their vectors (`pgs.engine.solver.iterates`): a block's
+    in its average's block (l1 > 0: a new one, `Solver.average` zeroing it where the last
     iterate is)."""
     if len(outputs) == 1:
         return solver.average()
-    if outputs[0].l1 > 0.0 or not _on_block(outputs):
-        return np.stack([one.average() for one in outputs], axis=-1)
-    out = solver.block("wsum")      # (element by element: wsum may receive it, or clast)
-    _iterates_block(outputs, out, True)
-    return out
+    # (element by element: the average's block may receive it, wsum or clast)
+    in_place = _on_block(outputs) and outputs[0].l1 == 0.0
+    return iterates(outputs, "average", solver.block("wsum") if in_place else None)
 
 
 def _sampler_of(solver):
