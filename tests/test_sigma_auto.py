@@ -499,3 +499,36 @@ def test_regression_ranks_the_candidates_where_their_curves_go(monkeypatch):
         return 1.0 - np.mean((yt - model.decision_function(Xt)) ** 2) / np.var(yt)
 
     assert r2(ruled) > r2(unruled) + 0.05
+
+
+@pytest.mark.parametrize("iterate", ["average", "last"])
+def test_current_iterates_are_each_problems_own(iterate, monkeypatch):
+    """A candidate's iterates for scoring, one column a problem (one-vs-rest on a block,
+    each with its own vectors, a K-output problem's classes, one binary problem), are each
+    problem's own iterate and intercept (the constant column's weight, or the free bias),
+    and the held-out margins their products."""
+    from pgs.training.fit import intercepts, prepare_many, run_many_to
+
+    X, labels = _multiclass()
+    ys = [np.where(labels == c, 1.0, -1.0) for c in range(3)]
+    kw = dict(sigma=1e-3, T=600, seed=2, iterate=iterate)
+    for block_min, loss, targets, intercept in (
+            (2, "hinge", ys, "column"), (2, "hinge", ys, "free"), (100, "hinge", ys, "column"),
+            (2, "multinomial", [labels.astype(np.float64)], "column"),
+            (2, "logistic", ys[:1], "column")):
+        monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", block_min)
+        runs = prepare_many(X, targets, 1, loss=loss, intercept=intercept, **kw)
+        run_many_to(runs, 600)
+        W, icpts = SA._current(runs)
+        which = "average" if iterate == "average" else "last"
+        columns, expected = [], []
+        for run in runs:
+            w = run.solver.iterate(which)
+            columns.extend(np.atleast_2d(w)[:, :run.n_features])
+            expected.extend(intercepts(run, w, run.solver._scalars(), which))
+        np.testing.assert_array_equal(W, np.array(columns).T)
+        assert icpts == expected
+        holdout = SA.Holdout(X[:50], lambda Z: Z, None)
+        np.testing.assert_allclose(holdout.values(W, icpts),
+                                   X[:50] @ np.array(columns).T + np.array(expected),
+                                   rtol=1e-12, atol=1e-12)
