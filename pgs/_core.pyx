@@ -932,11 +932,11 @@ def _iterates_block(list outputs, double[:, :] out, bint average):
     cdef SolverCore s
     cdef DualVector* dvs
     cdef double* tts
+    cdef bint fits = K > 0 and out.shape[1] == K
     for c in range(K):
-        s = outputs[c]
-        if s.n_cols != out.shape[0]:
-            K = -1
-    if out.shape[1] != K or K == 0:
+        s = outputs[c]                  # (anything but a SolverCore: a TypeError)
+        fits = fits and s.n_cols == out.shape[0]
+    if not fits:
         raise ValueError("out must have shape (n_cols, K), n_cols that of every output")
     dvs = <DualVector*>malloc(K * sizeof(DualVector))
     tts = <double*>malloc(K * sizeof(double))

@@ -406,6 +406,10 @@ def test_block_views_hold_each_class_at_its_column():
         for c, s in enumerate(multi.outputs):
             np.testing.assert_array_equal(out[:, c], s.average())
             np.testing.assert_array_equal(rows[c], s.last())
+        with pytest.raises(ValueError, match="out must have shape"):
+            _iterates_block(multi.outputs, np.empty((7, K)), True)
+        with pytest.raises(TypeError):
+            _iterates_block([object()], np.empty((8, 1)), True)
         states = [dict(s.get_state(), C=0.0) for s in multi.outputs]
         block = P._block_state(states)
         assert block["lam"].shape == (8, K) and block["b"].shape == (K,)
