@@ -247,8 +247,9 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     scratch of 5 K), the K vectors one block (each feature's K coordinates adjacent);
     sts[0] holds what the classes share (t, the rows, the PRNG, the schedule), copied
     to the others at the end. K binary problems run alike (`outs` Many: each its own
-    coefficient and target, row i's K targets side by side from y[y_stride i]; a row's
-    class, or its one target, at y[y_stride i]). One output (`outs` One; dvs and zk
+    coefficient, target and radius B, prm[c] output c's parameters, the same but for B;
+    row i's K targets side by side from y[y_stride i]; a row's class, or its one target,
+    at y[y_stride i]). One output (`outs` One; dvs and zk
     unused) keeps its dual vector a local, its strides constants, as the loop was before
     K outputs.
     """
@@ -386,7 +387,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
         for c in range(K):
             dv[c].U += prm.l1 * gw              # (this step's truncation)
             dual_set_scale(&dv[c], tsig)
-            dual_project(&dv[c], prm.B, tsig)
+            dual_project(&dv[c], prm[c].B, tsig)     # (one-vs-rest: each its own B)
             if prm.icpt_rate > 0.0:
                 gsum = 0.0
                 for r in range(k):
@@ -781,6 +782,12 @@ cdef class SolverCore:
         pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
         return dual_exact_Q(&dv)
 
+    def set_B(self, double B):
+        """The radius of the domain, ||w||_p <= B (B <= 0: unbounded): one output of a block
+        of one-vs-rest problems takes its problem's own (the kernel projects each output on
+        its own B)."""
+        self.prm.B = B
+
     def set_t_pick(self, long long t_pick):
         """Choose (again) which future iteration's iterate to keep."""
         if t_pick > 0 and self.w_pick is None:
@@ -964,7 +971,7 @@ cdef struct Turn:             # one problem of a lock-step run, as the loop sees
     Py_ssize_t n_cols
     const double* y
     Py_ssize_t y_stride      # row i's target(s) from y[y_stride i]
-    const PGSParams* prm
+    const PGSParams* prm     # its K outputs' parameters (`_pgs_loop`)
     PGSState** sts           # its K states (K = 1 but for the K-output losses) ...
     Py_ssize_t n_out
     DualVector* dvs          # ... and K dual vectors and margins (the loop's scratch)
@@ -993,8 +1000,9 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
     cdef PGSState** sts = <PGSState**>malloc(n_all * sizeof(PGSState*))
     cdef DualVector* dvs = <DualVector*>malloc(n_all * sizeof(DualVector))
     cdef double* zk = <double*>malloc(5 * n_all * sizeof(double))
+    cdef PGSParams* prms = <PGSParams*>malloc(n_all * sizeof(PGSParams))
     try:
-        if turns == NULL or sts == NULL or dvs == NULL or zk == NULL:
+        if turns == NULL or sts == NULL or dvs == NULL or zk == NULL or prms == NULL:
             raise MemoryError()
         n_all = 0
         for a in range(n):
@@ -1012,9 +1020,10 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
             for c in range(len(group)):
                 s = group[c]
                 sts[n_all + c] = &s.st
+                prms[n_all + c] = s.prm
                 te = min(te, s.st.t)
             s = group[0]
-            turns[a] = Turn(s.loss_id, s.n_cols, &yv[0, 0], yv.strides[0] // 8, &s.prm,
+            turns[a] = Turn(s.loss_id, s.n_cols, &yv[0, 0], yv.strides[0] // 8, &prms[n_all],
                             &sts[n_all], len(group), &dvs[n_all], &zk[5 * n_all], &s.smp)
             n_all += len(group)
         with nogil:
@@ -1034,6 +1043,7 @@ def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[:
         free(sts)
         free(dvs)
         free(zk)
+        free(prms)
 
 
 # ------------------------------------------------------------- checks and helpers

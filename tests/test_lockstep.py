@@ -268,6 +268,24 @@ def test_few_outputs_keep_their_own_vectors(monkeypatch):
         assert len(multi.outputs) == n and len(bases) == (1 if shared else n)
 
 
+def test_problems_differing_in_B_alone_share_a_block():
+    """One-vs-rest squared loss on 0/1 targets: each problem resolves its own "auto" B (the
+    loss at 0 is half its class's share) and agrees in the rest: they share a block, each
+    output projected on its own B (which binds here: the paper's first steps are long),
+    with the bits of each problem's own fit."""
+    X, ys = _problems(n_classes=4)
+    ys = [(y > 0).astype(np.float64) for y in ys]
+    kw = dict(loss="squared", sigma=1e-3, T=600, seed=3, schedule="pgs", t_offset=0.0,
+              iterate="average")
+    runs = F.prepare_many(X, ys, 1, **kw)
+    assert len({run.params.B for run in runs}) == 4
+    assert all(run.solver.lam.base is runs[0].solver.lam.base for run in runs)
+    for y, model in zip(ys, fit_many(X, ys, **kw), strict=True):
+        ref = fit(X, y, **kw)
+        np.testing.assert_array_equal(model.coef, ref.coef)
+        assert model.intercept == ref.intercept
+
+
 def test_problems_that_disagree_keep_their_own_vectors():
     """prepare_many's problems share a block only where their arguments agree: warm starts
     at different iterations each keep vectors of their own (and their own run's bits)."""

@@ -131,14 +131,19 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
 
 def _block_maker(n):
     """`prepare`'s `make_solver` for `n` binary problems on one block, handing out its
-    outputs in turn, and a test that they agreed (one set of arguments, one output each)."""
+    outputs in turn, and a test that they agreed (one set of arguments but B, which each
+    output keeps its own of: squared loss's 0/1 targets give each its own "auto" B; one
+    output each)."""
     made, keys = [], set()
 
     def make(params, n_features, rng_state, t_pick, track_loss, n_out, t0):
-        keys.add((params, n_features, tuple(rng_state), t_pick, track_loss, n_out, t0))
+        keys.add((dataclasses.replace(params, B=None), n_features, tuple(rng_state), t_pick,
+                  track_loss, n_out, t0))
         made.append(made[-1] if made else solver_of(params, n_features, rng_state, t_pick,
                                                     track_loss, n_out=n))
-        return made[-1].outputs[len(made) - 1]
+        out = made[-1].outputs[len(made) - 1]
+        out.set_B(params.B if params.B is not None else 0.0)
+        return out
     return make, lambda: len(keys) == 1 and next(iter(keys))[5] == 1
 
 
