@@ -249,9 +249,8 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     to the others at the end. K binary problems run alike (`outs` Many: each its own
     coefficient, target and radius B, prm[c] output c's parameters, the same but for B;
     row i's K targets side by side from y[y_stride i]; a row's class, or its one target,
-    at y[y_stride i]). One output (`outs` One; dvs and zk
-    unused) keeps its dual vector a local, its strides constants, as the loop was before
-    K outputs.
+    at y[y_stride i]). One output (`outs` One; dvs and zk unused) keeps its dual vector a
+    local, its strides constants, as the loop was before K outputs.
     """
     cdef DualVector dv1
     cdef Draws dr

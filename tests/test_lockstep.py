@@ -218,7 +218,7 @@ def test_block_of_binary_problems(p):
     Xr = sp.csr_matrix(x * scale)
     y = np.sign(W[:, :-1] @ x)
     assert np.all(np.abs(W[:, :-1] @ (x * scale)) > 10.0)
-    status = run_lockstep([multi], 410, 410, Xr.data, Xr.indices, Xr.indptr, [y])
+    status = run_lockstep([multi], 410, 410, Xr.data, Xr.indices, Xr.indptr, [y[None, :]])
     assert status == (-1, 0) and all(run.solver.t == 410 for run in runs)
     for run, old in zip(runs, before, strict=True):
         for name in ("lam", "u"):

@@ -362,8 +362,8 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
     each in turn, so that solvers drawing the same rows (sharing a seed) fetch each row
     once; each bit-identical to its own `run` (a `MultiSolver`'s K classes run as one
     problem). A y is read where it lies: a vector (any stride), or for K binary problems
-    an (n_rows, K) array whose rows are contiguous (or their K targets of each row, one
-    after the other). (first failed solver, its status) or (-1, 0).
+    an (n_rows, K) array whose rows are contiguous. (first failed solver, its status) or
+    (-1, 0).
     """
     if len(ys) != len(solvers):
         raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
@@ -372,9 +372,7 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
     if fixed_rows is not None:
         fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
     solvers = [tuple(s.outputs) if len(s.outputs) > 1 else s for s in solvers]
-    n_rows = indptr.shape[0] - 1
-    ys = [y if y.ndim != 1 else y.reshape(n_rows, -1) if n_rows and y.size % n_rows == 0
-          else y[:, None] for y in map(np.asarray, ys)]     # (the kernel names a bad shape)
+    ys = [y[:, None] if y.ndim == 1 else y for y in map(np.asarray, ys)]
     for s in solvers:
         # (K outputs draw their rows with output 0's sampler: the others need none, no
         # permutation or alias table of their own)
