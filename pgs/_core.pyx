@@ -27,7 +27,8 @@ from pgs._dual cimport (
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
     dual_average_at, dual_u,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
-    dual_wide, dual_dot_block, dual_add_block_two, dual_maintain_block, dual_add_to_average_block,
+    dual_one_block, dual_wide, dual_dot_block, dual_add_block_two, dual_maintain_block,
+    dual_add_to_average_block,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
 
@@ -264,7 +265,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     cdef int64_t i, nxt
     cdef double tsig, eta = 0.0, gw = 1.0, gsum, rho, root
     cdef double g_scale = smp.grad_scale / <double>k
-    cdef bint updated, prepaid, wide = False
+    cdef bint updated, prepaid, one_block = False, wide = False
     cdef Py_ssize_t n_nz
     cdef double* paid
     cdef int status = PGS_OK
@@ -277,7 +278,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     for c in range(K):
         pgs_dual(&dv[c], prm, sts[c], n_cols)
     if out_tag is Many:
-        wide = dual_wide(dv, K)
+        one_block, wide = dual_one_block(dv, K), dual_wide(dv, K)
     _draws_start(&dr, smp, st, n_rows, indptr)
 
     while st.t < t_end:
@@ -314,7 +315,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
                 # the K margins over the block (docs/multiclass.md)
                 dual_dot_block(dv, K, data, indices, indptr[i], indptr[i + 1], prm.icpt,
                                indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0,
-                               z, wide)
+                               z, one_block)
             else:
                 z[0] = dual_dot(dv, data, indices, indptr[i], indptr[i + 1], prm.icpt,
                                 indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0)

@@ -292,19 +292,20 @@ cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
     return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 2, False, False)
 
 
-cdef inline void _dot_block_two(const DualVector* dv, Py_ssize_t K, const floating_t* data,
-                                const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
-                                double icpt, Py_ssize_t nxt_lo, Py_ssize_t nxt_hi,
-                                double* acc, double* z) noexcept nogil:
-    """`dual_dot_block` at p = 2 without l1 (acc: scratch of 4 K): each entry read once, its
-    K coordinates (output c's lam_j at lam[K j + c]) in one pass over them, summed as `_dot`
-    sums (four partial sums), so each z[c] has `dual_dot`'s bits; the next row's entries
-    prefetched as `_dot` does."""
+cdef inline void _dot_block(const DualVector* dv, Py_ssize_t K, const floating_t* data,
+                            const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
+                            double icpt, Py_ssize_t nxt_lo, Py_ssize_t nxt_hi,
+                            double* acc, double* z, bint q3) noexcept nogil:
+    """`dual_dot_block` of a `dual_one_block` (acc: scratch of 4 K): each entry read once,
+    its K coordinates in one pass over them (output c's lam_j at lam[K j + c]: its u_j
+    at p = 2; with `q3`, p = 1.5, u_j computed from it as `_u_at` computes it), summed
+    as `_dot` sums (four partial sums), so each z[c] has `dual_dot`'s bits; the next
+    row's entries prefetched as `_dot` does. (q3 is a constant.)"""
     cdef const double* lam = dv[0].lam
     cdef const double* wsum = dv[0].wsum
     cdef const double* row
     cdef Py_ssize_t jj, c, e, n4 = lo + ((hi - lo) & ~3)
-    cdef double x
+    cdef double x, t
     cdef Ahead ah = _ahead(data, indices, nxt_lo, nxt_hi)
     for jj in range(lo, hi):
         if <size_t>indices[jj] >= <size_t>(dv[0].n - 1):
@@ -318,7 +319,11 @@ cdef inline void _dot_block_two(const DualVector* dv, Py_ssize_t K, const floati
         row = lam + K * indices[jj]
         e = K * ((jj - lo) & 3) if jj < n4 else 0
         for c in range(K):
-            acc[e + c] += x * row[c]
+            if q3:
+                t = row[c] * dv[c].inv_S
+                acc[e + c] += x * (t * fabs(t))
+            else:
+                acc[e + c] += x * row[c]
         if wsum != NULL:        # (the average's lines, for the row's update: 0.7x the time)
             for c in range(0, K, 8):
                 PGS_PREFETCH(wsum + (row - lam) + c)
@@ -328,35 +333,53 @@ cdef inline void _dot_block_two(const DualVector* dv, Py_ssize_t K, const floati
     _ahead_rest(&ah)
     row = lam + K * (dv[0].n - 1)
     for c in range(K):
-        z[c] = ((acc[c] + acc[K + c]) + (acc[2 * K + c] + acc[3 * K + c])) + icpt * row[c]
+        if q3:
+            t = row[c] * dv[c].inv_S
+            x = t * fabs(t)
+        else:
+            x = row[c]
+        z[c] = ((acc[c] + acc[K + c]) + (acc[2 * K + c] + acc[3 * K + c])) + icpt * x
 
 
-cdef inline bint dual_wide(const DualVector* dv, Py_ssize_t K) noexcept nogil:
-    """True where the K outputs are one block at p = 2 without l1 (output c's lam_j and
-    wsum_j at lam[K j + c] and wsum[K j + c] of output 0's): each entry's K coordinates are
-    then taken in one pass (`dual_dot_block`, `dual_add_block_two`)."""
+cdef inline bint dual_one_block(const DualVector* dv, Py_ssize_t K) noexcept nogil:
+    """True where the K outputs are one block at p = 2 or 1.5 (u is lam, or none) without
+    l1: output c's lam_j and wsum_j at lam[K j + c] and wsum[K j + c] of output 0's. A
+    row's K margins then take each entry once (`dual_dot_block`); at p = 2 the updates
+    too (`dual_wide`). (Other p interleave u with lam: taking their margins so gained
+    nothing, bench/results/block_margins.md.)"""
     cdef Py_ssize_t c
     for c in range(K):
-        if (dv[c].kind != P_TWO or dv[c].l1 or dv[c].lam != dv[0].lam + c or dv[c].stride != K
+        if (dv[c].kind == P_GENERAL or dv[c].kind != dv[0].kind or dv[c].l1
+                or dv[c].lam != dv[0].lam + c or dv[c].stride != K
                 or (dv[c].wsum != NULL and (dv[c].wsum != dv[0].wsum + c or dv[c].wstride != K))
                 or (dv[c].wsum == NULL) != (dv[0].wsum == NULL)):
             return False
     return True
 
 
+cdef inline bint dual_wide(const DualVector* dv, Py_ssize_t K) noexcept nogil:
+    """True where the K outputs are one block at p = 2 without l1 (`dual_one_block`): each
+    entry's K coordinates are then taken in one pass by the updates too
+    (`dual_add_block_two`, Q's recomputation and the average's folds)."""
+    return dv[0].kind == P_TWO and dual_one_block(dv, K)
+
+
 cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floating_t* data,
                                 const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
                                 double icpt, Py_ssize_t nxt_lo, Py_ssize_t nxt_hi,
-                                double* z, bint wide) noexcept nogil:
+                                double* z, bint one_block) noexcept nogil:
     """z[c] = <x, u_c> (`dual_dot`) for each output c of a block of K, dv[c] its dual
-    vector, and z of length 5 K (scratch beyond K): `wide` (`dual_wide`), each entry's K
-    coordinates in one pass (`_dot_block_two`), else output by output (as each feature's
-    K coordinates are adjacent the first output's reads bring the others' lines:
-    docs/multiclass.md)."""
+    vector, and z of length 5 K (scratch beyond K): `one_block` (`dual_one_block`), each
+    entry's K coordinates in one pass (`_dot_block`), else output by output (as each
+    feature's K coordinates are adjacent the first output's reads bring the others'
+    lines: docs/multiclass.md)."""
     cdef Py_ssize_t c
     cdef bint q3 = dv[0].u == NULL, l1 = dv[0].l1 and dv[0].kind != P_GENERAL
-    if wide:
-        _dot_block_two(dv, K, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, z + K, z)
+    if one_block:
+        if q3:
+            _dot_block(dv, K, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, z + K, z, True)
+        else:
+            _dot_block(dv, K, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, z + K, z, False)
         return
     for c in range(K):
         # (q3 and l1 at run time here: GCC then clones `_dot` for the binary loop's
