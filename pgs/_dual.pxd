@@ -345,8 +345,8 @@ cdef inline bint dual_one_block(const DualVector* dv, Py_ssize_t K) noexcept nog
     """True where the K outputs are one block at p = 2 or 1.5 (u is lam, or none) without
     l1: output c's lam_j and wsum_j at lam[K j + c] and wsum[K j + c] of output 0's. A
     row's K margins then take each entry once (`dual_dot_block`); at p = 2 the updates
-    too (`dual_wide`). (Other p interleave u with lam: taking their margins so gained
-    nothing, bench/results/block_margins.md.)"""
+    too (`dual_wide`). (Other p interleave u with lam: there the one-pass margins did not
+    pay, bench/results/block_margins.md.)"""
     cdef Py_ssize_t c
     for c in range(K):
         if (dv[c].kind == P_GENERAL or dv[c].kind != dv[0].kind or dv[c].l1
