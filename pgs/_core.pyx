@@ -27,7 +27,7 @@ from pgs._dual cimport (
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
     dual_average_at, dual_u,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
-    dual_one_block, dual_wide, dual_dot_block, dual_add_block_two, dual_maintain_block,
+    dual_one_block, dual_dot_block, dual_add_block_two, dual_maintain_block,
     dual_add_to_average_block,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
@@ -278,7 +278,8 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     for c in range(K):
         pgs_dual(&dv[c], prm, sts[c], n_cols)
     if out_tag is Many:
-        one_block, wide = dual_one_block(dv, K), dual_wide(dv, K)
+        one_block = dual_one_block(dv, K)
+        wide = one_block and dv[0].kind == P_TWO     # (the updates too)
     _draws_start(&dr, smp, st, n_rows, indptr)
 
     while st.t < t_end:

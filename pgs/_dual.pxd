@@ -344,9 +344,10 @@ cdef inline void _dot_block(const DualVector* dv, Py_ssize_t K, const floating_t
 cdef inline bint dual_one_block(const DualVector* dv, Py_ssize_t K) noexcept nogil:
     """True where the K outputs are one block at p = 2 or 1.5 (u is lam, or none) without
     l1: output c's lam_j and wsum_j at lam[K j + c] and wsum[K j + c] of output 0's. A
-    row's K margins then take each entry once (`dual_dot_block`); at p = 2 the updates
-    too (`dual_wide`). (Other p interleave u with lam: there the one-pass margins did not
-    pay, bench/results/block_margins.md.)"""
+    row's K margins then take each entry once (`dual_dot_block`); at p = 2 the updates,
+    Q's recomputation and the average's folds too (a "wide" block: `dual_add_block_two`,
+    `dual_maintain_block`, `dual_add_to_average_block`). (Other p interleave u with lam:
+    there the one-pass margins did not pay, bench/results/block_margins.md.)"""
     cdef Py_ssize_t c
     for c in range(K):
         if (dv[c].kind == P_GENERAL or dv[c].kind != dv[0].kind or dv[c].l1
@@ -355,13 +356,6 @@ cdef inline bint dual_one_block(const DualVector* dv, Py_ssize_t K) noexcept nog
                 or (dv[c].wsum == NULL) != (dv[0].wsum == NULL)):
             return False
     return True
-
-
-cdef inline bint dual_wide(const DualVector* dv, Py_ssize_t K) noexcept nogil:
-    """True where the K outputs are one block at p = 2 without l1 (`dual_one_block`): each
-    entry's K coordinates are then taken in one pass by the updates too
-    (`dual_add_block_two`, Q's recomputation and the average's folds)."""
-    return dv[0].kind == P_TWO and dual_one_block(dv, K)
 
 
 cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floating_t* data,
@@ -606,10 +600,10 @@ cdef inline void _add_block_two(DualVector* dv, Py_ssize_t K, const floating_t* 
 cdef inline void dual_add_block_two(DualVector* dv, Py_ssize_t K, const floating_t* data,
                                     const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
                                     const double* g, double icpt, double* dq) noexcept nogil:
-    """`dual_add` of g[c] x to each output c of a block of K (`dual_wide`; dq: scratch of
-    3 K): each entry's K coordinates in one pass, each output's arithmetic that of
-    `_add_row_two` (an output with g[c] = 0 adds 0 to its coordinates, which can only turn
-    a -0.0 into 0.0; its Q and updates are left alone)."""
+    """`dual_add` of g[c] x to each output c of a wide block (`dual_one_block` at p = 2; dq:
+    scratch of 3 K): each entry's K coordinates in one pass, each output's arithmetic that
+    of `_add_row_two` (an output with g[c] = 0 adds 0 to its coordinates, which can only
+    turn a -0.0 into 0.0; its Q and updates are left alone)."""
     if dv[0].wsum == NULL:
         _add_block_two(dv, K, data, indices, lo, hi, g, icpt, dq, False)
     else:
@@ -617,9 +611,10 @@ cdef inline void dual_add_block_two(DualVector* dv, Py_ssize_t K, const floating
 
 
 cdef inline void dual_maintain_block(DualVector* dv, Py_ssize_t K, double* acc) noexcept nogil:
-    """`dual_maintain` of every output of a `dual_wide` block whose Q is due (acc: scratch of
-    K): one pass over the block for all of them, each Q summed as `dual_exact_Q` sums it
-    (output by output, each pass would read every line of the block)."""
+    """`dual_maintain` of every output of a wide block (`dual_one_block` at p = 2) whose Q
+    is due (acc: scratch of K): one pass over the block for all of them, each Q summed as
+    `dual_exact_Q` sums it (output by output, each pass would read every line of the
+    block)."""
     cdef Py_ssize_t c, j
     cdef const double* row
     cdef bint due = False
@@ -800,9 +795,10 @@ cdef inline void dual_add_to_average(DualVector* dv, long long t, double rho) no
 
 cdef inline void dual_add_to_average_block(DualVector* dv, Py_ssize_t K, long long t,
                                            double rho, double* fold) noexcept nogil:
-    """`dual_add_to_average` of every output of a `dual_wide` block with an average (fold:
-    scratch of K): the outputs due a fold fold in one pass over the block, each element as
-    `dual_fold_average` folds it (output by output, each pass would read every line)."""
+    """`dual_add_to_average` of every output of a wide block (`dual_one_block` at p = 2)
+    with an average (fold: scratch of K): the outputs due a fold fold in one pass over the
+    block, each element as `dual_fold_average` folds it (output by output, each pass would
+    read every line)."""
     cdef Py_ssize_t c, j
     cdef bint two_power = (t & (t - 1)) == 0 and 8 * t >= dv[0].n, due = False
     cdef double* w
