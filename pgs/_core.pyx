@@ -9,7 +9,7 @@ The loop is compiled once per loss (a fused tag type, pgs/_losses.pxd), data dty
 and index dtype; the variants of p live inside the dual vector's `dual_add`.
 """
 
-from libc.math cimport pow, sqrt, fabs, isfinite, INFINITY
+from libc.math cimport pow, sqrt, fabs, fmin, isfinite, INFINITY
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
@@ -22,7 +22,8 @@ from pgs._losses cimport (
     Huber, EpsilonInsensitive, Absolute, Multinomial, CrammerSinger,
 )
 from pgs._dual cimport (
-    DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, PGS_PREFETCH, POW_CHUNK,
+    DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, U_MAX, PGS_PREFETCH,
+    POW_CHUNK,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
     dual_average_at, dual_u,
@@ -67,6 +68,7 @@ cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
     dv.l1 = prm.l1 > 0.0
     dv.paid = st.paid if dv.l1 and prm.p_kind != P_TWO else NULL
     dv.U = st.U
+    dv.U_Q = st.U_Q
 
 
 cdef void _dual_to_state(const DualVector* dv, PGSState* st) noexcept nogil:
@@ -79,6 +81,7 @@ cdef void _dual_to_state(const DualVector* dv, PGSState* st) noexcept nogil:
     st.c = dv.c
     st.C = dv.C
     st.U = dv.U
+    st.U_Q = dv.U_Q
 
 
 # ------------------------------------------------------------------ row sampling
@@ -338,8 +341,9 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
             st.zs *= 1.0 - prm.sigma * eta
             if st.zs < 1e-30:
                 for c in range(K):
+                    dv[c].U *= st.zs    # (the l1 term's, in lam's new units: first, as
+                    #                            p = 2 recomputes Q from it)
                     dual_renormalise(&dv[c], st.zs)
-                    dv[c].U *= st.zs            # (the l1 term's, in lam's new units)
                     if dv[c].paid != NULL:
                         _scale(dv[c].paid, n_cols, dv[c].wstride, st.zs)
                 st.zs = 1.0
@@ -386,7 +390,11 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
             tsig = (<double>st.t + prm.t_offset) * prm.sigma
             eta = 1.0 / tsig
         for c in range(K):
-            dv[c].U += prm.l1 * gw              # (this step's truncation)
+            # (this step's truncation; a debt of U_MAX already zeroes any lam_j a finite
+            # run holds, and saturating keeps the engines' U - U0 finite: no inf - inf;
+            # never down, as a merge may leave U past it and paid_j at U)
+            if dv[c].U < U_MAX:
+                dv[c].U = fmin(dv[c].U + prm.l1 * gw, U_MAX)
             dual_set_scale(&dv[c], tsig)
             dual_project(&dv[c], prm[c].B, tsig)     # (one-vs-rest: each its own B)
             if prm.icpt_rate > 0.0:
@@ -896,7 +904,7 @@ cdef class SolverCore:
                     t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
                     loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick,
                     zs=st.zs, b=st.b, b_sum=st.b_sum, b_pick=st.b_pick, rho_sum=st.rho_sum,
-                    U=st.U)
+                    U=st.U, U_Q=st.U_Q)
 
     def _set_scalars(self, dict state):
         """Restore what `_scalars` gave."""
@@ -921,6 +929,7 @@ cdef class SolverCore:
         self.st.b_pick = state.get("b_pick", 0.0)
         self.st.rho_sum = state.get("rho_sum", <double>self.st.t)
         self.st.U = state.get("U", 0.0)
+        self.st.U_Q = state.get("U_Q", 0.0)     # (a state before U_Q: Q of lam itself)
         for a in range(4):
             self.st.rng[a] = state["rng"][a]
 

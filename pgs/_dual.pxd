@@ -84,12 +84,14 @@ cdef extern from *:
     #define PGS_Q_CANCEL 0x1p-12
     #define PGS_C_RESTART 65536.0
     #define PGS_SPANS_Q 6.0
+    #define PGS_U_MAX 1e300
     """
     const double Q_LO "PGS_Q_LO"
     const double Q_HI "PGS_Q_HI"
     const double Q_CANCEL "PGS_Q_CANCEL"
     const double C_RESTART "PGS_C_RESTART"
     const double SPANS_Q "PGS_SPANS_Q"
+    const double U_MAX "PGS_U_MAX"     # the l1 term's U saturates here (pgs/_core.pyx)
 
 
 cdef struct DualVector:
@@ -124,6 +126,10 @@ cdef struct DualVector:
     int l1
     double* paid
     double U
+    # p = 2 with l1: Q = sum_j lam_j^2 over the features' lam_j truncated by U_Q (U when
+    # Q was last recomputed exactly) and the constant column's: a bound on the truncated
+    # iterate's norm, made exact where the projection onto B needs it (`dual_project`)
+    double U_Q
 
 
 cdef inline int dual_kind(double p) noexcept nogil:
@@ -404,37 +410,44 @@ cdef inline void _add_to_Q(DualVector* dv, double plus, double minus) noexcept n
 
 
 cdef inline double _coord(Py_ssize_t j, double d, double* lam, Py_ssize_t sd, double* wsum,
-                          Py_ssize_t ws, double C, bint average) noexcept nogil:
+                          Py_ssize_t ws, double C, bint average, double U_Q,
+                          bint l1) noexcept nogil:
     """p = 2: lam_j += d (u is lam; lam and wsum at strides sd and ws); returns Q's
-    change, new^2 - old^2 (average: a compile-time constant)."""
+    change, new^2 - old^2, with `l1` of the values truncated by U_Q (a feature's; average
+    and l1: compile-time constants)."""
     cdef double old = lam[sd * j]
     cdef double new = old + d
     lam[sd * j] = new
     if average:
         wsum[ws * j] += C * (new - old)
+    if l1:
+        old = _tr(old, U_Q)
+        new = _tr(new, U_Q)
+        return (new - old) * (old + new)
     return d * (old + new)          # without cancellation
 
 
 cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
                               const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double g,
-                              double icpt, bint average) noexcept nogil:
-    """`dual_add` for p = 2. (The fields in locals: the stores to lam could alias them
-    for the compiler.)"""
+                              double icpt, bint average, bint l1) noexcept nogil:
+    """`dual_add` for p = 2 (with `l1`, Q of the truncated features: `DualVector.U_Q`).
+    (The fields in locals: the stores to lam could alias them for the compiler.)"""
     cdef double* lam = dv.lam
     cdef double* wsum = dv.wsum
     cdef Py_ssize_t sd = dv.stride, ws = dv.wstride
-    cdef double C = dv.C
+    cdef double C = dv.C, U_Q = dv.U_Q
     # two partial sums: consecutive entries' adds do not wait for each other
     cdef double dq0 = 0.0, dq1 = 0.0
     cdef Py_ssize_t jj = lo
     while jj + 2 <= hi:
-        dq0 += _coord(indices[jj], g * data[jj], lam, sd, wsum, ws, C, average)
-        dq1 += _coord(indices[jj + 1], g * data[jj + 1], lam, sd, wsum, ws, C, average)
+        dq0 += _coord(indices[jj], g * data[jj], lam, sd, wsum, ws, C, average, U_Q, l1)
+        dq1 += _coord(indices[jj + 1], g * data[jj + 1], lam, sd, wsum, ws, C, average,
+                      U_Q, l1)
         jj += 2
     if jj < hi:
-        dq0 += _coord(indices[jj], g * data[jj], lam, sd, wsum, ws, C, average)
+        dq0 += _coord(indices[jj], g * data[jj], lam, sd, wsum, ws, C, average, U_Q, l1)
     if icpt != 0.0:
-        dq1 += _coord(dv.n - 1, g * icpt, lam, sd, wsum, ws, C, average)
+        dq1 += _coord(dv.n - 1, g * icpt, lam, sd, wsum, ws, C, average, 0.0, False)
     _add_to_Q(dv, dq0 + dq1, 0.0)
 
 
@@ -556,10 +569,12 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
             _add_row_q3(dv, data, indices, lo, hi, g, icpt, True)
     elif dv.kind != P_TWO:
         _add_row_pow(dv, data, indices, lo, hi, g, icpt)
+    elif dv.l1:         # (p = 2 with l1 keeps no average: docs/sparse.md)
+        _add_row_two(dv, data, indices, lo, hi, g, icpt, False, True)
     elif dv.wsum == NULL:
-        _add_row_two(dv, data, indices, lo, hi, g, icpt, False)
+        _add_row_two(dv, data, indices, lo, hi, g, icpt, False, False)
     else:
-        _add_row_two(dv, data, indices, lo, hi, g, icpt, True)
+        _add_row_two(dv, data, indices, lo, hi, g, icpt, True, False)
 
 
 cdef inline void _add_block_two(DualVector* dv, Py_ssize_t K, const floating_t* data,
@@ -677,9 +692,15 @@ cdef inline bint dual_truncate(DualVector* dv, const index_t* indices, Py_ssize_
 # ------------------------------------------------------ Q, scale and projection
 
 cdef inline double dual_exact_Q(const DualVector* dv) noexcept nogil:
-    """sum_j (|lam_j| / S)^q from lam and u: |lam_j| / S times |u_j| (O(n), rare)."""
-    cdef double acc = 0.0
+    """sum_j (|lam_j| / S)^q from lam and u: |lam_j| / S times |u_j| (O(n), rare); p = 2
+    with l1: of the features' lam_j truncated by U."""
+    cdef double acc = 0.0, v
     cdef Py_ssize_t j
+    if dv.l1 and dv.kind == P_TWO:
+        for j in range(dv.n):
+            v = dv.lam[dv.stride * j] if j == dv.n - 1 else _tr(dv.lam[dv.stride * j], dv.U)
+            acc += v * v
+        return acc
     for j in range(dv.n):
         acc += fabs(dv.lam[dv.stride * j]) * fabs(dual_u(dv, j))
     return acc * dv.inv_S
@@ -688,6 +709,7 @@ cdef inline double dual_exact_Q(const DualVector* dv) noexcept nogil:
 cdef inline void dual_recompute_Q(DualVector* dv) noexcept nogil:
     """Q from scratch (every few n updates, so O(1) per non-zero, and on cancellation)."""
     dv.Q = dual_exact_Q(dv)
+    dv.U_Q = dv.U
     dv.Q_comp = 0.0
     dv.Q_abs = 0.0
     dv.n_updates = 0
@@ -773,9 +795,15 @@ cdef inline void dual_set_scale(DualVector* dv, double tsig) noexcept nogil:
 
 cdef inline void dual_project(DualVector* dv, double B, double tsig) noexcept nogil:
     """w onto ||w||_p <= B (B <= 0: unbounded): ||w||_p = (p-1) ||lam||_q / tsig, and the
-    projection onto a norm ball of the mirror map's image is a rescaling: O(1)."""
+    projection onto a norm ball of the mirror map's image is a rescaling: O(1). p = 2 with
+    l1: Q's norm bounds the truncated iterate's (`DualVector.U_Q`); where the bound would
+    project, Q is first made exact (O(n)), so the projection is the eager one's."""
     cdef double norm_w
     if B > 0.0:
+        if (dv.l1 and dv.kind == P_TWO and dv.U_Q != dv.U
+                and (dv.p - 1.0) * dv.norm_lam / tsig > B):
+            dual_recompute_Q(dv)
+            dual_set_scale(dv, tsig)
         norm_w = (dv.p - 1.0) * dv.norm_lam / tsig
         if norm_w > B:
             dv.c *= B / norm_w

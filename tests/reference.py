@@ -189,7 +189,7 @@ def _round_steps(total, sizes):
 
 
 def pgs_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, B=None, icpt=0.0, eps=0.0,
-                         t_offset=0.0):
+                         t_offset=0.0, l1=0.0):
     """Parallel PGS by merging dual states (docs/parallel.md), W = len(bounds) workers,
     rows taken cyclically within each shard (``sampling="cyclic"``), k = 1.
 
@@ -198,12 +198,14 @@ def pgs_rounds_reference(X, y, *, loss, p, sigma, T, bounds, tau, B=None, icpt=0
     iteration offset rho (t + t_offset), rho = its share of the round, and runs plain PGS
     on its shard; the merge adds the workers' changes to lam and their iterations to t.
     Returns (w_T from the merged lam, the local iterates in order: round by round,
-    worker by worker).
+    worker by worker). With `l1` (p < 2: docs/sparse.md) each worker truncates its lam
+    eagerly (`truncated`, l1 more owed each step), starting from the round's lam owing
+    nothing, and a coordinate every worker truncated to 0 stays 0 in the merge.
     """
     Xa = _with_column(X, icpt)
     return _rounds(Xa.shape[1], T=T, bounds=bounds, tau=tau, sigma=sigma, t_offset=t_offset,
                    iterate=lambda theta: _projected(grad_r_star(theta, p), p, B),
-                   gradient=lambda w, i: dloss(loss, Xa[i] @ w, y[i], eps) * Xa[i])
+                   gradient=lambda w, i: dloss(loss, Xa[i] @ w, y[i], eps) * Xa[i], l1=l1)
 
 
 def multiclass_rounds_reference(X, y, n_classes, *, loss, p, sigma, T, bounds, tau, B=None,
@@ -225,9 +227,10 @@ def _with_column(X, icpt):
     return np.hstack([X, np.full((X.shape[0], 1), icpt)])
 
 
-def _rounds(shape, *, T, bounds, tau, sigma, t_offset, iterate, gradient):
+def _rounds(shape, *, T, bounds, tau, sigma, t_offset, iterate, gradient, l1=0.0):
     """The rounds of `pgs_rounds_reference` for a dual state of `shape`: ``iterate(lam /
-    tsig)`` maps it to w, ``gradient(w, i)`` is row i's subgradient in its shape."""
+    tsig)`` maps it to w, ``gradient(w, i)`` is row i's subgradient in its shape (l1: one
+    output's)."""
     sizes = [hi - lo for lo, hi in bounds]
     pos = [0] * len(bounds)
     lam = np.zeros(shape)
@@ -237,21 +240,27 @@ def _rounds(shape, *, T, bounds, tau, sigma, t_offset, iterate, gradient):
         total = min(len(bounds) * tau, T - t)
         steps = _round_steps(total, sizes)
         change = np.zeros(shape)
+        zero = np.ones(shape, dtype=bool)
         for v, (lo, _hi) in enumerate(bounds):
             if steps[v] == 0:
                 continue
             rho = steps[v] / total
-            lam_v = rho * lam
+            lam_v, debt = rho * lam, np.zeros(shape)
             off = rho * (t + t_offset)
             w = iterate(lam_v / (off * sigma)) if np.any(lam_v) else np.zeros(shape)
             for s in range(1, steps[v] + 1):
                 i = lo + pos[v] % sizes[v]
                 pos[v] += 1
                 lam_v = lam_v - gradient(w, i)
+                if l1:
+                    lam_v, debt = truncated(lam_v, debt + l1)
                 w = iterate(lam_v / ((s + off) * sigma))
                 iterates.append(w.copy())
             change += lam_v - rho * lam
+            zero &= lam_v == 0.0
         lam = lam + change
+        if l1:
+            lam[zero] = 0.0
         t += total
     return iterate(lam / ((t + t_offset) * sigma)), iterates
 

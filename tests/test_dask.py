@@ -224,6 +224,17 @@ def test_dask_equals_threads_bit_for_bit(client, kw):
     _same_model(got2, ref2)
 
 
+def test_dask_warm_start_is_bit_for_bit_where_a_round_ends(client):
+    """pgs.dask.train continued by a warm start that ends a round (a multiple of W *
+    merge_every iterations) equals the unsplit run, bit for bit, as the threads do."""
+    X, y = _problem()
+    kw = dict(loss="logistic", sigma=1e-3, seed=7, merge_every=111)
+    Xd = _dask(X, _chunks(1200, 3))
+    whole = pgs.dask.train(Xd, y, client=client, T=1500, **kw)
+    first = pgs.dask.train(Xd, y, client=client, T=666, keep_state=True, **kw)
+    _same_model(pgs.dask.train(Xd, y, client=client, T=834, warm_start=first, **kw), whole)
+
+
 def test_dense_chunks_dask_targets_and_callback(client):
     import dask.array as da
     X, y = _problem()

@@ -248,3 +248,75 @@ def test_p2_fit_finds_the_exact_support_and_objective(schedule):
     assert 0.0 <= gap < 1e-3
     np.testing.assert_array_equal(model.coef != 0.0, np.abs(exact) > 1e-6)
     assert 0 < np.count_nonzero(exact) < 30
+
+
+@pytest.mark.parametrize("B", [0.5, 2.0])
+@pytest.mark.parametrize("schedule", ["asgd", "pgs"])
+def test_p2_projection_reads_the_truncated_iterates_norm(schedule, B):
+    """p = 2 with l1 and a radius B: the projection rescales the truncated iterate by its
+    own norm (lam's, untruncated, shrank it ever more: a fit worse the longer it ran), so
+    every iterate is the eager reference's; the constant column is never truncated."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 12)) * (rng.random((60, 12)) < 0.5)
+    y = X @ (rng.normal(size=12) * (np.arange(12) < 4)) + 0.3 * rng.normal(size=60)
+    T, sigma, eta0, l1 = 240, 0.05, 0.1, 0.3 * l1_max(X, y, "squared")
+    for icpt in (0.0, 0.7):
+        ref = mirror_descent_reference(X, y, loss="squared", p=2.0, sigma=sigma, T=T, k=1,
+                                       rows=np.arange(T) % 60, icpt=icpt, B=B, l1=l1,
+                                       step=_step(schedule, sigma, eta0))
+        column = dict(intercept="column", intercept_scaling=icpt) if icpt else \
+            dict(fit_intercept=False)
+        model = _fit(X, y, schedule, eta0, loss="squared", p=2.0, sigma=sigma, T=T, l1=l1,
+                     B=B, iterate="last", **column)
+        w = ref[-1][0]
+        np.testing.assert_allclose(model.coef, w[:-1], rtol=1e-10, atol=1e-13)
+        np.testing.assert_array_equal(model.coef == 0.0, w[:-1] == 0.0)
+        np.testing.assert_allclose(model.intercept, w[-1] * icpt, rtol=1e-10, atol=1e-13)
+
+
+def test_p2_fit_with_a_radius_improves_with_passes():
+    """The reported case: squared loss's "auto" B with l1 at p = 2, more passes a better
+    objective, below the all-zero model's, and the estimator's R^2 positive."""
+    X = sp.random(300, 40, density=0.2, format="csr", random_state=0)
+    y = X @ np.random.default_rng(0).standard_normal(40)
+    objs = [pgs.train(X, y, loss="squared", sigma=1e-3, l1=0.1, max_passes=mp,
+                      seed=0).objective(X, y) for mp in (2, 10, 50)]
+    zero = pgs.train(X, y, loss="squared", sigma=1e-3, l1=1e3, T=1, seed=0)
+    assert np.count_nonzero(zero.coef) == 0
+    assert objs[2] <= objs[1] <= objs[0] < zero.objective(X, y)
+    est = pgs.PGSRegressor(sigma=1e-3, l1=0.1, max_passes=50, random_state=0).fit(X, y)
+    assert est.score(X, y) > 0.0
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
+def test_huge_l1_gives_zeros_with_threads(p):
+    """l1 = 1e307: U saturates (finite), so threads' merges stay finite and give the
+    all-zero model of one thread."""
+    X = sp.random(300, 40, density=0.2, format="csr", random_state=0)
+    y = np.sign(X @ np.random.default_rng(0).standard_normal(40))
+    for n_jobs in (1, 2):
+        model = pgs.train(X, y, p=p, sigma=1e-3, l1=1e307, n_jobs=n_jobs, seed=0)
+        assert np.count_nonzero(model.coef) == 0
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5])
+def test_warm_start_may_change_l1(p):
+    """A warm start may change l1 (as l1_path does); at p = 2 an l1 > 0 fit keeps no
+    average, so continuing one with l1 = 0 asks for iterate='last' by name, and
+    continuing an l1 = 0 fit with l1 > 0 leaves its average behind."""
+    X, y = _data()
+    kw = dict(sigma=1e-2, T=100, seed=0, p=p)
+    plain = pgs.train(X, y, keep_state=True, **kw)
+    sparse = pgs.train(X, y, warm_start=plain, l1=0.2, keep_state=True, **kw)
+    assert sparse.T == 200 and np.count_nonzero(sparse.coef) < X.shape[1]
+    if p == 2.0:
+        with pytest.raises(ValueError, match=r"trained with l1=0.2.*l1=0.0 needs iterate='last'"):
+            pgs.train(X, y, warm_start=sparse, **kw)
+        back = pgs.train(X, y, warm_start=sparse, iterate="last", **kw)
+    else:
+        back = pgs.train(X, y, warm_start=sparse, **kw)
+    assert back.T == 300 and back.params["l1"] == 0.0
+    # an average left behind: the last iterate is the unsplit run's, bit for bit
+    last = pgs.train(X, y, warm_start=plain, iterate="last", **kw)
+    np.testing.assert_array_equal(last.coef, pgs.train(X, y, **dict(kw, T=200),
+                                                       iterate="last").coef)

@@ -92,8 +92,10 @@ keep_state : bool, default False
 warm_start : Model, optional
     A model trained with ``keep_state=True`` with the same arguments (but `T`) on data of the
     same width: runs `T` more iterations of its state and PRNG stream. For "last" and "average",
-    T1 then T2 iterations equal T1 + T2 at once, bit for bit. Its "auto" values (eta0,
-    intercept_scaling, t_offset) are kept: no row is scanned.
+    T1 then T2 iterations equal T1 + T2 at once, bit for bit; with W > 1 workers (`n_jobs`,
+    `pgs.dask`) when T1 is a multiple of a round, ``W * merge_every`` iterations (a run that
+    ends inside a round merges there). Its "auto" values (eta0, intercept_scaling, t_offset)
+    are kept: no row is scanned.
 t_offset : float >= 0 or "auto", default "auto"
     The "pgs" schedule's offset t0 (ignored by "asgd"): steps :math:`1/(\sigma(t + t_0))`, dual
     averaging with the proximal term :math:`t_0 \sigma r(w)` (Xiao 2010), whose random or

@@ -44,8 +44,15 @@ def _check_warm_start(warm_start, params, n_features):
         _check_same(warm_start, key, getattr(params, key))
     kept = {"average": "wsum", "random": "w_pick"}.get(params.iterate)  # (what it needs)
     if kept is not None and state[kept] is None:
+        was = warm_start.params.get("l1", 0.0)
+        if was != params.l1:    # (at p = 2 a fit with l1 > 0 keeps no average)
+            raise ValueError(f"warm_start model was trained with l1={was!r}, which kept no "
+                             f"{params.iterate!r} iterate (docs/sparse.md): continuing it with "
+                             f"l1={params.l1!r} needs iterate='last'")
         raise ValueError(f"iterate={params.iterate!r} needs a warm_start model trained with "
                          f"iterate={params.iterate!r}")
+    if params.iterate != "average" and state["wsum"] is not None:
+        state = dict(state, wsum=None, clast=None)      # (an average this run does not keep)
     return state
 
 
