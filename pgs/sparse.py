@@ -4,20 +4,21 @@
 from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 
-from pgs._core import py_loss
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, kernel_targets
-from pgs.rules.losses import loss_spec
+from pgs.training.screening import null_point
 from pgs.training.train import train
 
 
-def l1_max(X, y, loss="hinge", sample_weight=None):
-    r"""The smallest `l1` for which w = 0 minimises `pgs.train`'s objective with the bias at
-    0: :math:`\|\frac1m \sum_i s_i \ell'(0, y_i) x_i\|_\infty` (the l1 term's subgradient
-    must cover the loss's gradient at 0; the l_p term's is 0 there). With a bias the
-    bound is the same one, as scikit-learn's ``l1_min_c`` (its inverse for C) takes it.
+def l1_max(X, y, loss="hinge", sample_weight=None, fit_intercept=True):
+    r"""The smallest `l1` for which w = 0 minimises `pgs.train`'s objective:
+    :math:`\|\frac1m \sum_i s_i \ell'(b_0, y_i) x_i\|_\infty` (the l1 term's subgradient
+    must cover the loss's gradient at w = 0; the l_p term's is 0 there), b_0 the bias that is
+    optimal with w = 0: 0 without one, the classes' log shares (multinomial), the bisected
+    best bias of a binary loss (at a kink, the mix of its one-sided derivatives whose mean
+    is 0: then a bound, which another mix may undercut). A fit whose l1 reaches it returns
+    w = 0 and b_0 exactly. A regression with a bias takes b_0 = 0 here (an approximation;
+    such fits are not set to 0).
 
     Parameters
     ----------
@@ -27,29 +28,17 @@ def l1_max(X, y, loss="hinge", sample_weight=None):
     loss : str, default "hinge"
         One of `pgs.train`'s losses but "crammer_singer" (whose gradient at 0 is a tie).
     sample_weight : array_like, shape (m,), optional
+    fit_intercept : bool, default True
+        As `pgs.train`'s: a free bias at its best value, or none.
 
     Returns
     -------
     float
     """
-    spec = loss_spec(loss)
     if loss == "crammer_singer":
         raise ValueError("l1_max has no closed form for loss='crammer_singer' (every margin "
                          "ties at w = 0): give l1_path its l1s")
-    Xb = as_csr_buffers(X)
-    m = Xb.shape[0]
-    csr = sp.csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=Xb.shape)
-    y_kernel, _ = kernel_targets(y, m, loss)
-    weights = np.ones(m) if sample_weight is None else V.check_sample_weight(sample_weight, m)
-    if spec.multiclass:         # (softmax at 0: g_c = 1/K - [y = c])
-        K = int(y_kernel.max()) + 1
-        g = np.full((m, K), 1.0 / K)
-        g[np.arange(m), y_kernel.astype(np.int64)] -= 1.0
-    else:
-        values, inverse = np.unique(y_kernel, return_inverse=True)
-        g = np.array([py_loss(spec.id, 0.0, v, V.check_epsilon(loss, None), True)
-                      for v in values])[inverse][:, None]
-    grad = csr.T @ (g * weights[:, None]) / m
+    grad, _ = null_point(X, y, loss, sample_weight, bool(fit_intercept))
     return float(np.max(np.abs(grad))) if grad.size else 0.0
 
 
@@ -96,7 +85,8 @@ def l1_path(X, y, l1s=None, *, n_l1=10, ratio=1e-3, validation=None, sigma, **kw
         n_l1 = V.check_count("n_l1", n_l1)
         if n_l1 < 2 or not 0.0 < ratio < 1.0:
             raise ValueError(f"need n_l1 >= 2 and 0 < ratio < 1, got n_l1={n_l1}, ratio={ratio}")
-        top = l1_max(X, y, kwargs.get("loss", "hinge"), kwargs.get("sample_weight"))
+        top = l1_max(X, y, kwargs.get("loss", "hinge"), kwargs.get("sample_weight"),
+                     kwargs.get("fit_intercept", True))
         l1s = top * np.logspace(0.0, np.log10(ratio), n_l1)
     l1s = sorted((V.check_positive("l1s", v) for v in l1s), reverse=True)
     X_val, y_val = (X, y) if validation is None else validation

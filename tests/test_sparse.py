@@ -179,19 +179,19 @@ def test_l1_max_is_where_the_optimum_turns_zero():
     run of the paper's schedule (dual averaging at p = 2) gives w = 0 from l1_max on and a
     weight 2% below it."""
     X, y = _data(m=100, n=10, seed=7)
-    top = l1_max(X, y, "logistic")
+    top = l1_max(X, y, "logistic", fit_intercept=False)
     assert top == pytest.approx(np.max(np.abs(X.T @ (-0.5 * y))) / 100, rel=1e-12)
     kw = dict(loss="logistic", sigma=0.05, fit_intercept=False, schedule="pgs",
               iterate="last", seed=0, max_passes=200)
     assert np.count_nonzero(pgs.train(X, y, l1=top, **kw).coef) == 0
     assert np.count_nonzero(pgs.train(X, y, l1=0.98 * top, **kw).coef) == 1
     weights = np.linspace(0.5, 2.0, 100)
-    assert l1_max(X, y, "logistic", weights) == pytest.approx(
+    assert l1_max(X, y, "logistic", weights, fit_intercept=False) == pytest.approx(
         np.max(np.abs(X.T @ (-0.5 * y * weights))) / 100, rel=1e-12)
     K = 3
     yk = np.arange(100) % K
     onehot = np.eye(K)[yk]
-    assert l1_max(sp.csr_matrix(X), yk, "multinomial") == pytest.approx(
+    assert l1_max(sp.csr_matrix(X), yk, "multinomial", fit_intercept=False) == pytest.approx(
         np.max(np.abs(X.T @ (1.0 / K - onehot))) / 100, rel=1e-12)
     with pytest.raises(ValueError, match="crammer_singer"):
         l1_max(X, yk, "crammer_singer")
@@ -320,3 +320,59 @@ def test_warm_start_may_change_l1(p):
     last = pgs.train(X, y, warm_start=plain, iterate="last", **kw)
     np.testing.assert_array_equal(last.coef, pgs.train(X, y, **dict(kw, T=200),
                                                        iterate="last").coef)
+
+
+def _random_labels(m=300, n=40, seed=2, K=2):
+    X = sp.random(m, n, density=0.2, format="csr", random_state=0)
+    rng = np.random.default_rng(seed)
+    return X, (rng.choice([-1.0, 1.0], m, p=[0.3, 0.7]) if K == 2 else rng.integers(0, K, m))
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
+def test_l1_from_l1_max_on_gives_the_null_model(p):
+    """From l1_max on, w = 0 with the best bias b0 is optimal (the certificate), and the fit
+    returns it exactly at every p (p < 2's truncated dual kept its last steps' noise):
+    no bias; logistic's free bias log(n+ / n-); multinomial's log shares."""
+    X, y = _random_labels()
+    kw = dict(loss="logistic", p=p, sigma=1e-3, seed=0, max_passes=3)
+    none = pgs.train(X, y, l1=l1_max(X, y, "logistic", fit_intercept=False),
+                     fit_intercept=False, **kw)
+    assert np.count_nonzero(none.coef) == 0 and none.intercept == 0.0
+    free = pgs.train(X, y, l1=l1_max(X, y, "logistic"), **kw)
+    assert np.count_nonzero(free.coef) == 0
+    assert free.intercept == pytest.approx(np.log(np.sum(y > 0) / np.sum(y < 0)), abs=1e-12)
+    X3, y3 = _random_labels(K=3)
+    multi = pgs.train(X3, y3, l1=l1_max(X3, y3, "multinomial"), **dict(kw, loss="multinomial"))
+    share = np.bincount(y3) / y3.shape[0]
+    assert np.count_nonzero(multi.coef) == 0
+    np.testing.assert_allclose(multi.predict_proba(X3[:2]), [share, share], rtol=1e-12)
+    path = l1_path(X3, y3, loss="multinomial", p=p, sigma=1e-3, seed=0, n_l1=2)
+    assert path[0].n_nonzero == 0 and path[1].n_nonzero > 0
+
+
+def test_l1_max_with_a_bias_at_hinges_kink():
+    """Hinge with a free bias on 70/30 classes: b0 = 1 (the kink), and the certificate's
+    subgradient gives each positive row -n-/n+ and each negative +1 (their mean is 0): a
+    bound (another mix of the kink's subgradients may certify a smaller l1); well below it
+    weights stay."""
+    X, y = _random_labels()
+    n_pos, n_neg = np.sum(y > 0), np.sum(y < 0)
+    g = np.where(y > 0, -n_neg / n_pos, 1.0)
+    top = l1_max(X, y, "hinge")
+    assert top == pytest.approx(np.max(np.abs(X.T @ g)) / X.shape[0], rel=1e-8)
+    assert l1_max(X, -y, "hinge") == pytest.approx(top, rel=1e-12)
+    kw = dict(sigma=1e-3, seed=0, max_passes=3)
+    at = pgs.train(X, y, l1=top, **kw)
+    assert np.count_nonzero(at.coef) == 0 and at.intercept == pytest.approx(1.0, abs=1e-8)
+    assert np.count_nonzero(pgs.train(X, y, l1=0.3 * top, p=2.0, **kw).coef) > 0
+
+
+def test_regression_with_a_bias_is_not_set_to_zero():
+    """A regression's best bias is not computed: l1_max takes the bias at 0 there, and a
+    fit is never replaced by the null model."""
+    X, _ = _random_labels()
+    y = X @ np.ones(40) + 3.0
+    assert l1_max(X, y, "squared") == l1_max(X, y, "squared", fit_intercept=False)
+    model = pgs.train(X, y, loss="squared", sigma=1e-3, l1=2 * l1_max(X, y, "squared"),
+                      seed=0, max_passes=3)
+    assert model.intercept != 0.0

@@ -18,6 +18,7 @@ from pgs.rules import defaults as D
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, kernel_targets, side_by_side
 from pgs.rules.params import Data, Params, resolve, seed_entropy, seed_sequence
+from pgs.training.screening import screen
 
 #: Arguments a warm start must share with the run it continues (and the loss, which
 #: `prepare` checks first: it decides how y is read).
@@ -353,6 +354,8 @@ def finish(run, stopped, keep_state, out=None):
     model = (MulticlassModel if w.ndim == 2 else Model)(       # (K outputs: a MultiSolver)
         coef=w[..., :n], intercept=icpts if w.ndim == 2 else icpts[0], iteration=iteration,
         T=t_done, classes=run.classes, params=params)
+    if run.params.l1 > 0.0:     # (w = 0 where the null model's certificate holds)
+        screen(model, run.Xb, run.y_kernel, run.weights)
     if stopped:
         model.params["stopped_early"] = True
     if keep_state:
