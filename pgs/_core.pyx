@@ -228,16 +228,7 @@ cdef inline void _scale(double* v, Py_ssize_t n, Py_ssize_t stride, double f) no
         v[stride * j] *= f
 
 
-cdef struct One:            # the loop of one output, whose strides are constants ...
-    char unused
-cdef struct Many:           # ... or of a block of K (a K-output loss, or K binary problems)
-    char unused
-ctypedef fused out_tag:
-    One
-    Many
-
-
-cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* data,
+cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                    const index_t* indices, const index_t* indptr, const double* y,
                    Py_ssize_t y_stride, Py_ssize_t n_rows, Py_ssize_t n_cols,
                    const PGSParams* prm, PGSState** sts, Py_ssize_t n_out, DualVector* dvs,
@@ -250,11 +241,11 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     class's updates: class c is sts[c] with its dual vector dvs[c] (n_out = K, zk
     scratch of 5 K), the K vectors one block (each feature's K coordinates adjacent);
     sts[0] holds what the classes share (t, the rows, the PRNG, the schedule), copied
-    to the others at the end. K binary problems run alike (`outs` Many: each its own
-    coefficient, target and radius B, prm[c] output c's parameters, the same but for B;
-    row i's K targets side by side from y[y_stride i]; a row's class, or its one target,
-    at y[y_stride i]). One output (`outs` One; dvs and zk unused) keeps its dual vector a
-    local, its strides constants, as the loop was before K outputs.
+    to the others at the end. K binary problems run alike (each its own coefficient,
+    target and radius B, prm[c] output c's parameters, the same but for B; row i's K
+    targets side by side from y[y_stride i]; a row's class, or its one target, at
+    y[y_stride i]). One output (dvs and zk unused) keeps its dual vector a local and takes
+    its margins by `dual_dot`, whose strides are constants.
     """
     cdef DualVector dv1
     cdef Draws dr
@@ -272,7 +263,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
     cdef Py_ssize_t n_nz
     cdef double* paid
     cdef int status = PGS_OK
-    if out_tag is Many:     # (K = 1 elsewhere: known at compile time)
+    if n_out > 1:
         K, dv, z = n_out, dvs, zk
     if smp.mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
@@ -280,9 +271,8 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
         return PGS_BAD_SAMPLER
     for c in range(K):
         pgs_dual(&dv[c], prm, sts[c], n_cols)
-    if out_tag is Many:
-        one_block = dual_one_block(dv, K)
-        wide = one_block and dv[0].kind == P_TWO     # (the updates too)
+    one_block = K > 1 and dual_one_block(dv, K)
+    wide = one_block and dv[0].kind == P_TWO     # (the updates too)
     _draws_start(&dr, smp, st, n_rows, indptr)
 
     while st.t < t_end:
@@ -315,7 +305,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
             if smp.mode == SAMPLE_IID or smp.mode == SAMPLE_PERMUTATION:
                 nxt = (st.rows[r + AHEAD] if r + AHEAD < k
                        else _upcoming(&dr, smp, st, n_rows, r + AHEAD - k))
-            if out_tag is Many:
+            if K > 1:
                 # the K margins over the block (docs/multiclass.md)
                 dual_dot_block(dv, K, data, indices, indptr[i], indptr[i + 1], prm.icpt,
                                indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0,
@@ -348,7 +338,7 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
                         _scale(dv[c].paid, n_cols, dv[c].wstride, st.zs)
                 st.zs = 1.0
             gw = eta / st.zs
-        if out_tag is Many and wide:
+        if wide:
             # p = 2 without l1: each row's K outputs in one pass over its entries, where at
             # least a quarter of them move (else the few, one by one)
             for r in range(k):
@@ -411,10 +401,10 @@ cdef int _pgs_loop(loss_tag* tag, out_tag* outs, int loss_id, const floating_t* 
         #    the start), and the one drawn ahead (iterate="random")
         if prm.average:
             rho = <double>st.t if prm.schedule == SCHED_ASGD else 1.0
-            if out_tag is Many and wide:
+            if wide:
                 dual_add_to_average_block(dv, K, st.t, rho, z + K)
             for c in range(K):
-                if not (out_tag is Many and wide):
+                if not wide:
                     dual_add_to_average(&dv[c], st.t, rho)
                 sts[c].b_sum += rho * sts[c].b
             st.rho_sum += rho
@@ -454,51 +444,48 @@ cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
     for c in range(n_out):
         if prm.l1 > 0.0 and prm.p_kind != P_TWO and sts[c].paid == NULL:
             return -1
-    if n_out > 1:
-        return _by_loss(<Many*>NULL, loss_id, data, indices, indptr, y, y_stride, n_rows,
-                        n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    return _by_loss(<One*>NULL, loss_id, data, indices, indptr, y, y_stride, n_rows, n_cols,
-                    prm, sts, n_out, dvs, zk, t_end, smp)
+    return _by_loss(loss_id, data, indices, indptr, y, y_stride, n_rows, n_cols, prm, sts,
+                    n_out, dvs, zk, t_end, smp)
 
 
-cdef int _by_loss(out_tag* outs, int loss_id, const floating_t* data, const index_t* indices,
+cdef int _by_loss(int loss_id, const floating_t* data, const index_t* indices,
                   const index_t* indptr, const double* y, Py_ssize_t y_stride,
                   Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts,
                   Py_ssize_t n_out, DualVector* dvs, double* zk, long long t_end,
                   const PGSSampler* smp) noexcept nogil:
-    """`_dispatch`'s loop for `loss_id` (-1: none) and the layout `outs`."""
+    """`_dispatch`'s loop for `loss_id` (-1: none)."""
     if loss_id == L.LOSS_HINGE:
-        return _pgs_loop(<Hinge*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<Hinge*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_LOGISTIC:
-        return _pgs_loop(<Logistic*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<Logistic*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SQUARED:
-        return _pgs_loop(<Squared*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<Squared*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SQUARED_HINGE:
-        return _pgs_loop(<SquaredHinge*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<SquaredHinge*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_SMOOTH_HINGE:
-        return _pgs_loop(<SmoothHinge*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<SmoothHinge*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_MODIFIED_HUBER:
-        return _pgs_loop(<ModifiedHuber*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<ModifiedHuber*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_HUBER:
-        return _pgs_loop(<Huber*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<Huber*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_EPSILON_INSENSITIVE:
-        return _pgs_loop(<EpsilonInsensitive*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<EpsilonInsensitive*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_ABSOLUTE:
-        return _pgs_loop(<Absolute*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<Absolute*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_MULTINOMIAL:
-        return _pgs_loop(<Multinomial*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<Multinomial*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     elif loss_id == L.LOSS_CRAMMER_SINGER:
-        return _pgs_loop(<CrammerSinger*>NULL, outs, loss_id, data, indices, indptr,
+        return _pgs_loop(<CrammerSinger*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     return -1
 
