@@ -85,8 +85,8 @@ cdef struct PGSState:
     # paid (p < 2): length n_cols, zeroed.
     double* paid
     double U
-    # p = 2 with l1: Q sums the features' lam_j truncated by U_Q, the U of Q's last exact
-    # recomputation (pgs/_dual.pxd, DualVector)
+    # p = 2 with l1 and B: Q sums the features' lam_j truncated by U_Q, the U of Q's last
+    # exact recomputation (pgs/_dual.pxd, DualVector)
     double U_Q
     int64_t* rows            # scratch, length k: the batch's row indices
     double* coefs            # scratch, length k: the batch's -loss'/k

@@ -68,6 +68,7 @@ cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
     dv.l1 = prm.l1 > 0.0
     dv.paid = st.paid if dv.l1 and prm.p_kind != P_TWO else NULL
     dv.U = st.U
+    dv.l1_Q = dv.l1 and prm.p_kind == P_TWO and prm.B > 0.0
     dv.U_Q = st.U_Q
 
 
@@ -270,7 +271,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     if smp.mode == SAMPLE_FIXED and smp.fixed == NULL:
         return PGS_BAD_SAMPLER
     for c in range(K):
-        pgs_dual(&dv[c], prm, sts[c], n_cols)
+        pgs_dual(&dv[c], &prm[c], sts[c], n_cols)     # (one-vs-rest: each its own B)
     one_block = K > 1 and dual_one_block(dv, K)
     wide = one_block and dv[0].kind == P_TWO     # (the updates too)
     _draws_start(&dr, smp, st, n_rows, indptr)

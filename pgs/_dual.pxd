@@ -126,9 +126,11 @@ cdef struct DualVector:
     int l1
     double* paid
     double U
-    # p = 2 with l1: Q = sum_j lam_j^2 over the features' lam_j truncated by U_Q (U when
-    # Q was last recomputed exactly) and the constant column's: a bound on the truncated
-    # iterate's norm, made exact where the projection onto B needs it (`dual_project`)
+    # p = 2 with l1 and a radius B (l1_Q): Q = sum_j lam_j^2 over the features' lam_j
+    # truncated by U_Q (U when Q was last recomputed exactly) and the constant column's: a
+    # bound on the truncated iterate's norm, made exact where the projection onto B needs
+    # it (`dual_project`); without B, Q (unread) keeps lam's
+    bint l1_Q
     double U_Q
 
 
@@ -569,7 +571,7 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
             _add_row_q3(dv, data, indices, lo, hi, g, icpt, True)
     elif dv.kind != P_TWO:
         _add_row_pow(dv, data, indices, lo, hi, g, icpt)
-    elif dv.l1:         # (p = 2 with l1 keeps no average: docs/sparse.md)
+    elif dv.l1_Q:       # (p = 2 with l1 keeps no average: docs/sparse.md)
         _add_row_two(dv, data, indices, lo, hi, g, icpt, False, True)
     elif dv.wsum == NULL:
         _add_row_two(dv, data, indices, lo, hi, g, icpt, False, False)
@@ -693,10 +695,10 @@ cdef inline bint dual_truncate(DualVector* dv, const index_t* indices, Py_ssize_
 
 cdef inline double dual_exact_Q(const DualVector* dv) noexcept nogil:
     """sum_j (|lam_j| / S)^q from lam and u: |lam_j| / S times |u_j| (O(n), rare); p = 2
-    with l1: of the features' lam_j truncated by U."""
+    with l1 and B (`l1_Q`): of the features' lam_j truncated by U."""
     cdef double acc = 0.0, v
     cdef Py_ssize_t j
-    if dv.l1 and dv.kind == P_TWO:
+    if dv.l1_Q:
         for j in range(dv.n):
             v = dv.lam[dv.stride * j] if j == dv.n - 1 else _tr(dv.lam[dv.stride * j], dv.U)
             acc += v * v
@@ -800,7 +802,7 @@ cdef inline void dual_project(DualVector* dv, double B, double tsig) noexcept no
     project, Q is first made exact (O(n)), so the projection is the eager one's."""
     cdef double norm_w
     if B > 0.0:
-        if (dv.l1 and dv.kind == P_TWO and dv.U_Q != dv.U
+        if (dv.l1_Q and dv.U_Q != dv.U
                 and (dv.p - 1.0) * dv.norm_lam / tsig > B):
             dual_recompute_Q(dv)
             dual_set_scale(dv, tsig)
