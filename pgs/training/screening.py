@@ -1,8 +1,8 @@
 """The null model's certificate for the l1 term (docs/sparse.md, "Choosing λ"): w = 0 with
 its best bias b0 minimises the objective iff the loss's gradient in w there, g = (1/m) Σ s_i
 ℓ'(b0, y_i) x_i, has ‖g‖_∞ <= l1 (the l_p term's subgradient at 0 is 0). `l1_max` is that
-norm; a fit whose l1 reaches it returns (0, b0) exactly, where a stochastic run (p < 2's
-truncated dual above all) would keep the noise of its last steps."""
+norm; a fit at p < 2 whose l1 reaches it returns (0, b0) exactly, where the truncated
+dual would keep the noise of its last steps."""
 
 import numpy as np
 import scipy.sparse as sp
@@ -78,9 +78,12 @@ def _best_bias(loss_id, values, counts, eps):
 def screen(model, Xb, y_kernel, sample_weight=None):
     """`model` (a fit with l1 > 0 on rows `Xb` with targets `y_kernel`, the kernel's) set
     to the null model (0, b0) where l1 reaches the certificate's bound (a free bias or
-    none; the constant column's weight is not computed)."""
+    none; the constant column's weight is not computed). At p < 2 only, and where the
+    model has a non-zero weight: the check costs a product with X (as much as a pass at
+    p = 2), and p = 2's dual averaging zeroes a weight whose mean gradient is within l1."""
     prm = model.params
-    if prm["loss"] == "crammer_singer" or (prm["fit_intercept"] and prm["intercept"] != "free"):
+    if prm["p"] == 2.0 or not np.any(model.coef) or prm["loss"] == "crammer_singer" or \
+            (prm["fit_intercept"] and prm["intercept"] != "free"):
         return model
     g, b0 = null_point(Xb, y_kernel, prm["loss"], sample_weight, prm["fit_intercept"])
     if b0 is None or np.shape(b0) != np.shape(model.intercept) or \
