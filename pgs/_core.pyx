@@ -5,8 +5,9 @@ GIL released: draw a batch, take its margins at w_{t-1}, subtract the batch's
 subgradient from the dual accumulator, map it to w_t and keep the iterates the
 caller asked for. The dual accumulator and its map to w are a `DualVector`
 (pgs/_dual.pxd): w = c u, updates O(non-zeros), the map and the projection O(1).
-The loop is compiled once per loss (a fused tag type, pgs/_losses.pxd), data dtype
-and index dtype; the variants of p live inside the dual vector's `dual_add`.
+The loop is compiled once per loss family (binary, multinomial, Crammer-Singer: a fused
+tag type, pgs/_losses.pxd), data dtype and index dtype; the variants of p live inside
+the dual vector's `dual_add`.
 """
 
 from libc.math cimport pow, sqrt, fabs, fmin, isfinite, INFINITY
@@ -17,10 +18,7 @@ from libc.string cimport memcpy, memset
 import numpy as np
 
 cimport pgs._losses as L
-from pgs._losses cimport (
-    loss_tag, Hinge, Logistic, Squared, SquaredHinge, SmoothHinge, ModifiedHuber,
-    Huber, EpsilonInsensitive, Absolute, Multinomial, CrammerSinger,
-)
+from pgs._losses cimport loss_tag, Binary, Multinomial, CrammerSinger
 from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, U_MAX, PGS_PREFETCH,
     POW_CHUNK,
@@ -220,7 +218,8 @@ cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_
             if prm.track_loss:
                 v = L.loss_value(loss_id, z[c], y[y_stride * i + c], prm.eps)
                 sts[c].loss_sum += v * g_scale * prm.k
-            sts[c].coefs[r] = -L.dloss(tag, z[c], y[y_stride * i + c], prm.eps) * g_scale
+            sts[c].coefs[r] = -L.loss_deriv(loss_id, z[c], y[y_stride * i + c],
+                                            prm.eps) * g_scale
 
 
 cdef inline void _scale(double* v, Py_ssize_t n, Py_ssize_t stride, double f) noexcept nogil:
@@ -454,39 +453,15 @@ cdef int _by_loss(int loss_id, const floating_t* data, const index_t* indices,
                   Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts,
                   Py_ssize_t n_out, DualVector* dvs, double* zk, long long t_end,
                   const PGSSampler* smp) noexcept nogil:
-    """`_dispatch`'s loop for `loss_id` (-1: none)."""
-    if loss_id == L.LOSS_HINGE:
-        return _pgs_loop(<Hinge*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_LOGISTIC:
-        return _pgs_loop(<Logistic*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_SQUARED:
-        return _pgs_loop(<Squared*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_SQUARED_HINGE:
-        return _pgs_loop(<SquaredHinge*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_SMOOTH_HINGE:
-        return _pgs_loop(<SmoothHinge*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_MODIFIED_HUBER:
-        return _pgs_loop(<ModifiedHuber*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_HUBER:
-        return _pgs_loop(<Huber*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_EPSILON_INSENSITIVE:
-        return _pgs_loop(<EpsilonInsensitive*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_ABSOLUTE:
-        return _pgs_loop(<Absolute*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_MULTINOMIAL:
+    """`_dispatch`'s loop for `loss_id` (-1: none): one a loss family (`pgs/_losses.pxd`)."""
+    if loss_id == L.LOSS_MULTINOMIAL:
         return _pgs_loop(<Multinomial*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    elif loss_id == L.LOSS_CRAMMER_SINGER:
+    if loss_id == L.LOSS_CRAMMER_SINGER:
         return _pgs_loop(<CrammerSinger*>NULL, loss_id, data, indices, indptr,
+                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
+    if 0 <= loss_id < L.LOSS_MULTINOMIAL:
+        return _pgs_loop(<Binary*>NULL, loss_id, data, indices, indptr,
                          y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
     return -1
 

@@ -1,41 +1,26 @@
 # The loss layer: value and derivative of every built-in loss as `cdef inline`
 # functions, so that the solver's loop inlines them (a virtual method per
-# sample costs 10-30 %, scikit-learn issue #15123).
+# sample costs 10-30 %, scikit-learn issue #15123; a switch on the id, one a run, is
+# within noise: bench/results/one_loop.md).
 #
 # Every loss is a function of the margin ``z = <w, x>`` and the target ``y``.
 # ``eps`` is the loss's shape parameter (Huber's delta, the width of the
 # epsilon-insensitive tube, the smoothing width of the smoothed hinge); losses
 # without one ignore it.
 #
-# Each loss also has an empty "tag" struct.  The solver is a fused function over
-# the tag type, so Cython emits one loop per loss with the right `dloss` inlined
-# (Bottou's and sofia-ml's compile-time loss choice).  Adding a loss: its tag and
-# its inline pair below, one line in each of this file's lists (the fused type,
-# LossId, `dloss`, `loss_value`, `loss_deriv`), one line in `_dispatch` of
-# pgs/_core.pyx, and its row in `LOSSES` of pgs/rules/losses.py (name, task, bounds,
-# epsilon, probabilities), which every Python layer reads.
+# The solver's loop is a fused function over a loss family's "tag" struct: the binary
+# losses (`Binary`: each row's derivative by `loss_deriv`, a switch on the id that the
+# branch predictor resolves, as the id is one a run) and the two K-output losses
+# (`multi_dloss`), so Cython emits one loop per family. Adding a loss: its inline pair
+# below, one line in LossId and in `loss_value` and `loss_deriv`, and its row in `LOSSES`
+# of pgs/rules/losses.py (name, task, bounds, epsilon, probabilities), which every
+# Python layer reads.
 #
 # Downstream Cython code can `cimport pgs._losses` and call these directly.
 
 from libc.math cimport exp, log, log1p, fabs, NAN
 
-cdef struct Hinge:
-    char _unused
-cdef struct Logistic:
-    char _unused
-cdef struct Squared:
-    char _unused
-cdef struct SquaredHinge:
-    char _unused
-cdef struct SmoothHinge:
-    char _unused
-cdef struct ModifiedHuber:
-    char _unused
-cdef struct Huber:
-    char _unused
-cdef struct EpsilonInsensitive:
-    char _unused
-cdef struct Absolute:
+cdef struct Binary:             # one of the losses of one margin, by id (`loss_deriv`)
     char _unused
 cdef struct Multinomial:        # K outputs (multi_dloss); y is the class index
     char _unused
@@ -43,15 +28,7 @@ cdef struct CrammerSinger:
     char _unused
 
 ctypedef fused loss_tag:
-    Hinge
-    Logistic
-    Squared
-    SquaredHinge
-    SmoothHinge
-    ModifiedHuber
-    Huber
-    EpsilonInsensitive
-    Absolute
+    Binary
     Multinomial
     CrammerSinger
 
@@ -197,31 +174,8 @@ cdef inline double absolute_dloss(double z, double y, double eps) noexcept nogil
 
 # ------------------------------------------------------- dispatch by tag or by id
 
-cdef inline double dloss(loss_tag* tag, double z, double y, double eps) noexcept nogil:
-    """Derivative of the tagged loss; the branch is resolved at compile time."""
-    if loss_tag is Hinge:
-        return hinge_dloss(z, y, eps)
-    elif loss_tag is Logistic:
-        return logistic_dloss(z, y, eps)
-    elif loss_tag is Squared:
-        return squared_dloss(z, y, eps)
-    elif loss_tag is SquaredHinge:
-        return squared_hinge_dloss(z, y, eps)
-    elif loss_tag is SmoothHinge:
-        return smooth_hinge_dloss(z, y, eps)
-    elif loss_tag is ModifiedHuber:
-        return modified_huber_dloss(z, y, eps)
-    elif loss_tag is Huber:
-        return huber_dloss(z, y, eps)
-    elif loss_tag is EpsilonInsensitive:
-        return epsilon_insensitive_dloss(z, y, eps)
-    elif loss_tag is Absolute:
-        return absolute_dloss(z, y, eps)
-    return NAN          # (the K-output losses: multi_dloss)
-
-
 cdef inline double loss_value(int loss_id, double z, double y, double eps) noexcept nogil:
-    """Value of the loss with id `loss_id` (a run-time switch: not for hot loops)."""
+    """Value of the loss with id `loss_id` (a switch on the id)."""
     if loss_id == LOSS_HINGE:
         return hinge_loss(z, y, eps)
     elif loss_id == LOSS_LOGISTIC:
@@ -248,7 +202,8 @@ cdef inline double loss_value(int loss_id, double z, double y, double eps) noexc
 
 
 cdef inline double loss_deriv(int loss_id, double z, double y, double eps) noexcept nogil:
-    """Derivative of the loss with id `loss_id` (a run-time switch: not for hot loops)."""
+    """Derivative of the loss with id `loss_id` (a switch on the id: the loop's, once a
+    row)."""
     if loss_id == LOSS_HINGE:
         return hinge_dloss(z, y, eps)
     elif loss_id == LOSS_LOGISTIC:
@@ -277,7 +232,7 @@ cdef inline double loss_deriv(int loss_id, double z, double y, double eps) noexc
 cdef inline double multi_dloss(loss_tag* tag, double* z, Py_ssize_t K,
                                Py_ssize_t y) noexcept nogil:
     """The loss of a row of class y (0 <= y < K, K >= 2) at its K margins z, which are
-    replaced by the derivatives g_c = d loss / d z_c (the compile-time choice as `dloss`).
+    replaced by the derivatives g_c = d loss / d z_c (the tag a compile-time choice).
 
     Multinomial: log sum_c exp z_c - z_y, g = softmax(z) - e_y, with the max subtracted
     (exp never overflows) and g_y = -sum_{c != y} softmax_c (no cancellation near 1).
