@@ -2,6 +2,9 @@
 (SMIDAS's step), its exact zeros, the iterates a sparse fit returns, its state through
 chunks, warm starts, threads, Dask and the model file, and `pgs.sparse`'s rules."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -211,6 +214,13 @@ def test_l1_path_warm_starts_down_the_values():
     assert default[0].l1 == pytest.approx(l1_max(X, y)) and len(default) == 3
     with pytest.raises(ValueError, match="sigma"):
         l1_path(X, y, sigma="auto")
+
+
+def test_pgs_sparse_is_an_attribute_of_pgs():
+    """``import pgs`` is enough for ``pgs.sparse.l1_max`` (as the docs write it)."""
+    code = "import pgs; print(pgs.sparse.l1_max.__name__, pgs.sparse.l1_path.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["l1_max", "l1_path"], out.stderr
 
 
 def _exact_l1_logistic(X, y, sigma, l1, iters=5000):
