@@ -216,6 +216,45 @@ def test_l1_path_warm_starts_down_the_values():
         l1_path(X, y, sigma="auto")
 
 
+def test_l1_path_names_its_bad_arguments_before_any_fit(monkeypatch):
+    """Each bad argument of l1_path is a ValueError or TypeError naming it, raised before the
+    first fit (a validation y of the wrong length failed in NumPy after every fit)."""
+    X, y = _data(m=40, n=6, seed=3)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the arguments were checked")
+
+    monkeypatch.setattr(pgs.sparse, "train", no_fit)
+    for kw, exc, pattern in [
+            (dict(ratio="0.1"), TypeError, r"ratio must be a number > 0, got '0\.1'"),
+            (dict(ratio=1.0), ValueError, r"ratio=1\.0"),
+            (dict(l1s=0.1), TypeError, r"l1s must be a non-empty sequence.*l1s=0\.1"),
+            (dict(l1s=[]), TypeError, r"l1s must be a non-empty sequence.*l1s=\[\]"),
+            (dict(l1s=[0.1, -1]), ValueError, r"l1s=-1\.0"),
+            (dict(validation=(X[:10], y[:9])), ValueError,
+             r"validation's y_val must have shape \(10,\).*\(9,\)"),
+            (dict(validation=(X[:10, :5], y[:10])), ValueError, r"X_val has 5 features, X has 6"),
+            (dict(validation=X), TypeError, r"validation must be a pair")]:
+        with pytest.raises(exc, match=pattern):
+            l1_path(X, y, sigma=0.01, **kw)
+    with pytest.raises(ValueError, match=r"l1_max\(X, y\) is 0.*give l1s"):
+        l1_path(np.zeros((40, 6)), y, sigma=0.01)       # (no l1s given: none to blame)
+
+
+def test_l1_path_r2_of_a_constant_target_is_scikit_learns():
+    """R^2 of a constant y is undefined: 1.0 for exact predictions, else 0.0 (it was -8e292)."""
+    X, _ = _data(m=40, n=6, seed=3)
+    y = np.full(40, 3.0)
+    path = l1_path(X, y, [0.1], sigma=0.01, loss="squared", seed=0)
+    assert not np.allclose(path[0].model.predict(X), y)
+    assert path[0].score == 0.0
+    exact = pgs.Model(coef=np.zeros(6), intercept=3.0, iteration=1, T=1, classes=None,
+                      params=path[0].model.params)
+    assert pgs.sparse._score(exact, X, y) == 1.0
+    assert pgs.sparse._score(exact, X, y + np.arange(40)) == pytest.approx(
+        1.0 - np.sum(np.arange(40.0) ** 2) / np.sum((np.arange(40.0) - 19.5) ** 2))
+
+
 def test_pgs_sparse_is_an_attribute_of_pgs():
     """``import pgs`` is enough for ``pgs.sparse.l1_max`` (as the docs write it)."""
     code = "import pgs; print(pgs.sparse.l1_max.__name__, pgs.sparse.l1_path.__name__)"
