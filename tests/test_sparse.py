@@ -200,6 +200,33 @@ def test_l1_max_is_where_the_optimum_turns_zero():
         l1_max(X, yk, "crammer_singer")
 
 
+def test_l1_max_is_the_largest_absolute_gradient_entry():
+    """The largest |entry|, negative ones too: hinge's gradient at w = 0 is
+    (1/m) sum_i -y_i x_i, here (0.5, -1.0), so l1_max is 1.0 (not 0.5); flipping y flips
+    the gradient's signs and leaves l1_max."""
+    X, y = np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([-1.0, 1.0])
+    assert l1_max(X, y) == 1.0
+    assert l1_max(X, -y) == 1.0
+    Xd, yd = _data(m=100, n=10, seed=7)
+    assert l1_max(Xd, -yd, "logistic") == l1_max(Xd, yd, "logistic")
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5])
+def test_l1_term_leaves_the_intercept_column_out(p):
+    """With intercept="column" the bias's weight b / s is in the l_p norm but not in the
+    l1 term (over the features): regulariser() by hand."""
+    X, _ = _data(m=80, n=10, seed=5)
+    y = np.where(np.arange(80) < 60, 1.0, -1.0)         # (3 to 1: a bias to fit)
+    sigma, l1, s = 0.02, 0.01, 0.5
+    model = pgs.train(X, y, p=p, sigma=sigma, l1=l1, intercept="column", intercept_scaling=s,
+                      seed=0, max_passes=3)
+    assert abs(model.intercept) > 1e-3
+    w = np.r_[model.coef, model.intercept / s]
+    expected = (sigma * np.sum(np.abs(w) ** p) ** (2.0 / p) / (2.0 * (p - 1.0))
+                + l1 * np.sum(np.abs(model.coef)))
+    assert model.regulariser() == pytest.approx(expected, rel=1e-12)
+
+
 def test_l1_path_warm_starts_down_the_values():
     """l1_path fits decreasing l1, each continuing the last one's run (t grows), fewer
     non-zeros at larger l1, scored on the validation rows."""
