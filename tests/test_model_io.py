@@ -2,7 +2,9 @@
 
 import io
 import json
+import os
 import pickle
+import re
 import zipfile
 
 import numpy as np
@@ -379,6 +381,15 @@ def test_hand_edited_one_vs_rest_files(tmp_path, edit):
                                                  "classes_kind": "none"})))
     with pytest.raises(ValueError, match=r"nc\.npz is damaged.*needs classes"):
         pgs.load_model(tmp_path / "nc.npz")
+
+
+@pytest.mark.parametrize("path", [True, 1, 2.5, None, ["m.npz"]])
+def test_load_model_path_of_another_type_is_a_type_error(path):
+    """A number is no path: open() took True or 1 as a file descriptor (stdout) and closed
+    it."""
+    with pytest.raises(TypeError, match=rf"path must be a path.*path={re.escape(repr(path))}"):
+        pgs.load_model(path)
+    os.fstat(1)                 # (stdout still open)
 
 
 def test_missing_file_is_os_error(tmp_path):
