@@ -25,6 +25,9 @@ _ESTIMATORS = ("PGSClassifier", "PGSRegressor")
 
 
 def __getattr__(name):
+    if name == "sparse":    # (as `import pgs.sparse` would: the docs write pgs.sparse.l1_path)
+        import importlib
+        return importlib.import_module("pgs.sparse")
     # The scikit-learn estimators are loaded on first access so that pgs.train never
     # needs scikit-learn.
     if name in _ESTIMATORS:

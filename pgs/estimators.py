@@ -270,6 +270,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         cw = self.class_weight
         if not (cw is None or isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced")):
             raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+        for label, weight in (cw.items() if isinstance(cw, dict) else ()):
+            V.check_positive(f"class_weight[{label!r}]", weight, zero=True)
 
     def _weights(self, sample_weight, X, y, classes):
         """sample_weight times class_weight, or None for the unweighted problem."""
@@ -280,7 +282,10 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         cw = compute_class_weight(self.class_weight, classes=classes, y=y)
         per_row = cw[np.searchsorted(classes, y)]
         weights = per_row if sample_weight is None else per_row * sample_weight
-        return V.check_sample_weight(weights, X.shape[0])
+        try:
+            return V.check_sample_weight(weights, X.shape[0])
+        except ValueError as exc:       # (zero everywhere, or a product past the float range)
+            raise ValueError(f"sample_weight times class_weight: {exc}") from None
 
     def _per_row(self, y_index, targets, sample_weight):
         """The held-out per-row score of ``sigma="auto"``: accuracy."""

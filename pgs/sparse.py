@@ -6,6 +6,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.rules import validation as V
+from pgs.rules.data import as_csr_buffers
 from pgs.training.screening import null_point
 from pgs.training.train import train
 
@@ -64,8 +65,9 @@ def l1_path(X, y, l1s=None, *, n_l1=10, ratio=1e-3, validation=None, sigma, **kw
     n_l1 : int >= 2, default 10
     ratio : float in (0, 1), default 1e-3
     validation : (X_val, y_val), optional
-        Rows to score each model on: accuracy for classification, R^2 for regression; the
-        training rows by default.
+        Rows to score each model on: accuracy for classification, R^2 for regression (of a
+        constant y: 1.0 if exact, else 0.0, as scikit-learn's ``r2_score``); the training
+        rows by default. Checked before the first fit.
     sigma : float > 0
         The l_p term's strength, one for the whole path (a number: each point continues the
         previous one's run).
@@ -81,15 +83,21 @@ def l1_path(X, y, l1s=None, *, n_l1=10, ratio=1e-3, validation=None, sigma, **kw
     if not V.is_real(sigma):
         raise ValueError(f"l1_path needs a number for sigma (one for the whole path), got "
                          f"sigma={sigma!r}")
+    X = as_csr_buffers(X)       # (once: l1_max and every fit read these buffers)
+    X_val, y_val = _check_validation(validation, X, y)
     if l1s is None:
-        n_l1 = V.check_count("n_l1", n_l1)
-        if n_l1 < 2 or not 0.0 < ratio < 1.0:
+        n_l1, ratio = V.check_count("n_l1", n_l1), V.check_positive("ratio", ratio)
+        if n_l1 < 2 or ratio >= 1.0:
             raise ValueError(f"need n_l1 >= 2 and 0 < ratio < 1, got n_l1={n_l1}, ratio={ratio}")
         top = l1_max(X, y, kwargs.get("loss", "hinge"), kwargs.get("sample_weight"),
                      kwargs.get("fit_intercept", True))
+        if top == 0.0:
+            raise ValueError("l1_max(X, y) is 0 (the loss's gradient at w = 0 is 0 on every "
+                             "feature: no l1 > 0 leaves a weight): give l1s")
         l1s = top * np.logspace(0.0, np.log10(ratio), n_l1)
+    elif isinstance(l1s, (str, bytes)) or np.ndim(l1s) != 1 or len(l1s) == 0:
+        raise TypeError(f"l1s must be a non-empty sequence of numbers > 0, got l1s={l1s!r}")
     l1s = sorted((V.check_positive("l1s", v) for v in l1s), reverse=True)
-    X_val, y_val = (X, y) if validation is None else validation
     kwargs.setdefault("max_passes", 2.0)
     points, model = [], None
     for l1 in l1s:
@@ -99,11 +107,29 @@ def l1_path(X, y, l1s=None, *, n_l1=10, ratio=1e-3, validation=None, sigma, **kw
     return points
 
 
+def _check_validation(validation, X, y):
+    """`l1_path`'s scoring rows: (X_val as a CSR matrix, y_val), checked before any fit."""
+    if validation is None:
+        return X.matrix(), np.asarray(y)
+    if not isinstance(validation, (tuple, list)) or len(validation) != 2:
+        raise TypeError(f"validation must be a pair (X_val, y_val), got {validation!r}")
+    X_val = as_csr_buffers(validation[0], name="validation's X_val")
+    if X_val.shape[1] != X.shape[1]:
+        raise ValueError(f"validation's X_val has {X_val.shape[1]} features, X has "
+                         f"{X.shape[1]}")
+    y_val = np.asarray(validation[1])
+    if y_val.shape != (X_val.shape[0],):
+        raise ValueError(f"validation's y_val must have shape ({X_val.shape[0]},), one entry "
+                         f"per row of X_val, got shape {y_val.shape}")
+    return X_val.matrix(), y_val
+
+
 def _score(model, X, y):
-    """Accuracy (classification) or R^2 (regression) of `model` on (X, y)."""
+    """Accuracy (classification) or R^2 (regression) of `model` on (X, y); R^2 of a constant
+    y is 1.0 for exact predictions and 0.0 otherwise (scikit-learn's ``r2_score``)."""
     pred = model.predict(X)
-    y = np.asarray(y)
     if model.classes is not None:
         return float(np.mean(pred == y))
     y = y.astype(np.float64)
-    return 1.0 - float(np.sum((y - pred) ** 2)) / max(float(np.sum((y - y.mean()) ** 2)), 1e-300)
+    sse, sst = float(np.sum((y - pred) ** 2)), float(np.sum((y - y.mean()) ** 2))
+    return 1.0 - sse / sst if sst > 0.0 else float(sse == 0.0)

@@ -399,6 +399,13 @@ def test_predict_with_too_many_features(data, tmp_path, run_here):
     one_error_line(run_here("predict", tmp_path / "m.npz", wide), "n_features")
 
 
+@pytest.mark.parametrize("sigma", ["0.1", "auto"])
+def test_huge_max_passes_is_one_line_naming_it(data, run_here, sigma):
+    """--max-passes 1e300 ran without end at a fixed sigma; now an error naming it."""
+    one_error_line(run_here("train", data / "train.svm", "--sigma", sigma, "--max-passes",
+                            "1e300"), "max_passes=1e+300 makes")
+
+
 def test_debug_shows_the_traceback(damaged):
     res = run("train", damaged / "bad.svm", "--debug")
     assert res.returncode == 2

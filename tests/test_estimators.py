@@ -413,6 +413,10 @@ def test_pipeline_grid_search_cross_val(digits):
         (PGSClassifier(sampling="shuffle"), "sampling must be one of iid, permutation"),
         (PGSClassifier(n_jobs=0), "n_jobs must be None or a non-zero integer"),
         (PGSClassifier(class_weight="auto"), "class_weight must be None, 'balanced' or a dict"),
+        (PGSClassifier(class_weight={1: np.nan}), r"class_weight\[1\] must be.*=nan"),
+        (PGSClassifier(class_weight={1: -1.0}), r"class_weight\[1\] must be.*=-1\.0"),
+        (PGSClassifier(class_weight={0: 0, 1: 0}),
+         "sample_weight times class_weight: sample_weight is zero everywhere"),
         (PGSClassifier(random_state=-1), "random_state must be None, an int >= 0"),
     ],
 )
@@ -421,6 +425,13 @@ def test_bad_parameters_name_the_argument(est, match):
                                random_state=0)
     with pytest.raises(ValueError, match=match):
         est.fit(X, y)
+
+
+def test_class_weight_of_another_type_names_it():
+    X, y = make_classification(n_samples=20, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=0)
+    with pytest.raises(TypeError, match=r"class_weight\[0\] must be a number >= 0, got 'x'"):
+        PGSClassifier(class_weight={0: "x"}).fit(X, y)
 
 
 def test_negative_n_jobs_counts_the_cpus_this_process_may_use(monkeypatch):

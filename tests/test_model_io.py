@@ -2,7 +2,9 @@
 
 import io
 import json
+import os
 import pickle
+import re
 import zipfile
 
 import numpy as np
@@ -353,6 +355,41 @@ def test_hand_edited_csgd_files(tmp_path, kind):
     _rewrite_members(tmp_path / "m.npz", tmp_path / "cls.npz", **bad)
     with pytest.raises(ValueError, match=r"cls\.npz is damaged"):
         pgs.load_model(tmp_path / "cls.npz")
+
+
+@pytest.mark.parametrize("edit", [dict(l1=-0.5), dict(l1={"float": "nan"}), dict(l1="x"),
+                                  dict(sigma=-1.0), dict(p=3.0), dict(loss="nope")],
+                         ids=["l1<0", "l1 NaN", "l1 'x'", "sigma<0", "p=3", "loss"])
+def test_hand_edited_one_vs_rest_files(tmp_path, edit):
+    """A saved one-vs-rest classifier's training arguments are checked at load, as a
+    pgs.Model's are (they loaded silently)."""
+    from pgs import PGSClassifier
+    from pgs.models.ovr import model_from_estimator
+
+    X, y = small_problem(4)
+    y3 = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    est = PGSClassifier(sigma=0.1, T=100, random_state=0).fit(X, y3)
+    model_from_estimator(est).save(tmp_path / "m.npz")
+    assert type(pgs.load_model(tmp_path / "m.npz")).__name__ == "OneVsRestModel"
+    header = _header_of(tmp_path / "m.npz")
+    header["params"].update(edit)
+    _rewrite_members(tmp_path / "m.npz", tmp_path / "e.npz", header=np.array(json.dumps(header)))
+    with pytest.raises(ValueError, match=rf"e\.npz is damaged.*{next(iter(edit))}"):
+        pgs.load_model(tmp_path / "e.npz")
+    _rewrite_members(tmp_path / "m.npz", tmp_path / "nc.npz", classes=None,
+                     header=np.array(json.dumps({**_header_of(tmp_path / "m.npz"),
+                                                 "classes_kind": "none"})))
+    with pytest.raises(ValueError, match=r"nc\.npz is damaged.*needs classes"):
+        pgs.load_model(tmp_path / "nc.npz")
+
+
+@pytest.mark.parametrize("path", [True, 1, 2.5, None, ["m.npz"]])
+def test_load_model_path_of_another_type_is_a_type_error(path):
+    """A number is no path: open() took True or 1 as a file descriptor (stdout) and closed
+    it."""
+    with pytest.raises(TypeError, match=rf"path must be a path.*path={re.escape(repr(path))}"):
+        pgs.load_model(path)
+    os.fstat(1)                 # (stdout still open)
 
 
 def test_missing_file_is_os_error(tmp_path):

@@ -2,6 +2,9 @@
 (SMIDAS's step), its exact zeros, the iterates a sparse fit returns, its state through
 chunks, warm starts, threads, Dask and the model file, and `pgs.sparse`'s rules."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -197,6 +200,33 @@ def test_l1_max_is_where_the_optimum_turns_zero():
         l1_max(X, yk, "crammer_singer")
 
 
+def test_l1_max_is_the_largest_absolute_gradient_entry():
+    """The largest |entry|, negative ones too: hinge's gradient at w = 0 is
+    (1/m) sum_i -y_i x_i, here (0.5, -1.0), so l1_max is 1.0 (not 0.5); flipping y flips
+    the gradient's signs and leaves l1_max."""
+    X, y = np.array([[1.0, 0.0], [0.0, 2.0]]), np.array([-1.0, 1.0])
+    assert l1_max(X, y) == 1.0
+    assert l1_max(X, -y) == 1.0
+    Xd, yd = _data(m=100, n=10, seed=7)
+    assert l1_max(Xd, -yd, "logistic") == l1_max(Xd, yd, "logistic")
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5])
+def test_l1_term_leaves_the_intercept_column_out(p):
+    """With intercept="column" the bias's weight b / s is in the l_p norm but not in the
+    l1 term (over the features): regulariser() by hand."""
+    X, _ = _data(m=80, n=10, seed=5)
+    y = np.where(np.arange(80) < 60, 1.0, -1.0)         # (3 to 1: a bias to fit)
+    sigma, l1, s = 0.02, 0.01, 0.5
+    model = pgs.train(X, y, p=p, sigma=sigma, l1=l1, intercept="column", intercept_scaling=s,
+                      seed=0, max_passes=3)
+    assert abs(model.intercept) > 1e-3
+    w = np.r_[model.coef, model.intercept / s]
+    expected = (sigma * np.sum(np.abs(w) ** p) ** (2.0 / p) / (2.0 * (p - 1.0))
+                + l1 * np.sum(np.abs(model.coef)))
+    assert model.regulariser() == pytest.approx(expected, rel=1e-12)
+
+
 def test_l1_path_warm_starts_down_the_values():
     """l1_path fits decreasing l1, each continuing the last one's run (t grows), fewer
     non-zeros at larger l1, scored on the validation rows."""
@@ -211,6 +241,52 @@ def test_l1_path_warm_starts_down_the_values():
     assert default[0].l1 == pytest.approx(l1_max(X, y)) and len(default) == 3
     with pytest.raises(ValueError, match="sigma"):
         l1_path(X, y, sigma="auto")
+
+
+def test_l1_path_names_its_bad_arguments_before_any_fit(monkeypatch):
+    """Each bad argument of l1_path is a ValueError or TypeError naming it, raised before the
+    first fit (a validation y of the wrong length failed in NumPy after every fit)."""
+    X, y = _data(m=40, n=6, seed=3)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the arguments were checked")
+
+    monkeypatch.setattr(pgs.sparse, "train", no_fit)
+    for kw, exc, pattern in [
+            (dict(ratio="0.1"), TypeError, r"ratio must be a number > 0, got '0\.1'"),
+            (dict(ratio=1.0), ValueError, r"ratio=1\.0"),
+            (dict(l1s=0.1), TypeError, r"l1s must be a non-empty sequence.*l1s=0\.1"),
+            (dict(l1s=[]), TypeError, r"l1s must be a non-empty sequence.*l1s=\[\]"),
+            (dict(l1s=[0.1, -1]), ValueError, r"l1s=-1\.0"),
+            (dict(validation=(X[:10], y[:9])), ValueError,
+             r"validation's y_val must have shape \(10,\).*\(9,\)"),
+            (dict(validation=(X[:10, :5], y[:10])), ValueError, r"X_val has 5 features, X has 6"),
+            (dict(validation=X), TypeError, r"validation must be a pair")]:
+        with pytest.raises(exc, match=pattern):
+            l1_path(X, y, sigma=0.01, **kw)
+    with pytest.raises(ValueError, match=r"l1_max\(X, y\) is 0.*give l1s"):
+        l1_path(np.zeros((40, 6)), y, sigma=0.01)       # (no l1s given: none to blame)
+
+
+def test_l1_path_r2_of_a_constant_target_is_scikit_learns():
+    """R^2 of a constant y is undefined: 1.0 for exact predictions, else 0.0 (it was -8e292)."""
+    X, _ = _data(m=40, n=6, seed=3)
+    y = np.full(40, 3.0)
+    path = l1_path(X, y, [0.1], sigma=0.01, loss="squared", seed=0)
+    assert not np.allclose(path[0].model.predict(X), y)
+    assert path[0].score == 0.0
+    exact = pgs.Model(coef=np.zeros(6), intercept=3.0, iteration=1, T=1, classes=None,
+                      params=path[0].model.params)
+    assert pgs.sparse._score(exact, X, y) == 1.0
+    assert pgs.sparse._score(exact, X, y + np.arange(40)) == pytest.approx(
+        1.0 - np.sum(np.arange(40.0) ** 2) / np.sum((np.arange(40.0) - 19.5) ** 2))
+
+
+def test_pgs_sparse_is_an_attribute_of_pgs():
+    """``import pgs`` is enough for ``pgs.sparse.l1_max`` (as the docs write it)."""
+    code = "import pgs; print(pgs.sparse.l1_max.__name__, pgs.sparse.l1_path.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["l1_max", "l1_path"], out.stderr
 
 
 def _exact_l1_logistic(X, y, sigma, l1, iters=5000):

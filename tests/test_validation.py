@@ -7,6 +7,8 @@ import paper
 import pytest
 import scipy.sparse as sp
 
+import pgs
+
 
 def _data(m=12, n=4):
     rng = np.random.default_rng(0)
@@ -271,3 +273,15 @@ def test_huge_T_is_refused_by_name(T):
     y = np.where(np.arange(20) % 2 == 0, -1.0, 1.0)
     with pytest.raises(ValueError, match=r"T must be at most 2\*\*62"):
         paper.train(X, y, T=T)
+
+
+@pytest.mark.parametrize("sigma", [0.1, "auto"])
+@pytest.mark.parametrize("max_passes", [1e300, 2**70, 1e18])
+def test_huge_max_passes_is_refused_by_name(sigma, max_passes):
+    """max_passes past 2**62 iterations is a ValueError naming it (a fixed sigma ran without
+    end; "auto" named T with a 300-digit number)."""
+    X = sp.random(20, 5, density=0.5, random_state=0, format="csr")
+    y = np.where(np.arange(20) % 2 == 0, -1.0, 1.0)
+    value = re.escape(repr(float(max_passes)))
+    with pytest.raises(ValueError, match=rf"max_passes={value} makes .* more than the 2\*\*62"):
+        pgs.train(X, y, sigma=sigma, max_passes=max_passes)

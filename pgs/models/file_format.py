@@ -138,6 +138,9 @@ def load_model(path):
     """
     if hasattr(path, "read"):
         return _load(path, getattr(path, "name", "<file object>"))
+    if not isinstance(path, (str, bytes, os.PathLike)):   # (open would take an int, True
+        # too, as a file descriptor, and close it: stdout, or a file of the caller's)
+        raise TypeError(f"path must be a path or a binary file object, got path={path!r}")
     with open(path, "rb") as fh:            # (a missing or unreadable path: OSError)
         return _load(fh, os.fspath(path))
 

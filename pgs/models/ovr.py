@@ -6,6 +6,7 @@ a regressor or a binary classifier of a PGS loss is a `pgs.Model`; a one-vs-rest
 import numpy as np
 
 from pgs.models.base import LinearModel
+from pgs.models.pgs_model import check_saved_params
 
 
 class OneVsRestModel(LinearModel):
@@ -25,6 +26,13 @@ class OneVsRestModel(LinearModel):
 
     _kind = "ovr"
     _coef_ndim = 2
+
+    @classmethod
+    def _from_saved(cls, *, params, classes, **fields):
+        check_saved_params(params)
+        if classes is None:
+            raise ValueError("a model of kind 'ovr' needs classes")
+        return super()._from_saved(params=params, classes=classes, **fields)
 
     def _repr_fields(self):
         return [f"loss={self.params.get('loss')!r}", f"n_classes={len(self.classes)}",

@@ -11,6 +11,23 @@ from pgs.rules.losses import LOSS_NAMES
 from pgs.rules.params import column_value
 
 
+def check_saved_params(params):
+    """The loss of a file's training arguments `params` (a `Model`'s, or a one-vs-rest
+    model's problems'), each checked as `pgs.train` checks it (a ValueError or TypeError
+    naming a bad or missing one); epsilon and l1 normalised in place."""
+    loss = saved_field(params, "loss")
+    V.check_loss(loss)
+    V.check_p(saved_field(params, "p"))
+    V.check_positive("sigma", saved_field(params, "sigma"))
+    V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
+    V.check_choice("intercept", saved_field(params, "intercept"), INTERCEPTS)
+    V.check_choice("schedule", saved_field(params, "schedule"), SCHEDULES)
+    V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
+    params["epsilon"] = V.check_epsilon(loss, saved_field(params, "epsilon"))
+    params["l1"] = V.check_positive("l1", params.get("l1", 0.0), zero=True)  # (0: older)
+    return loss
+
+
 class Model(LinearModel):
     """A linear model trained by the Primal Gradient Solver (a `LinearModel` with its objective).
 
@@ -43,21 +60,12 @@ class Model(LinearModel):
 
     @classmethod
     def _from_saved(cls, *, params, classes, **fields):
-        loss = saved_field(params, "loss")
-        V.check_loss(loss)
+        loss = check_saved_params(params)
         if (loss in V.MULTICLASS_LOSSES) != (cls._coef_ndim == 2):
             raise ValueError(f"loss={loss!r} does not go with a model of kind {cls._kind!r}")
         if (classes is not None) != (loss in V.CLASSIFICATION_LOSSES):
             raise ValueError(f"loss={loss!r} and {'' if classes is not None else 'no '}"
                              f"classes do not go together")
-        V.check_p(saved_field(params, "p"))
-        V.check_positive("sigma", saved_field(params, "sigma"))
-        V.check_positive("intercept_scaling", saved_field(params, "intercept_scaling"))
-        V.check_choice("intercept", saved_field(params, "intercept"), INTERCEPTS)
-        V.check_choice("schedule", saved_field(params, "schedule"), SCHEDULES)
-        V.check_bool("fit_intercept", saved_field(params, "fit_intercept"))
-        params["epsilon"] = V.check_epsilon(loss, saved_field(params, "epsilon"))
-        params["l1"] = V.check_positive("l1", params.get("l1", 0.0), zero=True)  # (0: older)
         return super()._from_saved(params=params, classes=classes, **fields)
 
     def _column_weight(self):

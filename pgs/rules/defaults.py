@@ -13,6 +13,7 @@ from types import MappingProxyType
 import numpy as np
 
 from pgs import _core
+from pgs.rules import validation as V
 from pgs.rules.losses import loss_spec
 
 #: Step schedules: the paper's 1 / (sigma (t + t0)), averaged SGD's (docs/design.md 6c).
@@ -50,8 +51,13 @@ ETA0_FACTOR = 2.0
 
 
 def default_T(n_samples, k, passes=DEFAULTS["max_passes"]):
-    """The iterations of `passes` passes: ``ceil(passes m / k)`` (at least 1)."""
-    return max(1, math.ceil(passes * n_samples / k))
+    """The iterations of `passes` passes: ``ceil(passes m / k)`` (at least 1); a ValueError
+    naming max_passes past the 2**62 iterations a run counts."""
+    T = passes * n_samples / k
+    if not T <= V.MAX_COUNT:            # (NaN too)
+        raise ValueError(f"max_passes={passes!r} makes {T:.3g} iterations (max_passes m / k, "
+                         f"m={n_samples}, k={k}), more than the 2**62 a run can count")
+    return max(1, math.ceil(T))
 
 
 def default_callback_every(t_left):

@@ -117,7 +117,7 @@ merge_every : int >= 1, optional
     // (4 W k))``: a round covers a quarter of a pass.
 max_passes : float > 0, default 10
     Passes over the rows when T is None: exactly this many for a fixed sigma, at most this many
-    for ``sigma="auto"`` (whose held-out score stops the run sooner).
+    for ``sigma="auto"`` (whose held-out score stops the run sooner); at most 2**62 iterations.
 l1 : float >= 0, default 0
     Weight of an :math:`\ell_1` term :math:`l_1 \|w\|_1` over the features (not the intercept),
     which makes the model sparse, in O(non-zeros) an iteration. At p = 2 the model is dual

@@ -247,6 +247,7 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     if not train_kwargs.get("k_above_rows", False):
         V.check_k_rows(k, m)
     train_kwargs["k_above_rows"] = True  # (the split may have fewer rows than k)
+    t_cap = T if T is not None else D.default_T(m, k, max_passes)
     train, val = validation_split(m, D.auto_validation_fraction(m) if validation_fraction
                                   == "auto" else validation_fraction, seed, strata)
     if val.shape[0] == 0:
@@ -257,7 +258,6 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
         grid = D.default_sigma_grid(D.mean_sq(rows.stats(2.0, False)), train.shape[0])
     ys = list(side_by_side(targets)[train].T)     # (one array: a block reads them in place)
     weights = validation_weights(sample_weight, train)
-    t_cap = T if T is not None else D.default_T(m, k, max_passes)
     # (a candidate's problems: the outputs of a block for each thread, `prepare_many`)
     groups = [prepare_many(rows.X_train, ys, getattr(rows, "n_jobs", 1), row_stats=rows.stats,
                            sigma=float(s), T=t_cap, seed=seed, sample_weight=weights,
