@@ -186,14 +186,7 @@ cdef inline double _pay(DualVector* dv, Py_ssize_t j, double v) noexcept nogil:
 
 # ------------------------------------------------------------------------- dot
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define PGS_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 3)
-    #else
-    #define PGS_PREFETCH(p) ((void)(p))
-    #endif
-    """
+cdef extern from "_portable.h":
     void PGS_PREFETCH(const void* p) noexcept nogil
 
 

@@ -17,7 +17,9 @@
 #include <math.h>
 #include <stddef.h>
 
-#if !defined(PGS_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include "_portable.h"
+
+#ifdef PGS_X86_SIMD
 #define PGS_POW_X86 1
 #include <immintrin.h>
 #endif
@@ -27,8 +29,7 @@ static int pgs_pow_simd = 0;
 
 static void pgs_powers_init(void) {
 #ifdef PGS_POW_X86
-    __builtin_cpu_init();
-    pgs_pow_simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    pgs_pow_simd = pgs_cpu_has_avx2_fma();
 #endif
 }
 
@@ -38,7 +39,7 @@ static int pgs_powers_simd(void) { return pgs_pow_simd; }
 #define PGS_C4(v) _mm256_set1_pd(v)
 
 /* k + log2 m for m in [1/sqrt 2, sqrt 2) (pgs_split's) */
-__attribute__((target("avx2,fma")))
+PGS_TARGET_AVX2_FMA
 static inline __m256d pgs_log2_core(__m256d m, __m256d k) {
     const __m256d one = PGS_C4(1.0);
     __m256d s = _mm256_div_pd(_mm256_sub_pd(m, one), _mm256_add_pd(m, one));
@@ -62,7 +63,7 @@ static inline __m256d pgs_log2_core(__m256d m, __m256d k) {
 }
 
 /* 2^(y - round(y)), and round(y) as an int64 in *n (|y| <= 1100) */
-__attribute__((target("avx2,fma")))
+PGS_TARGET_AVX2_FMA
 static inline __m256d pgs_exp2_core(__m256d y, __m256i* n) {
     const __m256d shift = PGS_C4(0x1.8p52);
     __m256d t = _mm256_add_pd(y, shift);
@@ -93,7 +94,7 @@ static inline __m256d pgs_exp2_core(__m256d y, __m256i* n) {
 /* a = 2^k m with m in [1/sqrt 2, sqrt 2), for a normal a: k as a double (returned) and
    m (*m), both exact. Adding 2^52 (1 - 1/sqrt 2) to a's bits carries into the exponent
    field exactly when a's mantissa is at least sqrt 2. */
-__attribute__((target("avx2,fma")))
+PGS_TARGET_AVX2_FMA
 static inline __m256d pgs_split(__m256d a, __m256d* m) {
     __m256i b = _mm256_castpd_si256(a);
     __m256i e = _mm256_srli_epi64(
@@ -109,7 +110,7 @@ static inline __m256d pgs_split(__m256d a, __m256d* m) {
 /* a^e for four a >= 0 where every a is a normal double and every result lies within
    [2^-1020, 2^1020]; *odd gets a bit for each lane where that fails (zero, subnormal,
    infinite or NaN a, or a result past those bounds), which the caller takes from libm. */
-__attribute__((target("avx2,fma")))
+PGS_TARGET_AVX2_FMA
 static inline __m256d pgs_pow4(__m256d a, __m256d e, int* odd) {
     __m256d m;
     __m256d k = pgs_split(a, &m);
@@ -125,7 +126,7 @@ static inline __m256d pgs_pow4(__m256d a, __m256d e, int* odd) {
 }
 
 /* four powers from a[0..3] into out[0..3] (out may be a) */
-__attribute__((target("avx2,fma")))
+PGS_TARGET_AVX2_FMA
 static inline void pgs_pow_4(const double* a, double* out, __m256d ev, double e) {
     double in[4];
     int odd, t;
@@ -139,7 +140,7 @@ static inline void pgs_pow_4(const double* a, double* out, __m256d ev, double e)
             out[t] = exp2(e * log2(in[t]));
 }
 
-__attribute__((target("avx2,fma")))
+PGS_TARGET_AVX2_FMA
 static void pgs_pow_n_avx2(const double* a, double* out, ptrdiff_t n, double e) {
     __m256d ev = _mm256_set1_pd(e);
     double pad[4];

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 import pgs
 from pgs._core import py_loss
 
-PXD_FILES = ("_core.pxd", "_dual.pxd", "_losses.pxd", "_random.pxd", "_powers.h")
+PXD_FILES = ("_core.pxd", "_dual.pxd", "_losses.pxd", "_random.pxd", "_powers.h", "_portable.h")
 
 PYX = '''
 # cython: language_level=3, boundscheck=False, wraparound=False
