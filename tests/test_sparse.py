@@ -282,10 +282,12 @@ def test_l1_path_r2_of_a_constant_target_is_scikit_learns():
         1.0 - np.sum(np.arange(40.0) ** 2) / np.sum((np.arange(40.0) - 19.5) ** 2))
 
 
-def test_pgs_sparse_is_an_attribute_of_pgs():
-    """``import pgs`` is enough for ``pgs.sparse.l1_max`` (as the docs write it)."""
+def test_pgs_sparse_is_an_attribute_of_pgs(tmp_path):
+    """``import pgs`` is enough for ``pgs.sparse.l1_max`` (as the docs write it). (From
+    another directory: in the checkout `import pgs` would find the uncompiled source.)"""
     code = "import pgs; print(pgs.sparse.l1_max.__name__, pgs.sparse.l1_path.__name__)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path)
     assert out.stdout.split() == ["l1_max", "l1_path"], out.stderr
 
 
