@@ -235,11 +235,43 @@ cdef inline void _ahead_rest(Ahead* ah) noexcept nogil:
         _ahead_line(ah)
 
 
-cdef inline double _dot(const DualVector* dv, const floating_t* data, const index_t* indices,
-                        Py_ssize_t lo, Py_ssize_t hi, double icpt, Py_ssize_t nxt_lo,
-                        Py_ssize_t nxt_hi, Py_ssize_t sd, bint q3, bint l1) noexcept nogil:
-    """`dual_dot` for stride sd, `q3` (p = 1.5's u computed from lam) and with `l1` of
-    lam_j as the l1 term leaves it (`_u_at`; q3 and l1 constants)."""
+# What a margin reads, a compile-time constant of `_dot` (Cython emits one `_dot` each, so
+# no stride, power or l1 test is left in the loop over the row's entries; GCC would not
+# clone the one function that took them as arguments: at p = 1.5 a pass took 1.24x the
+# instructions, bench/results/dot_modes.md).
+cdef struct DotTwo:         # u at stride 1 (p = 2: u is lam)
+    char _unused
+cdef struct DotTwoL1:       # p = 2 with l1: lam_j truncated by U
+    char _unused
+cdef struct DotQ3:          # p = 1.5: u_j = t |t|, t = lam_j / S
+    char _unused
+cdef struct DotQ3L1:        # p = 1.5 with l1: of lam_j as its debt leaves it
+    char _unused
+cdef struct DotPow:         # other p: u interleaved with lam (stride 2)
+    char _unused
+cdef struct DotBlock:       # an output of a block: stride, p = 1.5 and l1 read from dv
+    char _unused
+ctypedef fused dot_mode:
+    DotTwo
+    DotTwoL1
+    DotQ3
+    DotQ3L1
+    DotPow
+    DotBlock
+
+
+cdef inline double _dot(dot_mode* mode, const DualVector* dv, const floating_t* data,
+                        const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double icpt,
+                        Py_ssize_t nxt_lo, Py_ssize_t nxt_hi) noexcept nogil:
+    """`dual_dot` for the `mode` (`_u_at`)."""
+    cdef Py_ssize_t sd
+    cdef bint q3, l1
+    if dot_mode is DotBlock:
+        sd, q3, l1 = dv.stride, dv.u == NULL, dv.l1 and dv.kind != P_GENERAL
+    else:
+        sd = 2 if dot_mode is DotPow else 1
+        q3 = dot_mode is DotQ3 or dot_mode is DotQ3L1
+        l1 = dot_mode is DotTwoL1 or dot_mode is DotQ3L1
     cdef const double* u = dv.lam if q3 else dv.u
     cdef Py_ssize_t ps = dv.wstride
     cdef const double* paid = dv.paid
@@ -284,13 +316,13 @@ cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
     """
     if dv.u == NULL:
         if dv.l1:
-            return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1, True, True)
-        return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1, True, False)
+            return _dot(<DotQ3L1*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
+        return _dot(<DotQ3*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
     if dv.l1 and dv.kind == P_TWO:
-        return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1, False, True)
+        return _dot(<DotTwoL1*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
     if dv.stride == 1:
-        return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 1, False, False)
-    return _dot(dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, 2, False, False)
+        return _dot(<DotTwo*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
+    return _dot(<DotPow*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
 
 
 cdef inline void _dot_block(const DualVector* dv, Py_ssize_t K, const floating_t* data,
@@ -369,7 +401,7 @@ cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floati
     feature's K coordinates are adjacent the first output's reads bring the others'
     lines: docs/multiclass.md)."""
     cdef Py_ssize_t c
-    cdef bint q3 = dv[0].u == NULL, l1 = dv[0].l1 and dv[0].kind != P_GENERAL
+    cdef bint q3 = dv[0].u == NULL
     if one_block:
         if q3:
             _dot_block(dv, K, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, z + K, z, True)
@@ -377,10 +409,8 @@ cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floati
             _dot_block(dv, K, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, z + K, z, False)
         return
     for c in range(K):
-        # (q3 and l1 at run time here: GCC then clones `_dot` for the binary loop's
-        # constants, 3-8% of a binary fit's time at p = 1.5)
-        z[c] = _dot(&dv[c], data, indices, lo, hi, icpt, nxt_lo if c == 0 else 0,
-                    nxt_hi if c == 0 else 0, dv[c].stride, q3, l1)
+        z[c] = _dot(<DotBlock*>NULL, &dv[c], data, indices, lo, hi, icpt,
+                    nxt_lo if c == 0 else 0, nxt_hi if c == 0 else 0)
 
 
 # ------------------------------------------------------------------------- add
@@ -448,10 +478,10 @@ cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
 
 cdef inline void _add_row_q3(DualVector* dv, const floating_t* data,
                              const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double g,
-                             double icpt, bint average) noexcept nogil:
+                             double icpt, bint average, bint l1) noexcept nogil:
     """`dual_add` for p = 1.5 with u computed from lam (u NULL): Q's terms are a^3, and the
-    average takes C (u_j' - u_j) with u_j = t |t| (0 when parked); with l1 (paid) lam_j
-    pays what it owes first."""
+    average takes C (u_j' - u_j) with u_j = t |t| (0 when parked); with `l1` (paid set)
+    lam_j pays what it owes first (average and l1: compile-time constants)."""
     cdef double* lam = dv.lam
     cdef double* wsum = dv.wsum
     cdef Py_ssize_t sd = dv.stride, ws = dv.wstride
@@ -467,7 +497,7 @@ cdef inline void _add_row_q3(DualVector* dv, const floating_t* data,
             j = dv.n - 1
             d = g * icpt
         old = lam[sd * j]
-        new = (old if dv.paid == NULL or e == hi - lo else _pay(dv, j, old)) + d
+        new = (_pay(dv, j, old) if l1 and e < hi - lo else old) + d
         lam[sd * j] = new
         a_old = fabs(old) * inv_S
         a_new = fabs(new) * inv_S
@@ -558,10 +588,15 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
     (other p < 2: `dual_truncate` paid it; p = 2 keeps every gradient)."""
     dv.n_updates += hi - lo + (icpt != 0.0)
     if dv.u == NULL:
-        if dv.wsum == NULL:
-            _add_row_q3(dv, data, indices, lo, hi, g, icpt, False)
+        if dv.paid != NULL:     # (l1: the debts paid as the row is added)
+            if dv.wsum == NULL:
+                _add_row_q3(dv, data, indices, lo, hi, g, icpt, False, True)
+            else:
+                _add_row_q3(dv, data, indices, lo, hi, g, icpt, True, True)
+        elif dv.wsum == NULL:
+            _add_row_q3(dv, data, indices, lo, hi, g, icpt, False, False)
         else:
-            _add_row_q3(dv, data, indices, lo, hi, g, icpt, True)
+            _add_row_q3(dv, data, indices, lo, hi, g, icpt, True, False)
     elif dv.kind != P_TWO:
         _add_row_pow(dv, data, indices, lo, hi, g, icpt)
     elif dv.l1_Q:       # (p = 2 with l1 keeps no average: docs/sparse.md)
