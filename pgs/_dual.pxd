@@ -452,11 +452,31 @@ cdef inline double _coord(Py_ssize_t j, double d, double* lam, Py_ssize_t sd, do
     return d * (old + new)          # without cancellation
 
 
-cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
+# What an update keeps beside lam, a compile-time constant of `_add_row_two` and
+# `_add_row_q3` (one function each, as for `_dot`'s modes): the average's vector, and the
+# l1 term's work (p = 2 with B: Q of the truncated features; p = 1.5: the debts paid).
+cdef struct AddPlain:
+    char _unused
+cdef struct AddAverage:
+    char _unused
+cdef struct AddL1:
+    char _unused
+cdef struct AddAverageL1:
+    char _unused
+ctypedef fused add_mode:
+    AddPlain
+    AddAverage
+    AddL1
+    AddAverageL1
+
+
+cdef inline void _add_row_two(add_mode* mode, DualVector* dv, const floating_t* data,
                               const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double g,
-                              double icpt, bint average, bint l1) noexcept nogil:
-    """`dual_add` for p = 2 (with `l1`, Q of the truncated features: `DualVector.U_Q`).
+                              double icpt) noexcept nogil:
+    """`dual_add` for p = 2 (with l1, Q of the truncated features: `DualVector.U_Q`).
     (The fields in locals: the stores to lam could alias them for the compiler.)"""
+    cdef bint average = add_mode is AddAverage or add_mode is AddAverageL1
+    cdef bint l1 = add_mode is AddL1 or add_mode is AddAverageL1
     cdef double* lam = dv.lam
     cdef double* wsum = dv.wsum
     cdef Py_ssize_t sd = dv.stride, ws = dv.wstride
@@ -476,12 +496,14 @@ cdef inline void _add_row_two(DualVector* dv, const floating_t* data,
     _add_to_Q(dv, dq0 + dq1, 0.0)
 
 
-cdef inline void _add_row_q3(DualVector* dv, const floating_t* data,
+cdef inline void _add_row_q3(add_mode* mode, DualVector* dv, const floating_t* data,
                              const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double g,
-                             double icpt, bint average, bint l1) noexcept nogil:
+                             double icpt) noexcept nogil:
     """`dual_add` for p = 1.5 with u computed from lam (u NULL): Q's terms are a^3, and the
-    average takes C (u_j' - u_j) with u_j = t |t| (0 when parked); with `l1` (paid set)
-    lam_j pays what it owes first (average and l1: compile-time constants)."""
+    average takes C (u_j' - u_j) with u_j = t |t| (0 when parked); with l1 (paid set)
+    lam_j pays what it owes first."""
+    cdef bint average = add_mode is AddAverage or add_mode is AddAverageL1
+    cdef bint l1 = add_mode is AddL1 or add_mode is AddAverageL1
     cdef double* lam = dv.lam
     cdef double* wsum = dv.wsum
     cdef Py_ssize_t sd = dv.stride, ws = dv.wstride
@@ -590,21 +612,21 @@ cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t*
     if dv.u == NULL:
         if dv.paid != NULL:     # (l1: the debts paid as the row is added)
             if dv.wsum == NULL:
-                _add_row_q3(dv, data, indices, lo, hi, g, icpt, False, True)
+                _add_row_q3(<AddL1*>NULL, dv, data, indices, lo, hi, g, icpt)
             else:
-                _add_row_q3(dv, data, indices, lo, hi, g, icpt, True, True)
+                _add_row_q3(<AddAverageL1*>NULL, dv, data, indices, lo, hi, g, icpt)
         elif dv.wsum == NULL:
-            _add_row_q3(dv, data, indices, lo, hi, g, icpt, False, False)
+            _add_row_q3(<AddPlain*>NULL, dv, data, indices, lo, hi, g, icpt)
         else:
-            _add_row_q3(dv, data, indices, lo, hi, g, icpt, True, False)
+            _add_row_q3(<AddAverage*>NULL, dv, data, indices, lo, hi, g, icpt)
     elif dv.kind != P_TWO:
         _add_row_pow(dv, data, indices, lo, hi, g, icpt)
     elif dv.l1_Q:       # (p = 2 with l1 keeps no average: docs/sparse.md)
-        _add_row_two(dv, data, indices, lo, hi, g, icpt, False, True)
+        _add_row_two(<AddL1*>NULL, dv, data, indices, lo, hi, g, icpt)
     elif dv.wsum == NULL:
-        _add_row_two(dv, data, indices, lo, hi, g, icpt, False, False)
+        _add_row_two(<AddPlain*>NULL, dv, data, indices, lo, hi, g, icpt)
     else:
-        _add_row_two(dv, data, indices, lo, hi, g, icpt, True, False)
+        _add_row_two(<AddAverage*>NULL, dv, data, indices, lo, hi, g, icpt)
 
 
 cdef inline void _add_block_two(DualVector* dv, Py_ssize_t K, const floating_t* data,
