@@ -23,7 +23,6 @@ from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, U_MAX, PGS_PREFETCH,
     POW_CHUNK,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
-    dual_maintain_due,
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
     dual_average_at, dual_u,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
@@ -370,7 +369,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                                  sts[c].coefs[r] * gw, prm.icpt)
                         updated = True
                 dv[c].paid = paid
-                if updated and dual_maintain_due(&dv[c]):
+                if updated:
                     dual_maintain(&dv[c])
 
         # 4. w_t = grad r*(dual point), projected onto ||w||_p <= B: c only; the free bias

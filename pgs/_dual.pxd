@@ -21,8 +21,7 @@
 #     dual_dot(dv, row)          <x, u> over a CSR row (w = c u: the margin is c times it)
 #     dual_add(dv, row, g)       lam += g x, keeping u, Q and the average consistent
 #     dual_truncate(dv, row, ...)  the l1 term's truncation the row's coordinates are owed
-#     dual_maintain(dv)          Q's drift, cancellation and range (O(n), rarely; where
-#                                dual_maintain_due(dv))
+#     dual_maintain(dv)          Q's drift, cancellation and range (O(n), rarely)
 #     dual_set_scale(dv, tsig)   c from Q, sigma and t: O(1)
 #     dual_project(dv, B, tsig)  ||w||_p <= B by rescaling c: O(1)
 #     dual_add_to_average(dv, t, rho)  the average's C += rho c (and its rare folds)
@@ -809,16 +808,6 @@ cdef inline void dual_rescale(DualVector* dv) noexcept nogil:
             dv.u[sd * (j + t)] = copysign(buf[t], dv.lam[sd * (j + t)])
         j += n
     dual_recompute_Q(dv)
-
-
-cdef inline bint dual_maintain_due(const DualVector* dv) noexcept nogil:
-    """Whether `dual_maintain` has work: the loop tests this inline and calls it only then
-    (GCC keeps the work, which inlines the O(n) passes, out of the loop: a call a row cost
-    130 instructions at p = 2)."""
-    cdef double Qv = dv.Q + dv.Q_comp
-    if dv.kind != P_TWO and not (Qv >= Q_LO and Qv <= Q_HI and Qv >= dv.Q_abs * Q_CANCEL):
-        return True         # (NaN too)
-    return dv.n_updates >= dv.recompute_every
 
 
 cdef inline void dual_maintain(DualVector* dv) noexcept nogil:
