@@ -238,7 +238,7 @@ cdef inline void _ahead_rest(Ahead* ah) noexcept nogil:
 # What a margin reads, a compile-time constant of `_dot` (Cython emits one `_dot` each, so
 # no stride, power or l1 test is left in the loop over the row's entries; GCC would not
 # clone the one function that took them as arguments: at p = 1.5 a pass took 1.24x the
-# instructions, bench/results/dot_modes.md).
+# instructions, bench/results/one_loop.md).
 cdef struct DotTwo:         # u at stride 1 (p = 2: u is lam)
     char _unused
 cdef struct DotTwoL1:       # p = 2 with l1: lam_j truncated by U
