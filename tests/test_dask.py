@@ -466,3 +466,23 @@ def test_a_callback_needs_a_fixed_sigma_on_dask_too(client):
     X, y = _problem(m=600, seed=4)
     with pytest.raises(ValueError, match="callback needs a fixed sigma"):
         pgs.dask.train(_dask(X, 600), y, client=client, callback=print)
+
+
+@pytest.mark.parametrize("sigma", [1e-3, "auto"])
+def test_dask_null_model_check_reads_the_shards(client, sigma):
+    """At p < 2 the null model's check multiplies X^T v over the shards (the client holds X's
+    shape only): from l1_max on pgs.dask gives (0, b0), below it the run's own model; with
+    a fixed sigma the threads' bits."""
+    from pgs.sparse import l1_max
+    X, y = _problem()
+    top = l1_max(X, y, "logistic")
+    b0 = np.log(np.sum(y > 0) / np.sum(y < 0))
+    for l1, null in ((1.5 * top, True), (0.05 * top, False)):
+        kw = dict(loss="logistic", p=1.5, sigma=sigma, l1=l1, seed=7, max_passes=2,
+                  merge_every=111)
+        got = pgs.dask.train(_dask(X, _chunks(1200, 3)), y, client=client, **kw)
+        assert (np.count_nonzero(got.coef) == 0) == null
+        if null:
+            assert got.intercept == pytest.approx(b0, abs=1e-12)
+        if sigma != "auto":
+            _same_model(got, pgs.train(X, y, n_jobs=3, **kw))

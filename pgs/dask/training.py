@@ -57,6 +57,10 @@ class _ShardActor:
         sq, sq_q = row_sq_norms(self.Xb, q, stride, first)
         return (sq,) if sq_q is sq else (sq, sq_q)
 
+    def xt_dot(self, v):
+        """X^T v over this shard's rows (the null model's check, `pgs.training.screening`)."""
+        return self.Xb.matrix().T @ v
+
     def setup(self, key, y, weights, params):
         """Run `key`'s targets and weights on this shard, and its constants."""
         self.runs[key] = (y, weights, params)
@@ -191,11 +195,11 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         runs = {0: [state, params]}
         P.run_rounds(runs, _map_runs(actors, "round"), run.t_total, params.merge_every,
                      lambda deltas: after_round(reports, runs[0][0], deltas[0]))
+        run.solver.set_state(P.final_solver_state(runs[0][0]))
+        return finish(run, reports.stopped, keep_state, xt=actors.xt_dot)
     finally:
         actors.close()               # (the fit's own: X's chunks may be the user's)
         del actors
-    run.solver.set_state(P.final_solver_state(runs[0][0]))
-    return finish(run, reports.stopped, keep_state)
 
 
 class DaskRows:
@@ -274,6 +278,10 @@ class DaskRows:
                      params.merge_every)
         for key, run in runs.items():
             run.solver.set_state(P.final_solver_state(states[key][0]))
+
+    def xt_dot(self, v):
+        """X^T v over the shards' rows (the null model's check, `pgs.training.screening`)."""
+        return self.actors.xt_dot(v)
 
     def close(self):
         """Release the shards' actors."""
@@ -392,6 +400,13 @@ class _Actors:
         sq_q = sq if len(norms[0]) == 1 else np.concatenate([n[1] for n in norms])
         return row_stats(as_csr_buffers(shape_only_csr(self.shape)), q, norms=(sq, sq_q),
                          full=full)
+
+    def xt_dot(self, v):
+        """X^T v, v a value a row: the shards' products added in shard order."""
+        b = self.bounds
+        parts = self.map("xt_dot", [(v[b[w]:b[w + 1]],) for w in range(len(self.futures))],
+                         "X^T v")
+        return functools.reduce(np.add, parts)
 
     def setup(self, run, params, key=0):
         """Give every shard run `key`'s targets, weights and constants."""

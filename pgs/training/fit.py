@@ -315,20 +315,20 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
                classes, n_features)
 
 
-def finish_all(runs, keep_state):
+def finish_all(runs, keep_state, xt=None):
     """`finish` of each run; binary problems' new iterates (`keep_state`, or a block's) go
     into the rows of one matrix as each is taken: the estimators' coef_, without a copy."""
     rows = None
     if len(runs) > 1 and all(len(run.solver.outputs) == 1 for run in runs) and \
             (keep_state or runs[0].solver.n_out > 1):
         rows = np.empty((len(runs), runs[0].n_features + 1))
-    return [finish(run, False, keep_state, None if rows is None else rows[i])
+    return [finish(run, False, keep_state, None if rows is None else rows[i], xt)
             for i, run in enumerate(runs)]
 
 
-def finish(run, stopped, keep_state, out=None):
+def finish(run, stopped, keep_state, out=None, xt=None):
     """The `Model` of a run that `_run_chunks` (or `run_lockstep`) has done (its iterate
-    written into `out`, if given)."""
+    written into `out`, if given; `xt(v)`: X^T v where run.Xb has no rows, `screen`)."""
     solver, n = run.solver, run.n_features
     t_done = solver.t
     which, iteration = run.params.iterate, t_done
@@ -355,7 +355,7 @@ def finish(run, stopped, keep_state, out=None):
         coef=w[..., :n], intercept=icpts if w.ndim == 2 else icpts[0], iteration=iteration,
         T=t_done, classes=run.classes, params=params)
     if run.params.l1 > 0.0:     # (w = 0 where the null model's certificate holds)
-        screen(model, run.Xb, run.y_kernel, run.weights)
+        screen(model, run.Xb, run.y_kernel, run.weights, xt)
     if stopped:
         model.params["stopped_early"] = True
     if keep_state:

@@ -13,12 +13,13 @@ from pgs.rules.data import as_csr_buffers, kernel_targets
 from pgs.rules.losses import loss_spec
 
 
-def null_point(X, y, loss, sample_weight=None, fit_intercept=False):
+def null_point(X, y, loss, sample_weight=None, fit_intercept=False, xt=None):
     """(g, b0): the gradient in w at w = 0, shape (n_features, outputs), and the bias b0
     (one an output) with which w = 0 is optimal; b0 is 0 without a bias and None where no
     finite one is optimal or none is computed (a free bias for regression). A kink at b0
     (hinge) takes the mix of its one-sided derivatives whose mean over the rows is 0, a
-    valid subgradient of both w and b."""
+    valid subgradient of both w and b. `xt(v)`, if given, is X^T v (X's rows elsewhere:
+    `pgs.dask`'s shards), X then giving only the shape."""
     spec = loss_spec(loss)
     Xb = as_csr_buffers(X)
     m = Xb.shape[0]
@@ -53,7 +54,8 @@ def null_point(X, y, loss, sample_weight=None, fit_intercept=False):
             mix = hi / (hi - lo) if hi != lo else 0.5
             d = mix * left + (1.0 - mix) * right
         g = d[inverse][:, None]
-    return csr.T @ (g * s[:, None]) / m, b0
+    v = g * s[:, None]
+    return (csr.T @ v if xt is None else xt(v)) / m, b0
 
 
 def _best_bias(loss_id, values, counts, eps):
@@ -75,17 +77,18 @@ def _best_bias(loss_id, values, counts, eps):
     return 0.5 * (lo + hi)
 
 
-def screen(model, Xb, y_kernel, sample_weight=None):
+def screen(model, Xb, y_kernel, sample_weight=None, xt=None):
     """`model` (a fit with l1 > 0 on rows `Xb` with targets `y_kernel`, the kernel's) set
     to the null model (0, b0) where l1 reaches the certificate's bound (a free bias or
-    none; the constant column's weight is not computed). At p < 2 only, and where the
+    none; the constant column's weight is not computed; `xt`: `null_point`'s). At p < 2
+    only, and where the
     model has a non-zero weight: the check costs a product with X (as much as a pass at
     p = 2), and p = 2's dual averaging zeroes a weight whose mean gradient is within l1."""
     prm = model.params
     if prm["p"] == 2.0 or not np.any(model.coef) or prm["loss"] == "crammer_singer" or \
             (prm["fit_intercept"] and prm["intercept"] != "free"):
         return model
-    g, b0 = null_point(Xb, y_kernel, prm["loss"], sample_weight, prm["fit_intercept"])
+    g, b0 = null_point(Xb, y_kernel, prm["loss"], sample_weight, prm["fit_intercept"], xt)
     if b0 is None or np.shape(b0) != np.shape(model.intercept) or \
             (g.size and np.max(np.abs(g)) > prm["l1"]):
         return model

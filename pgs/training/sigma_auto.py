@@ -277,7 +277,8 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
     else:
         _until_stale(rows, runs, holdout, lambda: holdout.values(*_current(runs)), values[win],
                      t_cap, k, D.default_T(m, k, 1.0), max_passes, report, grid[win])
-    models = finish_all(runs, keep_state)      # (their passes: T k / rows)
+    # (their passes: T k / rows; rows kept elsewhere give X^T v for the null model's check)
+    models = finish_all(runs, keep_state, getattr(rows, "xt_dot", None))
     return models, grid, scores
 
 
