@@ -18,8 +18,8 @@ def l1_max(X, y, loss="hinge", sample_weight=None, fit_intercept=True):
     optimal with w = 0: 0 without one, the classes' log shares (multinomial), the bisected
     best bias of a binary loss (at a kink, the mix of its one-sided derivatives whose mean
     is 0: then a bound, which another mix may undercut). A fit whose l1 reaches it returns
-    w = 0 and b_0 exactly. A regression with a bias takes b_0 = 0 here (an approximation;
-    such fits are not set to 0).
+    w = 0 (at p < 2 with b_0 exactly; docs/sparse.md). A regression with a bias takes
+    b_0 = 0 here (an approximation; such fits are not set to 0).
 
     Parameters
     ----------

@@ -427,6 +427,10 @@ def test_l1_from_l1_max_on_gives_the_null_model(p):
     assert np.count_nonzero(multi.coef) == 0
     np.testing.assert_allclose(multi.predict_proba(X3[:2]), [share, share],
                                rtol=1e-12 if p < 2.0 else 0.1)
+    none3 = pgs.train(X3, y3, l1=l1_max(X3, y3, "multinomial", fit_intercept=False),
+                      fit_intercept=False, **dict(kw, loss="multinomial"))
+    assert np.count_nonzero(none3.coef) == 0
+    np.testing.assert_array_equal(none3.intercept, np.zeros(3))
     path = l1_path(X3, y3, loss="multinomial", p=p, sigma=1e-3, seed=0, n_l1=2)
     assert path[0].n_nonzero == 0 and path[1].n_nonzero > 0
 

@@ -31,7 +31,7 @@ def null_point(X, y, loss, sample_weight=None, fit_intercept=False, xt=None):
     if spec.multiclass:         # (softmax at the bias: g_c = p_c - [y = c])
         K = int(y_kernel.max()) + 1
         labels = y_kernel.astype(np.int64)
-        share = np.full(K, 1.0 / K)
+        share, b0 = np.full(K, 1.0 / K), np.zeros(K)
         if fit_intercept:       # (the bias's optimum: p_c the classes' weighted shares)
             share = np.bincount(labels, weights=s, minlength=K) / max(s.sum(), 1e-300)
             b0 = np.log(share) if np.all(share > 0.0) else None
