@@ -51,7 +51,7 @@ def null_point(X, y, loss, sample_weight=None, fit_intercept=False, xt=None):
             step = 1e-9 * max(1.0, abs(b0))
             left, right = deriv(b0 - step), deriv(b0 + step)
             lo, hi = counts @ left, counts @ right
-            mix = hi / (hi - lo) if hi != lo else 0.5
+            mix = min(max(hi / (hi - lo), 0.0), 1.0) if hi != lo else 0.5
             d = mix * left + (1.0 - mix) * right
         g = d[inverse][:, None]
     v = g * s[:, None]
@@ -81,9 +81,9 @@ def screen(model, Xb, y_kernel, sample_weight=None, xt=None):
     """`model` (a fit with l1 > 0 on rows `Xb` with targets `y_kernel`, the kernel's) set
     to the null model (0, b0) where l1 reaches the certificate's bound (a free bias or
     none; the constant column's weight is not computed; `xt`: `null_point`'s). At p < 2
-    only, and where the
-    model has a non-zero weight: the check costs a product with X (as much as a pass at
-    p = 2), and p = 2's dual averaging zeroes a weight whose mean gradient is within l1."""
+    only, and where the model has a non-zero weight: the check costs a product with X (as
+    much as a pass at p = 2), and p = 2's dual averaging zeroes a weight whose mean
+    gradient is within l1."""
     prm = model.params
     if prm["p"] == 2.0 or not np.any(model.coef) or prm["loss"] == "crammer_singer" or \
             (prm["fit_intercept"] and prm["intercept"] != "free"):
