@@ -459,4 +459,6 @@ def test_regression_l1_max_takes_the_bias_at_zero():
     X, _ = _random_labels()
     y = X @ np.ones(40) + 3.0
     assert l1_max(X, y, "squared") == l1_max(X, y, "squared", fit_intercept=False)
-    assert l1_max(X, y, "squared") == pytest.approx(np.max(np.abs(X.T @ y)) / 300, rel=1e-12)
+    # (squared loss (z - y)^2: its derivative at 0 is -2 y)
+    assert l1_max(X, y, "squared") == pytest.approx(2 * np.max(np.abs(X.T @ y)) / 300,
+                                                    rel=1e-12)
