@@ -382,8 +382,8 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         for c in range(K):
             # (this step's truncation; a debt of U_MAX already zeroes any lam_j a finite
             # run holds, and saturating keeps the engines' U - U0 finite: no inf - inf;
-            # never down, as a merge may leave U past it and paid_j at U)
-            if dv[c].U < U_MAX:
+            # never down, as a merge may leave U past it and paid_j at U; l1 = 0: nothing)
+            if prm.l1 > 0.0 and dv[c].U < U_MAX:
                 dv[c].U = fmin(dv[c].U + prm.l1 * gw, U_MAX)
             dual_set_scale(&dv[c], tsig)
             dual_project(&dv[c], prm[c].B, tsig)     # (one-vs-rest: each its own B)
