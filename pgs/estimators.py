@@ -28,8 +28,9 @@ from pgs.training.fit import fit_many
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
 #: Losses PGSClassifier accepts: `pgs.train`'s classification losses, plus "squared" (C-Adaline:
-#: this estimator's construction on one-hot 0/1 targets, not a property of the loss).
-CLASSIFIER_LOSSES = loss_names("classification") + ("squared",)
+#: this estimator's construction on one-hot 0/1 targets, not a property of the loss) and
+#: "auto" (`PGSClassifier._losses`).
+CLASSIFIER_LOSSES = loss_names("classification") + ("squared", "auto")
 #: Losses PGSRegressor accepts.
 REGRESSOR_LOSSES = loss_names("regression")
 #: Losses whose margins map to probabilities (as in scikit-learn's SGDClassifier).
@@ -127,7 +128,9 @@ class _PGSBase(BaseEstimator):
         if not isinstance(self.loss, str) or self.loss not in self._allowed_losses:
             raise ValueError(f"loss={self.loss!r} is not supported by {type(self).__name__}; "
                              f"use one of {', '.join(self._allowed_losses)}")
-        check_args(**{name: getattr(self, name) for name in CHECKED_ARGS})
+        # ("auto" chooses among losses that take the same arguments: hinge's checks)
+        check_args(**{name: getattr(self, name) for name in CHECKED_ARGS
+                      if name != "loss"}, loss="hinge" if self.loss == "auto" else self.loss)
         if not sigma_auto.is_auto(self.sigma):
             V.check_positive("sigma", self.sigma)
         sigma_auto.check_search(self.sigma_grid, self.validation_fraction, self.verbose)
@@ -138,41 +141,46 @@ class _PGSBase(BaseEstimator):
         return validate_data(self, X, *y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=reset, **kwargs)
 
-    def _train(self, X, targets, weights, *, warm, partial, strata=None):
-        """One `pgs.Model` per target array: `fit` (T iterations; T None: ``sigma="auto"``'s
-        stopping rule, or `max_passes` passes) or `partial_fit` (one pass of the batch, which
-        may have fewer rows than k); `warm` continues the fitted models, keeping their sigma
-        and random streams; `strata` stratify ``sigma="auto"``'s split."""
+    def _train(self, X, families, weights, *, warm, partial, strata=None):
+        """(one `pgs.Model` per target array, the loss trained): `fit` (T iterations; T None:
+        ``sigma="auto"``'s stopping rule, or `max_passes` passes) or `partial_fit` (one pass
+        of the batch, which may have fewer rows than k) of the model of `families`, a list
+        of (target arrays, loss) pairs: the one given, or ``sigma="auto"``'s choice among
+        them; `warm` continues the fitted models, keeping their sigma and random streams;
+        `strata` stratify ``sigma="auto"``'s split."""
         if partial and X.shape[0] < self.k:
             warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
                           f"k={self.k}: its one iteration draws {self.k} rows from them "
                           f"(rows repeat)", UserWarning, stacklevel=3)
-        kw = {name: getattr(self, name) for name in CHECKED_ARGS}
+        kw = {name: getattr(self, name) for name in CHECKED_ARGS if name != "loss"}
         kw.update(T=D.default_T(X.shape[0], self.k, 1.0) if partial else self.T,
                   seed=None if warm else _base_entropy(self.random_state),
-                  sample_weight=weights, keep_state=True, k_above_rows=partial,
-                  known_classes=kernel_classes(self.loss, getattr(self, "_n_outputs", 2)))
+                  sample_weight=weights, keep_state=True, k_above_rows=partial)
+        families = [(targets, dict(loss=loss, known_classes=kernel_classes(
+            loss, getattr(self, "_n_outputs", 2)))) for targets, loss in families]
         # Structure checked once here; entries by the kernel, as it reads each row.
         X = as_csr_buffers(X, check_entries=False)
         n_jobs = _effective_n_jobs(self.n_jobs)
-        if warm:
-            return self._fit_many(X, targets, self._models, n_jobs, sigma=KEEP, **kw)
-        if not sigma_auto.is_auto(self.sigma):
-            self.sigma_grid_ = self.sigma_scores_ = None
-            return self._fit_many(X, targets, None, n_jobs, sigma=self.sigma, **kw)
+        if warm or not sigma_auto.is_auto(self.sigma):
+            (targets, model), = families        # (a fixed sigma: one model, `_losses`)
+            if not warm:
+                self.sigma_grid_ = self.sigma_scores_ = None
+            return self._fit_many(X, targets, self._models if warm else None, n_jobs,
+                                  sigma=KEEP if warm else self.sigma, **kw, **model), \
+                model["loss"]
         # One sigma shared by all the one-vs-rest problems, scored on the multiclass
         # prediction they make together (their margins are compared by argmax).
         rows = self._rows(X, n_jobs)
         try:
-            models, grid, scores = sigma_auto.fit_auto(
-                rows, targets, self._per_row(strata, targets, weights),
+            models, grid, scores, chosen = sigma_auto.fit_auto(
+                rows, families, self._per_row(strata, families[0][0], weights),
                 grid=sigma_auto.check_sigma_grid(self.sigma_grid), strata=strata,
                 validation_fraction=self.validation_fraction, verbose=self.verbose,
                 status=getattr(self, "_status", None), **kw)
         finally:
             rows.close()
-        self.sigma_grid_, self.sigma_scores_ = grid, scores
-        return models
+        self.sigma_grid_, self.sigma_scores_ = grid, scores[chosen]
+        return models, families[chosen][1]["loss"]
 
     def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
         """The problems at a fixed sigma ("auto" with `warm_models`: theirs), continuing
@@ -233,6 +241,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         Those iterations.
     intercept_scaling_, sigma_ : float
         The values used (resolving "auto"; kept by warm starts and `partial_fit`).
+    loss_ : str
+        The loss trained (`loss`, or the one "auto" chose).
     params_ : dict
         Every resolved training value (`pgs.rules.params.Params`, as ``model.params``
         holds them); one the one-vs-rest problems do not share is the list of each one's.
@@ -263,7 +273,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
     """
 
     _allowed_losses = CLASSIFIER_LOSSES
-    __init__ = _init_with({**_PARAMS, "class_weight": None})
+    __init__ = _init_with({**_PARAMS, "loss": "auto", "class_weight": None})
 
     def _check_params(self):
         super()._check_params()
@@ -292,14 +302,27 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         return sigma_auto.accuracy_per_row(y_index,
                                            threshold=0.5 if self.loss == "squared" else 0.0)
 
-    def _targets(self, y_index, n_classes):
-        """The per-problem targets: +-1 (or 0/1 for "squared") for each class vs the rest;
-        a K-output loss's one problem: the class indices."""
+    def _losses(self, n_classes, *, warm, partial):
+        """The losses this fit may train, the preferred first: `loss`, or for "auto" the
+        fitted `loss_` (a warm start), else hinge, and for more than two classes with
+        ``sigma="auto"`` also Crammer-Singer, compared on the held-out rows
+        (docs/defaults.md 9)."""
+        if self.loss != "auto":
+            return (self.loss,)
+        if warm:
+            return (self.loss_,)
+        if n_classes == 2 or partial or not sigma_auto.is_auto(self.sigma):
+            return ("hinge",)
+        return ("hinge", "crammer_singer")
+
+    def _targets(self, y_index, n_classes, loss):
+        """`loss`'s per-problem targets: +-1 (or 0/1 for "squared") for each class vs the
+        rest; a K-output loss's one problem: the class indices."""
         self._n_outputs = n_classes
-        if self.loss in V.MULTICLASS_LOSSES:
+        if loss in V.MULTICLASS_LOSSES:
             return [y_index.astype(np.float64)]
         positives = np.array([1] if n_classes == 2 else range(n_classes))
-        rest = 0.0 if self.loss == "squared" else -1.0
+        rest = 0.0 if loss == "squared" else -1.0
         # (the columns of one array, row by row: a block reads each row's K targets in place)
         return list(np.where(y_index[:, None] == positives, 1.0, rest).T)
 
@@ -378,15 +401,17 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         if weighted is not None and weighted.shape[0] < 2:
             raise ValueError("PGSClassifier needs at least 2 classes with positive weight, but "
                              f"only class {weighted!r} has non-zero sample_weight * class_weight")
-        models = self._train(X, self._targets(y_index, classes.shape[0]), weights, warm=warm,
-                             partial=partial, strata=y_index)
+        families = [(self._targets(y_index, classes.shape[0], loss), loss) for loss in
+                    self._losses(classes.shape[0], warm=warm, partial=partial)]
+        models, self.loss_ = self._train(X, families, weights, warm=warm, partial=partial,
+                                         strata=y_index)
         self._set_fitted(models, classes)
         return self
 
     def _set_fitted(self, models, classes):
         self.classes_ = classes
         super()._set_fitted(models)
-        if self.loss in V.MULTICLASS_LOSSES:
+        if self.loss_ in V.MULTICLASS_LOSSES:
             coef, intercept = models[0].coef, models[0].intercept
             if len(classes) == 2:       # (one output, as scikit-learn's binary classifiers)
                 coef, intercept = coef[1:] - coef[:1], intercept[1:] - intercept[:1]
@@ -406,7 +431,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                 self.coef_[i] = model.coef
                 model.coef = self.coef_[i]
         intercepts = np.array([model.intercept for model in models])
-        if self.loss == "squared" and len(models) == 1:
+        if self.loss_ == "squared" and len(models) == 1:
             # 0/1 regression of the positive class: predict it above 1/2.
             intercepts = intercepts - 0.5
         self.intercept_ = intercepts
@@ -550,8 +575,9 @@ class PGSRegressor(RegressorMixin, _PGSBase):
             self._check_params()
         X, y = self._validate(X, y, reset=not warm, y_numeric=True)
         weights = _check_weights(sample_weight, X.shape[0])
-        self._set_fitted(self._train(X, [np.asarray(y, dtype=np.float64)], weights, warm=warm,
-                                     partial=partial))
+        models, self.loss_ = self._train(X, [([np.asarray(y, dtype=np.float64)], self.loss)],
+                                         weights, warm=warm, partial=partial)
+        self._set_fitted(models)
         return self
 
     def _per_row(self, strata, targets, sample_weight):

@@ -333,7 +333,7 @@ def test_layers_read_the_table():
 
     assert estimators.CLASSIFIER_LOSSES == ("hinge", "logistic", "squared_hinge",
                                             "smooth_hinge", "modified_huber", "multinomial",
-                                            "crammer_singer", "squared")
+                                            "crammer_singer", "squared", "auto")
     assert estimators.REGRESSOR_LOSSES == ("squared", "huber", "epsilon_insensitive",
                                            "absolute")
     assert estimators.PROBABILISTIC_LOSSES == ("logistic", "modified_huber", "multinomial")

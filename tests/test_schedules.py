@@ -221,7 +221,7 @@ def _defaults_of(fn):
 
 def test_defaults_are_one_policy_read_by_train_the_estimators_and_the_cli():
     """pgs.DEFAULTS is what pgs.train, both estimators and the CLI's help take (the
-    regressor's loss aside), and the paper's set-up is a preset of train's arguments."""
+    estimators' losses aside), and the paper's set-up is a preset of train's arguments."""
     pytest.importorskip("sklearn")
     from pgs.estimators import PGSClassifier, PGSRegressor
 
@@ -229,10 +229,12 @@ def test_defaults_are_one_policy_read_by_train_the_estimators_and_the_cli():
     for cls in (PGSClassifier, PGSRegressor):
         est = _defaults_of(cls.__init__)
         for name, value in pgs.DEFAULTS.items():
-            if cls is PGSRegressor and name == "loss":
+            if name == "loss":
                 continue
             assert train[name] == value and est[name] == value, (cls.__name__, name)
     assert _defaults_of(PGSRegressor.__init__)["loss"] == "squared"
+    assert _defaults_of(PGSClassifier.__init__)["loss"] == "auto"
+    assert train["loss"] == pgs.DEFAULTS["loss"] == "hinge"
     assert set(pgs.PAPER) <= set(train)
 
 

@@ -3,8 +3,11 @@
 Every estimator is constructed with its defaults (only ``random_state`` set), fitted on the
 training part of each set and scored on the test part: test accuracy for classification,
 R^2 for regression, and the fit's wall time (median of `cfg.repeats` fits, one when a fit
-takes over 20 s). Peers: scikit-learn's SGDClassifier, LinearSVC and LogisticRegression /
-SGDRegressor, LinearSVR and Ridge, all with their defaults.
+takes over 20 s). pgs's score is the median over `cfg.repeats` seeds, with their range,
+and the loss its default chose for each seed (h: one-vs-rest hinge, cs: Crammer-Singer).
+Peers: scikit-learn's SGDClassifier, LinearSVC (and on multiclass sets its
+Crammer-Singer) and LogisticRegression / SGDRegressor, LinearSVR and Ridge, all with their
+defaults.
 
 Sets: every public real set of ../shared/data (a9a, MNIST, R8 and letter with their own test
 sets, the RCV1 sample with its own, mushrooms split 70/30 at random) and generated ones where passes
@@ -16,8 +19,9 @@ The second table checks ``sigma="auto"``: the test score of a fit at every value
 grid (all the training rows, `max_passes` passes, the same seed), the best of them in
 hindsight and the one the search chose, and that pick fitted for the same iterations on the
 rows less a held-out share (`validation_fraction`'s): what learning from every row adds. The
-third compares the default fit's time with one
-fit at the chosen sigma for the same iterations (the final fit alone): the search's cost.
+third compares the default fit's time with one fit at the chosen loss and sigma for the same
+iterations (the final fit alone): the search's cost. The grid, the pick and the cost are
+seed 0's.
 """
 
 import time
@@ -127,8 +131,8 @@ def regression_sets(quick):
 
 
 def _fit_timed(make, X, y, repeats):
-    """(median seconds, estimator of the first fit): refit while fits are quick."""
-    times, first = [], None
+    """(median seconds, the estimators fitted): refit while fits are quick."""
+    times, fitted = [], []
     for r in range(repeats):
         est = make(r)
         t0 = time.perf_counter()
@@ -136,13 +140,13 @@ def _fit_timed(make, X, y, repeats):
             warnings.simplefilter("ignore")     # (the peers' ConvergenceWarnings)
             est.fit(X, y)
         times.append(time.perf_counter() - t0)
-        first = first or est
+        fitted.append(est)
         if times[-1] > SLOW_FIT_SECONDS:
             break
-    return float(np.median(times)), first
+    return float(np.median(times)), fitted
 
 
-def _peers(regression):
+def _peers(regression, multiclass=True):
     from sklearn.linear_model import LogisticRegression, Ridge, SGDClassifier, SGDRegressor
     from sklearn.svm import LinearSVC, LinearSVR
     if regression:
@@ -151,6 +155,8 @@ def _peers(regression):
                 ("Ridge()", lambda r: Ridge()))
     return (("SGDClassifier()", lambda r: SGDClassifier(random_state=r)),
             ("LinearSVC()", lambda r: LinearSVC(random_state=r)),
+            ("LinearSVC(crammer_singer)", lambda r: LinearSVC(
+                multi_class="crammer_singer", random_state=r) if multiclass else None),
             ("LogisticRegression()", lambda r: LogisticRegression()))
 
 
@@ -159,22 +165,29 @@ def _one_set(entry, regression, repeats):
     from pgs import PGSClassifier, PGSRegressor
     name, X, y, Xt, yt = entry
     cls = PGSRegressor if regression else PGSClassifier
-    secs, est = _fit_timed(lambda r: cls(random_state=r), X, y, repeats)
-    out = {"pgs": (est.score(Xt, yt), secs)}
-    for label, make in _peers(regression):
+    secs, fitted = _fit_timed(lambda r: cls(random_state=r), X, y, repeats)
+    est = fitted[0]
+    seeds = [e.score(Xt, yt) for e in fitted]
+    out = {"pgs": (float(np.median(seeds)), secs)}
+    multiclass = not regression and np.unique(y).shape[0] > 2
+    for label, make in _peers(regression, multiclass):
+        if make(0) is None:
+            continue
         p_secs, peer = _fit_timed(make, X, y, repeats)
-        out[label] = (peer.score(Xt, yt), p_secs)
-    hindsight = [cls(sigma=float(s), random_state=0).fit(X, y).score(Xt, yt)
+        out[label] = (peer[0].score(Xt, yt), p_secs)
+    same = {} if regression else {"loss": est.loss_}
+    hindsight = [cls(sigma=float(s), random_state=0, **same).fit(X, y).score(Xt, yt)
                  for s in est.sigma_grid_]
     # The same sigma and iterations without a held-out share of the rows (what they add).
     kept = np.random.default_rng(1).permutation(X.shape[0])[
         int(auto_validation_fraction(X.shape[0]) * X.shape[0]):]
-    split_only = cls(sigma=est.sigma_, T=est.t_, random_state=0).fit(X[kept], y[kept])
-    alone, _ = _fit_timed(lambda r: cls(sigma=est.sigma_, T=est.t_, random_state=r), X, y,
-                          repeats)
+    split_only = cls(sigma=est.sigma_, T=est.t_, random_state=0, **same).fit(X[kept], y[kept])
+    alone, _ = _fit_timed(lambda r: cls(sigma=est.sigma_, T=est.t_, random_state=r, **same),
+                          X, y, repeats)
     print(name, {k: (round(v[0], 4), round(v[1], 3)) for k, v in out.items()}, flush=True)
     return dict(name=name, out=out, est=est, hindsight=hindsight, alone=alone,
-                split_only=split_only.score(Xt, yt))
+                split_only=split_only.score(Xt, yt), seeds=seeds,
+                losses=[getattr(e, "loss_", "") for e in fitted])
 
 
 # ---------------------------------------------------------------------------- report
@@ -189,10 +202,14 @@ def _tables(rows, regression):
     main, auto, cost = [], [], []
     for row in rows:
         out, est = row["out"], row["est"]
-        best_peer = max(peers, key=lambda c: out[c][0])
-        main.append([row["name"], f"{_pct(out['pgs'][0], regression)} ({out['pgs'][1]:.2g} s)",
-                     f"{est.n_iter_:.3g}"]
-                    + [f"{_pct(out[c][0], regression)} ({out[c][1]:.2g} s)" for c in peers]
+        best_peer = max((c for c in peers if c in out), key=lambda c: out[c][0])
+        short = {"hinge": "h", "crammer_singer": "cs"}
+        main.append([row["name"], f"{_pct(out['pgs'][0], regression)} "
+                     f"[{_pct(min(row['seeds']), regression)}–"
+                     f"{_pct(max(row['seeds']), regression)}] ({out['pgs'][1]:.2g} s)",
+                     f"{est.n_iter_:.3g}", "/".join(short.get(v, v) for v in row["losses"])]
+                    + [f"{_pct(out[c][0], regression)} ({out[c][1]:.2g} s)" if c in out
+                       else "-" for c in peers]
                     + [f"{out['pgs'][1] / out[peers[0]][1]:.2f}x",
                        f"{(1 if regression else 100) * (out['pgs'][0] - out[best_peer][0]):+.3g}"
                        f" ({best_peer})"])
@@ -207,7 +224,8 @@ def _tables(rows, regression):
         cost.append([row["name"], f"{out['pgs'][1]:.3g}", f"{row['alone']:.3g}",
                      f"{out['pgs'][1] / row['alone']:.2f}x"])
     unit = "R²" if regression else "accuracy %"
-    return (markdown_table(["set", f"PGS…() test {unit} (time)", "passes"] + peers
+    return (markdown_table(["set", f"PGS…() test {unit} [seeds] (time)", "passes", "loss"]
+                           + peers
                            + ["time / SGD's", "− best peer"], main),
             markdown_table(["set", "each grid value, ascending sigma (all rows, max_passes)",
                             "best in hindsight", "auto's pick", "difference",

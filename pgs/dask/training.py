@@ -240,11 +240,14 @@ class DaskRows:
         wait_for(self.client, futures, self.timeout, "the held-out rows")
         return sp.vstack([sp.csr_matrix(f.result()) for f in futures], format="csr")
 
-    def every_row(self):
-        """From now on every row is a training row: the shards are X's rows (`n_jobs`
-        near-equal ones, as the threads engine's); the runs' X (its shape only)."""
+    def every_row(self, trained):
+        """From now on the rows `trained` (sorted) are the training rows: the shards are
+        them (`n_jobs` near-equal ones, as the threads engine's); the runs' X (its shape
+        only)."""
         self.actors.close()
-        self.actors = _Actors(self.client, _partition(self.X, self.n_jobs), self.timeout)
+        X = self.X if trained.shape[0] == self.n_rows else \
+            da.concatenate(self._rows_of_chunks(trained), axis=0)
+        self.actors = _Actors(self.client, _partition(X, self.n_jobs), self.timeout)
         self.sizes, self._sent = self.actors.sizes, set()
         self.actors.wait()
         return shape_only_csr(self.actors.shape)
@@ -262,8 +265,8 @@ class DaskRows:
     def advance(self, groups, t_end):
         """Every run of `groups` to iteration `t_end` by rounds, together: one call per
         shard and round for all of them (`pgs.engine.rounds.run_rounds`)."""
-        # (a run's key on the shards: its candidate's sigma and its problem's place)
-        runs = {(run.params.sigma, c): run for group in groups
+        # (a run's key on the shards: its candidate's loss and sigma, its problem's place)
+        runs = {(run.params.loss, run.params.sigma, c): run for group in groups
                 for c, run in enumerate(group) if run.solver.t < t_end}
         if not runs:
             return

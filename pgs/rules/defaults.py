@@ -105,6 +105,9 @@ CHECK_ROWS = 10_000
 #: ... and the run stops after this many scores in a row without an improvement larger
 #: than the paired standard error of the difference.
 N_ITER_NO_CHANGE = 2
+#: The share of the held-out rows that stay out after the search (the rest join the
+#: training): the rows the stop is read on, never trained on (docs/defaults.md 4).
+STOP_FRACTION = 0.5
 
 
 def auto_sampling(sample_weight):

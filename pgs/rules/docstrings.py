@@ -155,7 +155,11 @@ warm_start : bool, default False
     or "average", bit for bit one fit of both Ts), keeping the values the first fit resolved (as
     `partial_fit` does). New classes start afresh; changed features or hyper-parameters raise.
 [classifier]
-loss : str, default "hinge"
+loss : str, default "auto"
+    "auto": hinge; for more than two classes with ``sigma="auto"``, one-vs-rest hinge or
+    Crammer-Singer, whichever scores better on the held-out rows (hinge unless
+    Crammer-Singer's lead exceeds the paired standard error); ``loss_`` says which
+    (docs/defaults.md 9). Or
     "hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber", "multinomial",
     "crammer_singer" or "squared": the loss of every binary problem (+1 for the class, -1 for
     the rest). "squared" is least squares on one-hot 0/1 targets with argmax prediction

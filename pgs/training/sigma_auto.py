@@ -175,9 +175,12 @@ class InMemoryRows:
         self.X_train = as_csr_buffers(self.Xb.matrix()[train], check_entries=False)
         return self.Xb.matrix()[val]
 
-    def every_row(self):
-        """From now on every row is a training row: the runs' X (all the rows)."""
-        return self.Xb
+    def every_row(self, trained):
+        """From now on the rows `trained` (sorted; all or all but a few of the held-out
+        ones) are the training rows: the runs' X."""
+        if trained.shape[0] == self.n_rows:
+            return self.Xb
+        return as_csr_buffers(self.Xb.matrix()[trained], check_entries=False)
 
     def stats(self, q, full=False):
         """`pgs.rules.defaults.row_stats` of the training rows."""
@@ -222,18 +225,25 @@ def _report(verbose, start, status, text, passes_done, passes_max, short=None):
         print(f"-- {text}; {elapsed:.2f} s, at most {bound:.2f} s left", flush=True)
 
 
-def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_passes,
+def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max_passes,
              sample_weight=None, strata=None, keep_state=False, verbose=0, status=None,
              start=None, **train_kwargs):
     """Choose sigma by successive halving on held-out rows, then continue the winner on
-    every row (module docstring): (the final model of each problem of `targets`, the
-    ascending grid, each value's held-out score at its last rung).
+    every row (module docstring): (the final model of each problem of the chosen family,
+    the ascending grid, each family's held-out score of each value at its last rung (one
+    row a family), the chosen family's index).
+
+    `families`: the models compared, each a pair (targets, kwargs): its problems' target
+    arrays and the `prepare` arguments that make it that model (the loss, its
+    `known_classes`). Each family halves its own grid; the winners of the families race
+    alike and are compared last: the first family (the order is the preference) unless
+    another's score beats it by more than the paired standard error (docs/defaults.md 3).
 
     `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val)`` keeps
     the training rows and returns the held-out ones, then ``X_train`` is what `prepare`
     reads of them and ``stats(q, full)`` their `pgs.rules.defaults.row_stats`;
     ``advance(groups, t_end)`` runs lists of runs to t_end; ``every_row()`` makes every
-    row a training row, returning what the runs read. ``per_row(Z, rows)``: the per-row
+    row but those given a training row, returning what the runs read. ``per_row(Z, rows)``: the per-row
     scores of held-out margins (``per_row.extrapolate``: `_halve`'s). `grid` None:
     `D.default_sigma_grid`; `validation_fraction` "auto": `D.auto_validation_fraction`
     (none held out: the training rows score). T None: until the held-out score stops
@@ -256,74 +266,111 @@ def fit_auto(rows, targets, per_row, *, grid, validation_fraction, seed, T, max_
                       validation_weights(sample_weight, val))
     if grid is None:
         grid = D.default_sigma_grid(D.mean_sq(rows.stats(2.0, False)), train.shape[0])
-    ys = list(side_by_side(targets)[train].T)     # (one array: a block reads them in place)
     weights = validation_weights(sample_weight, train)
-    # (a candidate's problems: the outputs of a block for each thread, `prepare_many`)
-    groups = [prepare_many(rows.X_train, ys, getattr(rows, "n_jobs", 1), row_stats=rows.stats,
-                           sigma=float(s), T=t_cap, seed=seed, sample_weight=weights,
-                           **train_kwargs) for s in grid]
+    # (a candidate's problems: the outputs of a block for each thread, `prepare_many`;
+    # candidate f * len(grid) + g is family f's at grid[g])
+    groups = []
+    for targets, kwargs in families:
+        ys = list(side_by_side(targets)[train].T)   # (one array: a block reads them in place)
+        groups += [prepare_many(rows.X_train, ys, getattr(rows, "n_jobs", 1),
+                                row_stats=rows.stats, sigma=float(s), T=t_cap, seed=seed,
+                                sample_weight=weights, **{**train_kwargs, **kwargs})
+                   for s in grid]
     per_pass = D.default_T(train.shape[0], k, 1.0)
-    win, scores, values = _halve(rows, groups, grid, holdout, per_pass, k,
+    win, scores, values = _halve(rows, groups, len(families), grid, holdout, per_pass, k,
                                  max(1, int(D.SEARCH_SHARE * t_cap)), max_passes, report,
                                  getattr(per_row, "extrapolate", False))
-    runs = groups[win]
+    family, runs = win // len(grid), groups[win]
+    stop = np.arange(val.shape[0]) if val is train else \
+        _stop_rows(val, strata, seed) if T is None else np.empty(0, dtype=np.int64)
     if train.shape[0] < m:
-        # Every row counts: the winner goes on with the held-out rows too (docs/defaults.md 2)
-        Xb = rows.every_row()
-        runs = [run._replace(Xb=Xb, y_kernel=y, weights=sample_weight)
-                for run, y in zip(runs, targets, strict=True)]
+        # Every row counts: the winner goes on with the held-out rows too (docs/defaults.md
+        # 2) but those that tell it when to stop (4)
+        trained = np.setdiff1d(np.arange(m, dtype=np.int64), val[stop], assume_unique=True)
+        Xb = rows.every_row(trained)
+        w = None if sample_weight is None else sample_weight[trained]
+        runs = [run._replace(Xb=Xb, y_kernel=y[trained], weights=w)
+                for run, y in zip(runs, families[family][0], strict=True)]
+        m = trained.shape[0]            # (max_passes: passes of the rows trained on)
+        t_cap = t_cap if T is not None else D.default_T(m, k, max_passes)
     if T is not None:
         rows.advance([runs], t_cap)
     else:
-        _until_stale(rows, runs, holdout, lambda: holdout.values(*_current(runs)), values[win],
-                     t_cap, k, D.default_T(m, k, 1.0), max_passes, report, grid[win])
+        left = Holdout(holdout.X_val[stop], lambda Z: per_row(Z, val[stop]),
+                       validation_weights(sample_weight, val[stop]))
+        _until_stale(rows, runs, left, lambda: left.values(*_current(runs)),
+                     values[win][stop], t_cap, k, D.default_T(m, k, 1.0), max_passes, report,
+                     grid[win % len(grid)])
     # (their passes: T k / rows; rows kept elsewhere give X^T v for the null model's check)
     models = finish_all(runs, keep_state, getattr(rows, "xt_dot", None))
-    return models, grid, scores
+    return models, grid, scores.reshape(len(families), len(grid)), family
 
 
-def _halve(rows, groups, grid, holdout, per_pass, k, t_search, max_passes, report,
+def _stop_rows(val, strata, seed):
+    """The positions in `val` of the held-out rows that are never trained on, whose score
+    stops the run: `D.STOP_FRACTION` of them, stratified as the split (all of them where
+    that is none: each class one row)."""
+    n = val.shape[0]
+    _, stop = validation_split(n, D.STOP_FRACTION, seed + 1,
+                               None if strata is None else strata[val])
+    return stop if stop.shape[0] > 0 else np.arange(n, dtype=np.int64)
+
+
+def _halve(rows, groups, n_families, grid, holdout, per_pass, k, t_search, max_passes, report,
            extrapolate):
-    """Successive halving of the candidates `groups` (one list of runs each, ascending
-    sigma `grid`) within `t_search` iterations, ranked by their held-out scores (each
-    row's extrapolated one rung on, if `extrapolate`): (the winner's index, each
-    candidate's score at its last rung, its per-row scores there)."""
+    """Successive halving of the candidates `groups` (one list of runs each: `n_families`
+    families, each over the ascending sigma `grid`) within `t_search` iterations, each
+    family's apart, ranked by their held-out scores (each row's extrapolated one rung on,
+    if `extrapolate`), the families' winners then compared (`fit_auto`): (the winner's
+    index, each candidate's score at its last rung, its per-row scores there)."""
     n = len(grid)
-    scores, values, before = np.full(n, np.nan), [None] * n, [None] * n
-    alive, pair_rungs = list(range(n)), 0
+    scores, values, before = np.full(n * n_families, np.nan), [None] * len(groups), \
+        [None] * len(groups)
+    alive = [list(range(f * n, (f + 1) * n)) for f in range(n_families)]
+    pair_rungs = 0
     rung = max(D.FIRST_RUNG_PASSES * per_pass, D.FIRST_RUNG_ROWS / k)   # (iterations)
     while True:
         t_end = min(t_search, max(1, math.ceil(rung)))
-        rows.advance([groups[g] for g in alive], t_end)
-        for g in alive:
-            before[g], values[g] = values[g], holdout.values(*_current(groups[g]))
-            scores[g] = holdout.score(values[g])
+        rows.advance([groups[c] for family in alive for c in family], t_end)
+        for c in (c for family in alive for c in family):
+            before[c], values[c] = values[c], holdout.values(*_current(groups[c]))
+            scores[c] = holdout.score(values[c])
         # Halve down to two, which race on to `D.RACE_PASSES` (at least a rung of their
         # own) before the choice: short runs favour the small sigmas, which the larger
         # overtake later (measured: the hard RCV1-like set's held-out accuracy at 1 pass
         # ranked 2e-7 first, from 2 passes on 6.3e-6).
-        pair_rungs += len(alive) == 2
-        keep = 1 if t_end >= t_search or len(alive) == 1 or \
-            (pair_rungs and t_end >= D.RACE_PASSES * per_pass) \
-            else max(math.ceil(len(alive) / 2), 2)
+        pair_rungs += len(alive[0]) == 2
+        last = t_end >= t_search or (pair_rungs and t_end >= D.RACE_PASSES * per_pass)
         # R^2: the small sigmas start slowly, and are judged where their curves are going
         # (each row's score one rung on, 2 v - v_before; measured: docs/defaults.md 3)
-        judged = {g: 2.0 * values[g] - before[g] if extrapolate and before[g] is not None
-                  else values[g] for g in alive}
-        kept = _choose(alive, {g: holdout.score(judged[g]) for g in alive}, judged, holdout,
-                       keep)
-        best = max((scores[g] for g in alive if np.isfinite(scores[g])), default=math.nan)
-        report(f"sigma rung of {t_end / per_pass:.3g} passes: " + ", ".join(
-            f"{grid[g]:.3g}: {scores[g]:.4f}" for g in alive) + "; kept "
-            + ", ".join(f"{grid[g]:.3g}" for g in kept), t_end / per_pass, max_passes,
-            short=f"sigma rung of {t_end / per_pass:.3g} passes: {len(kept)} of "
-            f"{len(alive)} kept, best score {best:.4f}")
-        for g in set(alive) - set(kept):
-            groups[g] = None            # (the losers' states freed)
-        alive = kept
-        if len(alive) == 1:
-            return alive[0], scores, values
+        judged = {c: 2.0 * values[c] - before[c] if extrapolate and before[c] is not None
+                  else values[c] for family in alive for c in family}
+        for f, family in enumerate(alive):
+            keep = 1 if last or len(family) == 1 else max(math.ceil(len(family) / 2), 2)
+            kept = _choose(family, {c: holdout.score(judged[c]) for c in family}, judged,
+                           holdout, keep)
+            best = max((scores[c] for c in family if np.isfinite(scores[c])), default=math.nan)
+            report(f"sigma rung of {t_end / per_pass:.3g} passes: " + ", ".join(
+                f"{grid[c % n]:.3g}: {scores[c]:.4f}" for c in family) + "; kept "
+                + ", ".join(f"{grid[c % n]:.3g}" for c in kept), t_end / per_pass, max_passes,
+                short=f"sigma rung of {t_end / per_pass:.3g} passes: {len(kept)} of "
+                f"{len(family)} kept, best score {best:.4f}")
+            for c in set(family) - set(kept):
+                groups[c] = None            # (the losers' states freed)
+            alive[f] = kept
+        if all(len(family) == 1 for family in alive):
+            return _prefer_first([f[0] for f in alive], scores, values, holdout), scores, values
         rung *= 2
+
+
+def _prefer_first(winners, scores, values, holdout):
+    """The families' winners' choice: the first, unless another's score beats it by more
+    than the paired standard error (then the best of those); NaN scores never win."""
+    first = winners[0]
+    better = [c for c in winners[1:] if np.isfinite(scores[c]) and (
+        not np.isfinite(scores[first]) or scores[c] > scores[first]
+        + holdout.se_of_difference(values[c], values[first]))]
+    return max(better, key=lambda c: scores[c], default=first)
 
 
 def _until_stale(rows, runs, holdout, values_now, best_values, t_cap, k, per_pass,
@@ -381,15 +428,15 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
         per_row = accuracy_per_row((y_kernel if loss in V.MULTICLASS_LOSSES else y_kernel > 0)
                                    .astype(np.intp)) if classification \
             else r2_per_row(y_kernel, weights)
-        models, grid, scores = fit_auto(
-            rows, [y_kernel], per_row, grid=sigma_grid,
-            validation_fraction=validation_fraction, seed=seed, T=T, max_passes=max_passes,
-            sample_weight=weights, strata=y_kernel if classification else None,
-            verbose=verbose, start=start, loss=loss,
-            known_classes=kernel_classes(loss, len(classes) if classification else 2),
+        family = ([y_kernel], dict(loss=loss, known_classes=kernel_classes(
+            loss, len(classes) if classification else 2)))
+        models, grid, scores, _ = fit_auto(
+            rows, [family], per_row, grid=sigma_grid, validation_fraction=validation_fraction,
+            seed=seed, T=T, max_passes=max_passes, sample_weight=weights,
+            strata=y_kernel if classification else None, verbose=verbose, start=start,
             **kwargs)
     model = models[0]
     if classification:
         model.classes = classes
-    model.sigma_grid, model.sigma_scores = grid, scores
+    model.sigma_grid, model.sigma_scores = grid, scores[0]
     return model
