@@ -423,15 +423,18 @@ def test_default_round_is_half_a_pass(client):
     # The search's rounds are half a pass of the training rows, the winner's then half a
     # pass of every row: a chain of warm starts (each advance starts its rounds afresh) on
     # the training split to the rungs (7 values, 4, then the last two at 10,000 iterations:
-    # 2 passes), then on X to each held-out check (every 10,000 rows: CHECK_ROWS).
+    # 2 passes), then on the rows trained on (all but the held-out ones the stop reads) to
+    # each held-out check (every 10,000 rows: CHECK_ROWS).
     from pgs.training.sigma_auto import validation_split
     train, _ = validation_split(3000, 0.2, 6, np.where(y == np.max(y), 1.0, -1.0))
     assert train.shape[0] == m_train
     np.testing.assert_array_equal(auto.sigma_scores, pgs.train(
         X, y, n_jobs=2, merge_every=m_train // 4, seed=6).sigma_scores)
+    trained = _trained_rows(3000, 6, y)
     chain, t = None, 0
     for b in [2_500, 5_000, 10_000] + list(range(20_000, auto.T, 10_000)) + [auto.T]:
-        rows, every = (train, m_train // 4) if b <= 10_000 else (slice(None), 3000 // 4)
+        rows, every = (train, m_train // 4) if b <= 10_000 else \
+            (trained, trained.shape[0] // 4)
         chain = pgs.train(X[rows], y[rows], n_jobs=2, seed=6, sigma=auto.params["sigma"],
                           merge_every=every, T=b - t, warm_start=chain, keep_state=True)
         t = b
@@ -439,7 +442,8 @@ def test_default_round_is_half_a_pass(client):
 
 
 def test_estimators_with_every_default_are_the_in_memory_ones(client):
-    """PGSClassifier() (3 classes, one-vs-rest) and PGSRegressor() on a one-chunk dask X:
+    """PGSClassifier() (3 classes: one-vs-rest and Crammer-Singer compared) and
+    PGSRegressor() on a one-chunk dask X:
     the in-memory estimators' fits, sigma search and stopping rule included."""
     X, _ = _problem(m=2400, n=20, seed=8)
     y3 = np.random.default_rng(1).integers(0, 3, 2400)
@@ -451,6 +455,7 @@ def test_estimators_with_every_default_are_the_in_memory_ones(client):
     np.testing.assert_array_equal(got.coef_, want.coef_)
     np.testing.assert_array_equal(got.intercept_, want.intercept_)
     assert got.sigma_ == want.sigma_ and got.n_iter_ == want.n_iter_
+    assert got.loss_ == want.loss_
     np.testing.assert_array_equal(reg.coef_, pgs.PGSRegressor(random_state=5).fit(X, z).coef_)
 
 
@@ -468,6 +473,15 @@ def test_a_callback_needs_a_fixed_sigma_on_dask_too(client):
         pgs.dask.train(_dask(X, 600), y, client=client, callback=print)
 
 
+def _trained_rows(m, seed, y):
+    """The rows ``sigma="auto"`` trains on after its search (pgs.training.sigma_auto)."""
+    from pgs.rules import defaults as D
+    from pgs.training.sigma_auto import _stop_rows, validation_split
+    strata = np.where(y == np.max(y), 1.0, -1.0)
+    _, val = validation_split(m, D.auto_validation_fraction(m), seed, strata)
+    return np.setdiff1d(np.arange(m), val[_stop_rows(val, strata, seed)])
+
+
 @pytest.mark.parametrize("sigma", [1e-3, "auto"])
 def test_dask_null_model_check_reads_the_shards(client, sigma):
     """At p < 2 the null model's check multiplies X^T v over the shards (the client holds X's
@@ -476,7 +490,9 @@ def test_dask_null_model_check_reads_the_shards(client, sigma):
     from pgs.sparse import l1_max
     X, y = _problem()
     top = l1_max(X, y, "logistic")
-    b0 = np.log(np.sum(y > 0) / np.sum(y < 0))
+    # (sigma="auto": the bias of the rows trained on, all but the held-out ones it stops on)
+    rows = slice(None) if sigma != "auto" else _trained_rows(X.shape[0], 7, y)
+    b0 = np.log(np.sum(y[rows] > 0) / np.sum(y[rows] < 0))
     for l1, null in ((1.5 * top, True), (0.05 * top, False)):
         kw = dict(loss="logistic", p=1.5, sigma=sigma, l1=l1, seed=7, max_passes=2,
                   merge_every=111)

@@ -2,7 +2,8 @@
 
 Every recorded score is reproduced by hand (a plain fit on the training split, scored on
 the validation split), and the final model is a plain fit at the chosen sigma on the
-training split continued on every row (a warm start), bit for bit.
+training split continued on every row but the held-out ones it stops on (a warm start),
+bit for bit.
 """
 
 import math
@@ -23,18 +24,19 @@ def _binary(m=400, d=8, seed=0):
 
 
 def _halving_reference(fit_at, holdout_values, grid, per_pass, t_cap, se_of_difference,
-                       final_at, check=None, extrapolate=False):
+                       final_at, check=None, extrapolate=False, stop=None, t_search=None):
     """Successive halving and the stopping rule by brute force: ``fit_at(sigma, T)`` is a
     plain fit of T iterations on the training split (`per_pass` rows), ``final_at(sigma,
     t_choice, T)`` that fit to t_choice continued on every row to T, ``holdout_values(fit)``
     a fit's per-row held-out scores. The halving spends at most `D.SEARCH_SHARE` of
-    `t_cap`, ranking by the scores (`extrapolate`: each row's 2 v - v at the rung before);
-    the winner is then scored every `check` iterations (None: it runs to t_cap).
+    `t_search` (the search's t_cap), ranking by the scores (`extrapolate`: each row's 2 v - v
+    at the rung before); the winner is then scored on the held-out rows `stop` (positions;
+    None: all) every `check` iterations (None: it runs to t_cap).
     Returns (sigma, scores at each value's last rung, t_choice, final T)."""
     n = len(grid)
     scores, values, alive, pair_rungs = [np.nan] * n, [None] * n, list(range(n)), 0
     before = [None] * n
-    t_search = max(1, int(D.SEARCH_SHARE * t_cap))
+    t_search = max(1, int(D.SEARCH_SHARE * (t_cap if t_search is None else t_search)))
     rung = max(D.FIRST_RUNG_PASSES * per_pass, D.FIRST_RUNG_ROWS)
     while True:
         t = min(t_search, max(1, math.ceil(rung)))
@@ -55,12 +57,13 @@ def _halving_reference(fit_at, holdout_values, grid, per_pass, t_cap, se_of_diff
         alive = sorted(order[:max(math.ceil(len(alive) / 2), 2)])
         rung *= 2
     win, t_choice = alive[0], t
-    best, best_values, stale = scores[win], values[win], 0
+    stop = slice(None) if stop is None else stop
+    best, best_values, stale = float(np.mean(values[win][stop])), values[win][stop], 0
     if check is None:
         t = t_cap
     while check is not None and t < t_cap and stale < D.N_ITER_NO_CHANGE:
         t = min(t_cap, t + check)
-        v = holdout_values(final_at(grid[win], t_choice, t))
+        v = holdout_values(final_at(grid[win], t_choice, t))[stop]
         if np.mean(v) > best + se_of_difference(v, best_values):
             best, best_values, stale = float(np.mean(v)), v, 0
         else:
@@ -77,7 +80,16 @@ def _continued(fit_on_split, fit_on_all):
 
 
 def _paired_se(n_val):
-    return lambda a, b: float(np.std(a - b)) / math.sqrt(n_val)
+    return lambda a, b: float(np.std(a - b)) / math.sqrt(a.shape[0])
+
+
+def _rows_of(m, seed, strata=None):
+    """``sigma="auto"``'s rows: (training split, held-out rows, the positions among these
+    of the ones it stops on, every row trained on after the search)."""
+    train, val = SA.validation_split(m, D.auto_validation_fraction(m), seed, strata)
+    _, stop = SA.validation_split(val.shape[0], D.STOP_FRACTION, seed + 1,
+                                  None if strata is None else strata[val])
+    return train, val, stop, np.setdiff1d(np.arange(m), val[stop])
 
 
 def _hard_binary(m=16_000, d=12, seed=0):
@@ -102,7 +114,7 @@ def test_train_halving_and_stopping_match_the_brute_force_reference(loss):
     X, y = _hard_binary()
     model = pgs.train(X, y, sigma="auto", seed=5, loss=loss)
     grid = model.sigma_grid
-    train, val = SA.validation_split(X.shape[0], 0.2, 5, np.where(y > 0, 1.0, -1.0))
+    train, val, stop, trained = _rows_of(X.shape[0], 5, np.where(y > 0, 1.0, -1.0))
     # The default grid: the factors times mean ||x||^2 / m over the training rows.
     assert grid.shape == (len(pgs.rules.defaults.DEFAULT_GRID_FACTORS),)
     np.testing.assert_allclose(grid, np.array(pgs.rules.defaults.DEFAULT_GRID_FACTORS)
@@ -116,12 +128,12 @@ def test_train_halving_and_stopping_match_the_brute_force_reference(loss):
         return (fit.predict(X[val]) == y[val]).astype(float)
 
     final_at = _continued(lambda s, T: fit_at(s, T, keep_state=True),
-                          lambda s, T, warm: pgs.train(X, y, sigma=s, seed=5, T=T, loss=loss,
-                                                       warm_start=warm))
-    m = X.shape[0]
+                          lambda s, T, warm: pgs.train(X[trained], y[trained], sigma=s, seed=5,
+                                                       T=T, loss=loss, warm_start=warm))
+    m = trained.shape[0]            # (the rows trained on after the search)
     sigma, scores, t_choice, T = _halving_reference(
         fit_at, holdout_values, grid, train.shape[0], 10 * m, _paired_se(val.shape[0]),
-        final_at, check=m)
+        final_at, check=m, stop=stop, t_search=10 * X.shape[0])
     np.testing.assert_array_equal(model.sigma_scores, scores)
     assert model.params["sigma"] == sigma and model.T == T
     assert t_choice <= 5 * m and 3 * m <= T < 10 * m    # (it stopped early)
@@ -136,7 +148,8 @@ def test_train_given_T_or_max_passes_runs_exactly_that_long():
     X, y = _hard_binary(6000)
     assert pgs.train(X, y, sigma="auto", seed=1, T=7777).T == 7777
     short = pgs.train(X, y, sigma="auto", seed=1, max_passes=0.5)
-    assert short.T == math.ceil(0.5 * X.shape[0])      # (passes of every row)
+    # (passes of the rows trained on: all but the held-out ones the stop reads)
+    assert short.T == math.ceil(0.5 * _rows_of(X.shape[0], 1, y)[3].shape[0])
     assert pgs.train(X, y, sigma=1e-3, seed=1, max_passes=2.5).T == math.ceil(2.5 * X.shape[0])
     assert pgs.train(X, y, sigma=1e-3, seed=1).T == 10 * X.shape[0]
     with pytest.raises(ValueError, match="max_passes"):
@@ -275,22 +288,23 @@ def test_classifier_shares_one_sigma_scored_on_the_multiclass_prediction():
     X, y = _multiclass(6000)
     clf = PGSClassifier(random_state=3).fit(X, y)
     assert clf.sigma == "auto"
-    assert clf.params_["sigma"] == clf.sigma_
-    train, val = SA.validation_split(X.shape[0], 0.2, 3, y)
+    assert clf.params_["sigma"] == clf.sigma_ and clf.loss_ in ("hinge", "crammer_singer")
+    train, val, stop, trained = _rows_of(X.shape[0], 3, y)
 
     def fit_at(s, T, warm_start=False):
-        return PGSClassifier(sigma=s, random_state=3, T=T,
+        return PGSClassifier(sigma=s, random_state=3, T=T, loss=clf.loss_,
                              warm_start=warm_start).fit(X[train], y[train])
 
     def holdout_values(fit):
         return (fit.predict(X[val]) == y[val]).astype(float)
 
     final_at = _continued(lambda s, T: fit_at(s, T, warm_start=True),
-                          lambda s, T, warm: warm.set_params(T=T).fit(X, y))
-    m = X.shape[0]
+                          lambda s, T, warm: warm.set_params(T=T).fit(X[trained], y[trained]))
+    m = trained.shape[0]
     sigma, scores, t_choice, T = _halving_reference(
         fit_at, holdout_values, clf.sigma_grid_, train.shape[0], 10 * m,
-        _paired_se(val.shape[0]), final_at, check=max(m, D.CHECK_ROWS))
+        _paired_se(val.shape[0]), final_at, check=max(m, D.CHECK_ROWS), stop=stop,
+        t_search=10 * X.shape[0])
     np.testing.assert_array_equal(clf.sigma_scores_, scores)
     assert clf.sigma_ == sigma and clf.t_ == T and clf.n_iter_ == T / m
     plain = final_at(sigma, t_choice, T)
@@ -307,14 +321,15 @@ def test_regressor_sigma_auto_is_a_plain_fit_on_the_split_continued_on_every_row
     X = rng.normal(size=(3000, 6)) + 2.0
     y = X @ rng.normal(size=6) + 0.3 * rng.normal(size=3000)
     reg = PGSRegressor(random_state=0).fit(X, y)
-    train, _ = SA.validation_split(3000, 0.2, 0)
+    train, _, _, trained = _rows_of(3000, 0)
     assert reg.sigma_ in reg.sigma_grid_
     # 7 values, halved to 4 and 2, which race to 2 passes of the 2,400 training rows: a
     # rung of 2,500 rows (FIRST_RUNG_ROWS) doubled twice.
     t_choice = D.FIRST_RUNG_ROWS * 4
     assert t_choice >= D.RACE_PASSES * 2400 and reg.t_ > t_choice
     first = PGSRegressor(sigma=reg.sigma_, random_state=0, T=t_choice, warm_start=True)
-    plain = first.fit(X[train], y[train]).set_params(T=reg.t_ - t_choice).fit(X, y)
+    plain = first.fit(X[train], y[train]).set_params(T=reg.t_ - t_choice).fit(X[trained],
+                                                                              y[trained])
     np.testing.assert_array_equal(reg.coef_, plain.coef_)
     assert reg.intercept_ == plain.intercept_
     assert reg.score(X, y) > 0.95
@@ -348,7 +363,7 @@ def test_weighted_search_scores_weighted_accuracy():
     clf = PGSClassifier(random_state=1, T=400, sigma_grid=[1e-3, 1e-1]).fit(X, y, sample_weight=w)
     train, val = SA.validation_split(200, 0.2, 1, y)
     # (both run to half of T, the search's share: one rung)
-    ref = PGSClassifier(random_state=1, sigma=1e-3, T=int(D.SEARCH_SHARE * 400))
+    ref = PGSClassifier(random_state=1, sigma=1e-3, T=int(D.SEARCH_SHARE * 400), loss=clf.loss_)
     ref.fit(X[train], y[train], sample_weight=w[train])
     assert clf.sigma_scores_[0] == pytest.approx(
         np.average(ref.predict(X[val]) == y[val], weights=w[val]), rel=1e-12)
@@ -361,8 +376,8 @@ def test_with_threads_each_candidate_is_split_by_rows_and_resumed_at_every_rung(
     boundaries (on the training split, then on X), bit for bit."""
     X, y = _hard_binary(8000)
     model = pgs.train(X, y, seed=6, n_jobs=2, loss="logistic")
-    train, _ = SA.validation_split(X.shape[0], 0.2, 6, np.where(y > 0, 1.0, -1.0))
-    m, per_pass = X.shape[0], train.shape[0]
+    train, _, _, trained = _rows_of(X.shape[0], 6, np.where(y > 0, 1.0, -1.0))
+    m, per_pass = trained.shape[0], train.shape[0]
     rung0 = math.ceil(max(D.FIRST_RUNG_PASSES * per_pass, D.FIRST_RUNG_ROWS))
     bounds = [math.ceil(rung0 * 2**r) for r in range(4)]       # the winner ran every rung
     assert bounds[-1] <= D.SEARCH_SHARE * 10 * m
@@ -372,7 +387,7 @@ def test_with_threads_each_candidate_is_split_by_rows_and_resumed_at_every_rung(
     assert bounds[-1] == model.T and len(bounds) > n_split
     chain, t = None, 0
     for i, b in enumerate(bounds):
-        rows = train if i < n_split else slice(None)
+        rows = train if i < n_split else trained
         chain = pgs.train(X[rows], y[rows], sigma=model.params["sigma"], seed=6, n_jobs=2,
                           loss="logistic", T=b - t, warm_start=chain, keep_state=True)
         t = b
@@ -532,3 +547,95 @@ def test_current_iterates_are_each_problems_own(iterate, monkeypatch):
         np.testing.assert_allclose(holdout.values(W, icpts),
                                    X[:50] @ np.array(columns).T + np.array(expected),
                                    rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------- the stop's rows, never trained on
+
+
+def test_the_rows_the_stop_reads_are_never_trained_on():
+    """A feature that only the held-out rows the stop reads hold (and that decides their
+    labels) keeps its weight at exactly 0, where the other held-out rows' own feature is
+    learned; those rows are half the held-out ones, stratified by class."""
+    X, y = _hard_binary(6000)
+    y = np.where(y > 0, 1.0, -1.0)
+    _, val, stop, trained = _rows_of(X.shape[0], 4, y)
+    joined = np.setdiff1d(val, val[stop])
+    assert abs(stop.shape[0] - D.STOP_FRACTION * val.shape[0]) <= 2
+    assert trained.shape[0] == X.shape[0] - stop.shape[0]
+    assert np.intersect1d(trained, val[stop]).shape[0] == 0
+    for c in (-1.0, 1.0):           # (each class gives the stop half its held-out rows)
+        assert abs(np.sum(y[val[stop]] == c) - np.sum(y[joined] == c)) <= 1
+    extra = np.zeros((X.shape[0], 2))
+    extra[val[stop], 0] = 10.0 * y[val[stop]]
+    extra[joined, 1] = 10.0 * y[joined]
+    fit = pgs.train(np.hstack([X, extra]), y, seed=4)
+    assert fit.coef[-2] == 0.0 and fit.coef[-1] > 0.0
+    assert fit.params["passes"] * trained.shape[0] == fit.T
+
+
+# ------------------------------------------------------------ the loss for many classes
+
+
+def _bands(m=6000, n_classes=5, seed=0):
+    """Classes in bands along one feature: argmax over K linear scores separates them
+    (Crammer-Singer learns it), one-vs-rest cannot (a middle band against the rest is no
+    binary linear problem)."""
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0.0, n_classes, m)
+    return np.column_stack([t, rng.normal(size=(m, 3))]), np.floor(t).astype(int)
+
+
+def test_the_default_loss_is_crammer_singer_where_one_vs_rest_cannot_separate():
+    from pgs import PGSClassifier
+    X, y = _bands()
+    Xt, yt = _bands(seed=1)
+    clf = PGSClassifier(random_state=0).fit(X, y)
+    ovr = PGSClassifier(random_state=0, loss="hinge").fit(X, y)
+    assert clf.loss == "auto" and clf.loss_ == "crammer_singer"
+    assert clf.score(Xt, yt) > 0.9 and clf.score(Xt, yt) > ovr.score(Xt, yt) + 0.1
+    # Crammer-Singer's own search, bit for bit: the same sigma, scores and model
+    cs = PGSClassifier(random_state=0, loss="crammer_singer").fit(X, y)
+    assert cs.sigma_ == clf.sigma_ and cs.t_ == clf.t_
+    np.testing.assert_array_equal(cs.sigma_scores_, clf.sigma_scores_)
+    np.testing.assert_array_equal(cs.coef_, clf.coef_)
+
+
+def test_the_default_loss_is_hinge_for_two_classes_a_tie_a_fixed_sigma_and_streams():
+    from pgs import PGSClassifier
+    rng = np.random.default_rng(0)
+    centres = 20.0 * np.eye(3, 6)
+    y = rng.integers(0, 3, 3000)
+    X = centres[y] + rng.normal(size=(3000, 6))     # (both losses: every held-out row right)
+    tie = PGSClassifier(random_state=0).fit(X, y)
+    assert tie.loss_ == "hinge" and tie.score(X, y) == 1.0
+    ovr = PGSClassifier(random_state=0, loss="hinge").fit(X, y)
+    np.testing.assert_array_equal(tie.coef_, ovr.coef_)
+    Xb, yb = _bands(3000)
+    assert PGSClassifier(random_state=0).fit(Xb, yb > 2).loss_ == "hinge"
+    assert PGSClassifier(random_state=0, sigma=1e-3).fit(Xb, yb).loss_ == "hinge"
+    stream = PGSClassifier(random_state=0).partial_fit(Xb, yb, classes=np.arange(5))
+    assert stream.loss_ == "hinge"
+    warm = PGSClassifier(random_state=0, warm_start=True).fit(Xb, yb)
+    assert warm.loss_ == "crammer_singer"
+    assert warm.set_params(T=100).fit(Xb, yb).loss_ == "crammer_singer"
+    assert warm.partial_fit(Xb, yb).loss_ == "crammer_singer"
+
+
+class _Paired:
+    def se_of_difference(self, a, b):
+        return 0.02
+
+
+@pytest.mark.parametrize("scores, chosen", [
+    ([0.80, 0.81], 0),              # within the standard error: the first, preferred
+    ([0.80, 0.82], 0),              # a lead of exactly the standard error is not enough
+    ([0.80, 0.83], 1),              # beyond it: the other
+    ([0.80, 0.75, 0.90], 2),        # the best of those beyond it
+    ([np.nan, 0.5], 1),             # NaN never wins ...
+    ([0.5, np.nan], 0),
+    ([np.nan, np.nan], 0),          # ... but for all NaN: the first
+])
+def test_the_families_winners_prefer_the_first(scores, chosen):
+    values = [np.zeros(3)] * len(scores)
+    assert SA._prefer_first(list(range(len(scores))), np.array(scores), values,
+                            _Paired()) == chosen

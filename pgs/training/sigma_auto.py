@@ -242,10 +242,10 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
     `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val)`` keeps
     the training rows and returns the held-out ones, then ``X_train`` is what `prepare`
     reads of them and ``stats(q, full)`` their `pgs.rules.defaults.row_stats`;
-    ``advance(groups, t_end)`` runs lists of runs to t_end; ``every_row()`` makes every
-    row but those given a training row, returning what the runs read. ``per_row(Z, rows)``: the per-row
-    scores of held-out margins (``per_row.extrapolate``: `_halve`'s). `grid` None:
-    `D.default_sigma_grid`; `validation_fraction` "auto": `D.auto_validation_fraction`
+    ``advance(groups, t_end)`` runs lists of runs to t_end; ``every_row(trained)`` makes
+    the rows `trained` the training rows, returning what the runs read. ``per_row(Z,
+    rows)``: the per-row scores of held-out margins (``per_row.extrapolate``: `_halve`'s).
+    `grid` None: `D.default_sigma_grid`; `validation_fraction` "auto": `D.auto_validation_fraction`
     (none held out: the training rows score). T None: until the held-out score stops
     improving, at most `max_passes` passes. `status` receives each `verbose` line; `start`
     is the call's ``time.perf_counter()``; the rest are `prepare`'s arguments but sigma.
