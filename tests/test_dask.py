@@ -407,6 +407,34 @@ def test_sigma_auto_on_the_shards_is_the_in_memory_search(client):
     _same_model(given, pgs.train(X, y, T=2345, p=1.7, **kw))
 
 
+def test_after_the_search_each_chunks_rows_keep_their_targets(client, monkeypatch):
+    """A shard a chunk (no n_jobs): after the search each chunk's training rows, then its
+    held-out rows that join them, are its shard, and the targets follow the rows: a run
+    from the switch on, on rows whose targets were shuffled, would learn nothing."""
+    from pgs.training import sigma_auto as SA
+    X, y = _problem(m=3000, seed=9)
+    seen = {}
+    every_row = pgs.dask.training.DaskRows.every_row
+
+    def recorded(self):
+        seen["Xb"], seen["order"] = every_row(self)
+        return seen["Xb"], seen["order"]
+
+    monkeypatch.setattr(pgs.dask.training.DaskRows, "every_row", recorded)
+    got = pgs.dask.train(_dask(X, (700, 1300, 1000)), y, client=client, seed=2)
+    train, val = SA.validation_split(3000, 0.2, 2, y)
+    joined = np.setdiff1d(val, val[SA._stop_rows(val, y, 2)])
+    chunk = np.searchsorted([700, 2000], seen["order"], side="right")
+    assert np.all(np.diff(chunk) >= 0)                  # (chunk by chunk, in order)
+    for c in range(3):
+        rows = seen["order"][chunk == c]
+        n_train = np.count_nonzero(np.isin(rows, train))
+        np.testing.assert_array_equal(rows[:n_train], np.sort(rows[:n_train]))
+        assert np.all(np.isin(rows[n_train:], joined))
+    assert np.array_equal(np.sort(seen["order"]), np.union1d(train, joined))
+    assert np.mean(got.predict(X) == y) > 0.9
+
+
 def test_default_round_is_half_a_pass(client):
     """pgs.dask.train's rounds are DASK_ROUND_PASSES = 1/2 of a pass by default (a round's
     hand-offs cost milliseconds: twice the threads engine's quarter pass), with or
@@ -474,12 +502,13 @@ def test_a_callback_needs_a_fixed_sigma_on_dask_too(client):
 
 
 def _trained_rows(m, seed, y):
-    """The rows ``sigma="auto"`` trains on after its search (pgs.training.sigma_auto)."""
+    """The rows ``sigma="auto"`` trains on after its search, in order: the training split,
+    then the held-out rows that join it (pgs.training.sigma_auto)."""
     from pgs.rules import defaults as D
     from pgs.training.sigma_auto import _stop_rows, validation_split
     strata = np.where(y == np.max(y), 1.0, -1.0)
-    _, val = validation_split(m, D.auto_validation_fraction(m), seed, strata)
-    return np.setdiff1d(np.arange(m), val[_stop_rows(val, strata, seed)])
+    train, val = validation_split(m, D.auto_validation_fraction(m), seed, strata)
+    return np.concatenate([train, np.delete(val, _stop_rows(val, strata, seed))])
 
 
 @pytest.mark.parametrize("sigma", [1e-3, "auto"])

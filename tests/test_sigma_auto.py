@@ -85,11 +85,12 @@ def _paired_se(n_val):
 
 def _rows_of(m, seed, strata=None):
     """``sigma="auto"``'s rows: (training split, held-out rows, the positions among these
-    of the ones it stops on, every row trained on after the search)."""
+    of the ones it stops on, the rows trained on after the search in their order: the
+    training split, then the other held-out rows)."""
     train, val = SA.validation_split(m, D.auto_validation_fraction(m), seed, strata)
     _, stop = SA.validation_split(val.shape[0], D.STOP_FRACTION, seed + 1,
                                   None if strata is None else strata[val])
-    return train, val, stop, np.setdiff1d(np.arange(m), val[stop])
+    return train, val, stop, np.concatenate([train, np.delete(val, stop)])
 
 
 def _hard_binary(m=16_000, d=12, seed=0):
@@ -202,9 +203,11 @@ def test_train_regression_scores_are_r2_and_custom_grid_and_fraction():
     def holdout_values(fit):
         return 1.0 - (y[val] - fit.decision_function(X[val])) ** 2 / var
 
+    # (T given: no stop, every held-out row joins, after the training rows)
+    order = np.concatenate([train, val])
     final_at = _continued(lambda s, T: fit_at(s, T, keep_state=True),
-                          lambda s, T, warm: pgs.train(X, y, loss="squared", sigma=s, T=T,
-                                                       warm_start=warm))
+                          lambda s, T, warm: pgs.train(X[order], y[order], loss="squared",
+                                                       sigma=s, T=T, warm_start=warm))
     sigma, scores, t_choice, T = _halving_reference(fit_at, holdout_values, grid,
                                                     train.shape[0], 9000, _paired_se(900),
                                                     final_at, extrapolate=True)

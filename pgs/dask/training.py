@@ -227,8 +227,10 @@ class DaskRows:
         self.actors = None
         self._sent = set()        # the runs whose set-up the shards hold
 
-    def split(self, train, val):
-        """Build the shards of the training rows `train`; fetch the held-out rows `val`."""
+    def split(self, train, val, joined):
+        """Build the shards of the training rows `train` (`joined` follows them later:
+        `every_row`); fetch the held-out rows `val`."""
+        self._later = (train, joined)
         self.actors = _Actors(self.client, _partition(
             da.concatenate(self._rows_of_chunks(train), axis=0), self.n_jobs), self.timeout)
         self.sizes, self.stats = self.actors.sizes, self.actors.stats
@@ -240,24 +242,36 @@ class DaskRows:
         wait_for(self.client, futures, self.timeout, "the held-out rows")
         return sp.vstack([sp.csr_matrix(f.result()) for f in futures], format="csr")
 
-    def every_row(self, trained):
-        """From now on the rows `trained` (sorted) are the training rows: the shards are
-        them (`n_jobs` near-equal ones, as the threads engine's); the runs' X (its shape
-        only)."""
+    def every_row(self):
+        """From now on the training rows, then the held-out ones that join them, are the
+        training rows: the shards are them (`n_jobs` near-equal ones of them all, as the
+        threads engine's; else each chunk's, which for one chunk is the in-memory order);
+        (the runs' X, its shape only; the rows' indices in X, in that order)."""
         self.actors.close()
-        X = self.X if trained.shape[0] == self.n_rows else \
-            da.concatenate(self._rows_of_chunks(trained), axis=0)
+        train, joined = self._later
+        if self.n_jobs is not None:     # (near-equal shards of them all, as the threads')
+            order = np.concatenate([train, joined])
+            blocks = self._rows_of_chunks(train) + self._rows_of_chunks(joined)
+        else:                           # (a shard a chunk: each chunk's rows)
+            bounds = np.cumsum([0] + [int(c) for c in self.X.chunks[0]])
+            order = np.concatenate([rows[(rows >= lo) & (rows < hi)] for lo, hi in
+                                    zip(bounds[:-1], bounds[1:], strict=True)
+                                    for rows in (train, joined)])
+            blocks = self._rows_of_chunks(train, joined)
+        X = da.concatenate(blocks, axis=0)
         self.actors = _Actors(self.client, _partition(X, self.n_jobs), self.timeout)
         self.sizes, self._sent = self.actors.sizes, set()
         self.actors.wait()
-        return shape_only_csr(self.actors.shape)
+        return shape_only_csr(self.actors.shape), order
 
-    def _rows_of_chunks(self, rows):
-        """The sorted global `rows` of X as one dask array a chunk that holds some."""
+    def _rows_of_chunks(self, *row_sets):
+        """The sorted global rows of each of `row_sets` as one dask array a chunk that
+        holds some: a chunk's rows of the first set, then of the next, ..."""
         bounds = np.cumsum([0] + [int(c) for c in self.X.chunks[0]])
         blocks = []
         for w in range(len(bounds) - 1):
-            local = rows[(rows >= bounds[w]) & (rows < bounds[w + 1])] - bounds[w]
+            local = np.concatenate([rows[(rows >= bounds[w]) & (rows < bounds[w + 1])]
+                                    for rows in row_sets]) - bounds[w]
             if local.size:
                 blocks.append(self.X.blocks[w][local])
         return blocks

@@ -13,7 +13,13 @@ import numpy as np
 from pgs.engine.solver import iterates
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, kernel_classes, kernel_targets, side_by_side
+from pgs.rules.data import (
+    CSRBuffers,
+    as_csr_buffers,
+    kernel_classes,
+    kernel_targets,
+    side_by_side,
+)
 from pgs.rules.params import seed_entropy
 from pgs.training.fit import finish_all, intercepts, prepare_many, run_many_to
 
@@ -162,7 +168,8 @@ def _current(runs):
 
 
 class InMemoryRows:
-    """`fit_auto`'s rows in memory (`Xb`): the training split copied once; runs advanced
+    """`fit_auto`'s rows in memory (`Xb`): the training split and the held-out rows that
+    join it later copied once, in that order (the first rows a view); runs advanced
     by `pgs.training.fit.run_many_to` on `n_jobs` threads (one problem per candidate: split by
     rows, in rounds of `merge_every`, as ``pgs.train(n_jobs=W)`` runs it)."""
 
@@ -170,17 +177,21 @@ class InMemoryRows:
         self.Xb, self.n_jobs, self.n_rows = Xb, n_jobs, Xb.shape[0]
         self.merge_every = merge_every
 
-    def split(self, train, val):
-        """Keep the training rows `train`; return the held-out rows `val` (a CSR matrix)."""
-        self.X_train = as_csr_buffers(self.Xb.matrix()[train], check_entries=False)
-        return self.Xb.matrix()[val]
+    def split(self, train, val, joined):
+        """Keep the training rows `train`, then `joined`; return the held-out rows `val`
+        (a CSR matrix)."""
+        X, self.order = self.Xb.matrix(), np.concatenate([train, joined])
+        self.X_later = as_csr_buffers(X[self.order], check_entries=False)
+        b, n = self.X_later, train.shape[0]
+        end = b.indptr[n]
+        self.X_train = CSRBuffers(b.data[:end], b.indices[:end], b.indptr[:n + 1],
+                                  (n, b.shape[1]), b.entries_checked)
+        return X[val]
 
-    def every_row(self, trained):
-        """From now on the rows `trained` (sorted; all or all but a few of the held-out
-        ones) are the training rows: the runs' X."""
-        if trained.shape[0] == self.n_rows:
-            return self.Xb
-        return as_csr_buffers(self.Xb.matrix()[trained], check_entries=False)
+    def every_row(self):
+        """From now on the training rows, then the held-out ones that join them, are the
+        training rows: (the runs' X, the rows' indices in X in that order)."""
+        return self.X_later, self.order
 
     def stats(self, q, full=False):
         """`pgs.rules.defaults.row_stats` of the training rows."""
@@ -239,11 +250,12 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
     alike and are compared last: the first family (the order is the preference) unless
     another's score beats it by more than the paired standard error (docs/defaults.md 3).
 
-    `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val)`` keeps
-    the training rows and returns the held-out ones, then ``X_train`` is what `prepare`
-    reads of them and ``stats(q, full)`` their `pgs.rules.defaults.row_stats`;
-    ``advance(groups, t_end)`` runs lists of runs to t_end; ``every_row(trained)`` makes
-    the rows `trained` the training rows, returning what the runs read. ``per_row(Z,
+    `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val,
+    joined)`` keeps the training rows and returns the held-out ones, then ``X_train`` is
+    what `prepare` reads of them and ``stats(q, full)`` their
+    `pgs.rules.defaults.row_stats`; ``advance(groups, t_end)`` runs lists of runs to
+    t_end; ``every_row()`` makes the training rows then `joined` the training rows,
+    returning what the runs read and the rows' indices in that order. ``per_row(Z,
     rows)``: the per-row scores of held-out margins (``per_row.extrapolate``: `_halve`'s).
     `grid` None: `D.default_sigma_grid`; `validation_fraction` "auto": `D.auto_validation_fraction`
     (none held out: the training rows score). T None: until the held-out score stops
@@ -262,7 +274,12 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
                                   == "auto" else validation_fraction, seed, strata)
     if val.shape[0] == 0:
         train = val = np.arange(m, dtype=np.int64)
-    holdout = Holdout(rows.split(train, val), lambda Z: per_row(Z, val),
+    # (the held-out rows the stop reads, positions in val: never trained on; the others
+    # join the training once the search has chosen)
+    stop = np.arange(val.shape[0]) if val is train else \
+        _stop_rows(val, strata, seed) if T is None else np.empty(0, dtype=np.int64)
+    joined = np.delete(val, stop)
+    holdout = Holdout(rows.split(train, val, joined), lambda Z: per_row(Z, val),
                       validation_weights(sample_weight, val))
     if grid is None:
         grid = D.default_sigma_grid(D.mean_sq(rows.stats(2.0, False)), train.shape[0])
@@ -281,18 +298,17 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
                                  max(1, int(D.SEARCH_SHARE * t_cap)), max_passes, report,
                                  getattr(per_row, "extrapolate", False))
     family, runs = win // len(grid), groups[win]
-    stop = np.arange(val.shape[0]) if val is train else \
-        _stop_rows(val, strata, seed) if T is None else np.empty(0, dtype=np.int64)
-    if train.shape[0] < m:
+    if joined.shape[0] > 0:
         # Every row counts: the winner goes on with the held-out rows too (docs/defaults.md
         # 2) but those that tell it when to stop (4)
-        trained = np.setdiff1d(np.arange(m, dtype=np.int64), val[stop], assume_unique=True)
-        Xb = rows.every_row(trained)
+        Xb, trained = rows.every_row()
         w = None if sample_weight is None else sample_weight[trained]
-        runs = [run._replace(Xb=Xb, y_kernel=y[trained], weights=w)
-                for run, y in zip(runs, families[family][0], strict=True)]
-        m = trained.shape[0]            # (max_passes: passes of the rows trained on)
-        t_cap = t_cap if T is not None else D.default_T(m, k, max_passes)
+        ys = side_by_side(families[family][0])[trained].T   # (as `prepare_many`'s)
+        runs = [run._replace(Xb=Xb, y_kernel=y, weights=w)
+                for run, y in zip(runs, ys, strict=True)]
+    # (max_passes: passes of the rows trained on)
+    m = train.shape[0] + joined.shape[0]
+    t_cap = t_cap if T is not None else D.default_T(m, k, max_passes)
     if T is not None:
         rows.advance([runs], t_cap)
     else:
