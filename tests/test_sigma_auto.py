@@ -453,13 +453,15 @@ class _Holdout:
 
 
 @pytest.mark.parametrize("scores, checks", [
-    ([0.5, 0.5], 2),                       # two stale scores: stop
-    ([0.505, 0.505], 2),                   # a gain below the standard error is stale
-    ([0.5, 0.52, 0.5, 0.53, 0.5, 0.5], 6),  # a gain resets the count of stale scores
+    ([0.5, 0.5, 0.5], 3),                  # three stale scores: stop
+    ([0.505, 0.505, 0.51], 3),             # a gain of the standard error or less is stale
+    ([0.5, 0.5, 0.52, 0.5, 0.5, 0.5], 6),  # a gain resets the count of stale scores
+    ([0.5, 0.52, 0.5, 0.5, 0.53, 0.5], 6),
     ([0.52, 0.54, 0.56, 0.58, 0.6, 0.62], 6),  # gains all the way: to t_cap
 ])
-def test_the_stopping_rule_stops_after_two_stale_scores_in_a_row(scores, checks):
+def test_the_stopping_rule_stops_after_three_stale_scores_in_a_row(scores, checks):
     import types
+    assert D.N_ITER_NO_CHANGE == 3
     run = types.SimpleNamespace(solver=types.SimpleNamespace(t=100))
     rows, it = _Rows(run), iter(scores)
     SA._until_stale(rows, [run], _Holdout(), lambda: np.full(10, next(it)), np.full(10, 0.5),
