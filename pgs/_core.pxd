@@ -18,7 +18,6 @@ cdef enum PGSStatus:
     # a margin or the scale became inf or NaN, or a row had a column index outside
     # [0, n_cols - 1) or a non-finite value (the kernel stops before using that row)
     PGS_NONFINITE = 1
-    PGS_BAD_ROW = 2      # a row index of a fixed sequence is outside [0, n_rows)
     PGS_BAD_SAMPLER = 3  # the sampler lacks a buffer its mode needs
     # (pgs_run_f64_i64 returns -1 for a loss_id that names no loss, or a K-output loss:
     # its K classes' states run together, in pgs._core._lockstep)
@@ -98,7 +97,7 @@ cdef struct PGSState:
     double C                 # the average: sum of c_s since C last restarted at 0
     long long t              # iterations done
     long long n_updates      # coordinate updates since Q was last recomputed exactly
-    long long consumed       # rows consumed in all (indexes a fixed sequence)
+    long long consumed       # rows consumed in all
     long long pos            # next position in the permutation / cyclic order
     double loss_sum          # sum of the sampled losses (when track_loss)
     double zs                # SCHED_ASGD: the dual point is zs * lam (1 at the start)
@@ -112,8 +111,7 @@ cdef struct PGSState:
 cdef enum SamplingMode:     # how rows are drawn
     SAMPLE_IID = 0          # uniform with replacement (the paper's), or by alias table
     SAMPLE_PERMUTATION = 1  # a fresh random order every pass, without replacement
-    SAMPLE_CYCLIC = 2       # rows in the given order
-    SAMPLE_FIXED = 3        # a caller-given sequence (a test hook)
+    SAMPLE_CYCLIC = 2       # rows in the given order (a chosen sequence: those rows of X)
 
 
 cdef struct PGSSampler:      # (the caller's buffers, as the state's)
@@ -123,8 +121,7 @@ cdef struct PGSSampler:      # (the caller's buffers, as the state's)
     const double* row_scale  # permutation / cyclic by weight: gradient factor per row
     double grad_scale        # gradient factor for every row (the mean weight with alias)
     int64_t* perm            # permutation mode: the order, length n_rows (st.pos = n_rows
-    const int64_t* fixed     # shuffles it first); fixed mode: the row sequence ...
-    long long n_fixed        # ... and its length
+    #                          shuffles it first)
 
 
 cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt,
@@ -134,8 +131,7 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
 cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
                          double* coefs, const uint64_t* rng) noexcept nogil
 
-cdef void pgs_sampler_init(PGSSampler* smp, int mode, const int64_t* fixed,
-                           long long n_fixed) noexcept nogil
+cdef void pgs_sampler_init(PGSSampler* smp, int mode) noexcept nogil
 
 cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
                    Py_ssize_t n_cols) noexcept nogil

@@ -158,17 +158,11 @@ cdef inline int _next_row(Draws* dr, const PGSSampler* smp, PGSState* st, Py_ssi
             PGS_PREFETCH(&indptr[smp.perm[st.pos + RING]])
         if st.pos + AHEAD < n_rows:
             PGS_PREFETCH(&y[y_stride * smp.perm[st.pos + AHEAD]])
-    elif smp.mode == SAMPLE_CYCLIC:
+    else:                                       # (cyclic)
         if st.pos >= n_rows:
             st.pos = 0
         i = st.pos
         st.pos += 1
-    else:
-        if st.consumed >= smp.n_fixed:
-            return PGS_BAD_ROW
-        i = smp.fixed[st.consumed]
-        if i < 0 or i >= n_rows:
-            return PGS_BAD_ROW
     st.consumed += 1
     row[0] = i
     return PGS_OK
@@ -266,8 +260,6 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     if n_out > 1:
         K, dv, z = n_out, dvs, zk
     if smp.mode == SAMPLE_PERMUTATION and smp.perm == NULL:
-        return PGS_BAD_SAMPLER
-    if smp.mode == SAMPLE_FIXED and smp.fixed == NULL:
         return PGS_BAD_SAMPLER
     for c in range(K):
         pgs_dual(&dv[c], &prm[c], sts[c], n_cols)     # (one-vs-rest: each its own B)
@@ -511,15 +503,12 @@ cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
     st.zs = 1.0
 
 
-cdef void pgs_sampler_init(PGSSampler* smp, int mode, const int64_t* fixed,
-                           long long n_fixed) noexcept nogil:
-    """Unweighted rows in `mode`; SAMPLE_FIXED takes `fixed`, n_fixed rows (the caller
-    then sets the weights' buffers, and perm for SAMPLE_PERMUTATION)."""
+cdef void pgs_sampler_init(PGSSampler* smp, int mode) noexcept nogil:
+    """Unweighted rows in `mode` (the caller then sets the weights' buffers, and perm for
+    SAMPLE_PERMUTATION)."""
     memset(smp, 0, sizeof(PGSSampler))
     smp.mode = mode
     smp.grad_scale = 1.0
-    smp.fixed = fixed
-    smp.n_fixed = n_fixed
 
 
 cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices,
@@ -604,7 +593,7 @@ cdef class SolverCore:
     cdef readonly object lam, u, wsum, clast, rows, coefs, paid
     cdef public object w_pick, perm
     cdef object _blocks       # the buffers of (lam and u, wsum, clast, paid); None: not kept
-    cdef object _weights, _alias_prob, _alias_idx, _row_scale, _fixed
+    cdef object _weights, _alias_prob, _alias_idx, _row_scale
     cdef Py_ssize_t _n_rows
 
     def __cinit__(self, Py_ssize_t n_features, int loss_id, double p, double sigma,
@@ -639,7 +628,7 @@ cdef class SolverCore:
         self.prm.icpt_rate = icpt_rate
         self.prm.l1 = l1
         pgs_state_init(&self.st, NULL, NULL, NULL, NULL, &rng_state[0])   # (_bind's)
-        pgs_sampler_init(&self.smp, SAMPLE_IID, NULL, 0)
+        pgs_sampler_init(&self.smp, SAMPLE_IID)
         self.n_out, self.out = n_out, out
         cdef Py_ssize_t R = n_out, size = self.n_cols * n_out
         # (p = 1.5 computes u_j = t |t| from lam where it reads it: one array, as p = 2;
@@ -767,22 +756,15 @@ cdef class SolverCore:
             self._bind()
         self.prm.t_pick = t_pick
 
-    def _prepare_sampler(self, Py_ssize_t n_rows, object sample_weight, object fixed_rows):
+    def _prepare_sampler(self, Py_ssize_t n_rows, object sample_weight):
         """Build the sampler for this data set (alias table, permutation) once."""
         cdef double[::1] dv
         cdef int64_t[::1] iv
-        if fixed_rows is not None:
-            self._fixed = fixed_rows
-            iv = self._fixed
-            pgs_sampler_init(&self.smp, SAMPLE_FIXED, &iv[0] if iv.shape[0] > 0 else NULL,
-                             iv.shape[0])
-            self._n_rows = -1           # rebuild the real sampler on the next call
-            return
         if n_rows == self._n_rows and sample_weight is self._weights:
             return
         self._n_rows = n_rows
         self._weights = sample_weight
-        pgs_sampler_init(&self.smp, self.sampling, NULL, 0)
+        pgs_sampler_init(&self.smp, self.sampling)
         if sample_weight is not None:
             if self.sampling == SAMPLE_IID:
                 # Rows drawn with probability w_i / W, gradient times W / m: unbiased

@@ -36,7 +36,7 @@ import numpy as np
 
 cimport pgs._losses as L
 from pgs._core cimport (
-    PGSParams, PGSState, PGSSampler, SAMPLE_IID, SAMPLE_FIXED, pgs_init, pgs_state_init,
+    PGSParams, PGSState, PGSSampler, SAMPLE_IID, SAMPLE_CYCLIC, pgs_init, pgs_state_init,
     pgs_sampler_init, pgs_run_f64_i64, pgs_dual,
 )
 from pgs._random cimport xoshiro_bounded
@@ -92,10 +92,10 @@ def dual_p2_add_dot(double[::1] lam, const double[::1] data, const int32_t[::1] 
 def run_last(int loss_id, const double[::1] data, const int64_t[::1] indices,
              const int64_t[::1] indptr, const double[::1] y, Py_ssize_t n_features,
              double p, double sigma, double B, double icpt, double eps, Py_ssize_t k,
-             long long T, const int64_t[::1] fixed_rows=None):
-    """T iterations over caller-owned buffers, rows i.i.d. from the seed 1, 2, 3, 4 or the
-    fixed ones: (status, w_T, maintained Q, exact Q, t). u: lam itself for p = 2, none for
-    p = 1.5, its own array for other p (pgs/_core.pxd)."""
+             long long T, bint cyclic=False):
+    """T iterations over caller-owned buffers, rows i.i.d. from the seed 1, 2, 3, 4 or in
+    their order (`cyclic`): (status, w_T, maintained Q, exact Q, t). u: lam itself for
+    p = 2, none for p = 1.5, its own array for other p (pgs/_core.pxd)."""
     cdef PGSParams prm
     cdef PGSState st
     cdef PGSSampler smp
@@ -113,10 +113,7 @@ def run_last(int loss_id, const double[::1] data, const int64_t[::1] indices,
     pgs_init(&prm, p, sigma, B, icpt, eps, k, 0, 0, n_cols)
     pgs_state_init(&st, lam, u, <int64_t*>calloc(k, sizeof(int64_t)),
                    <double*>calloc(k, sizeof(double)), seed)
-    if fixed_rows is None:
-        pgs_sampler_init(&smp, SAMPLE_IID, NULL, 0)
-    else:
-        pgs_sampler_init(&smp, SAMPLE_FIXED, &fixed_rows[0], fixed_rows.shape[0])
+    pgs_sampler_init(&smp, SAMPLE_CYCLIC if cyclic else SAMPLE_IID)
     try:
         with nogil:
             status = pgs_run_f64_i64(loss_id, &data[0], &indices[0], &indptr[0], &y[0],
@@ -240,13 +237,14 @@ def test_downstream_kernel_matches_python(downstream, loss, p, B, fit_intercept)
         else X @ np.arange(6.0) + rng.standard_normal(25)
     T, k = 80, 3
     rows = rng.integers(0, 25, T * k)
-    model = paper.fit(X, y, loss=loss, p=p, sigma=0.1, T=T, k=k, B=B, iterate="last",
-                 fit_intercept=fit_intercept, fixed_rows=rows, seed=0)
+    model = paper.on_rows(X, y, rows, loss=loss, p=p, sigma=0.1, T=T, k=k, B=B,
+                          iterate="last", fit_intercept=fit_intercept, seed=0)
     B_used = model.params["B"] if model.params["B"] is not None else 0.0
+    A = paper.rows_of(X, rows)
     status, w, Q, exact_Q, t = downstream.run_last(
-        pgs.LOSS_NAMES.index(loss), X.data, X.indices.astype(np.int64),
-        X.indptr.astype(np.int64), y, 6, p, 0.1, B_used, 1.0 if fit_intercept else 0.0,
-        model.params["epsilon"], k, T, rows)
+        pgs.LOSS_NAMES.index(loss), A.data, A.indices.astype(np.int64),
+        A.indptr.astype(np.int64), y[rows], 6, p, 0.1, B_used, 1.0 if fit_intercept else 0.0,
+        model.params["epsilon"], k, T, True)
     assert status == 0 and t == T
     np.testing.assert_allclose(w, model.full_weights(), rtol=1e-13, atol=0)
     assert Q == pytest.approx(exact_Q, rel=1e-12)
@@ -275,6 +273,7 @@ def test_downstream_kernel_reports_errors_as_status(downstream):
     X = sp.random(5, 3, density=0.6, random_state=2, format="csr")
     args = (X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), np.ones(5), 3, 2.0,
             0.1, 0.0, 1.0, 0.0, 1, 2)
-    bad_rows = np.array([0, 5], dtype=np.int64)
-    assert downstream.run_last(0, *args, bad_rows)[0] == 2           # PGS_BAD_ROW
-    assert downstream.run_last(len(pgs.LOSS_NAMES), *args, np.zeros(2, np.int64))[0] == -1
+    nan = X.data.copy()
+    nan[0] = np.nan
+    assert downstream.run_last(0, nan, *args[1:], True)[0] == 1      # PGS_NONFINITE
+    assert downstream.run_last(len(pgs.LOSS_NAMES), *args)[0] == -1

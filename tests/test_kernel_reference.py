@@ -1,9 +1,10 @@
 """The compiled kernel against the NumPy transcription of Figure 1 (tests/reference.py).
 
-Both run on the SAME sampled rows (`paper.fit(..., fixed_rows=...)`), so the only difference is
-floating-point rounding: the kernel keeps w_t = c_t * u (docs/design.md section 3) while the
-reference materialises w_t = grad r*(lambda / (t sigma)) at every step. Agreement to 1e-10
-relative (in the max norm) for every loss, p, k, B, intercept, input format and iterate.
+Both run on the SAME sampled rows (`paper.on_rows`: the rows chosen, read in order), so the
+only difference is floating-point rounding: the kernel keeps w_t = c_t * u (docs/design.md
+section 3) while the reference materialises w_t = grad r*(lambda / (t sigma)) at every step.
+Agreement to 1e-10 relative (in the max norm) for every loss, p, k, B, intercept, input
+format and iterate.
 """
 
 import numpy as np
@@ -54,8 +55,8 @@ def _targets(loss):
 def _check_against_reference(X_in, X_ref, y, *, loss, p, k, B, fit_intercept, rtol):
     rows = np.random.default_rng(1).integers(0, X_ref.shape[0], T * k)
     common = dict(loss=loss, p=p, sigma=SIGMA, T=T, k=k, B=B, fit_intercept=fit_intercept,
-                  seed=3, fixed_rows=rows)
-    last = paper.fit(X_in, y, iterate="last", **common)
+                  seed=3)
+    last = paper.on_rows(X_in, y, rows, iterate="last", **common)
     B_used = last.params["B"]
     if B is None and loss_spec(loss).auto_radius:
         # B=None means "auto" for losses with unbounded gradients: the reference needs it too.
@@ -76,11 +77,11 @@ def _check_against_reference(X_in, X_ref, y, *, loss, p, k, B, fit_intercept, rt
     assert last.iteration == T
     assert _rel(last.full_weights(), its[-1]) < rtol
 
-    avg = paper.fit(X_in, y, iterate="average", **common)
+    avg = paper.on_rows(X_in, y, rows, iterate="average", **common)
     assert avg.iteration == T
     assert _rel(avg.full_weights(), its.mean(axis=0)) < rtol
 
-    rnd = paper.fit(X_in, y, iterate="random", **common)
+    rnd = paper.on_rows(X_in, y, rows, iterate="random", **common)
     assert 1 <= rnd.iteration <= T
     assert _rel(rnd.full_weights(), its[rnd.iteration - 1]) < rtol
     return its
@@ -153,10 +154,10 @@ def test_p2_k1_reproduces_pegasos(sparse):
     X_in = sp.csr_matrix(X) if sparse else X
     peg = np.array(pegasos_reference(X, y, sigma=SIGMA, T=T_, rows=rows))
     common = dict(loss="hinge", p=2.0, sigma=SIGMA, T=T_, k=1, B=None, fit_intercept=False,
-                  fixed_rows=rows, seed=0)
-    last = paper.fit(X_in, y, iterate="last", **common)
+                  seed=0)
+    last = paper.on_rows(X_in, y, rows, iterate="last", **common)
     assert _rel(last.coef, peg[-1]) < 1e-12
-    rnd = paper.fit(X_in, y, iterate="random", **common)
+    rnd = paper.on_rows(X_in, y, rows, iterate="random", **common)
     assert _rel(rnd.coef, peg[rnd.iteration - 1]) < 1e-12
     # and the Figure 1 transcription agrees with Pegasos too (the two references are consistent)
     fig1 = pgs_reference(X, y, loss="hinge", p=2.0, sigma=SIGMA, T=T_, k=1, rows=rows)
@@ -263,15 +264,15 @@ def test_every_iterate_matches_for_p_near_one(p):
     term that later collapsed) and the average by 0.44.
     """
     X, y, _ = _problem()
-    b = as_csr_buffers(X)
     T_, k = 300, 3
     rows = np.random.default_rng(1).integers(0, X.shape[0], T_ * k)
+    b = as_csr_buffers(paper.rows_of(X, rows))        # (read in order: cyclic sampling)
     its = np.array(pgs_reference(X, y, loss="hinge", p=p, sigma=SIGMA, T=T_, k=k, rows=rows,
                                  icpt=1.0))
     s = pgs.engine.solver.Solver(N, pgs.LOSS_NAMES.index("hinge"), p, SIGMA, 0.0, 1.0, 0.0, k,
-                                 0, True, np.ones(4, dtype=np.uint64))
+                                 0, True, np.ones(4, dtype=np.uint64), sampling=2)
     for t in range(1, T_ + 1):
-        assert s.run(t, b.data, b.indices, b.indptr, y, rows) == 0
+        assert s.run(t, b.data, b.indices, b.indptr, y[rows]) == 0
         assert _rel(s.last(), its[t - 1]) < 1e-12, t
     assert _rel(s.average(), its.mean(axis=0)) < 1e-12
 
@@ -287,8 +288,8 @@ def test_p_close_to_one_long_run():
     y = np.where(X @ rng.standard_normal(20) > 0, 1.0, -1.0)
     T_ = 10000
     rows = np.random.default_rng(1).integers(0, X.shape[0], T_)
-    model = paper.fit(X, y, loss="logistic", p=1.01, sigma=1e-2, T=T_, seed=0, iterate="last",
-                 fixed_rows=rows)
+    model = paper.on_rows(X, y, rows, loss="logistic", p=1.01, sigma=1e-2, T=T_, seed=0,
+                          iterate="last")
     its = pgs_reference(X, y, loss="logistic", p=1.01, sigma=1e-2, T=T_, k=1, rows=rows,
                         icpt=1.0)
     assert np.all(np.isfinite(model.coef))
@@ -330,8 +331,8 @@ def test_large_batches_match_reference(loss, p, k):
     T_ = 40
     rows = rng.integers(0, 60, T_ * k)
     for iterate in ("last", "average"):
-        model = paper.fit(sp.csr_matrix(X), y, loss=loss, p=p, sigma=0.1, T=T_, k=k,
-                     iterate=iterate, fixed_rows=rows)
+        model = paper.on_rows(sp.csr_matrix(X), y, rows, loss=loss, p=p, sigma=0.1, T=T_,
+                              k=k, iterate=iterate)
         ref = pgs_reference(X, y, loss=loss, p=p, sigma=0.1, T=T_, k=k, rows=rows,
                             B=model.params["B"], icpt=1.0)
         expected = ref[-1] if iterate == "last" else np.mean(ref, axis=0)
@@ -351,8 +352,8 @@ def test_wide_large_batches_match_reference(p, dtype):
     y = np.where(X @ rng.standard_normal(n) > 0, 1.0, -1.0)
     rows = rng.integers(0, m, T_ * k)
     A = sp.csr_matrix(X.astype(dtype))
-    model = paper.fit(A, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, iterate="average",
-                 fixed_rows=rows)
+    model = paper.on_rows(A, y, rows, loss="logistic", p=p, sigma=0.05, T=T_, k=k,
+                          iterate="average")
     ref = pgs_reference(X, y, loss="logistic", p=p, sigma=0.05, T=T_, k=k, rows=rows,
                         B=model.params["B"], icpt=1.0)
     assert _rel(model.full_weights(), np.mean(ref, axis=0)) < 1e-10

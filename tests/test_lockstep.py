@@ -56,7 +56,7 @@ def test_lockstep_equals_separate_runs(sampling, p, k, average, block):
     alone = [_solver(X.shape[1], p=p, k=k, sampling=sampling, seed=s, average=average)
              for s in seeds]
     for s, y in zip(alone, ys, strict=True):
-        assert s.run(T, X.data, X.indices, X.indptr, y, None, weights) == 0
+        assert s.run(T, X.data, X.indices, X.indptr, y, weights) == 0
     together = [_solver(X.shape[1], p=p, k=k, sampling=sampling, seed=s, average=average)
                 for s in seeds]
     assert run_lockstep(together, T, block, X.data, X.indices, X.indptr, ys, weights) \

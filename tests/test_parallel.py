@@ -336,12 +336,6 @@ def test_bad_n_jobs_and_merge_every(bad, error):
         paper.train(X, y, T=10, **bad)
 
 
-def test_fixed_rows_are_refused_with_threads():
-    X, y = _data()
-    with pytest.raises(ValueError, match="fixed_rows"):
-        paper.fit(X, y, T=10, n_jobs=2, fixed_rows=np.zeros(10, dtype=np.int64))
-
-
 def test_binary_estimator_splits_rows_between_threads():
     """A single problem's n_jobs threads split its rows (pgs.train's n_jobs); several
     problems are still split between the threads (n_jobs does not change them)."""

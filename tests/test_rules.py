@@ -60,8 +60,7 @@ def _draws(m, *, sampling, k, n_iter, seed, sample_weight=None, loss="hinge"):
     solver, Xb = run.solver, run.Xb
     out = np.empty((n_iter, k), dtype=np.int64)
     for t in range(1, n_iter + 1):
-        status = solver.run(t, Xb.data, Xb.indices, Xb.indptr, run.y_kernel, None,
-                            run.weights)
+        status = solver.run(t, Xb.data, Xb.indices, Xb.indptr, run.y_kernel, run.weights)
         assert status == 0
         out[t - 1] = solver.rows
     assert solver.t == n_iter and solver.consumed == n_iter * k
@@ -87,7 +86,7 @@ def test_permutation_every_pass_is_a_fresh_permutation(weighted):
     run = paper.prepare(X, y, sampling="permutation", k=1, T=m * passes, seed=4,
                    sample_weight=w, sigma=0.1)
     run.solver.run(m * passes, run.Xb.data, run.Xb.indices, run.Xb.indptr, run.y_kernel,
-                   None, run.weights)
+                   run.weights)
     assert np.array_equal(run.solver.perm, rows[-1])
 
 

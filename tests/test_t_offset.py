@@ -43,17 +43,17 @@ def test_kernel_matches_reference_with_offset(loss, p, k, B, t_offset):
     X, y_cls, y_reg = _problem()
     y = y_reg if loss == "squared" else y_cls
     rows = np.random.default_rng(1).integers(0, M, T * k)
-    common = dict(loss=loss, p=p, sigma=SIGMA, T=T, k=k, B=B, seed=3, fixed_rows=rows,
-                  t_offset=t_offset, intercept_scaling=0.7)
-    last = paper.fit(sp.csr_matrix(X), y, iterate="last", **common)
+    common = dict(loss=loss, p=p, sigma=SIGMA, T=T, k=k, B=B, seed=3, t_offset=t_offset,
+                  intercept_scaling=0.7)
+    last = paper.on_rows(sp.csr_matrix(X), y, rows, iterate="last", **common)
     its = np.array(pgs_reference(X, y, loss=loss, p=p, sigma=SIGMA, T=T, k=k, rows=rows,
                                  B=last.params["B"], icpt=0.7, eps=last.params["epsilon"],
                                  t_offset=t_offset))
     assert last.params["t_offset"] == t_offset
     assert _rel(last.full_weights(), its[-1]) < RTOL
-    avg = paper.fit(sp.csr_matrix(X), y, iterate="average", **common)
+    avg = paper.on_rows(sp.csr_matrix(X), y, rows, iterate="average", **common)
     assert _rel(avg.full_weights(), its.mean(axis=0)) < RTOL
-    rnd = paper.fit(sp.csr_matrix(X), y, iterate="random", **common)
+    rnd = paper.on_rows(sp.csr_matrix(X), y, rows, iterate="random", **common)
     assert _rel(rnd.full_weights(), its[rnd.iteration - 1]) < RTOL
 
 
@@ -66,8 +66,8 @@ def test_p2_k1_is_sgd_with_offset_step(loss, t_offset):
     sgd = sgd_offset_reference(X, y, loss=loss, sigma=SIGMA, T=T, rows=rows,
                                t_offset=t_offset, icpt=1.0, eps=1.0)
     for t in (1, 2, 17, T):
-        model = paper.fit(X, y, loss=loss, sigma=SIGMA, T=t, seed=0, iterate="last",
-                     fixed_rows=rows, t_offset=t_offset)
+        model = paper.on_rows(X, y, rows, loss=loss, sigma=SIGMA, T=t, seed=0, iterate="last",
+                              t_offset=t_offset)
         assert _rel(model.full_weights(), sgd[t - 1]) < 1e-11
 
 
@@ -82,10 +82,9 @@ def test_zero_offset_is_the_paper_bit_for_bit():
 def test_offset_shrinks_the_early_iterates():
     """The first iterate is -lambda_1 / ((1 + t0) sigma): (1 + t0) times smaller."""
     X, y, _ = _problem()
-    rows = np.zeros(1, dtype=np.int64)
-    w0 = paper.fit(X, y, sigma=SIGMA, T=1, iterate="last", fixed_rows=rows).full_weights()
-    w9 = paper.fit(X, y, sigma=SIGMA, T=1, iterate="last", fixed_rows=rows,
-              t_offset=9).full_weights()
+    rows = np.array([0, np.flatnonzero(y != y[0])[0]])     # (row 0 first; both classes)
+    w0 = paper.on_rows(X, y, rows, sigma=SIGMA, T=1, iterate="last").full_weights()
+    w9 = paper.on_rows(X, y, rows, sigma=SIGMA, T=1, iterate="last", t_offset=9).full_weights()
     np.testing.assert_allclose(w9 * 10.0, w0, rtol=1e-14)
 
 

@@ -155,7 +155,7 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     KeyboardInterrupt
         Ctrl-C: the fit's tasks are cancelled on the cluster first.
     """
-    for name in ("fixed_rows", "known_classes", "row_stats"):
+    for name in ("known_classes", "row_stats"):
         if name in kwargs:
             raise TypeError(f"pgs.dask.train() got an unexpected keyword argument {name!r}")
     start = time.perf_counter()

@@ -249,7 +249,7 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
             stopped = True
             break
         status = solver.run(min(solver.t + chunk, t_first + steps), data, indices, indptr,
-                            y, None, sample_weight)
+                            y, sample_weight)
 
     delta = dict(worker=task["worker"], steps=steps, status=int(status), stopped=stopped,
                  t=int(solver.t), loss_sum=solver.loss_sum - loss_before,

@@ -30,14 +30,13 @@ class Solver(SolverCore):
         self._consumed = False   # `take`: the state is gone
         self._handed = False     # `get_state(copy=False)`: its buffers are the caller's
 
-    def run(self, t_end, data, indices, indptr, y, fixed_rows=None, sample_weight=None):
+    def run(self, t_end, data, indices, indptr, y, sample_weight=None):
         """Advance to iteration `t_end` over the CSR buffers; a status code (0: ok).
-        `fixed_rows` replaces the sampler (a test hook); `sample_weight` must be the same
-        object on every chunk."""
+        `sample_weight` must be the same object on every chunk."""
         return run_lockstep([self], t_end, max(t_end, 1), data, indices, indptr, [y],
-                            sample_weight, fixed_rows)[1]
+                            sample_weight)[1]
 
-    def _ready(self, indptr, sample_weight, fixed_rows):
+    def _ready(self, indptr, sample_weight):
         """Check that the solver may run over the rows of `indptr`; set its sampler up."""
         n_rows = indptr.shape[0] - 1
         self._check_runnable()
@@ -45,7 +44,7 @@ class Solver(SolverCore):
             raise ValueError("no rows")
         if sample_weight is not None and sample_weight.shape[0] != n_rows:
             raise ValueError("sample_weight and indptr disagree on the number of rows")
-        self._prepare_sampler(n_rows, sample_weight, fixed_rows)
+        self._prepare_sampler(n_rows, sample_weight)
 
     def last(self):
         """w_t of the current iteration, as a new array of length n_features + 1 (with
@@ -356,8 +355,7 @@ def iterates(outputs, which, out=None):
     return out
 
 
-def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None,
-                 fixed_rows=None):
+def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):
     """Advance several solvers over the same X to `t_end` in lock-step, `block` iterations
     each in turn, so that solvers drawing the same rows (sharing a seed) fetch each row
     once; each bit-identical to its own `run` (a `MultiSolver`'s K classes run as one
@@ -369,15 +367,13 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
         raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
     if block < 1:
         raise ValueError(f"block must be >= 1, got {block}")
-    if fixed_rows is not None:
-        fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
     solvers = [tuple(s.outputs) if len(s.outputs) > 1 else s for s in solvers]
     ys = [y[:, None] if y.ndim == 1 else y for y in map(np.asarray, ys)]
     for s in solvers:
         # (K outputs draw their rows with output 0's sampler: the others need none, no
         # permutation or alias table of their own)
         first, *others = s if isinstance(s, tuple) else [s]
-        first._ready(indptr, sample_weight, fixed_rows)
+        first._ready(indptr, sample_weight)
         for one in others:
             one._check_runnable()
     return _lockstep(solvers, ys, data, indices, indptr, t_end, block)
@@ -387,7 +383,6 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
 #: the two agree) and what each means.
 STATUS = {
     1: "a margin or the iterate became infinite or NaN",
-    2: "fixed_rows holds a row index outside [0, n_samples)",
     3: "the sampler is missing a buffer (internal error)",
 }
 

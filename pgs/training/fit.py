@@ -64,7 +64,6 @@ class Run(NamedTuple):
     Xb: object
     y_kernel: np.ndarray
     weights: object
-    fixed_rows: object
     t_total: int
     t_pick: int
     state: object
@@ -75,14 +74,12 @@ class Run(NamedTuple):
 
 def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
          merge_every=None, **kwargs):
-    """`train`, plus `prepare`'s `fixed_rows` (a test hook replacing the sampler's draws)
-    and `known_classes` (two labels of which y may hold one, as a stream's batch can)."""
+    """`train`, plus `prepare`'s `known_classes` (two labels of which y may hold one, as a
+    stream's batch can)."""
     start = time.perf_counter()
     callback_every, merge_every = check_reports(callback, callback_every, merge_every)
     V.check_bool("keep_state", keep_state)
     n_jobs = V.check_count("n_jobs", n_jobs)
-    if n_jobs > 1 and kwargs.get("fixed_rows") is not None:
-        raise ValueError("fixed_rows is not supported with n_jobs > 1")
     # (with threads the workers run their own blocks, pgs.engine.rounds: the run's solver
     # holds the state, each class's vectors contiguous)
     run = prepare(X, y, track_loss=callback is not None, block=n_jobs == 1, **kwargs)
@@ -244,9 +241,8 @@ def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
 
 
 def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
-            track_loss=False, warm_start=None, fixed_rows=None,
-            known_classes=None, row_stats=None, k_above_rows=False, make_solver=None,
-            block=True, **args):
+            track_loss=False, warm_start=None, known_classes=None, row_stats=None,
+            k_above_rows=False, make_solver=None, block=True, **args):
     """Validate one `train` call and build its solver: its `Params` (`pgs.rules.params.resolve`
     of `args`, `pgs.train`'s training arguments, `pgs.DEFAULTS` for those not given) and
     `solver_of` them (K outputs on a block if `block` and K >= `D.BLOCK_MIN_OUTPUTS`; or
@@ -306,12 +302,7 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
         solver.set_state(state)
         if t_pick != -1:
             solver.set_t_pick(t_pick)
-    if fixed_rows is not None:
-        fixed_rows = np.ascontiguousarray(fixed_rows, dtype=np.int64)
-        if fixed_rows.ndim != 1 or fixed_rows.shape[0] < T * params.k:
-            raise ValueError(f"fixed_rows is shorter than t_end * k = {T * params.k}")
-
-    return Run(solver, Xb, data.y, data.weights, fixed_rows, t_total, t_pick, state, params,
+    return Run(solver, Xb, data.y, data.weights, t_total, t_pick, state, params,
                classes, n_features)
 
 
@@ -399,7 +390,7 @@ def _run_chunks(run, callback, every, start):
 
     def step_to(t_end):
         status = solver.run(t_end, Xb.data, Xb.indices, Xb.indptr, run.y_kernel,
-                            run.fixed_rows, run.weights)
+                            sample_weight=run.weights)
         if status != 0:
             raise_status(status, solver, Xb, run.params)
 
