@@ -45,7 +45,6 @@ EXPERIMENTS = {
     "lockstep": "bench.micro.bench_lockstep",
     "multiclass": "bench.experiments.exp_multiclass",
     "csgd": "bench.micro.bench_csgd",
-    "dense": "bench.micro.bench_dense",
     "parallel_hard": "bench.experiments.exp_parallel_hard",
     "dask_rounds": "bench.experiments.exp_dask_rounds",
     "dask_scale": "bench.experiments.exp_dask_scale",

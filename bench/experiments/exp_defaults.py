@@ -24,6 +24,7 @@ iterations (the final fit alone): the search's cost. The grid, the pick and the 
 seed 0's.
 """
 
+import functools
 import time
 import warnings
 
@@ -131,10 +132,11 @@ def regression_sets(quick):
 
 
 def _fit_timed(make, X, y, repeats):
-    """(median seconds, the estimators fitted): refit while fits are quick."""
+    """(median seconds, the estimators ``make(random_state=r)`` fitted): refit while fits
+    are quick."""
     times, fitted = [], []
     for r in range(repeats):
-        est = make(r)
+        est = make(random_state=r)
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # (the peers' ConvergenceWarnings)
@@ -147,17 +149,15 @@ def _fit_timed(make, X, y, repeats):
 
 
 def _peers(regression, multiclass=True):
+    """(label, make(seed) or None where the peer does not apply) for each peer."""
     from sklearn.linear_model import LogisticRegression, Ridge, SGDClassifier, SGDRegressor
     from sklearn.svm import LinearSVC, LinearSVR
-    if regression:
-        return (("SGDRegressor()", lambda r: SGDRegressor(random_state=r)),
-                ("LinearSVR()", lambda r: LinearSVR(random_state=r)),
-                ("Ridge()", lambda r: Ridge()))
-    return (("SGDClassifier()", lambda r: SGDClassifier(random_state=r)),
-            ("LinearSVC()", lambda r: LinearSVC(random_state=r)),
-            ("LinearSVC(crammer_singer)", lambda r: LinearSVC(
-                multi_class="crammer_singer", random_state=r) if multiclass else None),
-            ("LogisticRegression()", lambda r: LogisticRegression()))
+    return ((("SGDRegressor()", SGDRegressor), ("LinearSVR()", LinearSVR),
+             ("Ridge()", lambda random_state: Ridge())) if regression else
+            (("SGDClassifier()", SGDClassifier), ("LinearSVC()", LinearSVC),
+             ("LinearSVC(crammer_singer)", lambda random_state: LinearSVC(
+                 multi_class="crammer_singer", random_state=random_state) if multiclass
+              else None), ("LogisticRegression()", lambda random_state: LogisticRegression())))
 
 
 def _one_set(entry, regression, repeats):
@@ -165,13 +165,13 @@ def _one_set(entry, regression, repeats):
     from pgs import PGSClassifier, PGSRegressor
     name, X, y, Xt, yt = entry
     cls = PGSRegressor if regression else PGSClassifier
-    secs, fitted = _fit_timed(lambda r: cls(random_state=r), X, y, repeats)
+    secs, fitted = _fit_timed(cls, X, y, repeats)
     est = fitted[0]
     seeds = [e.score(Xt, yt) for e in fitted]
     out = {"pgs": (float(np.median(seeds)), secs)}
     multiclass = not regression and np.unique(y).shape[0] > 2
     for label, make in _peers(regression, multiclass):
-        if make(0) is None:
+        if make(random_state=0) is None:
             continue
         p_secs, peer = _fit_timed(make, X, y, repeats)
         out[label] = (peer[0].score(Xt, yt), p_secs)
@@ -182,8 +182,8 @@ def _one_set(entry, regression, repeats):
     kept = np.random.default_rng(1).permutation(X.shape[0])[
         int(auto_validation_fraction(X.shape[0]) * X.shape[0]):]
     split_only = cls(sigma=est.sigma_, T=est.t_, random_state=0, **same).fit(X[kept], y[kept])
-    alone, _ = _fit_timed(lambda r: cls(sigma=est.sigma_, T=est.t_, random_state=r, **same),
-                          X, y, repeats)
+    alone, _ = _fit_timed(functools.partial(cls, sigma=est.sigma_, T=est.t_, **same), X, y,
+                          repeats)
     print(name, {k: (round(v[0], 4), round(v[1], 3)) for k, v in out.items()}, flush=True)
     return dict(name=name, out=out, est=est, hindsight=hindsight, alone=alone,
                 split_only=split_only.score(Xt, yt), seeds=seeds,

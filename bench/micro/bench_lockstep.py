@@ -12,7 +12,8 @@ gives the same models bit for bit (checked), on data sets of several shapes:
   vocabularies allow; ~20k), 10 classes;
 * ``news20``: 20 newsgroups' shape, 11,314 rows of ~150 non-zeros over 130,107 features,
   20 classes (`generate_rcv1_like` rows summed in pairs);
-* ``mnist``: MNIST's 60,000 training images (784 dense pixels), 10 digits (real data).
+* ``mnist``: MNIST's 60,000 training images (784 dense pixels), 10 digits (real data);
+* ``r8``: Reuters R8's 5,485 training documents, 8 classes (real data).
 
 For each: the estimator's defaults (iterate="average", a free intercept, the asgd schedule)
 and iterate="last", at the given sigmas and p; the lock-step turns as `fit_many` chooses
@@ -23,9 +24,8 @@ turn (below 1: lock-step pays), taken per seed, the two interleaved.
 Usage::
 
     python bench/micro/bench_lockstep.py [--sets rcv1 news20] [--rounds 3]
+    python bench/micro/bench_lockstep.py --default --sets r8 news20 --turns auto short
     python bench/run.py [--quick] --only lockstep
-    valgrind --tool=callgrind --cache-sim=yes --collect-atstart=no \
-        --toggle-collect='*_lockstep*' python bench/micro/bench_lockstep.py --once long ...
 
 Prints a Markdown table and writes it to bench/results/lockstep.md
 (lockstep_quick.md from a quick run of bench/run.py: fewer configurations, 2 rounds).
@@ -47,7 +47,7 @@ if __package__ in (None, ""):  # run as a script: the `bench` package is in the 
 import pgs  # noqa: E402
 import pgs.training.fit as F  # noqa: E402
 from bench.harness.common import RESULTS, print_and_write  # noqa: E402
-from bench.harness.data import generate_rcv1_like, mnist  # noqa: E402
+from bench.harness.data import generate_rcv1_like, mnist, r8  # noqa: E402
 
 #: name: (description, rows, epochs)
 SETS = {
@@ -55,6 +55,7 @@ SETS = {
     "gen22k": ("RCV1-like, 22,000 features, 10 classes", 40_000, 1),
     "news20": ("news20-like, 130,107 features, ~150 nnz a row, 20 classes", 11_314, 3),
     "mnist": ("MNIST, 784 dense features, 10 classes (real)", 60_000, 1),
+    "r8": ("R8, Reuters text, 19,982 features, 8 classes (real)", 5_485, 1),
 }
 
 
@@ -63,6 +64,8 @@ def load(name, rows):
     if name == "mnist":
         X, y = mnist()[:2]
         return sp.csr_matrix(X[:rows]), y[:rows]
+    if name == "r8":
+        return r8().X_train[:rows], r8().y_train[:rows]
     if name == "news20":
         # generated rows summed in pairs: ~150 non-zeros a row, 20 classes (the label of
         # the first of the pair)
@@ -114,13 +117,10 @@ def run(cfg):
     return main(argv + ["--out", str(RESULTS / f"lockstep{'_quick' if cfg.quick else ''}.md")])
 
 
-def _command(args):
+def _command(argv):
     """The arguments of this run (all but --out), as a command line."""
-    return (f"--sets {' '.join(args.sets)} --sigma {' '.join(map(str, args.sigma))} "
-            f"--p {' '.join(map(str, args.p))} --iterate {' '.join(args.iterate)} "
-            f"--loss {args.loss} --turns {' '.join(args.turns)} --rounds {args.rounds}"
-            + (f" --long-factor {args.long_factor}" if args.long_factor is not None else "")
-            + (f" --rows {args.rows}" if args.rows else ""))
+    return " ".join(a for a, b in zip(argv, ["", *argv[:-1]], strict=True)
+                    if "--out" not in (a, b))
 
 
 def _span(values):
@@ -140,25 +140,25 @@ def main(argv=None):
     ap.add_argument("--turns", nargs="+", default=["auto"], choices=["auto", "short", "long"],
                     help="lock-step turns: as fit_many chooses, or forced")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--once", choices=["short", "long", "in-turn"], default=None,
-                    help="one fit of the first set and values, no table (for valgrind "
-                    "--tool=callgrind --collect-atstart=no --toggle-collect='*_lockstep*'; "
-                    "in-turn is a short fit, for its resolved settings, then the problems "
-                    "in turn: subtract --once short)")
     ap.add_argument("--out", default=str(RESULTS / "lockstep.md"))
     ap.add_argument("--long-factor", type=int, default=None,
                     help="LOCKSTEP_LONG for this run (a long turn's chunks)")
+    ap.add_argument("--default", action="store_true", help="time PGSClassifier() (the "
+                    "search's candidates in lock-step) in each --turns, the same bits")
+    argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
+    if args.default:
+        for name in args.sets:
+            X, y = load(name, args.rows or SETS[name][1])
+            fits = {t: [fit_lockstep(X, y, {}, 0, t) for _ in range(args.rounds)]
+                    for t in args.turns}
+            assert all(np.array_equal(f[1].coef_, fits[args.turns[0]][0][1].coef_)
+                       for runs in fits.values() for f in runs)
+            print(f"| {name} | " + " | ".join(f"{t}: {_span([f[0] for f in runs])} s"
+                                              for t, runs in fits.items()) + " |")
+        return None
     if args.long_factor is not None:
         F.LOCKSTEP_LONG = args.long_factor
-    if args.once is not None:
-        X, y = load(args.sets[0], args.rows or SETS[args.sets[0]][1])
-        kw = dict(loss=args.loss, p=args.p[0], sigma=args.sigma[0], iterate=args.iterate[0],
-                  T=SETS[args.sets[0]][2] * X.shape[0])
-        _, clf, _ = fit_lockstep(X, y, kw, 0, "long" if args.once == "long" else "short")
-        if args.once == "in-turn":
-            fit_in_turn(X, y, kw, 0, clf)
-        return None
 
     rows = []
     for name in args.sets:
@@ -196,7 +196,7 @@ def main(argv=None):
     text = "\n".join([
         "# One-vs-rest: lock-step against one problem after another",
         "",
-        f"`python bench/micro/bench_lockstep.py {_command(args)}`: "
+        f"`python bench/micro/bench_lockstep.py {_command(argv)}`: "
         f"loss={args.loss!r}, T = epochs x rows, PGSClassifier's other defaults (asgd, "
         "a free intercept, a permutation per pass, t_offset 'auto'). *Lock-step*: "
         "`PGSClassifier(sigma=..., T=..., n_jobs=1).fit`. *In turn*: `pgs.train` on each "
