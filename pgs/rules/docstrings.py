@@ -30,10 +30,11 @@ sigma : float > 0 or "auto", default "auto"
     accuracy, R^2 for regression) twice as long, and so on; of the last two, the larger sigma
     unless the other scores better by more than the standard error of the difference; the
     search spends at most half of the iterations. The winner's run then continues (it is not
-    refitted) on every row, the held-out ones too, until its score on them has not improved
-    for two passes, or `max_passes` (the grid, each value's last score: ``model.sigma_grid``,
-    ``model.sigma_scores``; docs/defaults.md). The final model has learned from every row, as
-    scikit-learn's ``LogisticRegressionCV(refit=True)``'s. A warm start keeps its model's sigma.
+    refitted) on every row but half the held-out ones (at most 5,000), until its score on
+    those, which it never trains on, has not improved for three passes, or `max_passes` (the
+    grid, each value's last score: ``model.sigma_grid``, ``model.sigma_scores``;
+    docs/defaults.md). The final model has learned from nearly every row, as scikit-learn's
+    ``LogisticRegressionCV(refit=True)``'s. A warm start keeps its model's sigma.
 T : int >= 1 or None, default None
     Number of iterations (with `warm_start`, further ones), exactly; None is ``ceil(max_passes m
     / k)`` for a fixed sigma, and the held-out stopping rule for ``sigma="auto"``.
@@ -117,7 +118,8 @@ merge_every : int >= 1, optional
     // (4 W k))``: a round covers a quarter of a pass.
 max_passes : float > 0, default 10
     Passes over the rows when T is None: exactly this many for a fixed sigma, at most this many
-    for ``sigma="auto"`` (whose held-out score stops the run sooner); at most 2**62 iterations.
+    for ``sigma="auto"`` (of the rows it trains on; its held-out score stops the run sooner);
+    at most 2**62 iterations.
 l1 : float >= 0, default 0
     Weight of an :math:`\ell_1` term :math:`l_1 \|w\|_1` over the features (not the intercept),
     which makes the model sparse, in O(non-zeros) an iteration. At p = 2 the model is dual
