@@ -1,6 +1,8 @@
 """``sigma="auto"`` (docs/defaults.md, section 3): sigma chosen by successive halving on
 held-out rows, the candidates sharing the seed and the training rows (run in lock-step),
-and the winner's run continued, not refitted, until its held-out score stops improving.
+for one model or several compared (section 9), and the winner's run continued, not
+refitted, with half the held-out rows until its score on the other half stops improving
+(section 4).
 """
 
 import contextlib
@@ -248,7 +250,7 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
     arrays and the `prepare` arguments that make it that model (the loss, its
     `known_classes`). Each family halves its own grid; the winners of the families race
     alike and are compared last: the first family (the order is the preference) unless
-    another's score beats it by more than the paired standard error (docs/defaults.md 3).
+    another's score beats it by more than the paired standard error (docs/defaults.md 9).
 
     `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val,
     joined)`` keeps the training rows and returns the held-out ones, then ``X_train`` is
