@@ -234,6 +234,21 @@ def test_binary_proba(data, tmp_path, run_here):
     np.testing.assert_allclose(proba, est.predict_proba(Xt), rtol=1e-5, atol=1e-12)
 
 
+def test_multiclass_default_loss_is_chosen_and_reported(data, tmp_path, run_here):
+    """Without --loss, the classifier's "auto": the loss the search chose is reported, and
+    the saved model is the estimator's, bit for bit."""
+    model_path = tmp_path / "m.npz"
+    res = run_here("train", data / "multi.svm", "--seed", "3", "--model-out", model_path)
+    assert res.returncode == 0, res.stderr
+    X, y = pgs.load_svmlight(data / "multi.svm")
+    est = PGSClassifier(random_state=3).fit(X, y)
+    assert "(3 classes, one-vs-rest or one problem of K outputs, chosen)" in res.stdout
+    assert f"loss chosen {est.loss_}" in res.stdout
+    model = pgs.load_model(model_path)
+    assert model.params["loss"] == est.loss_
+    np.testing.assert_array_equal(model.predict(X), est.predict(X))
+
+
 def test_multiclass_round_trip(data, tmp_path, run_here):
     model_path = tmp_path / "m.npz"
     res = run_here("train", data / "multi.svm", "--loss", "modified_huber", "--seed", "3",

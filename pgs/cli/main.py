@@ -90,8 +90,10 @@ def _estimator_options():
         return flag, name, dict(help=help, **keywords)
 
     return [
-        opt("--loss", f"classification: {', '.join(loss_names('classification'))}; "
-            f"regression: {', '.join(loss_names('regression'))}", choices=LOSS_NAMES),
+        opt("--loss", f"classification: auto (the default: hinge, and for more than two "
+            f"classes one-vs-rest hinge or crammer_singer, chosen on held-out rows), "
+            f"{', '.join(loss_names('classification'))}; regression: "
+            f"{', '.join(loss_names('regression'))}", choices=LOSS_NAMES + ("auto",)),
         opt("--p", "norm of the regulariser, in (1, 2]", type=_p_value),
         opt("--sigma", "regularisation strength, or 'auto' to choose it on a held-out split",
             type=_positive_or_auto),
@@ -310,7 +312,8 @@ def _cmd_train(args, out):
         labels = np.unique(y)
         task = f"{len(labels)} classes" + (
             f", one problem of {len(labels)} outputs" if estimator.loss in MULTICLASS_LOSSES
-            else ", one-vs-rest" if len(labels) > 2 else "")
+            else ", one-vs-rest or one problem of K outputs, chosen" if len(labels) > 2
+            and estimator.loss == "auto" else ", one-vs-rest" if len(labels) > 2 else "")
     else:
         task = "regression"
     say(f"training {type(estimator).__name__} ({task}): {_params_text(estimator)}")
@@ -336,7 +339,8 @@ def _cmd_train(args, out):
     say(f"trained in {seconds:.3f} s: T={model.T:,} iterations per problem "
         f"({estimator.n_iter_:.3g} passes), iterate "
         f"{model.params['iterate']}, seed {model.params['seed']}"
-        + (f", sigma chosen {chosen:g}" if chosen is not None else ""))
+        + (f", sigma chosen {chosen:g}" if chosen is not None else "")
+        + (f", loss chosen {estimator.loss_}" if estimator.loss == "auto" else ""))
     weighted = is_classifier and estimator.class_weight is not None
     say("train: " + _scores(model, X, y, with_objective=not weighted))
     if args.test:
