@@ -255,7 +255,6 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     cdef double g_scale = smp.grad_scale / <double>k
     cdef bint updated, prepaid, one_block = False, wide = False
     cdef Py_ssize_t n_nz
-    cdef double* paid
     cdef int status = PGS_OK
     if n_out > 1:
         K, dv, z = n_out, dvs, zk
@@ -351,16 +350,13 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         else:
             for c in range(K):
                 updated = False
-                paid = dv[c].paid
-                if prepaid:
-                    dv[c].paid = NULL           # (paid this step: the batch's rows add only)
                 for r in range(k):
                     if sts[c].coefs[r] != 0.0:
                         i = st.rows[r]
+                        # (prepaid: the batch paid this step's debts, its rows add only)
                         dual_add(&dv[c], data, indices, indptr[i], indptr[i + 1],
-                                 sts[c].coefs[r] * gw, prm.icpt)
+                                 sts[c].coefs[r] * gw, prm.icpt, not prepaid)
                         updated = True
-                dv[c].paid = paid
                 if updated:
                     dual_maintain(&dv[c])
 

@@ -604,13 +604,15 @@ cdef inline void _add_row_pow(DualVector* dv, const floating_t* data,
 
 
 cdef inline void dual_add(DualVector* dv, const floating_t* data, const index_t* indices,
-                          Py_ssize_t lo, Py_ssize_t hi, double g, double icpt) noexcept nogil:
+                          Py_ssize_t lo, Py_ssize_t hi, double g, double icpt,
+                          bint pay=True) noexcept nogil:
     """lam += g x for the row data[lo:hi] (and g icpt on the constant column), keeping
-    u, Q and the average consistent; with l1 at p = 1.5 each lam_j first pays what it owes
-    (other p < 2: `dual_truncate` paid it; p = 2 keeps every gradient)."""
+    u, Q and the average consistent; with l1 at p = 1.5 and `pay` each lam_j first pays
+    what it owes (other p < 2, and `pay` False: `dual_truncate` paid it; p = 2 keeps every
+    gradient)."""
     dv.n_updates += hi - lo + (icpt != 0.0)
     if dv.u == NULL:
-        if dv.paid != NULL:     # (l1: the debts paid as the row is added)
+        if pay and dv.paid != NULL:     # (l1: the debts paid as the row is added)
             if dv.wsum == NULL:
                 _add_row_q3(<AddL1*>NULL, dv, data, indices, lo, hi, g, icpt)
             else:
@@ -704,10 +706,7 @@ cdef inline void dual_maintain_block(DualVector* dv, Py_ssize_t K, double* acc) 
 cdef inline void _add_paid(DualVector* dv, double* d, const int64_t* cols,
                            Py_ssize_t n) noexcept nogil:
     """lam += d at cols (n of them), paying no debt (they were paid)."""
-    cdef double* paid = dv.paid
-    dv.paid = NULL
-    dual_add(dv, d, cols, 0, n, 1.0, 0.0)
-    dv.paid = paid
+    dual_add(dv, d, cols, 0, n, 1.0, 0.0, False)
 
 
 cdef inline bint dual_truncate(DualVector* dv, const index_t* indices, Py_ssize_t lo,
