@@ -800,6 +800,34 @@ cdef class SolverCore:
         with nogil:
             dual_write_w(&dv, &out[0])
 
+    def _write_w_of(self, lam, double[::1] out):
+        """out = the w that this run's scale and projection make of the dual vector `lam`
+        (length n_cols: `Solver.sparse_lam`'s, the l1 term's truncation applied), its unit
+        and Q rebuilt as `set_lam` rebuilds them, on copies (the state is untouched)."""
+        cdef DualVector dv
+        cdef double[::1] lv = np.array(lam, dtype=np.float64)
+        cdef double[::1] uv = np.empty(self.n_cols)
+        cdef double tsig = (1.0 / self.st.zs if self.prm.schedule == SCHED_ASGD
+                            else (<double>self.st.t + self.prm.t_offset) * self.prm.sigma)
+        if lv.shape[0] != self.n_cols or out.shape[0] != self.n_cols:
+            raise ValueError("lam and out must have length n_cols")
+        if not tsig > 0.0:
+            out[:] = 0.0
+            return
+        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
+        dv.lam, dv.stride, dv.wstride = &lv[0], 1, 1
+        dv.u = dv.lam if dv.kind == P_TWO else NULL if dv.kind == P_Q3 else &uv[0]
+        dv.wsum = dv.clast = dv.paid = NULL
+        dv.l1, dv.l1_Q, dv.C = 0, False, 0.0
+        with nogil:
+            if dv.kind == P_TWO:
+                dual_recompute_Q(&dv)
+            else:
+                dual_rescale(&dv)
+            dual_set_scale(&dv, tsig)
+            dual_project(&dv, self.prm.B, tsig)
+            dual_write_w(&dv, &out[0])
+
     def set_lam(self, lam, long long t):
         """Set lam (None: as it is, a block's written for all its outputs at once) and t,
         and rebuild u, S, Q and c from them (O(n)): the parallel engines' merged state (its

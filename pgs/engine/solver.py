@@ -80,27 +80,12 @@ class Solver(SolverCore):
         return lam
 
     def _sparse_last(self):
-        """w_t = grad r*(sparse_lam / tsig) projected, its q-norm over every coordinate's
-        truncated value (the kernel's margins count the untouched ones' owed truncation
-        only when a row reads them: docs/sparse.md)."""
-        prm, s = self._params(), self._scalars()
-        lam = self.sparse_lam()
-        asgd = prm["schedule"] == SCHEDULES.index("asgd")
-        tsig = 1.0 / s["zs"] if asgd else (s["t"] + prm["t_offset"]) * prm["sigma"]
-        top = float(np.max(np.abs(lam)))
-        if not (top > 0.0 and tsig > 0.0):
-            return np.zeros(self.n_cols)
-        p, q = prm["p"], prm["q"]
-        if p == 2.0:
-            w, norm_w = lam / tsig, float(np.linalg.norm(lam)) / tsig
-        else:       # (in units of the largest |lam_j|, as the kernel's S: no overflow)
-            a = np.abs(lam) / top
-            Q = float(np.sum(a**q))
-            w = np.copysign((p - 1.0) * top * Q ** (2.0 / q - 1.0) / tsig * a ** (q - 1.0), lam)
-            norm_w = (p - 1.0) * top * Q ** (1.0 / q) / tsig
-        if prm["B"] > 0.0 and norm_w > prm["B"]:
-            w *= prm["B"] / norm_w
-        return w
+        """w_t of `sparse_lam`: the kernel's scale and projection of the truncated lam, its
+        q-norm over every coordinate's truncated value (the kernel's margins count the
+        untouched ones' owed truncation only when a row reads them: docs/sparse.md)."""
+        out = np.empty(self.n_cols)
+        self._write_w_of(self.sparse_lam(), out)
+        return out
 
     def restart(self, lam, state):
         """`set_state` of a merged state (lam alone: u, S, Q and c rebuilt) on a new
