@@ -605,6 +605,17 @@ def test_the_default_loss_is_crammer_singer_where_one_vs_rest_cannot_separate():
     np.testing.assert_array_equal(cs.coef_, clf.coef_)
 
 
+def test_verbose_reports_the_losses_compared_and_the_one_kept(capsys):
+    from pgs import PGSClassifier
+    X, y = _bands(3000)
+    clf = PGSClassifier(random_state=0, verbose=1).fit(X, y)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "-- loss:" in line]
+    assert len(lines) == 1 and lines[0].startswith("-- loss: hinge 0.")
+    assert ", crammer_singer 0." in lines[0] and f"; kept {clf.loss_};" in lines[0]
+    PGSClassifier(random_state=0, verbose=1, loss="hinge").fit(X, y)
+    assert "-- loss:" not in capsys.readouterr().out
+
+
 def test_the_default_loss_is_hinge_for_two_classes_a_tie_a_fixed_sigma_and_streams():
     from pgs import PGSClassifier
     rng = np.random.default_rng(0)

@@ -296,9 +296,9 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
                                 sample_weight=weights, **{**train_kwargs, **kwargs})
                    for s in grid]
     per_pass = D.default_T(train.shape[0], k, 1.0)
-    win, scores, values = _halve(rows, groups, len(families), grid, holdout, per_pass, k,
-                                 max(1, int(D.SEARCH_SHARE * t_cap)), max_passes, report,
-                                 getattr(per_row, "extrapolate", False))
+    win, scores, values = _halve(rows, groups, [kw.get("loss") for _, kw in families], grid,
+                                 holdout, per_pass, k, max(1, int(D.SEARCH_SHARE * t_cap)),
+                                 max_passes, report, getattr(per_row, "extrapolate", False))
     family, runs = win // len(grid), groups[win]
     if joined.shape[0] > 0:
         # Every row counts: the winner goes on with the held-out rows too (docs/defaults.md
@@ -334,14 +334,14 @@ def _stop_rows(val, strata, seed):
     return stop if stop.shape[0] > 0 else np.arange(n, dtype=np.int64)
 
 
-def _halve(rows, groups, n_families, grid, holdout, per_pass, k, t_search, max_passes, report,
+def _halve(rows, groups, names, grid, holdout, per_pass, k, t_search, max_passes, report,
            extrapolate):
-    """Successive halving of the candidates `groups` (one list of runs each: `n_families`
-    families, each over the ascending sigma `grid`) within `t_search` iterations, each
+    """Successive halving of the candidates `groups` (one list of runs each: a family for
+    each of `names`, each over the ascending sigma `grid`) within `t_search` iterations, each
     family's apart, ranked by their held-out scores (each row's extrapolated one rung on,
     if `extrapolate`), the families' winners then compared (`fit_auto`): (the winner's
     index, each candidate's score at its last rung, its per-row scores there)."""
-    n = len(grid)
+    n, n_families = len(grid), len(names)
     scores, values, before = np.full(n * n_families, np.nan), [None] * len(groups), \
         [None] * len(groups)
     alive = [list(range(f * n, (f + 1) * n)) for f in range(n_families)]
@@ -377,7 +377,12 @@ def _halve(rows, groups, n_families, grid, holdout, per_pass, k, t_search, max_p
                 groups[c] = None            # (the losers' states freed)
             alive[f] = kept
         if all(len(family) == 1 for family in alive):
-            return _prefer_first([f[0] for f in alive], scores, values, holdout), scores, values
+            win = _prefer_first([f[0] for f in alive], scores, values, holdout)
+            if n_families > 1:
+                report("loss: " + ", ".join(f"{names[f[0] // n]} {scores[f[0]]:.4f}"
+                                            for f in alive) + f"; kept {names[win // n]}",
+                       t_end / per_pass, max_passes)
+            return win, scores, values
         rung *= 2
 
 
