@@ -800,33 +800,38 @@ cdef class SolverCore:
         with nogil:
             dual_write_w(&dv, &out[0])
 
+    cdef double _rebuild(self, DualVector* dv) noexcept nogil:
+        """dv's u, S and Q rebuilt from its lam, then c at this state's t (O(n)): `set_lam`'s
+        and `_write_w_of`'s; the scale's tsig."""
+        cdef double tsig = (1.0 / self.st.zs if self.prm.schedule == SCHED_ASGD
+                            else (<double>self.st.t + self.prm.t_offset) * self.prm.sigma)
+        if dv.kind == P_TWO:
+            dual_recompute_Q(dv)
+        else:
+            dual_rescale(dv)
+        dual_set_scale(dv, tsig)
+        dual_project(dv, self.prm.B, tsig)
+        return tsig
+
     def _write_w_of(self, lam, double[::1] out):
         """out = the w that this run's scale and projection make of the dual vector `lam`
-        (length n_cols: `Solver.sparse_lam`'s, the l1 term's truncation applied), its unit
-        and Q rebuilt as `set_lam` rebuilds them, on copies (the state is untouched)."""
+        (length n_cols: `Solver.sparse_lam`'s, the l1 term's truncation applied), rebuilt
+        as `set_lam` rebuilds a state, on copies (the state is untouched; 0 at tsig 0)."""
         cdef DualVector dv
         cdef double[::1] lv = np.array(lam, dtype=np.float64)
         cdef double[::1] uv = np.empty(self.n_cols)
-        cdef double tsig = (1.0 / self.st.zs if self.prm.schedule == SCHED_ASGD
-                            else (<double>self.st.t + self.prm.t_offset) * self.prm.sigma)
         if lv.shape[0] != self.n_cols or out.shape[0] != self.n_cols:
             raise ValueError("lam and out must have length n_cols")
-        if not tsig > 0.0:
-            out[:] = 0.0
-            return
         pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
         dv.lam, dv.stride, dv.wstride = &lv[0], 1, 1
         dv.u = dv.lam if dv.kind == P_TWO else NULL if dv.kind == P_Q3 else &uv[0]
         dv.wsum = dv.clast = dv.paid = NULL
         dv.l1, dv.l1_Q, dv.C = 0, False, 0.0
         with nogil:
-            if dv.kind == P_TWO:
-                dual_recompute_Q(&dv)
+            if self._rebuild(&dv) > 0.0:
+                dual_write_w(&dv, &out[0])
             else:
-                dual_rescale(&dv)
-            dual_set_scale(&dv, tsig)
-            dual_project(&dv, self.prm.B, tsig)
-            dual_write_w(&dv, &out[0])
+                memset(&out[0], 0, self.n_cols * sizeof(double))
 
     def set_lam(self, lam, long long t):
         """Set lam (None: as it is, a block's written for all its outputs at once) and t,
@@ -834,7 +839,6 @@ cdef class SolverCore:
         average's C is 0; at p < 2 nothing owed to the l1 term)."""
         cdef DualVector dv
         cdef Py_ssize_t j
-        cdef double tsig
         cdef const double[::1] v
         if lam is not None and lam.shape[0] != self.n_cols:
             raise ValueError("lam has the wrong length")
@@ -847,16 +851,7 @@ cdef class SolverCore:
             for j in range(self.n_cols):
                 dv.lam[dv.stride * j] = v[j]
         with nogil:
-            if dv.kind == P_TWO:
-                dual_recompute_Q(&dv)
-            else:
-                dual_rescale(&dv)
-            if self.prm.schedule == SCHED_ASGD:
-                tsig = 1.0 / self.st.zs
-            else:
-                tsig = (<double>t + self.prm.t_offset) * self.prm.sigma
-            dual_set_scale(&dv, tsig)
-            dual_project(&dv, self.prm.B, tsig)
+            self._rebuild(&dv)
         _dual_to_state(&dv, &self.st)
 
     def _params(self):
