@@ -249,24 +249,21 @@ class DaskRows:
         (the runs' X, its shape only; the rows' indices in X, in that order)."""
         self.actors.close()
         train, joined = self._later
-        if self.n_jobs is not None:     # (near-equal shards of them all, as the threads')
-            order = np.concatenate([train, joined])
-            blocks = self._rows_of_chunks(train) + self._rows_of_chunks(joined)
-        else:                           # (a shard a chunk: each chunk's rows)
-            bounds = np.cumsum([0] + [int(c) for c in self.X.chunks[0]])
-            order = np.concatenate([rows[(rows >= lo) & (rows < hi)] for lo, hi in
-                                    zip(bounds[:-1], bounds[1:], strict=True)
-                                    for rows in (train, joined)])
-            blocks = self._rows_of_chunks(train, joined)
+        taken = []      # (near-equal shards of them all, as the threads', or each chunk's)
+        blocks = self._rows_of_chunks(train, taken=taken) + self._rows_of_chunks(
+            joined, taken=taken) if self.n_jobs is not None else \
+            self._rows_of_chunks(train, joined, taken=taken)
+        order = np.concatenate(taken)
         X = da.concatenate(blocks, axis=0)
         self.actors = _Actors(self.client, _partition(X, self.n_jobs), self.timeout)
         self.sizes, self._sent = self.actors.sizes, set()
         self.actors.wait()
         return shape_only_csr(self.actors.shape), order
 
-    def _rows_of_chunks(self, *row_sets):
+    def _rows_of_chunks(self, *row_sets, taken=None):
         """The sorted global rows of each of `row_sets` as one dask array a chunk that
-        holds some: a chunk's rows of the first set, then of the next, ..."""
+        holds some: a chunk's rows of the first set, then of the next, ... (their global
+        indices appended to `taken`, in that order)."""
         bounds = np.cumsum([0] + [int(c) for c in self.X.chunks[0]])
         blocks = []
         for w in range(len(bounds) - 1):
@@ -274,6 +271,8 @@ class DaskRows:
                                     for rows in row_sets]) - bounds[w]
             if local.size:
                 blocks.append(self.X.blocks[w][local])
+                if taken is not None:
+                    taken.append(local + bounds[w])
         return blocks
 
     def advance(self, groups, t_end):
