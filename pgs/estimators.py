@@ -21,7 +21,9 @@ from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers, class_indices, kernel_classes
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
-from pgs.rules.params import CHECKED_ARGS, KEEP, Params, check_args, seed_entropy
+from pgs.rules.parameters import RUN_ARGS
+from pgs.rules.parameters import check as check_parameter
+from pgs.rules.params import KEEP, Params, check_args, seed_entropy
 from pgs.training import sigma_auto
 from pgs.training.fit import fit_many
 
@@ -129,7 +131,7 @@ class _PGSBase(BaseEstimator):
             raise ValueError(f"loss={self.loss!r} is not supported by {type(self).__name__}; "
                              f"use one of {', '.join(self._allowed_losses)}")
         # ("auto" chooses among losses that take the same arguments: hinge's checks)
-        check_args(**{name: getattr(self, name) for name in CHECKED_ARGS
+        check_args(**{name: getattr(self, name) for name in RUN_ARGS
                       if name != "loss"}, loss="hinge" if self.loss == "auto" else self.loss)
         if not sigma_auto.is_auto(self.sigma):
             V.check_positive("sigma", self.sigma)
@@ -152,7 +154,7 @@ class _PGSBase(BaseEstimator):
             warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
                           f"k={self.k}: its one iteration draws {self.k} rows from them "
                           f"(rows repeat)", UserWarning, stacklevel=3)
-        kw = {name: getattr(self, name) for name in CHECKED_ARGS if name != "loss"}
+        kw = {name: getattr(self, name) for name in RUN_ARGS if name != "loss"}
         kw.update(T=D.default_T(X.shape[0], self.k, 1.0) if partial else self.T,
                   seed=None if warm else _base_entropy(self.random_state),
                   sample_weight=weights, keep_state=True, k_above_rows=partial)
@@ -174,7 +176,7 @@ class _PGSBase(BaseEstimator):
         try:
             models, grid, scores, chosen = sigma_auto.fit_auto(
                 rows, families, self._per_row(strata, families[0][0], weights),
-                grid=sigma_auto.check_sigma_grid(self.sigma_grid), strata=strata,
+                grid=check_parameter("sigma_grid", self.sigma_grid), strata=strata,
                 validation_fraction=self.validation_fraction, verbose=self.verbose,
                 status=getattr(self, "_status", None), **kw)
         finally:

@@ -20,16 +20,17 @@ import zlib
 
 import numpy as np
 
-from pgs._core import SAMPLING_MODES
 from pgs._version import __version__
 from pgs.cli.demo import run_demo
 from pgs.io import write_atomic
 from pgs.io.svmlight import _OPENERS, _fmt, load_svmlight_files
 from pgs.models.file_format import load_model
 from pgs.models.ovr import model_from_estimator
-from pgs.rules.defaults import DEFAULTS, INTERCEPTS, SCHEDULES
-from pgs.rules.losses import LOSS_NAMES, LOSSES, loss_names
-from pgs.rules.validation import ITERATES, MULTICLASS_LOSSES
+from pgs.rules.defaults import DEFAULTS
+from pgs.rules.losses import loss_names
+from pgs.rules.parameters import BY_NAME, describe
+from pgs.rules.parameters import check as check_parameter
+from pgs.rules.validation import MULTICLASS_LOSSES
 
 _EPILOG = "Start with 'pgs demo': it trains on a built-in generated data set."
 
@@ -52,14 +53,10 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
-def _checked(convert, ok, what, auto=False):
-    """An argparse type: ``convert(text)`` where ``ok`` holds (or 'auto' if `auto`), else
-    the error 'must be `what`'."""
-    what += " or 'auto'" if auto else ""
-
+def _checked(convert, ok, what):
+    """An argparse type: ``convert(text)`` where ``ok`` holds, else the error 'must be
+    `what`'."""
     def parse(text):
-        if auto and text == "auto":
-            return "auto"
         with contextlib.suppress(ValueError):
             v = convert(text)
             if ok(v):
@@ -68,15 +65,22 @@ def _checked(convert, ok, what, auto=False):
     return parse
 
 
-# (nan fails every comparison; inf fails the upper bounds)
-_positive_float = _checked(float, lambda v: 0 < v < math.inf, "a positive number")
-_positive_or_auto = _checked(float, lambda v: 0 < v < math.inf, "a positive number", auto=True)
-_non_negative_float = _checked(float, lambda v: 0 <= v < math.inf, "a number >= 0")
-_non_negative_or_auto = _checked(float, lambda v: 0 <= v < math.inf, "a number >= 0", auto=True)
-_p_value = _checked(float, lambda v: 1 < v <= 2, "a number in (1, 2]")
 _positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
 _seed = _checked(int, lambda v: v >= 0, "an integer >= 0")
 _jobs = _checked(int, lambda v: v != 0, "a non-zero integer (-1: all cores)")
+
+
+def _table_type(param):
+    """The type of a number parameter's option: its rule in `pgs.rules.parameters` (nan
+    and inf fail it), or argparse's error 'must be ...'."""
+    def parse(text):
+        if "auto" in param.special and text == "auto":
+            return text
+        with contextlib.suppress(ValueError, TypeError):
+            return check_parameter(param.name, int(text) if param.kind == "count"
+                                   else float(text))
+        raise argparse.ArgumentTypeError(f"must be {describe(param)}, got {text!r}")
+    return parse
 
 
 def _estimator_options():
@@ -89,30 +93,14 @@ def _estimator_options():
             help += f" (default: {DEFAULTS[name]})"
         return flag, name, dict(help=help, **keywords)
 
+    def table(name):        # (an option of `pgs.rules.parameters`: its help and values)
+        param = BY_NAME[name]
+        typed = dict(choices=param.choices) if param.choices else dict(type=_table_type(param))
+        return opt("--" + name.replace("_", "-"), param.help, **typed)
+
     return [
-        opt("--loss", f"classification: auto (the default: hinge, and for more than two "
-            f"classes one-vs-rest hinge or crammer_singer, chosen on held-out rows), "
-            f"{', '.join(loss_names('classification'))}; regression: "
-            f"{', '.join(loss_names('regression'))}", choices=LOSS_NAMES + ("auto",)),
-        opt("--p", "norm of the regulariser, in (1, 2]", type=_p_value),
-        opt("--sigma", "regularisation strength, or 'auto' to choose it on a held-out split",
-            type=_positive_or_auto),
-        opt("--T", "iterations per problem, exactly (default: None, see --max-passes)",
-            type=_positive_int),
-        opt("--max-passes", "passes over the data when --T is not given: exactly this many "
-            "for a fixed sigma, at most this many with sigma 'auto', which stops when the "
-            "held-out accuracy (R^2) stops improving", type=_positive_float),
-        opt("--k", "mini-batch size", type=_positive_int),
-        opt("--B", "radius of ||w||_p <= B, or 'auto'", type=_positive_or_auto),
-        opt("--schedule", "step schedule: averaged SGD's or the paper's", choices=SCHEDULES),
-        opt("--eta0", "first step of the asgd schedule, or 'auto'", type=_positive_or_auto),
-        opt("--intercept", "a free bias, or a regularised constant column", choices=INTERCEPTS),
-        opt("--iterate", "the iterate returned", choices=ITERATES),
-        opt("--sampling", "how rows are drawn", choices=SAMPLING_MODES + ("auto",)),
-        opt("--t-offset", "offset t0 of the steps 1/(sigma (t + t0)), or 'auto'",
-            type=_non_negative_or_auto),
-        opt("--intercept-scaling", "value of the constant column that carries the intercept, "
-            "or 'auto'", type=_positive_or_auto),
+        *map(table, ("loss", "p", "sigma", "T", "max_passes", "k", "B", "schedule", "eta0",
+                     "intercept", "iterate", "sampling", "t_offset", "intercept_scaling")),
         opt("--no-intercept", "do not fit an intercept", name="fit_intercept",
             action="store_false", default=None),
         opt("--class-weight", "weigh classes by n_samples / (n_classes * count) "
@@ -121,10 +109,8 @@ def _estimator_options():
             name="n_jobs", type=_jobs),
         opt("--seed", "seed of the row sampling (default: fresh)", name="random_state",
             type=_seed),
-        opt("--l1", "weight of an l1 term: a sparse model", type=_non_negative_float),
-        opt("--epsilon", "shape parameter of " + " / ".join(
-            f"{spec.name} (default {spec.default_epsilon:g})" for spec in LOSSES
-            if spec.has_epsilon), type=_non_negative_float),
+        table("l1"),
+        table("epsilon"),
     ]
 
 

@@ -9,8 +9,9 @@ import numpy as np
 
 from pgs._core import SAMPLING_MODES, SolverCore, _iterates_block, _lockstep
 from pgs.rules.data import entry_problem
-from pgs.rules.defaults import SCHEDULES, default_callback_every
+from pgs.rules.defaults import default_callback_every
 from pgs.rules.losses import loss_spec
+from pgs.rules.parameters import SCHEDULES
 
 _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm", "paid")
 

@@ -6,8 +6,8 @@ from pgs._core import mean_loss
 from pgs.models.base import LinearModel, saved_field
 from pgs.rules import validation as V
 from pgs.rules.data import two_class_signs
-from pgs.rules.defaults import INTERCEPTS, SCHEDULES
 from pgs.rules.losses import LOSS_NAMES
+from pgs.rules.parameters import INTERCEPTS, SCHEDULES
 from pgs.rules.params import column_value
 
 

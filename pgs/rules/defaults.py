@@ -1,10 +1,11 @@
-"""The default policy: every training default and every "auto" rule, in one place.
+"""The default policy: every "auto" rule, in one place.
 
 `pgs.train`, the estimators (their signatures) and the command line (its help) read their
-defaults from `DEFAULTS`, and `pgs.train` resolves every "auto" value with the functions
-below: ``pgs.train(X, y, seed=s)`` and ``PGSClassifier(random_state=s).fit(X, y)`` give the
-same model on binary data. They are the fastest accurate set-up measured
-(bench/results/passes.md, docs/defaults.md); the PGS paper's (Zhu et al. 2009) is `PAPER`.
+defaults from `DEFAULTS` (`pgs.rules.parameters`, beside the values each parameter takes),
+and `pgs.train` resolves every "auto" value with the functions below: ``pgs.train(X, y,
+seed=s)`` and ``PGSClassifier(random_state=s).fit(X, y)`` give the same model on binary
+data. They are the fastest accurate set-up measured (bench/results/passes.md,
+docs/defaults.md); the PGS paper's (Zhu et al. 2009) is `PAPER`.
 """
 
 import math
@@ -15,21 +16,7 @@ import numpy as np
 from pgs import _core
 from pgs.rules import validation as V
 from pgs.rules.losses import loss_spec
-
-#: Step schedules: the paper's 1 / (sigma (t + t0)), averaged SGD's (docs/design.md 6c).
-SCHEDULES = ("pgs", "asgd")
-
-#: How the bias is fitted: unregularised by SGD steps, or a constant column (docs/design.md 4).
-INTERCEPTS = ("free", "column")
-
-#: The training defaults of `pgs.train`, `PGSClassifier` and `PGSRegressor` (the
-#: regressor's loss is "squared") and the CLI.
-DEFAULTS = MappingProxyType(dict(
-    loss="hinge", p=2.0, sigma="auto", T=None, k=1, B=None, schedule="asgd", eta0="auto",
-    iterate="average", fit_intercept=True, intercept="free", intercept_scaling="auto",
-    epsilon=None, sampling="auto", t_offset="auto", sigma_grid=None,
-    validation_fraction="auto", max_passes=10.0, l1=0.0,
-))
+from pgs.rules.parameters import DEFAULTS
 
 #: The PGS paper's set-up (Figure 1: i.i.d. rows, steps 1 / (sigma t), a random iterate;
 #: section VII: a regularised constant column of value 1), as arguments of `pgs.train`.

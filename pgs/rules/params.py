@@ -3,17 +3,17 @@ applies every "auto" rule (`pgs.rules.defaults`) to a frozen `Params`, the one o
 solver (`pgs.engine.solver.solver_of`), the rounds and `pgs.dask` read."""
 
 import dataclasses
-import inspect
 import types
 from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
-from pgs._core import SAMPLING_MODES
 from pgs.rules import defaults as D
+from pgs.rules import parameters as P
 from pgs.rules import validation as V
 from pgs.rules.losses import loss_spec
+from pgs.rules.parameters import RUN_ARGS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,33 +80,18 @@ def seed_entropy(seed):
     return int(seed_sequence(seed).entropy)
 
 
-def check_args(*, loss, p, T, k, B, schedule, eta0, iterate, fit_intercept, intercept,
-               intercept_scaling, epsilon, sampling, t_offset, max_passes, l1):
-    """The checks of the training arguments but sigma and the seed (`resolve`'s and the
-    estimators' `_check_params`: one set of messages); the arguments, normalised."""
-    V.check_loss(loss)
-    l1 = V.check_positive("l1", l1, zero=True)
-    if l1 > 0.0 and iterate == "random":
+def check_args(**args):
+    """The checks of one run's arguments (`pgs.rules.parameters.RUN_ARGS`, each by its
+    entry of the table; `resolve`'s and the estimators' `_check_params`: one set of
+    messages), the arguments normalised."""
+    if set(args) != set(RUN_ARGS):
+        raise TypeError(f"check_args: unexpected or missing {sorted(set(args) ^ set(RUN_ARGS))}")
+    checked = {name: P.check(name, args[name], args["loss"]) for name in RUN_ARGS}
+    if checked["l1"] > 0.0 and checked["iterate"] == "random":
         raise ValueError("iterate='random' is not offered with l1 > 0: use 'average' or "
                          "'last' (docs/sparse.md)")
-    return dict(l1=l1,
-        loss=loss, p=V.check_p(p), T=V.check_count("T", T, allow_none=True),
-        k=V.check_count("k", k), B=V.check_positive("B", B, allowed=(None, "auto")),
-        schedule=V.check_choice("schedule", schedule, D.SCHEDULES),
-        eta0=V.check_positive("eta0", eta0, allowed=("auto",)),
-        iterate=V.check_choice("iterate", iterate, V.ITERATES),
-        fit_intercept=V.check_bool("fit_intercept", fit_intercept),
-        intercept=V.check_choice("intercept", intercept, D.INTERCEPTS),
-        intercept_scaling=V.check_positive("intercept_scaling", intercept_scaling,
-                                            allowed=("auto",)),
-        epsilon=V.check_epsilon(loss, epsilon),
-        sampling=V.check_choice("sampling", sampling, SAMPLING_MODES + ("auto",)),
-        t_offset=V.check_positive("t_offset", t_offset, allowed=("auto",), zero=True),
-        max_passes=V.check_positive("max_passes", max_passes))
+    return checked
 
-
-#: The arguments `check_args` checks.
-CHECKED_ARGS = tuple(inspect.signature(check_args).parameters)
 
 #: sigma for a warm start that keeps its model's (what a user's "auto" means with one).
 KEEP = "keep"
@@ -122,7 +107,7 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
         return saved.get(name, default) if saved is not None and value == "auto" else value
 
     r = types.SimpleNamespace(**check_args(**{**{name: D.DEFAULTS[name]
-                                                  for name in CHECKED_ARGS}, **args}))
+                                                  for name in RUN_ARGS}, **args}))
     r.sigma = V.check_positive("sigma", saved["sigma"] if sigma is KEEP and saved else sigma)
     r.seed = seed_entropy(seed)
     d = data()

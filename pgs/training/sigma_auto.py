@@ -14,6 +14,7 @@ import numpy as np
 
 from pgs.engine.solver import iterates
 from pgs.rules import defaults as D
+from pgs.rules import parameters as P
 from pgs.rules import validation as V
 from pgs.rules.data import (
     CSRBuffers,
@@ -35,35 +36,12 @@ def is_auto(sigma):
     return False
 
 
-def check_validation_fraction(fraction):
-    """Validate `validation_fraction`: "auto" or a float in (0, 1)."""
-    if isinstance(fraction, str) and fraction == "auto":
-        return fraction
-    if not V.is_real(fraction) or not 0.0 < float(fraction) < 1.0:
-        raise ValueError(f"validation_fraction must be 'auto' or a float in (0, 1), "
-                         f"got validation_fraction={fraction!r}")
-    return float(fraction)
-
-
-def check_sigma_grid(grid):
-    """None (the default grid), or the non-empty `sigma_grid` of floats > 0 as an ascending
-    float64 array without duplicates."""
-    if grid is None:
-        return None
-    if isinstance(grid, (str, bytes)) or not np.iterable(grid):
-        raise TypeError(f"sigma_grid must be None or a sequence of floats > 0, "
-                        f"got sigma_grid={grid!r}")
-    values = [V.check_positive("sigma_grid entry", s) for s in grid]
-    if not values:
-        raise ValueError("sigma_grid must hold at least one value, got an empty sequence")
-    return np.unique(np.asarray(values, dtype=np.float64))
-
-
 def check_search(sigma_grid, validation_fraction, verbose):
-    """The search's own arguments checked (`pgs.train` checks them for a fixed sigma too):
-    (sigma_grid, validation_fraction, verbose), normalised."""
-    return (check_sigma_grid(sigma_grid), check_validation_fraction(validation_fraction),
-            V.check_verbose(verbose))
+    """The search's own arguments checked by their entries of `pgs.rules.parameters`
+    (`pgs.train` checks them for a fixed sigma too): (sigma_grid, validation_fraction,
+    verbose), normalised."""
+    return tuple(P.check(name, value) for name, value in zip(
+        P.SEARCH_ARGS, (sigma_grid, validation_fraction, verbose), strict=True))
 
 
 def validation_split(n_rows, fraction, seed, strata=None):
