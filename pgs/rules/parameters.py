@@ -21,29 +21,10 @@ INTERCEPTS = ("free", "column")
 
 
 class Param(NamedTuple):
-    """One training parameter.
-
-    Attributes
-    ----------
-    name : str
-        The keyword of `pgs.train` and the estimators (the command line's ``--name``).
-    default
-        Its default (`DEFAULTS`).
-    kind : str
-        The values it takes, a key of `_RULES`: "loss", "p", "positive" (a finite number
-        > 0), "nonneg" (>= 0), "count" (an integer >= 1), "choice" (one of `choices`),
-        "bool", "epsilon" (the loss's shape: >= 0, > 0 for some losses), "fraction" (in
-        (0, 1)), "grid" (a sequence of numbers > 0) or "verbose" (an int >= 0).
-    special : tuple
-        Values taken as they are (None, "auto").
-    choices : tuple
-        A "choice"'s strings (the losses': every name, and the estimators' "auto").
-    help : str
-        One line for the command line (None: not one of its options).
-    group : str
-        "run": an argument of one run (`pgs.rules.params.check_args`, `RUN_ARGS`);
-        "sigma"; "search": the sigma search's own (`SEARCH_ARGS`).
-    """
+    """One training parameter: its keyword (the command line's ``--name``), default, the
+    values it takes (`kind`, a key of `_RULES`; `special`, values taken as they are;
+    `choices`), one line of help for the command line (None: not an option there) and
+    its `group`: "run" (`RUN_ARGS`), "sigma" or "search" (`SEARCH_ARGS`)."""
 
     name: str
     default: object
@@ -52,10 +33,6 @@ class Param(NamedTuple):
     choices: tuple = ()
     help: object = None
     group: str = "run"
-
-
-def _choice(name, default, choices, help):
-    return Param(name, default, "choice", choices=tuple(choices), help=help)
 
 
 #: Every training parameter of `pgs.train` and the estimators, in `pgs.train`'s order.
@@ -72,18 +49,21 @@ PARAMETERS = (
           help="iterations per problem, exactly (default: None, see --max-passes)"),
     Param("k", 1, "count", help="mini-batch size"),
     Param("B", None, "positive", (None, "auto"), help="radius of ||w||_p <= B, or 'auto'"),
-    _choice("schedule", "asgd", SCHEDULES, "step schedule: averaged SGD's or the paper's"),
+    Param("schedule", "asgd", "choice", choices=SCHEDULES,
+          help="step schedule: averaged SGD's or the paper's"),
     Param("eta0", "auto", "positive", ("auto",),
           help="first step of the asgd schedule, or 'auto'"),
-    _choice("iterate", "average", V.ITERATES, "the iterate returned"),
+    Param("iterate", "average", "choice", choices=V.ITERATES, help="the iterate returned"),
     Param("fit_intercept", True, "bool"),   # (the command line's --no-intercept)
-    _choice("intercept", "free", INTERCEPTS, "a free bias, or a regularised constant column"),
+    Param("intercept", "free", "choice", choices=INTERCEPTS,
+          help="a free bias, or a regularised constant column"),
     Param("intercept_scaling", "auto", "positive", ("auto",),
           help="value of the constant column that carries the intercept, or 'auto'"),
     Param("epsilon", None, "epsilon", (None,), help="shape parameter of " + " / ".join(
         f"{spec.name} (default {spec.default_epsilon:g})" for spec in LOSSES
         if spec.has_epsilon)),
-    _choice("sampling", "auto", SAMPLING_MODES + ("auto",), "how rows are drawn"),
+    Param("sampling", "auto", "choice", choices=SAMPLING_MODES + ("auto",),
+          help="how rows are drawn"),
     Param("t_offset", "auto", "nonneg", ("auto",),
           help="offset t0 of the steps 1/(sigma (t + t0)), or 'auto'"),
     Param("sigma_grid", None, "grid", (None,), group="search"),
