@@ -209,11 +209,10 @@ cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_
             sts[0].loss_sum += v * g_scale * prm.k
     else:
         for c in range(K):
+            sts[c].coefs[r] = -L.loss_at(loss_id, z[c], y[y_stride * i + c], prm.eps,
+                                         &v if prm.track_loss else NULL) * g_scale
             if prm.track_loss:
-                v = L.loss_value(loss_id, z[c], y[y_stride * i + c], prm.eps)
                 sts[c].loss_sum += v * g_scale * prm.k
-            sts[c].coefs[r] = -L.loss_deriv(loss_id, z[c], y[y_stride * i + c],
-                                            prm.eps) * g_scale
 
 
 cdef inline void _scale(double* v, Py_ssize_t n, Py_ssize_t stride, double f) noexcept nogil:
@@ -1164,4 +1163,6 @@ def py_multi_loss(int loss_id, const double[::1] z, Py_ssize_t y):
 
 def py_loss(int loss_id, double z, double y, double eps, bint deriv=False):
     """The compiled loss value, or with `deriv` its derivative (a test hook)."""
-    return L.loss_deriv(loss_id, z, y, eps) if deriv else L.loss_value(loss_id, z, y, eps)
+    cdef double v
+    cdef double d = L.loss_at(loss_id, z, y, eps, &v)
+    return d if deriv else v

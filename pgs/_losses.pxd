@@ -9,18 +9,19 @@
 # without one ignore it.
 #
 # The solver's loop is a fused function over a loss family's "tag" struct: the binary
-# losses (`Binary`: each row's derivative by `loss_deriv`, a switch on the id that the
+# losses (`Binary`: each row's derivative by `loss_at`, a switch on the id that the
 # branch predictor resolves, as the id is one a run) and the two K-output losses
-# (`multi_dloss`), so Cython emits one loop per family. Adding a loss: its inline pair
-# below, one line in LossId and in `loss_value` and `loss_deriv`, and its row in `LOSSES`
-# of pgs/rules/losses.py (name, task, bounds, epsilon, probabilities), which every
+# (`multi_dloss`), so Cython emits one loop per family. Adding a loss: its inline function
+# below, one line in LossId and in `loss_at`, and its row in `LOSSES` of
+# pgs/rules/losses.py (name, task, bounds, epsilon, probabilities), which every
 # Python layer reads.
 #
-# Downstream Cython code can `cimport pgs._losses` and call these directly.
+# Downstream Cython code can `cimport pgs._losses` and call these directly: `loss_at` and
+# `loss_value` by id, each loss by name, `multi_dloss`.
 
 from libc.math cimport exp, log, log1p, fabs, NAN
 
-cdef struct Binary:             # one of the losses of one margin, by id (`loss_deriv`)
+cdef struct Binary:             # one of the losses of one margin, by id (`loss_at`)
     char _unused
 cdef struct Multinomial:        # K outputs (multi_dloss); y is the class index
     char _unused
@@ -48,98 +49,89 @@ cdef enum LossId:
     N_LOSSES = 11
 
 
+# Each loss is one function of the margin z, the target y and eps: its derivative in z,
+# and with `value` set its value there (the loop asks only when it tracks the loss:
+# logistic's costs a log).
+
 # ---------------------------------------------------------------- classification
 
-cdef inline double hinge_loss(double z, double y, double eps) noexcept nogil:
+cdef inline double hinge(double z, double y, double eps, double* value) noexcept nogil:
     cdef double r = 1.0 - y * z
-    return r if r > 0.0 else 0.0
-
-cdef inline double hinge_dloss(double z, double y, double eps) noexcept nogil:
+    if value != NULL:
+        value[0] = r if r > 0.0 else 0.0
     return -y if y * z < 1.0 else 0.0
 
 
-cdef inline double logistic_loss(double z, double y, double eps) noexcept nogil:
-    # log(1 + exp(-m)) without overflow for any finite m (|m| up to 1e300).
-    cdef double m = y * z
-    if m > 0.0:
-        return log1p(exp(-m))
-    return -m + log1p(exp(m))
-
-cdef inline double logistic_dloss(double z, double y, double eps) noexcept nogil:
-    # -y / (1 + exp(m)), written so that exp never overflows.
+cdef inline double logistic(double z, double y, double eps, double* value) noexcept nogil:
+    # log(1 + exp(-m)) and -y / (1 + exp(m)), m = y z, without overflow for any finite m
+    # (|m| up to 1e300)
     cdef double m = y * z
     cdef double e
     if m > 0.0:
         e = exp(-m)
+        if value != NULL:
+            value[0] = log1p(e)
         return -y * e / (1.0 + e)
-    return -y / (1.0 + exp(m))
+    e = exp(m)
+    if value != NULL:
+        value[0] = -m + log1p(e)
+    return -y / (1.0 + e)
 
 
-cdef inline double squared_hinge_loss(double z, double y, double eps) noexcept nogil:
+cdef inline double squared_hinge(double z, double y, double eps, double* value) noexcept nogil:
     cdef double r = 1.0 - y * z
-    return r * r if r > 0.0 else 0.0
-
-cdef inline double squared_hinge_dloss(double z, double y, double eps) noexcept nogil:
-    cdef double r = 1.0 - y * z
+    if value != NULL:
+        value[0] = r * r if r > 0.0 else 0.0
     return -2.0 * y * r if r > 0.0 else 0.0
 
 
-cdef inline double smooth_hinge_loss(double z, double y, double eps) noexcept nogil:
+cdef inline double smooth_hinge(double z, double y, double eps, double* value) noexcept nogil:
     # Quadratically smoothed hinge with smoothing width eps (> 0):
     # 0 for m >= 1, (1 - m)^2 / (2 eps) for 1 - eps < m < 1, 1 - m - eps/2 below.
     cdef double m = y * z
     if m >= 1.0:
+        if value != NULL:
+            value[0] = 0.0
         return 0.0
     if m <= 1.0 - eps:
-        return 1.0 - m - 0.5 * eps
-    return (1.0 - m) * (1.0 - m) / (2.0 * eps)
-
-cdef inline double smooth_hinge_dloss(double z, double y, double eps) noexcept nogil:
-    cdef double m = y * z
-    if m >= 1.0:
-        return 0.0
-    if m <= 1.0 - eps:
+        if value != NULL:
+            value[0] = 1.0 - m - 0.5 * eps
         return -y
+    if value != NULL:
+        value[0] = (1.0 - m) * (1.0 - m) / (2.0 * eps)
     return -y * (1.0 - m) / eps
 
 
-cdef inline double modified_huber_loss(double z, double y, double eps) noexcept nogil:
+cdef inline double modified_huber(double z, double y, double eps, double* value) noexcept nogil:
     # Zhang (2004), as scikit-learn: quadratic near the margin, linear below -1.
     cdef double m = y * z
     if m >= 1.0:
+        if value != NULL:
+            value[0] = 0.0
         return 0.0
     if m >= -1.0:
-        return (1.0 - m) * (1.0 - m)
-    return -4.0 * m
-
-cdef inline double modified_huber_dloss(double z, double y, double eps) noexcept nogil:
-    cdef double m = y * z
-    if m >= 1.0:
-        return 0.0
-    if m >= -1.0:
+        if value != NULL:
+            value[0] = (1.0 - m) * (1.0 - m)
         return -2.0 * y * (1.0 - m)
+    if value != NULL:
+        value[0] = -4.0 * m
     return -4.0 * y
 
 
 # -------------------------------------------------------------------- regression
 
-cdef inline double squared_loss(double z, double y, double eps) noexcept nogil:
+cdef inline double squared(double z, double y, double eps, double* value) noexcept nogil:
     cdef double r = z - y
-    return r * r
-
-cdef inline double squared_dloss(double z, double y, double eps) noexcept nogil:
+    if value != NULL:
+        value[0] = r * r
     return 2.0 * (z - y)
 
 
-cdef inline double huber_loss(double z, double y, double eps) noexcept nogil:
+cdef inline double huber(double z, double y, double eps, double* value) noexcept nogil:
     cdef double r = z - y
     cdef double a = fabs(r)
-    if a <= eps:
-        return 0.5 * r * r
-    return eps * a - 0.5 * eps * eps
-
-cdef inline double huber_dloss(double z, double y, double eps) noexcept nogil:
-    cdef double r = z - y
+    if value != NULL:
+        value[0] = 0.5 * r * r if a <= eps else eps * a - 0.5 * eps * eps
     if r > eps:
         return eps
     if r < -eps:
@@ -147,12 +139,12 @@ cdef inline double huber_dloss(double z, double y, double eps) noexcept nogil:
     return r
 
 
-cdef inline double epsilon_insensitive_loss(double z, double y, double eps) noexcept nogil:
-    cdef double a = fabs(z - y) - eps
-    return a if a > 0.0 else 0.0
-
-cdef inline double epsilon_insensitive_dloss(double z, double y, double eps) noexcept nogil:
+cdef inline double epsilon_insensitive(double z, double y, double eps,
+                                       double* value) noexcept nogil:
     cdef double r = z - y
+    cdef double a = fabs(r) - eps
+    if value != NULL:
+        value[0] = a if a > 0.0 else 0.0
     if r > eps:
         return 1.0
     if r < -eps:
@@ -160,11 +152,10 @@ cdef inline double epsilon_insensitive_dloss(double z, double y, double eps) noe
     return 0.0
 
 
-cdef inline double absolute_loss(double z, double y, double eps) noexcept nogil:
-    return fabs(z - y)
-
-cdef inline double absolute_dloss(double z, double y, double eps) noexcept nogil:
+cdef inline double absolute(double z, double y, double eps, double* value) noexcept nogil:
     cdef double r = z - y
+    if value != NULL:
+        value[0] = fabs(z - y)
     if r > 0.0:
         return 1.0
     if r < 0.0:
@@ -172,59 +163,42 @@ cdef inline double absolute_dloss(double z, double y, double eps) noexcept nogil
     return 0.0
 
 
-# ------------------------------------------------------- dispatch by tag or by id
+# ------------------------------------------------------------------- by id
+
+cdef inline double loss_at(int loss_id, double z, double y, double eps,
+                           double* value) noexcept nogil:
+    """The derivative of the loss with id `loss_id` at (z, y), and with `value` its value
+    there (a switch on the id: the loop's, once a row). A K-output loss of two classes is
+    its binary twin on z = z_1 - z_0, y = +-1 (docs/design.md 6d; the loop takes K
+    margins: `multi_dloss`)."""
+    if loss_id == LOSS_HINGE:
+        return hinge(z, y, eps, value)
+    elif loss_id == LOSS_LOGISTIC:
+        return logistic(z, y, eps, value)
+    elif loss_id == LOSS_SQUARED:
+        return squared(z, y, eps, value)
+    elif loss_id == LOSS_SQUARED_HINGE:
+        return squared_hinge(z, y, eps, value)
+    elif loss_id == LOSS_SMOOTH_HINGE:
+        return smooth_hinge(z, y, eps, value)
+    elif loss_id == LOSS_MODIFIED_HUBER:
+        return modified_huber(z, y, eps, value)
+    elif loss_id == LOSS_HUBER:
+        return huber(z, y, eps, value)
+    elif loss_id == LOSS_EPSILON_INSENSITIVE:
+        return epsilon_insensitive(z, y, eps, value)
+    elif loss_id == LOSS_ABSOLUTE:
+        return absolute(z, y, eps, value)
+    elif loss_id == LOSS_MULTINOMIAL:
+        return logistic(z, y, eps, value)
+    return hinge(z, y, eps, value)
+
 
 cdef inline double loss_value(int loss_id, double z, double y, double eps) noexcept nogil:
-    """Value of the loss with id `loss_id` (a switch on the id)."""
-    if loss_id == LOSS_HINGE:
-        return hinge_loss(z, y, eps)
-    elif loss_id == LOSS_LOGISTIC:
-        return logistic_loss(z, y, eps)
-    elif loss_id == LOSS_SQUARED:
-        return squared_loss(z, y, eps)
-    elif loss_id == LOSS_SQUARED_HINGE:
-        return squared_hinge_loss(z, y, eps)
-    elif loss_id == LOSS_SMOOTH_HINGE:
-        return smooth_hinge_loss(z, y, eps)
-    elif loss_id == LOSS_MODIFIED_HUBER:
-        return modified_huber_loss(z, y, eps)
-    elif loss_id == LOSS_HUBER:
-        return huber_loss(z, y, eps)
-    elif loss_id == LOSS_EPSILON_INSENSITIVE:
-        return epsilon_insensitive_loss(z, y, eps)
-    elif loss_id == LOSS_ABSOLUTE:
-        return absolute_loss(z, y, eps)
-    # A K-output loss of two classes is its binary twin on z = z_1 - z_0, y = +-1
-    # (docs/design.md 6d); the loop takes K margins (multi_dloss).
-    elif loss_id == LOSS_MULTINOMIAL:
-        return logistic_loss(z, y, eps)
-    return hinge_loss(z, y, eps)
-
-
-cdef inline double loss_deriv(int loss_id, double z, double y, double eps) noexcept nogil:
-    """Derivative of the loss with id `loss_id` (a switch on the id: the loop's, once a
-    row)."""
-    if loss_id == LOSS_HINGE:
-        return hinge_dloss(z, y, eps)
-    elif loss_id == LOSS_LOGISTIC:
-        return logistic_dloss(z, y, eps)
-    elif loss_id == LOSS_SQUARED:
-        return squared_dloss(z, y, eps)
-    elif loss_id == LOSS_SQUARED_HINGE:
-        return squared_hinge_dloss(z, y, eps)
-    elif loss_id == LOSS_SMOOTH_HINGE:
-        return smooth_hinge_dloss(z, y, eps)
-    elif loss_id == LOSS_MODIFIED_HUBER:
-        return modified_huber_dloss(z, y, eps)
-    elif loss_id == LOSS_HUBER:
-        return huber_dloss(z, y, eps)
-    elif loss_id == LOSS_EPSILON_INSENSITIVE:
-        return epsilon_insensitive_dloss(z, y, eps)
-    elif loss_id == LOSS_ABSOLUTE:
-        return absolute_dloss(z, y, eps)
-    elif loss_id == LOSS_MULTINOMIAL:
-        return logistic_dloss(z, y, eps)
-    return hinge_dloss(z, y, eps)
+    """The value of the loss with id `loss_id` at (z, y) (`loss_at`'s)."""
+    cdef double v
+    loss_at(loss_id, z, y, eps, &v)
+    return v
 
 
 # ------------------------------------------------- K outputs (multiclass, docs/design.md 6d)

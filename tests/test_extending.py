@@ -44,12 +44,18 @@ cimport pgs._dual as D
 
 
 def loss_and_dloss(int loss_id, double z, double y, double eps):
-    return L.loss_value(loss_id, z, y, eps), L.loss_deriv(loss_id, z, y, eps)
+    cdef double v
+    cdef double d = L.loss_at(loss_id, z, y, eps, &v)
+    # (the value only where asked: the same derivative without it)
+    assert L.loss_at(loss_id, z, y, eps, NULL) == d and L.loss_value(loss_id, z, y, eps) == v
+    return v, d
 
 
 def named_losses(double z, double y):
-    return (L.hinge_loss(z, y, 0.0), L.hinge_dloss(z, y, 0.0),
-            L.logistic_loss(z, y, 0.0), L.logistic_dloss(z, y, 0.0))
+    cdef double h, lg
+    cdef double dh = L.hinge(z, y, 0.0, &h)
+    cdef double dlg = L.logistic(z, y, 0.0, &lg)
+    return h, dh, lg, dlg
 
 
 def bounded_draws(uint64_t n, int count):
