@@ -13,7 +13,7 @@ the dual vector's `dual_add`.
 from libc.math cimport pow, sqrt, fabs, fmin, isfinite, INFINITY
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memset
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from pgs._dual cimport (
     DualVector, floating_t, index_t, P_TWO, P_Q3, P_GENERAL, SPANS_Q, U_MAX, PGS_PREFETCH,
     POW_CHUNK,
     pgs_powers_init, pgs_powers_simd, pgs_pow_n, dual_kind, dual_dot, dual_add, dual_maintain,
-    dual_set_scale, dual_project, dual_add_to_average, dual_write_w, dual_average_to,
+    dual_set_scale, dual_project, dual_add_to_average, dual_write_w,
     dual_average_at, dual_u,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
     dual_one_block, dual_dot_block, dual_add_block_two, dual_maintain_block,
@@ -41,46 +41,49 @@ SIMD_POWERS = bool(pgs_powers_simd())
 # ------------------------------------------------------------------ the dual vector
 
 cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
-                   Py_ssize_t n_cols) noexcept nogil:
-    """The dual vector of a run: the state's buffers and scalars (O(1))."""
-    dv.lam = st.lam
-    dv.u = NULL if prm.p_kind == P_Q3 else st.u      # (p = 1.5: computed from lam)
-    dv.stride = st.stride if st.stride > 0 else 1
-    dv.wstride = st.wstride if st.wstride > 0 else 1
-    dv.wsum = st.wsum if prm.average else NULL
-    dv.clast = st.clast if prm.average and prm.average_spans else NULL
+                   Py_ssize_t n_cols, Py_ssize_t r) noexcept nogil:
+    """The dual vector of output r of a run: its part of the state's buffers and its
+    scalars (O(1))."""
+    cdef const PGSOutput* o = &st.outs[r]
+    cdef Py_ssize_t off = r * st.out_step, woff = r * st.wout_step
+    dv.lam = st.lam + off
+    dv.u = NULL if prm.p_kind == P_Q3 else st.u + off      # (p = 1.5: computed from lam)
+    dv.stride = st.stride
+    dv.wstride = st.wstride
+    dv.wsum = st.wsum + woff if prm.average else NULL
+    dv.clast = st.clast + woff if prm.average and prm.average_spans else NULL
     dv.n = n_cols
     dv.kind = prm.p_kind
     dv.p = prm.p
     dv.q = prm.q
     dv.ratio_hi = prm.ratio_hi
-    dv.S = st.S if prm.p_kind != P_TWO and st.S > 0.0 else 1.0
+    dv.S = o.S if prm.p_kind != P_TWO and o.S > 0.0 else 1.0
     dv.inv_S = 1.0 / dv.S
-    dv.Q = st.Q
-    dv.Q_comp = st.Q_comp
-    dv.Q_abs = st.Q_abs
-    dv.n_updates = st.n_updates
+    dv.Q = o.Q
+    dv.Q_comp = o.Q_comp
+    dv.Q_abs = o.Q_abs
+    dv.n_updates = o.n_updates
     dv.recompute_every = prm.recompute_every
-    dv.c = st.c
-    dv.C = st.C
+    dv.c = o.c
+    dv.C = o.C
     dv.l1 = prm.l1 > 0.0
-    dv.paid = st.paid if dv.l1 and prm.p_kind != P_TWO else NULL
-    dv.U = st.U
-    dv.l1_Q = dv.l1 and prm.p_kind == P_TWO and prm.B > 0.0
-    dv.U_Q = st.U_Q
+    dv.paid = st.paid + woff if dv.l1 and prm.p_kind != P_TWO else NULL
+    dv.U = o.U
+    dv.l1_Q = dv.l1 and prm.p_kind == P_TWO and o.B > 0.0
+    dv.U_Q = o.U_Q
 
 
-cdef void _dual_to_state(const DualVector* dv, PGSState* st) noexcept nogil:
-    """The run's scalars back into the state (its buffers are the state's own)."""
-    st.Q = dv.Q
-    st.Q_comp = dv.Q_comp
-    st.Q_abs = dv.Q_abs
-    st.S = dv.S
-    st.n_updates = dv.n_updates
-    st.c = dv.c
-    st.C = dv.C
-    st.U = dv.U
-    st.U_Q = dv.U_Q
+cdef void _dual_to_state(const DualVector* dv, PGSOutput* o) noexcept nogil:
+    """An output's scalars back from its dual vector (whose buffers are the state's)."""
+    o.Q = dv.Q
+    o.Q_comp = dv.Q_comp
+    o.Q_abs = dv.Q_abs
+    o.S = dv.S
+    o.n_updates = dv.n_updates
+    o.c = dv.c
+    o.C = dv.C
+    o.U = dv.U
+    o.U_Q = dv.U_Q
 
 
 # ------------------------------------------------------------------ row sampling
@@ -192,11 +195,11 @@ cdef void _draws_end(const Draws* dr, const PGSSampler* smp, PGSState* st) noexc
 cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_ssize_t r,
                         int64_t i, const double* y, Py_ssize_t y_stride, double g_scale,
                         const PGSSampler* smp, const PGSParams* prm,
-                        PGSState** sts) noexcept nogil:
-    """Row i's -loss'(z, y_i) times its weight / k into sts[c].coefs[r] for its K margins
-    z (the K-output losses overwrite z; row i's class at y[y_stride i]; K binary problems:
-    output c's target at y[y_stride i + c]);
-    the sampled loss added up if tracked (the K-output losses' in sts[0])."""
+                        PGSState* st) noexcept nogil:
+    """Row i's -loss'(z, y_i) times its weight / k into output c's coefs[k c + r] for its
+    K margins z (the K-output losses overwrite z; row i's class at y[y_stride i]; K
+    binary problems: output c's target at y[y_stride i + c]); the sampled loss added up
+    if tracked."""
     cdef Py_ssize_t c
     cdef double v
     if smp.row_scale != NULL:
@@ -204,15 +207,15 @@ cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_
     if loss_tag is Multinomial or loss_tag is CrammerSinger:
         v = L.multi_dloss(tag, z, K, <Py_ssize_t>y[y_stride * i])
         for c in range(K):
-            sts[c].coefs[r] = -z[c] * g_scale
+            st.coefs[prm.k * c + r] = -z[c] * g_scale
         if prm.track_loss:
-            sts[0].loss_sum += v * g_scale * prm.k
+            st.loss_sum += v * g_scale * prm.k
     else:
         for c in range(K):
-            sts[c].coefs[r] = -L.loss_at(loss_id, z[c], y[y_stride * i + c], prm.eps,
-                                         &v if prm.track_loss else NULL) * g_scale
+            st.coefs[prm.k * c + r] = -L.loss_at(loss_id, z[c], y[y_stride * i + c], prm.eps,
+                                                 &v if prm.track_loss else NULL) * g_scale
             if prm.track_loss:
-                sts[c].loss_sum += v * g_scale * prm.k
+                st.loss_sum += v * g_scale * prm.k
 
 
 cdef inline void _scale(double* v, Py_ssize_t n, Py_ssize_t stride, double f) noexcept nogil:
@@ -224,29 +227,24 @@ cdef inline void _scale(double* v, Py_ssize_t n, Py_ssize_t stride, double f) no
 cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                    const index_t* indices, const index_t* indptr, const double* y,
                    Py_ssize_t y_stride, Py_ssize_t n_rows, Py_ssize_t n_cols,
-                   const PGSParams* prm, PGSState** sts, Py_ssize_t n_out, DualVector* dvs,
-                   double* zk, long long t_end, const PGSSampler* smp) noexcept nogil:
+                   const PGSParams* prm, PGSState* st, DualVector* dv, double* z,
+                   long long t_end, const PGSSampler* smp) noexcept nogil:
     """Run PGS iterations st.t + 1 .. t_end (Figure 1 of the paper, docs/design.md section 2).
 
     All k margins of a batch are taken at w_{t-1}; then the k rows' updates are
-    applied one after the other (rows may repeat and share columns). A K-output loss
-    (docs/design.md 6d) takes every row's K margins, then its K coefficients, then each
-    class's updates: class c is sts[c] with its dual vector dvs[c] (n_out = K, zk
-    scratch of 5 K), the K vectors one block (each feature's K coordinates adjacent);
-    sts[0] holds what the classes share (t, the rows, the PRNG, the schedule), copied
-    to the others at the end. K binary problems run alike (each its own coefficient,
-    target and radius B, prm[c] output c's parameters, the same but for B; row i's K
-    targets side by side from y[y_stride i]; a row's class, or its one target, at
-    y[y_stride i]). One output (dvs and zk unused) keeps its dual vector a local and takes
-    its margins by `dual_dot`, whose strides are constants.
+    applied one after the other (rows may repeat and share columns). The state's R
+    outputs (dv: R dual vectors, z: scratch of 5 R) take every row's R margins, then its
+    R coefficients (a K-output loss's from the K margins together: docs/design.md 6d; R
+    binary problems' each from its own target, row i's R targets side by side from
+    y[y_stride i]; a row's class, or its one target, at y[y_stride i]), then each output's
+    updates. One output takes its margins by `dual_dot`, whose strides are constants; a
+    block (feature-major) of R by `dual_dot_block`. (One output's dual vector is a local:
+    the compiler keeps its fields apart from the stores to lam.)
     """
-    cdef DualVector dv1
-    cdef Draws dr
+    cdef DualVector one
     cdef double z1[1]
-    cdef PGSState* st = sts[0]
-    cdef DualVector* dv = &dv1
-    cdef double* z = z1
-    cdef Py_ssize_t K = 1
+    cdef Draws dr
+    cdef Py_ssize_t K = st.n_out
     cdef Py_ssize_t k = prm.k
     cdef Py_ssize_t r, c
     cdef int64_t i, nxt
@@ -255,12 +253,12 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     cdef bint updated, prepaid, one_block = False, wide = False
     cdef Py_ssize_t n_nz
     cdef int status = PGS_OK
-    if n_out > 1:
-        K, dv, z = n_out, dvs, zk
     if smp.mode == SAMPLE_PERMUTATION and smp.perm == NULL:
         return PGS_BAD_SAMPLER
+    if K == 1:
+        dv, z = &one, z1
     for c in range(K):
-        pgs_dual(&dv[c], &prm[c], sts[c], n_cols)     # (one-vs-rest: each its own B)
+        pgs_dual(&dv[c], prm, st, n_cols, c)
     one_block = K > 1 and dual_one_block(dv, K)
     wide = one_block and dv[0].kind == P_TWO     # (the updates too)
     _draws_start(&dr, smp, st, n_rows, indptr)
@@ -304,12 +302,12 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                 z[0] = dual_dot(dv, data, indices, indptr[i], indptr[i + 1], prm.icpt,
                                 indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0)
             for c in range(K):
-                z[c] = dv[c].c * z[c] + sts[c].b
+                z[c] = dv[c].c * z[c] + st.outs[c].b
                 if not isfinite(z[c]):
                     status = PGS_NONFINITE        # nothing of the batch is applied
             if status != PGS_OK:
                 break
-            _coefs(tag, loss_id, z, K, r, i, y, y_stride, g_scale, smp, prm, sts)
+            _coefs(tag, loss_id, z, K, r, i, y, y_stride, g_scale, smp, prm, st)
         if status != PGS_OK:
             break
 
@@ -335,7 +333,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                 i = st.rows[r]
                 n_nz = 0
                 for c in range(K):
-                    z[K + c] = sts[c].coefs[r] * gw
+                    z[K + c] = st.coefs[k * c + r] * gw
                     n_nz += z[K + c] != 0.0
                 if 4 * n_nz >= K:
                     dual_add_block_two(dv, K, data, indices, indptr[i], indptr[i + 1], z + K,
@@ -350,11 +348,11 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             for c in range(K):
                 updated = False
                 for r in range(k):
-                    if sts[c].coefs[r] != 0.0:
+                    if st.coefs[k * c + r] != 0.0:
                         i = st.rows[r]
                         # (prepaid: the batch paid this step's debts, its rows add only)
                         dual_add(&dv[c], data, indices, indptr[i], indptr[i + 1],
-                                 sts[c].coefs[r] * gw, prm.icpt, not prepaid)
+                                 st.coefs[k * c + r] * gw, prm.icpt, not prepaid)
                         updated = True
                 if updated:
                     dual_maintain(&dv[c])
@@ -373,13 +371,13 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             if prm.l1 > 0.0 and dv[c].U < U_MAX:
                 dv[c].U = fmin(dv[c].U + prm.l1 * gw, U_MAX)
             dual_set_scale(&dv[c], tsig)
-            dual_project(&dv[c], prm[c].B, tsig)     # (one-vs-rest: each its own B)
+            dual_project(&dv[c], st.outs[c].B, tsig)     # (one-vs-rest: each its own B)
             if prm.icpt_rate > 0.0:
                 gsum = 0.0
                 for r in range(k):
-                    gsum += sts[c].coefs[r]
-                sts[c].b += prm.icpt_rate * eta * gsum          # (plain SGD)
-            if not (isfinite(dv[c].c) and isfinite(sts[c].b)):
+                    gsum += st.coefs[k * c + r]
+                st.outs[c].b += prm.icpt_rate * eta * gsum          # (plain SGD)
+            if not (isfinite(dv[c].c) and isfinite(st.outs[c].b)):
                 status = PGS_NONFINITE
         if status != PGS_OK:
             break
@@ -393,64 +391,55 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             for c in range(K):
                 if not wide:
                     dual_add_to_average(&dv[c], st.t, rho)
-                sts[c].b_sum += rho * sts[c].b
+                st.outs[c].b_sum += rho * st.outs[c].b
             st.rho_sum += rho
         if st.t == prm.t_pick:
             for c in range(K):
-                dual_write_w(&dv[c], sts[c].w_pick)
-                sts[c].b_pick = sts[c].b
+                dual_write_w(&dv[c], st.w_pick + c * n_cols)
+                st.outs[c].b_pick = st.outs[c].b
 
     _draws_end(&dr, smp, st)
     for c in range(K):
-        _dual_to_state(&dv[c], sts[c])
-        if c > 0:                           # (what the outputs share)
-            sts[c].t, sts[c].consumed, sts[c].pos = st.t, st.consumed, st.pos
-            sts[c].zs, sts[c].rho_sum = st.zs, st.rho_sum
-            if loss_tag is Multinomial or loss_tag is CrammerSinger:
-                sts[c].loss_sum = st.loss_sum
-            memcpy(sts[c].rng, st.rng, sizeof(st.rng))
+        _dual_to_state(&dv[c], &st.outs[c])
     return status
 
 
 cdef int _dispatch(int loss_id, const floating_t* data, const index_t* indices,
                    const index_t* indptr, const double* y, Py_ssize_t y_stride,
-                   Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts,
-                   Py_ssize_t n_out, DualVector* dvs, double* zk, long long t_end,
-                   const PGSSampler* smp) noexcept nogil:
-    """Select the loop compiled for `loss_id` (once per call, not per sample); -1 for
-    an id that names no loss, K > 1 outputs without their buffers, a K-output loss with
-    one, one output of a block, or l1 > 0 at p < 2 without the states' paid."""
-    cdef Py_ssize_t c
-    if n_out < 1 or (n_out > 1 and (dvs == NULL or zk == NULL)):
+                   Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
+                   long long t_end, const PGSSampler* smp) noexcept nogil:
+    """Select the loop compiled for `loss_id` (once per call, not per sample) and give it
+    its scratch (R > 1 outputs: allocated for the call); -1 for an id that names no loss,
+    a K-output loss of one output, or l1 > 0 at p < 2 without the state's paid."""
+    cdef DualVector* dv = NULL
+    cdef double* z = NULL
+    cdef Py_ssize_t K = st.n_out
+    cdef int status
+    if K < 1 or ((loss_id == L.LOSS_MULTINOMIAL or loss_id == L.LOSS_CRAMMER_SINGER)
+                 and K < 2) or (prm.l1 > 0.0 and prm.p_kind != P_TWO and st.paid == NULL):
         return -1
-    if loss_id == L.LOSS_MULTINOMIAL or loss_id == L.LOSS_CRAMMER_SINGER:
-        if n_out < 2:
-            return -1
-    elif n_out == 1 and sts[0].wstride > 1:
-        return -1
-    for c in range(n_out):
-        if prm.l1 > 0.0 and prm.p_kind != P_TWO and sts[c].paid == NULL:
-            return -1
-    return _by_loss(loss_id, data, indices, indptr, y, y_stride, n_rows, n_cols, prm, sts,
-                    n_out, dvs, zk, t_end, smp)
-
-
-cdef int _by_loss(int loss_id, const floating_t* data, const index_t* indices,
-                  const index_t* indptr, const double* y, Py_ssize_t y_stride,
-                  Py_ssize_t n_rows, Py_ssize_t n_cols, const PGSParams* prm, PGSState** sts,
-                  Py_ssize_t n_out, DualVector* dvs, double* zk, long long t_end,
-                  const PGSSampler* smp) noexcept nogil:
-    """`_dispatch`'s loop for `loss_id` (-1: none): one a loss family (`pgs/_losses.pxd`)."""
+    if K > 1:
+        dv = <DualVector*>malloc(K * sizeof(DualVector))
+        z = <double*>malloc(5 * K * sizeof(double))
+        if dv == NULL or z == NULL:
+            free(dv)
+            free(z)
+            return PGS_NO_MEMORY
     if loss_id == L.LOSS_MULTINOMIAL:
-        return _pgs_loop(<Multinomial*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    if loss_id == L.LOSS_CRAMMER_SINGER:
-        return _pgs_loop(<CrammerSinger*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    if 0 <= loss_id < L.LOSS_MULTINOMIAL:
-        return _pgs_loop(<Binary*>NULL, loss_id, data, indices, indptr,
-                         y, y_stride, n_rows, n_cols, prm, sts, n_out, dvs, zk, t_end, smp)
-    return -1
+        status = _pgs_loop(<Multinomial*>NULL, loss_id, data, indices, indptr,
+                           y, y_stride, n_rows, n_cols, prm, st, dv, z, t_end, smp)
+    elif loss_id == L.LOSS_CRAMMER_SINGER:
+        status = _pgs_loop(<CrammerSinger*>NULL, loss_id, data, indices, indptr,
+                           y, y_stride, n_rows, n_cols, prm, st, dv, z, t_end, smp)
+    elif 0 <= loss_id < L.LOSS_MULTINOMIAL:
+        status = _pgs_loop(<Binary*>NULL, loss_id, data, indices, indptr,
+                           y, y_stride, n_rows, n_cols, prm, st, dv, z, t_end, smp)
+    else:
+        status = -1
+    if K > 1:
+        free(dv)
+        free(z)
+    return status
 
 
 # ------------------------------------------------------------------- C-level API
@@ -478,17 +467,24 @@ cdef void pgs_init(PGSParams* prm, double p, double sigma, double B, double icpt
     prm.average_spans = average and prm.q > SPANS_Q
 
 
-cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
-                         double* coefs, const uint64_t* rng) noexcept nogil:
-    """Zero `st` and bind the caller's buffers: lam and u of length n_cols (zeroed by the
-    caller; see pgs/_core.pxd for u per p), rows and coefs of length k, and the PRNG's
-    four words (all zero, xoshiro's fixed point, is replaced). The average and the
-    picked iterate are off (NULL)."""
+cdef void pgs_state_init(PGSState* st, const PGSParams* prm, Py_ssize_t n_out,
+                         PGSOutput* outs, double* lam, double* u, int64_t* rows,
+                         double* coefs, const uint64_t* rng, Py_ssize_t n_cols) noexcept nogil:
+    """Zero `st` and its `n_out` (R) `outs`, and bind the caller's buffers, output-major
+    (pgs/_core.pxd): lam and u of length R n_cols (zeroed by the caller; see
+    pgs/_core.pxd for u per p), rows of length k and coefs of k R, and the PRNG's four
+    words (all zero, xoshiro's fixed point, is replaced). Each output's radius is prm.B.
+    The average, the picked iterate and l1's paid are off (NULL)."""
     cdef int a
+    cdef Py_ssize_t c
     memset(st, 0, sizeof(PGSState))
+    memset(outs, 0, n_out * sizeof(PGSOutput))
     st.lam = lam
     st.u = u
-    st.stride = 1
+    st.n_out = n_out
+    st.outs = outs
+    st.stride = st.wstride = 1
+    st.out_step = st.wout_step = n_cols
     st.rows = rows
     st.coefs = coefs
     for a in range(4):
@@ -496,6 +492,8 @@ cdef void pgs_state_init(PGSState* st, double* lam, double* u, int64_t* rows,
     if (rng[0] | rng[1] | rng[2] | rng[3]) == 0:
         st.rng[0] = 0x9E3779B97F4A7C15ULL
     st.zs = 1.0
+    for c in range(n_out):
+        outs[c].B = prm.B
 
 
 cdef void pgs_sampler_init(PGSSampler* smp, int mode) noexcept nogil:
@@ -510,9 +508,12 @@ cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices
                          const int64_t* indptr, const double* y, Py_ssize_t n_rows,
                          Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,
                          long long t_end, const PGSSampler* smp) noexcept nogil:
-    """The public entry point: `_dispatch` for float64 data, int64 indices (pgs/_core.pxd)."""
-    return _dispatch(loss_id, data, indices, indptr, y, 1, n_rows, n_cols, prm, &st, 1,
-                     NULL, NULL, t_end, smp)
+    """The public entry point: `_dispatch` for float64 data, int64 indices (pgs/_core.pxd;
+    row i's R binary targets at y[R i], a K-output loss's class at y[i])."""
+    cdef Py_ssize_t y_stride = (1 if loss_id == L.LOSS_MULTINOMIAL
+                                or loss_id == L.LOSS_CRAMMER_SINGER else st.n_out)
+    return _dispatch(loss_id, data, indices, indptr, y, y_stride, n_rows, n_cols, prm, st,
+                     t_end, smp)
 
 
 def build_alias(const double[::1] weights):
@@ -566,28 +567,36 @@ def build_alias(const double[::1] weights):
 SAMPLING_MODES = ("iid", "permutation", "cyclic")
 
 
-cdef class SolverCore:
-    """The compiled state of one PGS run: the dual vector's buffers and scalars, t, the
-    PRNG and the sampler, bound to the C structs the loop runs on. `pgs.engine.solver.Solver`
-    adds the Python-level life cycle (runs, iterates, states) and documents the
-    arguments. For p < 2 but 1.5, `lam` and `u` are strided views of one buffer (u_j
-    and lam_j share a cache line); p = 1.5 keeps no u (None: computed from lam).
+#: Each output's own scalars in a state (`SolverCore._scalars`), and their values at the
+#: start (a state that lacks one: lam alone, whose scalars set_lam rebuilds, or an older one).
+OUTPUT_SCALARS = dict(Q=0.0, Q_comp=0.0, Q_abs=0.0, C=0.0, c=0.0, S=1.0, n_updates=0, b=0.0,
+                      b_sum=0.0, b_pick=0.0, U=0.0, U_Q=0.0)
 
-    Output `out` of a block of `n_out` (R) outputs run by one loop (a K-output loss's
-    classes, or R binary problems over the same rows) has its vectors in blocks that keep
-    each feature's R coordinates adjacent, allocated by output 0 and shared by the others
-    (`block_of`, output 0): its `lam`, `u`, `wsum`, `clast` and `paid` are views at stride
-    R (lam and u 2 R: interleaved) of them.
+
+cdef class SolverCore:
+    """The compiled state of one PGS run of R >= 1 outputs over the same rows (a binary
+    problem or a regression: R = 1; a K-output loss's classes; R binary problems): the
+    dual vectors' buffers and scalars, t, the PRNG and the sampler, bound to the C structs
+    the loop runs on (pgs/_core.pxd). `pgs.engine.solver.Solver` adds the Python-level life
+    cycle (runs, iterates, states) and documents the arguments.
+
+    Each vector of the R outputs is one buffer (lam with u interleaved for p < 2 but 1.5,
+    where u_j and lam_j share a cache line; p = 1.5 keeps no u), in the layout `block`
+    chooses: feature-major (each feature's R coordinates adjacent, docs/multiclass.md) or
+    output-major. `lam`, `u`, `wsum`, `clast` and `paid` are views of shape (n_cols,) for
+    R = 1, else (n_cols, R); `w_pick` (n_cols,), or (R, n_cols).
     """
     cdef PGSParams prm
     cdef PGSState st
     cdef PGSSampler smp
+    cdef PGSOutput* outs
     cdef readonly int loss_id
     cdef readonly int sampling
-    cdef readonly Py_ssize_t n_cols, n_out, out
+    cdef readonly Py_ssize_t n_cols, n_out
+    cdef readonly bint block
     cdef readonly object lam, u, wsum, clast, rows, coefs, paid
     cdef public object w_pick, perm
-    cdef object _blocks       # the buffers of (lam and u, wsum, clast, paid); None: not kept
+    cdef object _bufs         # the buffers of (lam and u, wsum, clast, paid); None: not kept
     cdef object _weights, _alias_prob, _alias_idx, _row_scale
     cdef Py_ssize_t _n_rows
 
@@ -596,7 +605,7 @@ cdef class SolverCore:
                   bint average, uint64_t[::1] rng_state, int sampling=0,
                   bint track_loss=False, double t_offset=0.0, int schedule=SCHED_PGS,
                   double eta0=0.0, double icpt_rate=0.0, double l1=0.0, Py_ssize_t n_out=1,
-                  Py_ssize_t out=0, SolverCore block_of=None):
+                  bint block=False):
         if loss_id < 0 or loss_id >= L.N_LOSSES:
             raise ValueError(f"loss_id={loss_id} is not a loss id")
         if sampling < 0 or sampling > 2:
@@ -609,12 +618,16 @@ cdef class SolverCore:
             raise ValueError(f"t_offset must be a finite number >= 0, got {t_offset}")
         if not l1 >= 0.0 or l1 == INFINITY:
             raise ValueError(f"l1 must be a finite number >= 0, got {l1}")
-        if n_out < 1 or not 0 <= out < n_out or (out > 0) != (block_of is not None):
-            raise ValueError(f"output {out} of {n_out}: output 0 allocates the block, "
-                             f"the others need it as block_of")
+        if n_out < 1:
+            raise ValueError(f"n_out must be >= 1, got {n_out}")
+        self.outs = <PGSOutput*>malloc(n_out * sizeof(PGSOutput))
+        if self.outs == NULL:
+            raise MemoryError()
         self.loss_id = loss_id
         self.sampling = sampling
         self.n_cols = n_features + 1
+        self.n_out = n_out
+        self.block = block and n_out > 1
         pgs_init(&self.prm, p, sigma, B, icpt, eps, k, t_pick, average, self.n_cols)
         self.prm.track_loss = track_loss
         self.prm.t_offset = t_offset
@@ -622,66 +635,89 @@ cdef class SolverCore:
         self.prm.eta0 = eta0
         self.prm.icpt_rate = icpt_rate
         self.prm.l1 = l1
-        pgs_state_init(&self.st, NULL, NULL, NULL, NULL, &rng_state[0])   # (_bind's)
+        pgs_state_init(&self.st, &self.prm, n_out, self.outs, NULL, NULL, NULL, NULL,
+                       &rng_state[0], self.n_cols)             # (the buffers: _bind's)
         pgs_sampler_init(&self.smp, SAMPLE_IID)
-        self.n_out, self.out = n_out, out
-        cdef Py_ssize_t R = n_out, size = self.n_cols * n_out
+        cdef Py_ssize_t size = self.n_cols * n_out
         # (p = 1.5 computes u_j = t |t| from lam where it reads it: one array, as p = 2;
         # only an average kept by spans has clast, pgs/_dual.pxd; p = 2 reads lam truncated
         # by U alone, docs/sparse.md)
-        sizes = ((2 if self.prm.p_kind == P_GENERAL else 1) * size, size if average else None,
-                 size if self.prm.average_spans else None,
-                 size if l1 > 0.0 and self.prm.p_kind != P_TWO else None)
-        self._blocks = (tuple(None if n is None else np.zeros(n) for n in sizes)
-                        if block_of is None else block_of._blocks)
-        if tuple(None if b is None else b.shape[0] for b in self._blocks) != sizes:
-            raise ValueError("block_of was built with other arguments")
-        buf = self._blocks[0]
-        if self.prm.p_kind == P_GENERAL:
-            self.u, self.lam = buf[2 * out::2 * R], buf[2 * out + 1::2 * R]
-        else:
-            self.lam = buf[out::R]
-            self.u = self.lam if self.prm.p_kind == P_TWO else None
-        self.wsum, self.clast, self.paid = (None if b is None else b[out::R]
-                                            for b in self._blocks[1:])
+        self._bufs = (np.zeros((2 if self.prm.p_kind == P_GENERAL else 1) * size),
+                      np.zeros(size) if average else None,
+                      np.zeros(size) if self.prm.average_spans else None,
+                      np.zeros(size) if l1 > 0.0 and self.prm.p_kind != P_TWO else None)
         self.rows = np.zeros(k, dtype=np.int64)
-        self.coefs = np.zeros(k)
-        self.w_pick = np.zeros(self.n_cols) if t_pick > 0 else None
+        self.coefs = np.zeros(k * n_out)
+        self.w_pick = self._new_pick() if t_pick > 0 else None
         self.perm = None
         self._n_rows = -1
+        self._views()
         self._bind()
+
+    def __dealloc__(self):
+        free(self.outs)
+
+    def _new_pick(self):
+        """A zeroed w_pick: (n_cols,), or (R, n_cols)."""
+        pick = np.zeros((self.n_out, self.n_cols))
+        return pick[0] if self.n_out == 1 else pick
+
+    def _view(self, buf, Py_ssize_t s=1, Py_ssize_t e=0):
+        """Entry e of every s of `buf` as the outputs' vectors in the layout: (n_cols,) for
+        one output, else (n_cols, R)."""
+        R, n = self.n_out, self.n_cols
+        v = (buf.reshape(n, R, s) if self.block else buf.reshape(R, n, s).transpose(1, 0, 2))
+        return v[:, 0, e] if R == 1 else v[:, :, e]
+
+    def _views(self):
+        """The outputs' vectors as views of the buffers (`lam`, `u`, `wsum`, ...)."""
+        buf = self._bufs[0]
+        if self.prm.p_kind == P_GENERAL:            # (lam and u interleaved)
+            self.u, self.lam = self._view(buf, 2, 0), self._view(buf, 2, 1)
+        else:
+            self.lam = self._view(buf)
+            self.u = self.lam if self.prm.p_kind == P_TWO else None
+        self.wsum, self.clast, self.paid = (None if b is None else self._view(b)
+                                            for b in self._bufs[1:])
 
     def _bind(self):
         """Point the C state at the numpy buffers this object owns (again)."""
-        cdef double[::1] v = self._blocks[0]
+        cdef double[::1] v = self._bufs[0]
         cdef int64_t[::1] iv
-        cdef Py_ssize_t R = self.n_out, o = self.out
-        if self.prm.p_kind == P_GENERAL:            # (lam and u interleaved)
-            self.st.u, self.st.lam, self.st.stride = &v[2 * o], &v[2 * o + 1], 2 * R
-        else:
-            self.st.lam, self.st.stride = &v[o], R
+        cdef Py_ssize_t R = self.n_out, s = 2 if self.prm.p_kind == P_GENERAL else 1
+        self.st.u = &v[0]
+        self.st.lam = &v[s - 1]
+        if self.prm.p_kind != P_GENERAL:
             self.st.u = self.st.lam if self.prm.p_kind == P_TWO else NULL
-        self.st.wstride = R
+        if self.block:
+            self.st.stride, self.st.out_step, self.st.wstride, self.st.wout_step = R * s, s, R, 1
+        else:
+            self.st.stride, self.st.out_step = s, self.n_cols * s
+            self.st.wstride, self.st.wout_step = 1, self.n_cols
         iv = self.rows
         self.st.rows = &iv[0]
         v = self.coefs
         self.st.coefs = &v[0]
-        self.st.wsum = NULL
-        self.st.clast = NULL
-        self.st.w_pick = NULL
-        self.st.paid = NULL
-        if self._blocks[1] is not None:
-            v = self._blocks[1]
-            self.st.wsum = &v[o]
-        if self._blocks[2] is not None:
-            v = self._blocks[2]
-            self.st.clast = &v[o]
-        if self._blocks[3] is not None:
-            v = self._blocks[3]
-            self.st.paid = &v[o]
+        self.st.wsum = self.st.clast = self.st.paid = self.st.w_pick = NULL
+        if self._bufs[1] is not None:
+            v = self._bufs[1]
+            self.st.wsum = &v[0]
+        if self._bufs[2] is not None:
+            v = self._bufs[2]
+            self.st.clast = &v[0]
+        if self._bufs[3] is not None:
+            v = self._bufs[3]
+            self.st.paid = &v[0]
         if self.w_pick is not None:
-            v = self.w_pick
+            if self.w_pick.shape != self._new_pick().shape:
+                raise ValueError(f"w_pick has shape {self.w_pick.shape}, not "
+                                 f"{self._new_pick().shape}")
+            v = self.w_pick.reshape(-1)
             self.st.w_pick = &v[0]
+
+    def _each(self, values):
+        """One value an output: the value for R = 1, else an array of R."""
+        return values[0] if self.n_out == 1 else np.array(values)
 
     @property
     def t(self):
@@ -700,22 +736,23 @@ cdef class SolverCore:
 
     @property
     def Q(self):
-        """The maintained sum_j (|lam_j| / S)^q (S = `lam_scale`, 1 for p = 2)."""
-        return self.st.Q + self.st.Q_comp
+        """The maintained sum_j (|lam_j| / S)^q (S = `lam_scale`, 1 for p = 2), each output's."""
+        return self._each([self.outs[c].Q + self.outs[c].Q_comp for c in range(self.n_out)])
 
     @property
     def lam_scale(self):
-        """S: u and Q are kept for lam / S (p < 2; always 1 for p = 2)."""
-        return self.st.S if self.prm.p_kind != P_TWO and self.st.S > 0.0 else 1.0
+        """S: u and Q are kept for lam / S (p < 2; always 1 for p = 2), each output's."""
+        return self._each([self.outs[c].S if self.prm.p_kind != P_TWO and self.outs[c].S > 0.0
+                           else 1.0 for c in range(self.n_out)])
 
     @property
     def scale(self):
-        """c_t, with w_t = c_t * u."""
-        return self.st.c
+        """c_t, with w_t = c_t * u, each output's."""
+        return self._each([self.outs[c].c for c in range(self.n_out)])
 
     @property
     def loss_sum(self):
-        """Sum of the sampled (weighted) losses at the pre-update iterates."""
+        """Sum of the sampled (weighted) losses at the pre-update iterates (every output's)."""
         return self.st.loss_sum
 
     @property
@@ -725,29 +762,38 @@ cdef class SolverCore:
 
     @property
     def norm_w(self):
-        """||w_t||_p, from Q in O(1)."""
-        cdef double Qv = self.st.Q + self.st.Q_comp
-        if Qv <= 0.0:
-            return 0.0
-        # ||c u||_p = c (sum_j |u_j|^p)^(1/p) = c Q^(1/p), as (q - 1) p = q
-        return self.st.c * pow(Qv, 1.0 / self.prm.p)
+        """||w_t||_p from Q in O(1); R outputs: (sum_r ||w_r||_p^2)^(1/2)."""
+        cdef double Qv, total = 0.0, norm
+        cdef Py_ssize_t c
+        for c in range(self.n_out):
+            Qv = self.outs[c].Q + self.outs[c].Q_comp
+            # ||c u||_p = c (sum_j |u_j|^p)^(1/p) = c Q^(1/p), as (q - 1) p = q
+            norm = self.outs[c].c * pow(Qv, 1.0 / self.prm.p) if Qv > 0.0 else 0.0
+            if self.n_out == 1:
+                return norm
+            total += norm * norm
+        return sqrt(total)
 
     def exact_Q(self):
-        """sum_j (|lam_j| / S)^q recomputed from scratch (a test hook for the drift)."""
+        """sum_j (|lam_j| / S)^q recomputed from scratch, each output's (a test hook for the
+        drift)."""
         cdef DualVector dv
-        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
-        return dual_exact_Q(&dv)
+        got = []
+        for c in range(self.n_out):
+            pgs_dual(&dv, &self.prm, &self.st, self.n_cols, c)
+            got.append(dual_exact_Q(&dv))
+        return self._each(got)
 
-    def set_B(self, double B):
-        """The radius of the domain, ||w||_p <= B (B <= 0: unbounded): one output of a block
-        of one-vs-rest problems takes its problem's own (the kernel projects each output on
-        its own B)."""
-        self.prm.B = B
+    def set_B(self, B):
+        """The radius of the domain, ||w||_p <= B (B <= 0: unbounded): one for every output,
+        or one each (one-vs-rest problems: the kernel projects each output on its own)."""
+        for c, b in enumerate(np.broadcast_to(np.asarray(B, dtype=np.float64), (self.n_out,))):
+            self.outs[c].B = b
 
     def set_t_pick(self, long long t_pick):
         """Choose (again) which future iteration's iterate to keep."""
         if t_pick > 0 and self.w_pick is None:
-            self.w_pick = np.zeros(self.n_cols)
+            self.w_pick = self._new_pick()
             self._bind()
         self.prm.t_pick = t_pick
 
@@ -781,27 +827,36 @@ cdef class SolverCore:
             iv = self.perm
             self.smp.perm = &iv[0]
 
-    def _average_to(self, double[::1] out):
-        """The average into out (which may be wsum or clast: see `dual_average_to`); 0
-        before any iterate is summed (t = 0, or a parallel worker given no step)."""
-        cdef DualVector dv
-        if not self.st.rho_sum > 0.0:
-            out[:] = 0.0
-            return
-        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
+    def _iterate_to(self, double[:, :] out, bint average):
+        """The last iterate w = c u, or with `average` the mean of the iterates (0 before
+        any is summed: t = 0, or a parallel worker given no step), of every output into
+        the columns of out, shape (n_cols, R), any strides, in one pass over the vectors
+        (output by output, each pass over a block would read every line of it). Element
+        by element, so out may be the outputs' wsum or clast themselves."""
+        cdef Py_ssize_t R = self.n_out, c, j
+        cdef DualVector* dvs
+        cdef double tt = self.st.rho_sum
+        if out.shape[0] != self.n_cols or out.shape[1] != R:
+            raise ValueError(f"out must have shape ({self.n_cols}, {R})")
+        if average and self.st.wsum == NULL:
+            raise ValueError("this solver does not keep the average")
+        dvs = <DualVector*>malloc(R * sizeof(DualVector))
+        if dvs == NULL:
+            raise MemoryError()
+        for c in range(R):
+            pgs_dual(&dvs[c], &self.prm, &self.st, self.n_cols, c)
         with nogil:
-            dual_average_to(&dv, &out[0], self.st.rho_sum)
+            for j in range(self.n_cols):
+                for c in range(R):
+                    if not average:
+                        out[j, c] = dvs[c].c * dual_u(&dvs[c], j)
+                    else:
+                        out[j, c] = dual_average_at(&dvs[c], j, tt) if tt > 0.0 else 0.0
+        free(dvs)
 
-    def _write_w(self, double[::1] out):
-        """out = w_t = c u (any p)."""
-        cdef DualVector dv
-        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
-        with nogil:
-            dual_write_w(&dv, &out[0])
-
-    cdef double _rebuild(self, DualVector* dv) noexcept nogil:
-        """dv's u, S and Q rebuilt from its lam, then c at this state's t (O(n)): `set_lam`'s
-        and `_write_w_of`'s; the scale's tsig."""
+    cdef double _rebuild(self, DualVector* dv, Py_ssize_t c) noexcept nogil:
+        """Output c's dv: u, S and Q rebuilt from its lam, then c at this state's t (O(n)):
+        `set_lam`'s and `_write_w_of`'s; the scale's tsig."""
         cdef double tsig = (1.0 / self.st.zs if self.prm.schedule == SCHED_ASGD
                             else (<double>self.st.t + self.prm.t_offset) * self.prm.sigma)
         if dv.kind == P_TWO:
@@ -809,90 +864,86 @@ cdef class SolverCore:
         else:
             dual_rescale(dv)
         dual_set_scale(dv, tsig)
-        dual_project(dv, self.prm.B, tsig)
+        dual_project(dv, self.outs[c].B, tsig)
         return tsig
 
-    def _write_w_of(self, lam, double[::1] out):
-        """out = the w that this run's scale and projection make of the dual vector `lam`
-        (length n_cols: `Solver.sparse_lam`'s, the l1 term's truncation applied), rebuilt
-        as `set_lam` rebuilds a state, on copies (the state is untouched; 0 at tsig 0)."""
+    def _write_w_of(self, lam, double[:, :] out):
+        """out = the w that each output's scale and projection make of the dual vectors
+        `lam` (shape (n_cols, R): `Solver.sparse_lam`'s, the l1 term's truncation applied),
+        rebuilt as `set_lam` rebuilds a state, on copies (the state is untouched; 0 at
+        tsig 0); out of shape (n_cols, R)."""
         cdef DualVector dv
-        cdef double[::1] lv = np.array(lam, dtype=np.float64)
-        cdef double[::1] uv = np.empty(self.n_cols)
-        if lv.shape[0] != self.n_cols or out.shape[0] != self.n_cols:
-            raise ValueError("lam and out must have length n_cols")
-        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
-        dv.lam, dv.stride, dv.wstride = &lv[0], 1, 1
-        dv.u = dv.lam if dv.kind == P_TWO else NULL if dv.kind == P_Q3 else &uv[0]
-        dv.wsum = dv.clast = dv.paid = NULL
-        dv.l1, dv.l1_Q, dv.C = 0, False, 0.0
-        with nogil:
-            if self._rebuild(&dv) > 0.0:
-                dual_write_w(&dv, &out[0])
-            else:
-                memset(&out[0], 0, self.n_cols * sizeof(double))
+        cdef double[::1] lv, uv = np.empty(self.n_cols), wv = np.empty(self.n_cols)
+        cdef Py_ssize_t c, j
+        lam = np.asarray(lam, dtype=np.float64).reshape(self.n_cols, -1)
+        if lam.shape[1] != self.n_out or out.shape[0] != self.n_cols or \
+                out.shape[1] != self.n_out:
+            raise ValueError(f"lam and out must have shape ({self.n_cols}, {self.n_out})")
+        for c in range(self.n_out):
+            lv = np.array(lam[:, c])
+            pgs_dual(&dv, &self.prm, &self.st, self.n_cols, c)
+            dv.lam, dv.stride, dv.wstride = &lv[0], 1, 1
+            dv.u = dv.lam if dv.kind == P_TWO else NULL if dv.kind == P_Q3 else &uv[0]
+            dv.wsum = dv.clast = dv.paid = NULL
+            dv.l1, dv.l1_Q, dv.C = 0, False, 0.0
+            with nogil:
+                if self._rebuild(&dv, c) > 0.0:
+                    dual_write_w(&dv, &wv[0])
+                else:
+                    memset(&wv[0], 0, self.n_cols * sizeof(double))
+                for j in range(self.n_cols):
+                    out[j, c] = wv[j]
 
     def set_lam(self, lam, long long t):
-        """Set lam (None: as it is, a block's written for all its outputs at once) and t,
-        and rebuild u, S, Q and c from them (O(n)): the parallel engines' merged state (its
+        """Set lam (shape (n_cols,), or (n_cols, R); None: as it is) and t, and rebuild u,
+        S, Q and c of every output from them (O(n)): the parallel engines' merged state (its
         average's C is 0; at p < 2 nothing owed to the l1 term)."""
         cdef DualVector dv
-        cdef Py_ssize_t j
-        cdef const double[::1] v
-        if lam is not None and lam.shape[0] != self.n_cols:
-            raise ValueError("lam has the wrong length")
-        self.st.t = t
-        if self.paid is not None:
-            self.paid[:] = self.st.U
-        pgs_dual(&dv, &self.prm, &self.st, self.n_cols)
+        cdef Py_ssize_t c
         if lam is not None:
-            v = lam
-            for j in range(self.n_cols):
-                dv.lam[dv.stride * j] = v[j]
-        with nogil:
-            self._rebuild(&dv)
-        _dual_to_state(&dv, &self.st)
-
-    def _params(self):
-        """Constants of the run (a dict; t_pick: the iteration whose iterate is kept)."""
-        return dict(icpt=self.prm.icpt, schedule=self.prm.schedule, eta0=self.prm.eta0,
-                    icpt_rate=self.prm.icpt_rate, q=self.prm.q, t_pick=self.prm.t_pick,
-                    l1=self.prm.l1, p=self.prm.p, sigma=self.prm.sigma, B=self.prm.B,
-                    t_offset=self.prm.t_offset)
+            if np.shape(lam) != self.lam.shape:
+                raise ValueError(f"lam has shape {np.shape(lam)}, not {self.lam.shape}")
+            self.lam[...] = lam
+        self.st.t = t
+        for c in range(self.n_out):
+            if self.paid is not None:
+                (self.paid if self.n_out == 1 else self.paid[:, c])[...] = self.outs[c].U
+            pgs_dual(&dv, &self.prm, &self.st, self.n_cols, c)
+            with nogil:
+                self._rebuild(&dv, c)
+            _dual_to_state(&dv, &self.outs[c])
 
     def _scalars(self):
-        """The state's scalars, as a dict (see `pgs.engine.solver.Solver.get_state`)."""
+        """The state's scalars, as a dict: what the outputs share, and each output's own (a
+        float for R = 1, else an array of R; see `pgs.engine.solver.Solver.get_state`)."""
         st = &self.st
-        return dict(Q=st.Q, Q_comp=st.Q_comp, Q_abs=st.Q_abs, C=st.C, c=st.c, S=st.S,
-                    t=st.t, n_updates=st.n_updates, consumed=st.consumed, pos=st.pos,
-                    loss_sum=st.loss_sum, rng=self.rng_state, t_pick=self.prm.t_pick,
-                    zs=st.zs, b=st.b, b_sum=st.b_sum, b_pick=st.b_pick, rho_sum=st.rho_sum,
-                    U=st.U, U_Q=st.U_Q)
+        outs = [self.outs[c] for c in range(self.n_out)]        # (each as a dict)
+        own = {key: self._each([one[key] for one in outs]) for key in OUTPUT_SCALARS}
+        return dict(t=st.t, consumed=st.consumed, pos=st.pos, loss_sum=st.loss_sum,
+                    rng=self.rng_state, t_pick=self.prm.t_pick, zs=st.zs,
+                    rho_sum=st.rho_sum, **own)
 
     def _set_scalars(self, dict state):
-        """Restore what `_scalars` gave."""
+        """Restore what `_scalars` gave (an output's missing scalar: its start's)."""
         cdef int a
+        cdef Py_ssize_t c
+        cdef dict one
         self.prm.t_pick = state["t_pick"]
         self._n_rows = -1
-        # (.get: a state of lam alone, whose scalars set_lam rebuilds, or an older one)
-        self.st.Q = state.get("Q", 0.0)
-        self.st.Q_comp = state.get("Q_comp", 0.0)
-        self.st.Q_abs = state.get("Q_abs", 0.0)
-        self.st.C = state["C"]
-        self.st.c = state.get("c", 0.0)
-        self.st.S = state.get("S", 1.0)
         self.st.loss_sum = state["loss_sum"]
         self.st.t = state["t"]
-        self.st.n_updates = state.get("n_updates", 0)
         self.st.consumed = state["consumed"]
         self.st.pos = state["pos"]
         self.st.zs = state.get("zs", 1.0)
-        self.st.b = state.get("b", 0.0)
-        self.st.b_sum = state.get("b_sum", 0.0)
-        self.st.b_pick = state.get("b_pick", 0.0)
         self.st.rho_sum = state.get("rho_sum", <double>self.st.t)
-        self.st.U = state.get("U", 0.0)
-        self.st.U_Q = state.get("U_Q", 0.0)     # (a state before U_Q: Q of lam itself)
+        # (.get: a state of lam alone, whose scalars set_lam rebuilds, or an older one; a
+        # state before U_Q: Q of lam itself)
+        values = {key: np.broadcast_to(state.get(key, start), (self.n_out,))
+                  for key, start in OUTPUT_SCALARS.items()}
+        for c in range(self.n_out):
+            one = self.outs[c]              # (as a dict: its radius B stays)
+            one.update({key: v[c] for key, v in values.items()})
+            self.outs[c] = one
         for a in range(4):
             self.st.rng[a] = state["rng"][a]
 
@@ -903,120 +954,63 @@ cdef class SolverCore:
                         dtype=np.uint64)
 
 
-def _iterates_block(list outputs, double[:, :] out, bint average):
-    """The last iterate, or with `average` the average, of K outputs (`SolverCore`s, in
-    order: output c's into column c of out, shape (n_cols, K), any strides) in one pass
-    over their vectors, each element as `SolverCore._write_w` or `_average_to` takes it
-    (output by output, each pass over a block would read every line of it)."""
-    cdef Py_ssize_t K = len(outputs), c, j
-    cdef SolverCore s
-    cdef DualVector* dvs
-    cdef double* tts
-    cdef bint fits = K > 0 and out.shape[1] == K
-    for c in range(K):
-        s = outputs[c]                  # (anything but a SolverCore: a TypeError)
-        fits = fits and s.n_cols == out.shape[0]
-    if not fits:
-        raise ValueError("out must have shape (n_cols, K), n_cols that of every output")
-    dvs = <DualVector*>malloc(K * sizeof(DualVector))
-    tts = <double*>malloc(K * sizeof(double))
-    if dvs == NULL or tts == NULL:
-        free(dvs)
-        free(tts)
-        raise MemoryError()
-    for c in range(K):
-        s = outputs[c]
-        pgs_dual(&dvs[c], &s.prm, &s.st, s.n_cols)
-        tts[c] = s.st.rho_sum
-    with nogil:
-        for j in range(out.shape[0]):
-            for c in range(K):
-                if not average:
-                    out[j, c] = dvs[c].c * dual_u(&dvs[c], j)
-                else:
-                    out[j, c] = dual_average_at(&dvs[c], j, tts[c]) if tts[c] > 0.0 else 0.0
-    free(dvs)
-    free(tts)
-
-
-cdef struct Turn:             # one problem of a lock-step run, as the loop sees it
-    int loss_id
-    Py_ssize_t n_cols
-    const double* y
-    Py_ssize_t y_stride      # row i's target(s) from y[y_stride i]
-    const PGSParams* prm     # its K outputs' parameters (`_pgs_loop`)
-    PGSState** sts           # its K states (K = 1 but for the K-output losses) ...
-    Py_ssize_t n_out
-    DualVector* dvs          # ... and K dual vectors and margins (the loop's scratch)
-    double* zk
-    const PGSSampler* smp
-
-
 def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[::1] indices,
               const index_t[::1] indptr, long long t_end, long long block):
-    """Run each problem in turn `block` iterations, until all reach t_end: (index of the
-    first that failed or -1, its status). A problem is a solver, or a tuple of K solvers
-    built alike, run by one loop with output 0's sampler: a K-output loss's classes, or K
-    binary problems. Its y has a row for each row of X, read where it lies (any row
-    stride): one column (a target, or a K-output loss's class), or K binary problems' K
-    targets side by side. One problem with block = t_end is a plain run."""
-    cdef Py_ssize_t a, c, n = len(solvers), failed = -1, n_rows = indptr.shape[0] - 1
-    cdef Py_ssize_t n_all = sum(len(s) if isinstance(s, tuple) else 1 for s in solvers)
+    """Run each solver in turn `block` iterations, until all reach t_end: (index of the
+    first that failed or -1, its status). A solver's y has a row for each row of X, read
+    where it lies (any row stride): one column (a target, or a K-output loss's class), or
+    R binary problems' R targets side by side. One solver with block = t_end is a plain
+    run."""
+    cdef Py_ssize_t a, n = len(solvers), failed = -1, n_rows = indptr.shape[0] - 1, n_y
     cdef int status = PGS_OK
     cdef long long te = t_end
     cdef SolverCore s
     cdef const double[:, :] yv
-    cdef Py_ssize_t n_y
     cdef const floating_t* dp = &data[0] if data.shape[0] > 0 else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] > 0 else NULL
-    cdef Turn* turns = <Turn*>malloc(n * sizeof(Turn))
-    cdef PGSState** sts = <PGSState**>malloc(n_all * sizeof(PGSState*))
-    cdef DualVector* dvs = <DualVector*>malloc(n_all * sizeof(DualVector))
-    cdef double* zk = <double*>malloc(5 * n_all * sizeof(double))
-    cdef PGSParams* prms = <PGSParams*>malloc(n_all * sizeof(PGSParams))
+    cdef PGSState** sts = <PGSState**>malloc(n * sizeof(PGSState*))
+    cdef const PGSParams** prms = <const PGSParams**>malloc(n * sizeof(PGSParams*))
+    cdef const PGSSampler** smps = <const PGSSampler**>malloc(n * sizeof(PGSSampler*))
+    cdef const double** y = <const double**>malloc(n * sizeof(double*))
+    cdef Py_ssize_t* y_strides = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    cdef int* loss_ids = <int*>malloc(n * sizeof(int))
+    cdef Py_ssize_t* n_cols = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     try:
-        if turns == NULL or sts == NULL or dvs == NULL or zk == NULL or prms == NULL:
+        if (sts == NULL or prms == NULL or smps == NULL or y == NULL or y_strides == NULL
+                or loss_ids == NULL or n_cols == NULL):
             raise MemoryError()
-        n_all = 0
         for a in range(n):
-            group = solvers[a] if isinstance(solvers[a], tuple) else (solvers[a],)
-            yv = ys[a]                          # (the lists keep both alive)
-            s = group[0]
+            s, yv = solvers[a], ys[a]         # (the lists keep both alive)
             n_y = (1 if s.loss_id == L.LOSS_MULTINOMIAL or s.loss_id == L.LOSS_CRAMMER_SINGER
-                   else len(group))
+                   else s.n_out)
             if yv.shape[0] != n_rows or yv.shape[1] != n_y:
                 raise ValueError(f"y has shape {(yv.shape[0], yv.shape[1])}, not ({n_rows}, "
-                                 f"{n_y}): a row for each row of X (K binary problems: "
-                                 f"their K targets)")
+                                 f"{n_y}): a row for each row of X (R binary problems: "
+                                 f"their R targets)")
             if (n_y > 1 and yv.strides[1] != 8) or yv.strides[0] % 8:
                 raise ValueError("y's targets of a row must be adjacent doubles")
-            for c in range(len(group)):
-                s = group[c]
-                sts[n_all + c] = &s.st
-                prms[n_all + c] = s.prm
-                te = min(te, s.st.t)
-            s = group[0]
-            turns[a] = Turn(s.loss_id, s.n_cols, &yv[0, 0], yv.strides[0] // 8, &prms[n_all],
-                            &sts[n_all], len(group), &dvs[n_all], &zk[5 * n_all], &s.smp)
-            n_all += len(group)
+            sts[a], prms[a], smps[a] = &s.st, &s.prm, &s.smp
+            y[a], y_strides[a] = &yv[0, 0], yv.strides[0] // 8
+            loss_ids[a], n_cols[a] = s.loss_id, s.n_cols
+            te = min(te, s.st.t)
         with nogil:
             while te < t_end and failed < 0:
                 te = te + block if t_end - te > block else t_end
                 for a in range(n):
-                    status = _dispatch(turns[a].loss_id, dp, ip, &indptr[0], turns[a].y,
-                                       turns[a].y_stride, n_rows, turns[a].n_cols, turns[a].prm,
-                                       turns[a].sts, turns[a].n_out, turns[a].dvs, turns[a].zk,
-                                       te, turns[a].smp)
+                    status = _dispatch(loss_ids[a], dp, ip, &indptr[0], y[a], y_strides[a],
+                                       n_rows, n_cols[a], prms[a], sts[a], te, smps[a])
                     if status != PGS_OK:
                         failed = a
                         break
         return (failed, status)
     finally:
-        free(turns)
         free(sts)
-        free(dvs)
-        free(zk)
         free(prms)
+        free(smps)
+        free(y)
+        free(y_strides)
+        free(loss_ids)
+        free(n_cols)
 
 
 # ------------------------------------------------------------- checks and helpers

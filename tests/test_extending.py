@@ -36,7 +36,8 @@ import numpy as np
 
 cimport pgs._losses as L
 from pgs._core cimport (
-    PGSParams, PGSState, PGSSampler, SAMPLE_IID, SAMPLE_CYCLIC, pgs_init, pgs_state_init,
+    PGSParams, PGSState, PGSOutput, PGSSampler, SAMPLE_IID, SAMPLE_CYCLIC, pgs_init,
+    pgs_state_init,
     pgs_sampler_init, pgs_run_f64_i64, pgs_dual,
 )
 from pgs._random cimport xoshiro_bounded
@@ -104,6 +105,7 @@ def run_last(int loss_id, const double[::1] data, const int64_t[::1] indices,
     p = 2, none for p = 1.5, its own array for other p (pgs/_core.pxd)."""
     cdef PGSParams prm
     cdef PGSState st
+    cdef PGSOutput out
     cdef PGSSampler smp
     cdef D.DualVector dv
     cdef Py_ssize_t n_cols = n_features + 1
@@ -117,16 +119,16 @@ def run_last(int loss_id, const double[::1] data, const int64_t[::1] indices,
     cdef double[::1] wv = w
     seed[0] = 1; seed[1] = 2; seed[2] = 3; seed[3] = 4
     pgs_init(&prm, p, sigma, B, icpt, eps, k, 0, 0, n_cols)
-    pgs_state_init(&st, lam, u, <int64_t*>calloc(k, sizeof(int64_t)),
-                   <double*>calloc(k, sizeof(double)), seed)
+    pgs_state_init(&st, &prm, 1, &out, lam, u, <int64_t*>calloc(k, sizeof(int64_t)),
+                   <double*>calloc(k, sizeof(double)), seed, n_cols)
     pgs_sampler_init(&smp, SAMPLE_CYCLIC if cyclic else SAMPLE_IID)
     try:
         with nogil:
             status = pgs_run_f64_i64(loss_id, &data[0], &indices[0], &indptr[0], &y[0],
                                      n_rows, n_cols, &prm, &st, T, &smp)
-            pgs_dual(&dv, &prm, &st, n_cols)
+            pgs_dual(&dv, &prm, &st, n_cols, 0)
             D.dual_write_w(&dv, &wv[0])
-        return status, w, st.Q + st.Q_comp, D.dual_exact_Q(&dv), st.t
+        return status, w, out.Q + out.Q_comp, D.dual_exact_Q(&dv), st.t
     finally:
         free(st.coefs)
         free(st.rows)

@@ -8,7 +8,7 @@ import pgs
 import pgs.training.fit as F
 from pgs._core import SAMPLING_MODES
 from pgs.engine import chunks
-from pgs.engine.solver import MultiSolver, Solver, run_lockstep
+from pgs.engine.solver import Solver, run_lockstep
 from pgs.rules import defaults as D
 from pgs.rules.losses import LOSS_NAMES
 from pgs.training.fit import fit, fit_many
@@ -196,22 +196,22 @@ def test_block_of_binary_problems(p):
     X, ys = _problems(n_classes=3)
     on_threads = F.prepare_many(X, ys, 2, loss="hinge", sigma=1e-3, T=10, seed=0)
     assert [run.solver.n_out for run in on_threads] == [1, 2, 2]     # (slices of 1 and 2)
-    assert on_threads[1].solver.lam.base is on_threads[2].solver.lam.base
+    assert on_threads[1].solver is on_threads[2].solver and on_threads[1].solver.block
     labels = np.argmax(np.stack(ys), axis=0).astype(np.float64)
     apart = F.prepare_many(X, [labels, labels], 1, loss="multinomial", sigma=1e-3, T=10)
-    assert [len(run.solver.outputs) for run in apart] == [3, 3]
-    assert apart[0].solver.outputs[0].lam.base is not apart[1].solver.outputs[0].lam.base
+    assert [run.solver.n_out for run in apart] == [3, 3] and all(r.out is None for r in apart)
+    assert apart[0].solver is not apart[1].solver
     runs = F.prepare_many(X, ys, 1, loss="hinge", p=p, sigma=1e-3, T=400, seed=4,
                           iterate="last", fit_intercept=False)
-    assert [run.solver.out for run in runs] == [0, 1, 2]
-    assert all(run.solver.lam.base is runs[0].solver.lam.base for run in runs)
-    multi = MultiSolver([run.solver for run in runs])
+    assert [run.out for run in runs] == [0, 1, 2]
+    assert all(run.solver is runs[0].solver for run in runs)
+    multi = runs[0].solver
     with pytest.raises(ValueError, match="must run together"):
         F.run_many_to(runs[:2], 400)
     F.run_many_to(runs, 400)
-    before = [run.solver.get_state() for run in runs]
+    before = multi.get_state()
     # One row scaled up: every output's margin is far past the hinge's kink, |z| > 10
-    W = np.array([run.solver.iterate("last") for run in runs])
+    W = multi.iterate("last")
     x = X[0].toarray().ravel()
     z = W[:, :-1] @ x
     scale = 10.0 / max(np.min(np.abs(z)), 1e-12) + 1.0
@@ -219,38 +219,34 @@ def test_block_of_binary_problems(p):
     y = np.sign(W[:, :-1] @ x)
     assert np.all(np.abs(W[:, :-1] @ (x * scale)) > 10.0)
     status = run_lockstep([multi], 410, 410, Xr.data, Xr.indices, Xr.indptr, [y[None, :]])
-    assert status == (-1, 0) and all(run.solver.t == 410 for run in runs)
-    for run, old in zip(runs, before, strict=True):
-        for name in ("lam", "u"):
-            if old[name] is not None:
-                np.testing.assert_array_equal(getattr(run.solver, name), old[name])
+    assert status == (-1, 0) and multi.t == 410
+    for name in ("lam", "u"):
+        if before[name] is not None:
+            np.testing.assert_array_equal(getattr(multi, name), before[name])
 
 
 @pytest.mark.parametrize("block", [True, False])
 def test_k_outputs_draw_with_one_sampler(block, monkeypatch):
     """A problem's K outputs (one-vs-rest on a block, a K-output loss's classes on a block
-    or apart) draw their rows with output 0's sampler: the others build no permutation
-    of their own, hold none in their states, and take none back from a state."""
+    or apart) are one state: one sampler, one permutation, in its state and taken back
+    from it."""
     monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
     X, ys = _problems(n_classes=3)
     labels = np.argmax(np.stack(ys), axis=0).astype(np.float64)
     kw = dict(sigma=1e-3, T=700, seed=0, sampling="permutation")
-    multi = F.prepare(X, labels, loss="multinomial", **kw)
-    F.run_many_to([multi], 700)
-    groups = [list(multi.solver.outputs)]
-    if block:       # (one-vs-rest apart: problems of their own, each its own sampler)
-        runs = F.prepare_many(X, ys, 1, loss="hinge", **kw)
-        F.run_many_to(runs, 700)
-        groups.append([run.solver for run in runs])
-    for first, *others in groups:
-        assert first.perm.shape == (X.shape[0],)
-        assert all(one.perm is None for one in others)
-    state = multi.solver.get_state()
-    states = state["outputs"]
-    assert states[0]["perm"] is not None and all(st["perm"] is None for st in states[1:])
-    multi.solver.set_state(dict(state, outputs=[dict(st, perm=states[0]["perm"])
-                                                for st in states]))
-    assert all(one.perm is None for one in groups[0][1:])
+    runs = [F.prepare(X, labels, loss="multinomial", **kw)]
+    F.run_many_to(runs, 700)
+    if block:       # (below BLOCK_MIN_OUTPUTS one-vs-rest problems are apart)
+        ovr = F.prepare_many(X, ys, 1, loss="hinge", **kw)
+        F.run_many_to(ovr, 700)
+        runs.append(ovr[0])
+    for run in runs:
+        solver = run.solver
+        assert solver.block == block and solver.n_out == 3
+        state = solver.get_state()
+        assert state["perm"].shape == (X.shape[0],) and np.ndim(state["b"]) == 1
+        solver.set_state(state)
+        np.testing.assert_array_equal(solver.perm, state["perm"])
 
 
 def test_few_outputs_keep_their_own_vectors(monkeypatch):
@@ -264,8 +260,9 @@ def test_few_outputs_keep_their_own_vectors(monkeypatch):
         assert all(run.solver.n_out == (n if shared else 1) for run in runs)
         labels = np.argmax(np.stack(ys[:n]), axis=0).astype(np.float64)
         multi = F.prepare(X, labels, loss="multinomial", sigma=1e-3, T=10).solver
-        bases = {id(s.lam.base) for s in multi.outputs}
-        assert len(multi.outputs) == n and len(bases) == (1 if shared else n)
+        assert multi.n_out == n and multi.block == shared
+        # (each feature's n coordinates adjacent, or each class's vector)
+        assert multi.lam.strides == ((8 * n, 8) if shared else (8, 8 * 41))
 
 
 def test_problems_differing_in_B_alone_share_a_block():
@@ -279,7 +276,7 @@ def test_problems_differing_in_B_alone_share_a_block():
               iterate="average")
     runs = F.prepare_many(X, ys, 1, **kw)
     assert len({run.params.B for run in runs}) == 4
-    assert all(run.solver.lam.base is runs[0].solver.lam.base for run in runs)
+    assert all(run.solver is runs[0].solver for run in runs)
     for y, model in zip(ys, fit_many(X, ys, **kw), strict=True):
         ref = fit(X, y, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)

@@ -14,9 +14,9 @@ from reference import (
 )
 
 import pgs
-from pgs._core import _iterates_block, py_multi_loss
+from pgs._core import py_multi_loss
 from pgs.engine.rounds import _worker_delta
-from pgs.engine.solver import MultiSolver, Solver, run_lockstep, solver_of
+from pgs.engine.solver import Solver, output_state, run_lockstep, solver_of, stacked
 from pgs.models import MulticlassModel
 from pgs.rules import defaults as D
 from pgs.rules.losses import LOSS_NAMES
@@ -186,41 +186,37 @@ def test_block_of_k_outputs_equals_k_separate_vectors(loss, p, l1):
         run = prepare(X, y, loss=loss, p=p, l1=l1, sigma=0.01, T=150, k=k, seed=3,
                       iterate=iterate)
         block = run.solver
-        first = block.outputs[0]
-        assert all(s.lam.base is first.lam.base and s.lam.strides[0] ==
-                   8 * K * (1 if s.u is None or s.u is s.lam else 2) for s in block.outputs)
-        rng = first.rng_state
-        apart = MultiSolver([solver_of(run.params, N, rng) for _ in range(K)])
-        assert not np.may_share_memory(apart.outputs[0].lam, apart.outputs[1].lam)
+        s = 1 if block.u is None or block.u is block.lam else 2     # (u interleaved: 2)
+        assert block.block and block.lam.strides == (8 * K * s, 8 * s)
+        apart = solver_of(run.params, N, block.rng_state, n_out=K, block=False)
+        assert not apart.block and apart.lam.strides == (8 * s, 8 * s * (N + 1))
         for solver in (block, apart):
             assert run_lockstep([solver], 150, 150, run.Xb.data, run.Xb.indices, run.Xb.indptr,
                                 [run.y_kernel]) == (-1, 0)
         np.testing.assert_array_equal(block.iterate("last"), apart.iterate("last"))
-        for a, b in zip(block.outputs, apart.outputs, strict=True):
-            for name in ("lam", "u", "wsum", "clast", "paid"):
-                if getattr(a, name) is not None:
-                    np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-        if first.wsum is not None:      # (l1 at p = 2 returns the last iterate: no average)
+        for name in ("lam", "u", "wsum", "clast", "paid"):
+            if getattr(block, name) is not None:
+                np.testing.assert_array_equal(getattr(block, name), getattr(apart, name))
+        if block.wsum is not None:      # (l1 at p = 2 returns the last iterate: no average)
             np.testing.assert_array_equal(block.iterate("average"), apart.iterate("average"))
 
 
-def test_block_outputs_are_checked():
-    """A class of a block needs the block of output 0, built alike; a binary loss's loop
-    refuses a solver whose vectors are a block's."""
+def test_outputs_are_checked():
+    """A state holds one output or more; a K-output loss's loop refuses one output; a state
+    resumes only on a solver of as many outputs; R binary problems read R targets a row."""
     X, y = _problem(8)
     run = prepare(X, y, loss="multinomial", sigma=0.01, T=10, seed=0)
-    other = prepare(X, y, loss="multinomial", sigma=0.01, T=10, seed=0, iterate="last")
     rng = np.ones(4, dtype=np.uint64)
-    with pytest.raises(ValueError, match="block_of"):
-        solver_of(run.params, N, rng, n_out=K).outputs[0].__class__(
-            N, 9, 2.0, 0.01, 0.0, 1.0, 0.0, 1, 0, True, rng, n_out=K, out=1)
-    with pytest.raises(ValueError, match="other arguments"):
-        Solver(N, 9, 2.0, 0.01, 0.0, 1.0, 0.0, 1, 0, True, rng, n_out=K, out=1,
-               block_of=other.solver.outputs[0])
+    with pytest.raises(ValueError, match="n_out must be >= 1"):
+        Solver(N, 9, 2.0, 0.01, 0.0, 1.0, 0.0, 1, 0, True, rng, n_out=0)
+    one = Solver(N, 9, 2.0, 0.01, 0.0, 1.0, 0.0, 1, 0, True, rng, n_out=1)
+    assert one.run(5, run.Xb.data, run.Xb.indices, run.Xb.indptr, run.y_kernel) == -1
+    with pytest.raises(ValueError, match="another number of features or outputs"):
+        solver_of(run.params, N, rng, n_out=K - 1).set_state(run.solver.get_state())
     hinge = solver_of(prepare(X, np.where(y == 0, 1.0, -1.0), sigma=0.01, T=10).params, N,
-                      rng, n_out=2).outputs[0]
-    assert hinge.run(5, run.Xb.data, run.Xb.indices, run.Xb.indptr,
-                     np.ones(X.shape[0])) == -1
+                      rng, n_out=2)
+    with pytest.raises(ValueError, match=r"not \(40, 2\)"):
+        hinge.run(5, run.Xb.data, run.Xb.indices, run.Xb.indptr, np.ones(X.shape[0]))
 
 
 def test_lockstep_with_other_problems_changes_no_bit():
@@ -338,8 +334,8 @@ def test_threads_rounds_match_numpy_reference(loss, p, W, tau, block, monkeypatc
 
     monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 2 if block else 100)
     seen = []
-    monkeypatch.setattr(P, "_worker_delta", lambda solver, outputs, *a: seen.append(
-        P._on_block(outputs)) or _worker_delta(solver, outputs, *a))
+    monkeypatch.setattr(P, "_worker_delta", lambda solver, *a: seen.append(
+        solver.block) or _worker_delta(solver, *a))
 
     X, y = _problem(5, m=60, n=8)
     kw = dict(loss=loss, p=p, sigma=0.05, T=101, B=3.0, t_offset=2.5)
@@ -379,48 +375,68 @@ def test_threads_give_the_same_bits_on_a_block(loss, p, l1, monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
-def test_block_views_hold_each_class_at_its_column():
-    """`MultiSolver.block`: class c's coordinate j at [j, c], for lam (interleaved with u at
-    p = 1.3) and the average's vectors; `_iterates_block` gives each class's average and
-    last iterate bit for bit, into a block or a (K, n) array's transpose; the rounds'
-    states move between the classes' form and the block's without changing a value, and
-    the block form's norm is the classes' (the threads' reports)."""
-    from pgs.engine import rounds as P
+def test_a_state_of_k_outputs_reads_each_class_at_its_column():
+    """Class c's coordinate j of every vector is at [j, c] (lam interleaved with u at p =
+    1.3), whatever the layout: the average is each class's closed form (C u - wsum) / rho,
+    or (wsum + u (C - clast)) / rho with spans (p = 1.1), the last iterate c u, taken in
+    one pass into any strides; `output_state` and `stacked` move the state between the
+    classes' and the block's forms value for value; the threads' reports' norm of the
+    state is the solver's."""
     from pgs.engine.threads import _norm_w
 
     X, y = _problem(6, m=120, n=7)
-    for p in (2.0, 1.3, 1.1):
+    for p, block in ((2.0, True), (1.3, True), (1.1, False), (1.3, False)):
         run = prepare(X, y, loss="multinomial", p=p, sigma=1e-2, T=300, seed=1)
-        multi = run.solver
-        assert all(s.lam.base is multi.outputs[0].lam.base for s in multi.outputs)
-        multi.run(300, run.Xb.data, run.Xb.indices, run.Xb.indptr, run.y_kernel)
-        for name in ("lam", "wsum") + (("clast",) if p == 1.1 else ()):
-            view = multi.block(name)
-            assert view.shape == (8, K)
-            for c, s in enumerate(multi.outputs):
-                np.testing.assert_array_equal(view[:, c], getattr(s, name))
-        out = np.empty((8, K))          # (the rounds' average: every class in one pass)
-        _iterates_block(multi.outputs, out, True)
-        rows = np.empty((K, 8))         # (`pgs.engine.solver.iterates`: into rows)
-        _iterates_block(multi.outputs, rows.T, False)
-        for c, s in enumerate(multi.outputs):
-            np.testing.assert_array_equal(out[:, c], s.average())
-            np.testing.assert_array_equal(rows[c], s.last())
+        s = solver_of(run.params, 7, run.rng, n_out=K, block=block)
+        s.run(300, run.Xb.data, run.Xb.indices, run.Xb.indptr, run.y_kernel)
+        sc = s._scalars()
+        u = s.u                         # (p = 2: lam itself)
+        if s.clast is None:
+            want = (sc["C"] * u - s.wsum) / sc["rho_sum"]
+        else:
+            want = (s.wsum + u * (sc["C"] - s.clast)) / sc["rho_sum"]
+        out = np.empty((8, K))
+        s._iterate_to(out, True)
+        np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-15)
+        rows = np.empty((K, 8))
+        s._iterate_to(rows.T, False)
+        np.testing.assert_array_equal(rows, sc["c"][:, None] * u.T)
+        np.testing.assert_array_equal(rows, s.last())
         with pytest.raises(ValueError, match="out must have shape"):
-            _iterates_block(multi.outputs, np.empty((7, K)), True)
-        with pytest.raises(TypeError):
-            _iterates_block([object()], np.empty((8, 1)), True)
-        states = [dict(s.get_state(), C=0.0) for s in multi.outputs]
-        block = P._block_state(states)
-        assert block["lam"].shape == (8, K) and block["b"].shape == (K,)
-        # (the threads' progress reports: the norm over the classes, from the block form)
-        assert _norm_w(block, run.params) == pytest.approx(multi.norm_w, rel=1e-12)
-        back = P._class_states(dict(block, workers=None))["outputs"]
-        for one, two in zip(states, back, strict=True):
-            for key in P._BLOCK_VECTORS + P._BLOCK_SCALARS:
-                np.testing.assert_array_equal(two[key], one[key])
-    with pytest.raises(ValueError, match="share a block"):
-        MultiSolver(multi.outputs[:2]).block("lam")
+            s._iterate_to(np.empty((7, K)), True)
+        state = s.get_state()
+        classes = [output_state(state, c) for c in range(K)]
+        assert classes[1]["lam"].shape == (8,) and isinstance(classes[1]["b"], float)
+        back = stacked(classes)
+        for key, value in state.items():
+            if isinstance(value, np.ndarray):
+                np.testing.assert_array_equal(back[key], value)
+            else:
+                assert back[key] == value, key
+        # (the threads' progress reports: the norm over the classes, from the state)
+        assert _norm_w(state, run.params) == pytest.approx(s.norm_w, rel=1e-12)
+
+
+def test_a_k_output_state_of_the_classes_form_resumes():
+    """The state of a K-output run that pgs kept before one state held the classes (each
+    class's own state under "outputs", the permutation class 0's) resumes it bit for
+    bit: a warm start of an estimator pickled then."""
+    X, y = _problem(7, m=80)
+    kw = dict(loss="crammer_singer", p=1.5, sigma=1e-2, seed=2, sampling="permutation")
+    whole = prepare(X, y, T=400, **kw)
+    whole.solver.run(400, whole.Xb.data, whole.Xb.indices, whole.Xb.indptr, whole.y_kernel)
+    half = prepare(X, y, T=200, **kw)
+    half.solver.run(200, half.Xb.data, half.Xb.indices, half.Xb.indptr, half.y_kernel)
+    state = half.solver.get_state()
+    classes = [dict(output_state(state, c), perm=state["perm"] if c == 0 else None,
+                    loss_sum=state["loss_sum"] if c == 0 else 0.0) for c in range(K)]
+    old = dict(outputs=classes, **{key: state[key] for key in (
+        "t", "t_pick", "wsum", "w_pick", "zs", "loss_sum", "workers")})
+    again = prepare(X, y, T=400, **kw).solver
+    again.set_state(old)
+    again.run(400, whole.Xb.data, whole.Xb.indices, whole.Xb.indptr, whole.y_kernel)
+    for name in ("lam", "wsum", "perm"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(whole.solver, name))
 
 
 def test_dask_gives_the_threads_bits():

@@ -527,6 +527,7 @@ def test_current_iterates_are_each_problems_own(iterate, monkeypatch):
     each with its own vectors, a K-output problem's classes, one binary problem), are each
     problem's own iterate and intercept (the constant column's weight, or the free bias),
     and the held-out margins their products."""
+    from pgs.engine.solver import output_state
     from pgs.training.fit import intercepts, prepare_many, run_many_to
 
     X, labels = _multiclass()
@@ -542,10 +543,12 @@ def test_current_iterates_are_each_problems_own(iterate, monkeypatch):
         W, icpts = SA._current(runs)
         which = "average" if iterate == "average" else "last"
         columns, expected = [], []
-        for run in runs:
-            w = run.solver.iterate(which)
+        for run in runs:           # (a problem of a block: its output of the solver's)
+            w, bias = run.solver.iterate(which), run.solver._scalars()
+            if run.out is not None:
+                w, bias = w[run.out], output_state(bias, run.out)
             columns.extend(np.atleast_2d(w)[:, :run.n_features])
-            expected.extend(intercepts(run, w, run.solver._scalars(), which))
+            expected.extend(intercepts(run, w, bias, which))
         np.testing.assert_array_equal(W, np.array(columns).T)
         assert icpts == expected
         holdout = SA.Holdout(X[:50], lambda Z: Z, None)

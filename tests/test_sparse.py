@@ -121,7 +121,7 @@ def test_average_is_zero_off_the_last_iterates_support(p):
                   np.ones(4, dtype=np.uint64))
     s.set_state(avg._state)
     plain = np.empty(s.n_cols)
-    s._average_to(plain)
+    s._iterate_to(plain[:, None], True)
     support = s.last()[:-1] != 0.0
     assert 0 < np.count_nonzero(support) < X.shape[1]
     assert np.count_nonzero(plain[:-1][~support]) > 0      # (the rule changes something)

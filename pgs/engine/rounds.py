@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pgs.engine import chunks
-from pgs.engine.solver import iterates, solver_of
+from pgs.engine.solver import solver_of
 from pgs.rules import defaults as D
 from pgs.rules.defaults import THREADS_ROUND_PASSES, default_merge_every, merge_step_for
 from pgs.rules.params import Params
@@ -50,9 +50,9 @@ class RoundParams(NamedTuple):
     block: bool = False
 
     def solver(self, t_pick, rng, t_offset=None, n_out=1):
-        """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe), or
-        a `MultiSolver` of `n_out` > 1 outputs, on one block if `block` (its lam set and
-        its change taken in one pass over the block: `run_shard`)."""
+        """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe) and
+        `n_out` outputs, feature-major if `block` (its lam set and its change taken in one
+        pass over the block: `run_shard`)."""
         return solver_of(self.resolved, self.n_features, rng, t_pick, self.track_loss,
                          t_offset, n_out, block=self.block)
 
@@ -63,7 +63,7 @@ def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=
     `default_merge_every` of rounds of `passes` passes)."""
     merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k,
                                                      passes)
-    block = len(run.solver.outputs) >= D.BLOCK_MIN_OUTPUTS    # (K outputs)
+    block = run.solver.n_out >= D.BLOCK_MIN_OUTPUTS    # (K outputs)
     params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss), block)
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
@@ -85,13 +85,6 @@ def start_state(solver_state, sizes, seed_entropy, params):
     sizes = tuple(int(s) for s in sizes)
     if not sizes or min(sizes) < 1:
         raise ValueError(f"every shard needs at least one row, got sizes {sizes}")
-    if "outputs" in solver_state:       # (K outputs: each class's, the samplers shared)
-        parts = [start_state(dict(one, workers=solver_state.get("workers", one.get("workers"))),
-                             sizes, seed_entropy, params)
-                 for one in solver_state["outputs"]]
-        kernels = [part["kernel"] for part in parts]
-        return dict(parts[0], kernel=_joined(kernels) if len(sizes) == 1 else
-                    _block_state(kernels))
     kernel = dict(solver_state)
     saved = kernel.pop("workers", None)
     if saved is not None and len(saved) == len(sizes) > 1:
@@ -105,58 +98,28 @@ def start_state(solver_state, sizes, seed_entropy, params):
         for w in range(1, len(sizes)):
             workers.append(dict(rng=_worker_rng(seed_entropy, w), pos=0, perm=None,
                                 consumed=0))
-    if len(sizes) > 1 and kernel["wsum"] is not None and (kernel["C"] != 0.0 or (
+    if len(sizes) > 1 and kernel["wsum"] is not None and (np.any(kernel["C"]) or (
             kernel["clast"] is not None and np.any(kernel["clast"]))):
         kernel = _canonical_average(kernel, params)
     return dict(kernel=kernel, workers=workers, sizes=sizes, t_pick=int(kernel["t_pick"]))
 
 
-def _joined(kernels):
-    """The kernel state of K outputs from its classes' (`pgs.engine.solver.MultiSolver`'s
-    form: the classes under "outputs", what they share beside them): W = 1's."""
-    first = kernels[0]
-    return dict(outputs=kernels, **{key: first[key] for key in (
-        "t", "t_pick", "wsum", "w_pick", "zs", "loss_sum") if key in first})
+def _n_out(kernel):
+    """The outputs of a kernel state: its lam is (n_features + 1,), or (n_features + 1, R)."""
+    return 1 if np.ndim(kernel["lam"]) == 1 else kernel["lam"].shape[1]
 
 
-#: What each output of a K-output run holds of its own in the rounds' common state (W > 1):
-#: vectors, as one array of shape (n_features + 1, K) (a worker's block in one pass), ...
-_BLOCK_VECTORS = ("lam", "wsum", "clast", "w_pick")
-#: ... and scalars, as arrays of K (the others, the samplers' and t, are shared).
-_BLOCK_SCALARS = ("zs", "b", "b_sum", "b_pick", "rho_sum", "U", "C")
-
-
-def _block_state(kernels):
-    """The rounds' common kernel state of K outputs (W > 1) from its classes' (each in
-    the merge's form: lam alone, the average with C = 0); the sampled loss is output 0's,
-    as the kernel sums it."""
-    block = {key: kernels[0][key] for key in ("t", "t_pick", "loss_sum", "consumed", "rng",
-                                              "pos", "perm")}
-    for key in _BLOCK_VECTORS:
-        block[key] = None if kernels[0][key] is None else \
-            np.stack([one[key] for one in kernels], axis=-1)
-    for key in _BLOCK_SCALARS:
-        block[key] = np.array([one.get(key, 0.0) for one in kernels])
-    return block
-
-
-def _class_states(block):
-    """`MultiSolver.set_state`'s form ("outputs", one merged state per class: lam alone)
-    of `_block_state`'s form."""
-    n_out = block["lam"].shape[1]
-    outputs = [dict(block, loss_sum=block["loss_sum"] if c == 0 else 0.0,
-                    **{key: None if block[key] is None else block[key][:, c].copy()
-                       for key in _BLOCK_VECTORS},
-                    **{key: _output(block[key], c) for key in _BLOCK_SCALARS})
-               for c in range(n_out)]
-    return dict(_joined(outputs), workers=block.get("workers"))
+def _columns(w):
+    """An iterate (n_features + 1,), or (R, n_features + 1), in the state's form of vectors:
+    (n_features + 1,), or (n_features + 1, R)."""
+    return w if w.ndim == 1 else w.T
 
 
 def _canonical_average(kernel, params):
     """A kernel state whose average is kept with C = 0 (and clast = 0)."""
-    solver = params.solver(0, np.ones(4, dtype=np.uint64))
+    solver = params.solver(0, np.ones(4, dtype=np.uint64), n_out=_n_out(kernel))
     solver.set_state(kernel)        # (only to read the sum of its iterates)
-    total = solver.average() * kernel["rho_sum"]
+    total = _columns(solver.average()) * kernel["rho_sum"]
     kernel = dict(kernel, C=0.0)
     if kernel["clast"] is None:
         kernel["wsum"] = -total
@@ -204,10 +167,6 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
     single = task["n_workers"] == 1
     smp = task["sampler"]
     start = task["kernel"]
-    # (K outputs: W = 1 runs the solver's own state, a class's under "outputs"; W > 1 starts
-    # from lam of shape (n_features + 1, K) and K of each scalar, `_block_state`)
-    n_out = len(start["outputs"]) if "outputs" in start else \
-        1 if np.ndim(start["lam"]) == 1 else start["lam"].shape[1]
     steps = int(task["steps"])
     t_offset, t_first = params.resolved.t_offset, int(start["t"])
     rho = steps / task["round_steps"] if steps else 1.0     # the worker's share
@@ -218,24 +177,16 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
         # others' gradients were its own (docs/design.md 6b, docs/parallel.md).
         scale = rho
         t_offset, t_first = (t_first + t_offset) * rho, 0
-    solver = params.solver(task["t_pick"], smp["rng"], t_offset, n_out)
-    outputs = solver.outputs
+    solver = params.solver(task["t_pick"], smp["rng"], t_offset, _n_out(start))
     sampler = dict(rng=smp["rng"], pos=smp["pos"], perm=smp["perm"], consumed=smp["consumed"],
                    t_pick=task["t_pick"])
     if single:
-        solver.set_state(dict(start, **sampler) if n_out == 1 else dict(
-            start, outputs=[dict(one, **sampler) for one in start["outputs"]]))
+        solver.set_state(dict(start, **sampler))
     else:
         lam0 = start["lam"] * scale if scale != 1.0 else start["lam"]
-        if _on_block(outputs):      # (the block's lam in one pass, not class by class)
-            solver.block("lam")[:] = lam0
-        for c, one in enumerate(outputs):
-            own = lam0 if n_out == 1 else None if _on_block(outputs) else lam0[:, c].copy()
-            one.restart(own, dict(
-                sampler, perm=sampler["perm"] if c == 0 else None,   # (output 0's rows)
-                t=t_first, C=0.0, loss_sum=0.0, b_sum=0.0, b_pick=0.0, rho_sum=0.0,
-                zs=_output(start["zs"], c), b=_output(start["b"], c),
-                U=_output(start["U"], c) * scale))
+        solver.restart(lam0, dict(sampler, t=t_first, C=0.0, loss_sum=0.0, b_sum=0.0,
+                                  b_pick=0.0, rho_sum=0.0, zs=start["zs"], b=start["b"],
+                                  U=np.multiply(start["U"], scale)))
     loss_before = solver.loss_sum
 
     nnz_per_row = max(1.0, (indptr[-1] - indptr[0]) / max(1, indptr.shape[0] - 1))
@@ -253,51 +204,32 @@ def run_shard(task, params, data, indices, indptr, y, sample_weight=None, stop=N
 
     delta = dict(worker=task["worker"], steps=steps, status=int(status), stopped=stopped,
                  t=int(solver.t), loss_sum=solver.loss_sum - loss_before,
-                 sampler=_sampler_of(outputs[0]))
+                 sampler=_sampler_of(solver))
     if status != 0 or stopped:
         return delta
     if single:
         delta["kernel"] = solver.get_state()
         return delta
-    delta.update(_worker_delta(solver, outputs, lam0, start, rho, params, task["t_pick"]))
+    delta.update(_worker_delta(solver, lam0, start, rho, params, task["t_pick"]))
     return delta
 
 
-def _on_block(outputs):
-    """Whether several outputs share one block (a K-output problem from
-    `pgs.rules.defaults.BLOCK_MIN_OUTPUTS` classes on)."""
-    return len(outputs) > 1 and outputs[0].n_out == len(outputs)
-
-
-def _output(value, c):
-    """Output c's entry of a K-output scalar (an array of K), or the scalar of one output."""
-    return float(value[c]) if np.ndim(value) else value
-
-
-def _worker_delta(solver, outputs, lam0, start, rho, params, t_pick):
+def _worker_delta(solver, lam0, start, rho, params, t_pick):
     """A worker's change (W > 1) from the rho lam0 it started from: the dual's, its free
-    bias's, the sums of its iterates and bias, its random iterate's snapshot; for K
-    outputs (a block) vectors of shape (n_features + 1, K) and K of each scalar. The
+    bias's, the sums of its iterates and bias, its random iterate's snapshot; for R
+    outputs vectors of shape (n_features + 1, R) and R of each output's scalar. The
     solver is spent: the delta's vectors are computed in its buffers (a new array of a
     block's size costs more in page faults than in arithmetic)."""
-
-    def each(f):        # (f of every output, stacked as the state's form: `_block_state`)
-        got = [f(one) for one in outputs]
-        return got[0] if len(got) == 1 else np.stack(got, axis=-1)
-
-    own = [one._scalars() for one in outputs]
-    scalars = {key: own[0][key] if len(own) == 1 else np.array([one[key] for one in own])
-               for key in _BLOCK_SCALARS}
+    scalars = solver._scalars()
     avg_sum = None
     if params.resolved.iterate == "average":     # (first: u may be lam)
-        avg_sum = _averages(solver, outputs)
+        avg_sum = _averages(solver)
         avg_sum *= scalars["rho_sum"]
-    # (l1 > 0: the truncation it owes, applied)
     # (p < 2 with l1: its debts paid; p = 2 keeps every gradient, and U merges as lam does)
-    lam = (each(lambda one: one.sparse_lam()) if outputs[0].paid is not None else
-           solver.block("lam") if _on_block(outputs) else each(lambda one: one.lam))
-    zero = None if outputs[0].paid is None else lam == 0.0
-    U, U0 = scalars["U"], start["U"] * (rho if params.resolved.schedule == "pgs" else 1.0)
+    lam = solver.sparse_lam() if solver.paid is not None else solver.lam
+    zero = None if solver.paid is None else lam == 0.0
+    U, U0 = scalars["U"], np.multiply(start["U"], rho if params.resolved.schedule == "pgs"
+                                      else 1.0)
     if params.resolved.schedule == "pgs":
         dlam, dU = np.subtract(lam, lam0, out=lam), U - U0
     else:
@@ -307,19 +239,18 @@ def _worker_delta(solver, outputs, lam0, start, rho, params, t_pick):
         dlam -= lam0 * rho
     return dict(dlam=dlam, dU=dU, zero=zero, db=rho * (scalars["b"] - start["b"]),
                 b_sum=scalars["b_sum"], rho_sum=scalars["rho_sum"], b_pick=scalars["b_pick"],
-                avg_sum=avg_sum, w_pick=each(lambda one: one.w_pick.copy()) if t_pick > 0 else None)
+                avg_sum=avg_sum, w_pick=solver.w_pick.copy() if t_pick > 0 else None)
 
 
-def _averages(solver, outputs):
-    """The average of one output (a new array), or of K outputs as an (n_features + 1, K)
-    array taken in one pass over their vectors (`pgs.engine.solver.iterates`): a block's
-    in its average's block (l1 > 0: a new one, `Solver.average` zeroing it where the last
-    iterate is)."""
-    if len(outputs) == 1:
-        return solver.average()
-    # (element by element: the average's block may receive it, wsum or clast)
-    in_place = _on_block(outputs) and outputs[0].l1 == 0.0
-    return iterates(outputs, "average", solver.block("wsum") if in_place else None)
+def _averages(solver):
+    """The average of a spent solver's outputs in the state's form of vectors: in its
+    average's buffer (element by element: it may receive it, wsum or clast), or with
+    l1 > 0 a new array (`Solver.average` zeroing it where the last iterate is)."""
+    if solver.l1 > 0.0:
+        return _columns(solver.average())
+    w = solver.wsum
+    solver._iterate_to(w if w.ndim == 2 else w[:, None], True)
+    return w
 
 
 def _sampler_of(solver):
@@ -412,5 +343,4 @@ def final_solver_state(state):
     worker's stream and permutation instead of replaying them."""
     if len(state["sizes"]) == 1:
         return state["kernel"]
-    kernel = dict(state["kernel"], workers=state["workers"])
-    return kernel if np.ndim(kernel["lam"]) == 1 else _class_states(kernel)
+    return dict(state["kernel"], workers=state["workers"])

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pgs._core import SAMPLING_MODES, SolverCore, _iterates_block, _lockstep
+from pgs._core import OUTPUT_SCALARS, SAMPLING_MODES, SolverCore, _lockstep
 from pgs.rules.data import entry_problem
 from pgs.rules.defaults import default_callback_every
 from pgs.rules.losses import loss_spec
@@ -17,15 +17,19 @@ _ARRAYS = ("lam", "u", "wsum", "clast", "w_pick", "perm", "paid")
 
 
 class Solver(SolverCore):
-    """The resumable state of one PGS run (running to T1, then to T2 equals running to T2).
+    """The resumable state of one PGS run of R >= 1 outputs (running to T1, then to T2
+    equals running to T2): a binary problem or a regression (R = 1), a K-output loss's
+    classes (docs/design.md 6d) or R binary problems over the same rows, which share t,
+    the rows drawn and the PRNG (docs/design.md 6f).
 
     Arguments: `pgs._core.SolverCore`'s, in order (B <= 0: unbounded, icpt 0: no column,
     t_pick 0: none, icpt_rate > 0: a free bias; ids index ``LOSS_NAMES``, ``SAMPLING_MODES``
-    and ``SCHEDULES``); `solver_of` makes one of a resolved `pgs.rules.params.Params`.
+    and ``SCHEDULES``; `n_out` R, `block` the feature-major layout); `solver_of` makes one
+    of a resolved `pgs.rules.params.Params`. Iterates are of shape (n_features + 1,), or
+    (R, n_features + 1); the state is one dict (`get_state`).
     """
 
     def __init__(self, *args, **kwargs):
-        self.head = None         # a block's output c > 0: output 0 (no cycle: it holds none)
         self._workers = None     # the parallel engines' workers' sampler states (W > 1)
         self._finished = False   # `finish`: no run until set_state
         self._consumed = False   # `take`: the state is gone
@@ -47,14 +51,18 @@ class Solver(SolverCore):
             raise ValueError("sample_weight and indptr disagree on the number of rows")
         self._prepare_sampler(n_rows, sample_weight)
 
+    def _new(self):
+        """An iterate's array, and its (n_cols, R) view (`_iterate_to`'s columns)."""
+        out = np.empty((self.n_out, self.n_cols))
+        return (out[0] if self.n_out == 1 else out), out.T
+
     def last(self):
-        """w_t of the current iteration, as a new array of length n_features + 1 (with
-        l1 > 0: of `sparse_lam`)."""
+        """w_t of the current iteration, as a new array (with l1 > 0: of `sparse_lam`)."""
         self._check_state()
         if self.l1 > 0.0:
             return self._sparse_last()
-        out = np.empty(self.n_cols)
-        self._write_w(out)
+        out, columns = self._new()
+        self._iterate_to(columns, False)
         return out
 
     def average(self):
@@ -63,8 +71,8 @@ class Solver(SolverCore):
         a fit with l1 returns the last iterate, docs/sparse.md)."""
         self._check_state()
         self._check_which("average")
-        out = np.empty(self.n_cols)
-        self._average_to(out)
+        out, columns = self._new()
+        self._iterate_to(columns, True)
         if self.l1 > 0.0:
             out[self._sparse_last() == 0.0] = 0.0
         return out
@@ -77,29 +85,23 @@ class Solver(SolverCore):
         if self.l1 > 0.0:
             owed = self._scalars()["U"] - (0.0 if self.paid is None else self.paid[:-1])
             feat = lam[:-1]
-            feat[:] = np.copysign(np.maximum(np.abs(feat) - owed, 0.0), feat)
+            feat[...] = np.copysign(np.maximum(np.abs(feat) - owed, 0.0), feat)
         return lam
 
     def _sparse_last(self):
         """w_t of `sparse_lam`: the kernel's scale and projection of the truncated lam, its
         q-norm over every coordinate's truncated value (the kernel's margins count the
         untouched ones' owed truncation only when a row reads them: docs/sparse.md)."""
-        out = np.empty(self.n_cols)
-        self._write_w_of(self.sparse_lam(), out)
+        out, columns = self._new()
+        self._write_w_of(self.sparse_lam(), columns)
         return out
 
     def restart(self, lam, state):
         """`set_state` of a merged state (lam alone: u, S, Q and c rebuilt) on a new
-        solver, whose average and picked iterate are still zero: a parallel round's start;
-        lam None: as it is (a block's, written for every output at once, `MultiSolver.block`)."""
+        solver, whose average and picked iterate are still zero: a parallel round's start."""
         self.perm = None if state["perm"] is None else state["perm"].copy()
         self._set_scalars(state)
         self.set_lam(lam, state["t"])
-
-    @property
-    def outputs(self):
-        """The run's outputs' solvers: this one (a `MultiSolver`'s: its classes')."""
-        return (self,)
 
     def finish(self):
         """End the run: the state and iterates can still be read, `run` refuses until
@@ -109,13 +111,14 @@ class Solver(SolverCore):
     def take(self, which):
         """The iterate `which` ("last", "average" or "pick") computed in one of the solver's
         buffers (no memory on top of the state, which it consumes until `set_state`; to
-        keep it: `finish`, `iterate(which)`, `get_state(copy=False)`)."""
+        keep it: `finish`, `iterate(which)`, `get_state(copy=False)`); R > 1 outputs: one
+        new array."""
         self._check_state()
         self._check_which(which)
         if self._handed:
             raise RuntimeError("get_state(copy=False) handed the solver's buffers over as "
                                "a state: take() would overwrite it (use iterate())")
-        # (l1 > 0, or a block's output: O(n) more)
+        # (l1 > 0, or R outputs: O(n) more)
         w = self.iterate(which) if self.l1 > 0.0 or self.n_out > 1 else None
         self.finish()
         self._consumed = True
@@ -124,14 +127,14 @@ class Solver(SolverCore):
         if which == "pick":
             return self.w_pick
         if which == "last":
-            if self.u is not self.lam:
-                w = np.empty(self.n_cols)    # (p < 2: u is a strided view, or not kept)
-                self._write_w(w)
+            if self.u is not self.lam:       # (p < 2: u is a strided view, or not kept)
+                w, columns = self._new()
+                self._iterate_to(columns, False)
                 return w
             np.multiply(self.u, self.scale, out=self.u)
             return self.u
         w = self.wsum if self.clast is None else self.clast
-        self._average_to(w)
+        self._iterate_to(w[:, None], True)
         return w
 
     def iterate(self, which):
@@ -165,15 +168,14 @@ class Solver(SolverCore):
                                "to run it again")
 
     def get_state(self, copy=True):
-        """A dict of copies of everything needed to resume (`set_state`); with
-        ``copy=False`` the solver's own buffers, handed over (it is then finished)."""
+        """A dict of copies of everything needed to resume (`set_state`): what the outputs
+        share, each output's scalars (arrays of R for R > 1) and the vectors (shape
+        (n_features + 1, R) for R > 1; w_pick (R, n_features + 1)); with ``copy=False``
+        the solver's own buffers, handed over (it is then finished)."""
         self._check_state()
         state = self._scalars()
         for name in _ARRAYS:
-            # (a block's outputs draw output 0's rows: its permutation is theirs, and a
-            # one-vs-rest problem's state goes on alone as a warm start)
-            owner = self if name != "perm" or self.head is None else self.head
-            arr = getattr(owner, name)
+            arr = getattr(self, name)
             state[name] = None if arr is None else arr.copy() if copy else arr
         if self.u is self.lam:
             state["u"] = None          # (p = 2: u is lam, one copy is enough)
@@ -184,10 +186,14 @@ class Solver(SolverCore):
         return state
 
     def set_state(self, state):
-        """Resume from `get_state()` of a solver built with the same arguments, or from the
+        """Resume from `get_state()` of a solver built with the same arguments (or the
+        per-class states of a K-output run of pgs before one state held them), or from the
         parallel engines' merged state (lam without "Q": u, S, Q and c rebuilt)."""
-        if state["lam"].shape[0] != self.n_cols:
-            raise ValueError("the state belongs to a different number of features")
+        state = stacked(state["outputs"], state) if "outputs" in state else state
+        if np.shape(state["lam"]) != self.lam.shape:
+            raise ValueError(f"the state's lam has shape {np.shape(state['lam'])}, this "
+                             f"solver's {self.lam.shape} (another number of features or "
+                             f"outputs)")
         if (state["wsum"] is None) != (self.wsum is None):
             raise ValueError("the state and this solver disagree on keeping the average")
         if (state["clast"] is None) != (self.clast is None):
@@ -196,18 +202,18 @@ class Solver(SolverCore):
                              "solver (a state of another version of pgs, or another p)")
         rebuild = "Q" not in state      # lam alone: u, S, Q and c rebuilt from it
         self._workers = state.get("workers")
-        self.lam[:] = state["lam"]
+        self.lam[...] = state["lam"]
         if self.u is not None and self.u is not self.lam and not rebuild:
-            self.u[:] = state["u"]
+            self.u[...] = state["u"]
         if self.wsum is not None:
-            self.wsum[:] = state["wsum"]
+            self.wsum[...] = state["wsum"]
         if self.clast is not None:
-            self.clast[:] = state["clast"]
+            self.clast[...] = state["clast"]
         if state["w_pick"] is not None:
-            self.w_pick = state["w_pick"].copy()
+            self.w_pick = np.array(state["w_pick"], dtype=np.float64)
         if self.paid is not None:
             # (a state of l1 = 0 or p = 2: nothing owed; the engines' merge: set_lam's)
-            self.paid[:] = 0.0 if state.get("paid") is None else state["paid"]
+            self.paid[...] = 0.0 if state.get("paid") is None else state["paid"]
         self.perm = None if state["perm"] is None else state["perm"].copy()
         self._finished = self._consumed = self._handed = False
         self._bind()
@@ -216,153 +222,72 @@ class Solver(SolverCore):
             self.set_lam(state["lam"], state["t"])
 
 
+def stacked(states, shared=None):
+    """One state of R outputs from R states of one output each (`Solver.get_state`'s, or
+    merged ones of lam alone): their vectors side by side (w_pick stacked as rows), their
+    own scalars as arrays of R, what they share first one's (or `shared`'s: t_pick,
+    loss_sum, workers). A K-output run's state of pgs before one state held them was such
+    a list, under "outputs"."""
+    first = dict(states[0])
+    for key in ("lam", "u", "wsum", "clast", "paid"):
+        if first.get(key) is not None:
+            first[key] = np.stack([one[key] for one in states], axis=-1)
+    if first.get("w_pick") is not None:
+        first["w_pick"] = np.stack([one["w_pick"] for one in states])
+    for key in OUTPUT_SCALARS:
+        if key in first:
+            first[key] = np.array([one[key] for one in states])
+    for key in ("t_pick", "loss_sum", "workers"):
+        if shared is not None and key in shared:
+            first[key] = shared[key]
+    return first
+
+
+def output_state(state, r):
+    """Output r's state of one output (what `stacked` takes) from a state of R outputs: its
+    vectors are views of the state's (a block's outputs' models hold no copy)."""
+    one = dict(state)
+    for key in ("lam", "u", "wsum", "clast", "paid"):
+        if one.get(key) is not None:
+            one[key] = one[key][:, r]
+    if one.get("w_pick") is not None:
+        one["w_pick"] = one["w_pick"][r]
+    for key in OUTPUT_SCALARS:
+        if key in one:
+            one[key] = one[key][r].item()
+    return one
+
+
 def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offset=None,
-              n_out=1, block=True):
+              n_out=1, block=False):
     """A `Solver` of the resolved `params` (`pgs.rules.params.Params`) over `n_features`
     features: its PRNG state `rng_state` (4 uint64), the iteration whose iterate it keeps
-    (`t_pick`, 0: none), `track_loss` and, for a worker of the paper's schedule, its own
-    `t_offset`; with ``n_out > 1`` a `MultiSolver` of that many outputs, on one block or
-    (not `block`: a state the kernel does not run, or runs rarely) each with its own
-    vectors, whose per-output O(n) work (states, iterates) reads no strided views."""
-    args = (n_features, loss_spec(params.loss).id, params.p, params.sigma,
-            params.B if params.B is not None else 0.0, params.icpt, params.epsilon,
-            params.k, t_pick, params.iterate == "average", rng_state,
-            SAMPLING_MODES.index(params.sampling), track_loss,
-            params.t_offset if t_offset is None else t_offset,
-            SCHEDULES.index(params.schedule), params.eta0 or 0.0, params.intercept_rate,
-            params.l1, n_out)
-    if n_out == 1 or not block:
-        return Solver(*args[:-1]) if n_out == 1 else MultiSolver(
-            [Solver(*args[:-1]) for _ in range(n_out)])
-    first = Solver(*args)       # (output 0 allocates the block, the others view it)
-    multi = MultiSolver([first] + [Solver(*args, c, first) for c in range(1, n_out)])
-    for s in multi.outputs[1:]:
-        s.head = first
-    return multi
-
-
-class MultiSolver:
-    """The resumable state of a K-output run (loss "multinomial", "crammer_singer";
-    docs/design.md 6d): one `Solver` per class, built alike (`solver_of`), each its class's
-    dual vector in one block that keeps each feature's K coordinates adjacent, run
-    together by the kernel's one loop (all K margins of a row before any update). They
-    share t, the rows drawn and the PRNG; `Solver`'s methods act on every class, the
-    iterates come as (K, n_features + 1) arrays and the state as one dict per class."""
-
-    def __init__(self, solvers):
-        self.outputs = list(solvers)
-
-    # What the classes share is class 0's (the kernel copies it to the others).
-    t = property(lambda self: self.outputs[0].t, doc="Iterations done.")
-    k = property(lambda self: self.outputs[0].k, doc="Rows a batch.")
-    consumed = property(lambda self: self.outputs[0].consumed, doc="Rows drawn.")
-    loss_sum = property(lambda self: self.outputs[0].loss_sum,
-                        doc="The sampled loss (summed in class 0 by the K-output losses).")
-
-    @property
-    def norm_w(self):
-        """The regulariser's norm over the classes, (sum_c ||w_c||_p^2)^(1/2)."""
-        return float(np.sqrt(sum(s.norm_w ** 2 for s in self.outputs)))
-
-    run = Solver.run      # (the K classes at once)
-
-    def block(self, name):
-        """The classes' vector `name` ("lam", "wsum", "clast" or "paid") as one
-        (n_features + 1, K) view of their block (class c's coordinate j at [j, c]; lam for
-        p < 2 but 1.5: a strided view, u interleaved)."""
-        first = self.outputs[0]
-        if first.n_out != len(self.outputs):
-            raise ValueError("the classes do not share a block")
-        return getattr(first, name).base.reshape(first.n_cols, first.n_out, -1)[:, :, -1]
-
-    def iterate(self, which):
-        """The iterate `which` of every class, shape (K, n_features + 1): one new array
-        on top of the state, taken in one pass over the classes' vectors (`iterates`)."""
-        out = np.empty((len(self.outputs), self.outputs[0].n_cols))
-        iterates(self.outputs, which, out.T)
-        return out
-
-    def take(self, which):
-        """The iterate `which` of every class, shape (K, n_features + 1): one new array on
-        top of the block (the solvers' state is consumed, as `Solver.take`)."""
-        out = self.iterate(which)
-        for s in self.outputs:
-            s.finish()
-            s._consumed = True
-        return out
-
-    def finish(self):
-        for s in self.outputs:
-            s.finish()
-
-    def set_t_pick(self, t_pick):
-        for s in self.outputs:
-            s.set_t_pick(t_pick)
-
-    def _scalars(self):
-        return [s._scalars() for s in self.outputs]
-
-    def get_state(self, copy=True):
-        """The classes' `Solver.get_state` under "outputs" (t, t_pick and which iterates
-        are kept, class 0's, beside them)."""
-        states = [s.get_state(copy) for s in self.outputs]
-        for one in states[1:]:
-            one["perm"] = None      # (the classes draw class 0's rows: `set_state`)
-        return {"outputs": states, **{key: states[0][key] for key in (
-            "t", "t_pick", "wsum", "w_pick", "zs", "loss_sum", "workers")}}
-
-    def set_state(self, state):
-        """Resume from `get_state()` of a multi-solver of the same classes and arguments."""
-        outputs = state.get("outputs")
-        if outputs is None or len(outputs) != len(self.outputs):
-            raise ValueError(f"the state is not that of {len(self.outputs)} classes")
-        for c, (s, one) in enumerate(zip(self.outputs, outputs, strict=True)):
-            # (the parallel engines' merged state keeps the workers' samplers beside them;
-            # the classes draw class 0's rows: the others keep no permutation)
-            s.set_state(dict(one, perm=one["perm"] if c == 0 else None,
-                             **({"workers": state["workers"]} if "workers" in state else {})))
-
-
-def iterates(outputs, which, out=None):
-    """The iterate `which` of each of `outputs` (`Solver`s) as the columns of `out` (None:
-    a new (n_features + 1, K) array): "last" and "average" in one pass over their vectors
-    (`pgs._core._iterates_block`: a block's read once, not in K strided passes); "pick",
-    or l1 > 0, output by output."""
-    if out is None:
-        out = np.empty((outputs[0].n_cols, len(outputs)))
-    if which == "pick" or outputs[0].l1 > 0.0:
-        for c, s in enumerate(outputs):
-            out[:, c] = s.iterate(which)
-        return out
-    for s in outputs:
-        s._check_state()
-        s._check_which(which)
-    _iterates_block(list(outputs), out, which == "average")
-    return out
+    (`t_pick`, 0: none), `track_loss`, for a worker of the paper's schedule its own
+    `t_offset`, and `n_out` outputs (feature-major if `block`: docs/multiclass.md)."""
+    return Solver(n_features, loss_spec(params.loss).id, params.p, params.sigma,
+                  params.B if params.B is not None else 0.0, params.icpt, params.epsilon,
+                  params.k, t_pick, params.iterate == "average", rng_state,
+                  SAMPLING_MODES.index(params.sampling), track_loss,
+                  params.t_offset if t_offset is None else t_offset,
+                  SCHEDULES.index(params.schedule), params.eta0 or 0.0, params.intercept_rate,
+                  params.l1, n_out, block)
 
 
 def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):
     """Advance several solvers over the same X to `t_end` in lock-step, `block` iterations
     each in turn, so that solvers drawing the same rows (sharing a seed) fetch each row
-    once; each bit-identical to its own `run` (a `MultiSolver`'s K classes run as one
-    problem). A y is read where it lies: a vector (any stride), or for K binary problems
-    an (n_rows, K) array whose rows are contiguous. (first failed solver, its status) or
-    (-1, 0).
+    once; each bit-identical to its own `run`. A y is read where it lies: a vector (any
+    stride), or for R binary problems an (n_rows, R) array whose rows are contiguous.
+    (first failed solver, its status) or (-1, 0).
     """
     if len(ys) != len(solvers):
         raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
     if block < 1:
         raise ValueError(f"block must be >= 1, got {block}")
-    solvers = [tuple(s.outputs) if len(s.outputs) > 1 else s for s in solvers]
     ys = [y[:, None] if y.ndim == 1 else y for y in map(np.asarray, ys)]
     for s in solvers:
-        # (K outputs draw their rows with output 0's sampler: the others need none, no
-        # permutation or alias table of their own)
-        first, *others = s if isinstance(s, tuple) else [s]
-        first._ready(indptr, sample_weight)
-        for one in others:
-            one._check_runnable()
-    return _lockstep(solvers, ys, data, indices, indptr, t_end, block)
+        s._ready(indptr, sample_weight)
+    return _lockstep(list(solvers), ys, data, indices, indptr, t_end, block)
 
 
 #: The kernel's status codes (`PGSStatus` in pgs/_core.pxd; tests/test_layout.py checks
@@ -370,6 +295,7 @@ def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight
 STATUS = {
     1: "a margin or the iterate became infinite or NaN",
     3: "the sampler is missing a buffer (internal error)",
+    4: "out of memory for the outputs' scratch",
 }
 
 
@@ -439,6 +365,8 @@ def raise_status(status, solver, Xb, params):
         if problem is not None:
             raise ValueError(problem)
     msg = STATUS.get(status, f"solver failed with status {status}")
+    if status == 4:
+        raise MemoryError(msg)
     if status != 1:
         raise ValueError(msg)
     raise DivergedError(f"{msg} at iteration {solver.t + 1}: X's values, sample_weight, "

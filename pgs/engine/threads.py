@@ -60,14 +60,12 @@ def after_round(reports, state, deltas):
 def _norm_w(kernel, params):
     """||w_t||_p of a merged state: (p - 1) ||z||_q for the dual point z (docs/design.md 2),
     at most B (O(n): once per callback); K outputs: (sum_c ||w_c||_p^2)^(1/2)."""
-    if "outputs" in kernel:     # (W = 1's form)
-        return float(np.sqrt(sum(_norm_w(one, params) ** 2 for one in kernel["outputs"])))
     p, lam = params.p, kernel["lam"]
     if params.schedule == "asgd":
         z_scale = kernel["zs"]
     else:
         z_scale = 1.0 / ((kernel["t"] + params.t_offset) * params.sigma)
-    # (W > 1, K outputs: lam of shape (n_features + 1, K), zs one per class)
+    # (K outputs: lam of shape (n_features + 1, K))
     lams = [lam] if lam.ndim == 1 else list(lam.T)
     norms = [(p - 1.0) * z * float(np.linalg.norm(one, ord=p / (p - 1.0)))
              for z, one in zip(np.broadcast_to(z_scale, len(lams)), lams, strict=True)]

@@ -11,7 +11,15 @@ import numpy as np
 
 from pgs.engine import threads
 from pgs.engine.chunks import run_chunked, run_on_threads
-from pgs.engine.solver import MultiSolver, Reports, Solver, raise_status, run_lockstep, solver_of
+from pgs.engine.solver import (
+    Reports,
+    Solver,
+    output_state,
+    raise_status,
+    run_lockstep,
+    solver_of,
+    stacked,
+)
 from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
@@ -58,7 +66,9 @@ def _check_warm_start(warm_start, params, n_features):
 
 
 class Run(NamedTuple):
-    """One validated `train` call, ready to run: its solver and what `finish` needs."""
+    """One validated `train` call, ready to run: its solver and what `finish` needs; `out`:
+    its output of a solver of R binary problems' (`prepare_many`), None for the whole;
+    `rng`: the PRNG state its solver starts from."""
 
     solver: Solver
     Xb: object
@@ -70,6 +80,8 @@ class Run(NamedTuple):
     params: Params
     classes: object
     n_features: int
+    out: object = None
+    rng: object = None
 
 
 def fit(X, y, *, callback=None, callback_every=None, keep_state=False, n_jobs=1,
@@ -111,9 +123,9 @@ LOCKSTEP_LONG = 4
 
 def _vector_bytes(solver):
     """Bytes of the vectors every update of `solver` touches (lam, u, the average's)."""
-    arrays = {id(a): a for s in solver.outputs
-              for a in (s.lam, s.u, s.wsum, s.clast) if a is not None}
-    return sum(a.nbytes for a in arrays.values())
+    arrays = {id(a): a for a in (solver.lam, solver.u, solver.wsum, solver.clast)
+              if a is not None}
+    return sum(8 * a.size for a in arrays.values())
 
 
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
@@ -134,30 +146,13 @@ def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, 
     return finish_all(runs, keep_state)
 
 
-def _block_maker(n):
-    """`prepare`'s `make_solver` for `n` binary problems on one block, handing out its
-    outputs in turn, and a test that they agreed (one set of arguments but B, which each
-    output keeps its own of: squared loss's 0/1 targets give each its own "auto" B; one
-    output each)."""
-    made, keys = [], set()
-
-    def make(params, n_features, rng_state, t_pick, track_loss, n_out, t0):
-        keys.add((dataclasses.replace(params, B=None), n_features, tuple(rng_state), t_pick,
-                  track_loss, n_out, t0))
-        made.append(made[-1] if made else solver_of(params, n_features, rng_state, t_pick,
-                                                    track_loss, n_out=n))
-        out = made[-1].outputs[len(made) - 1]
-        out.set_B(params.B if params.B is not None else 0.0)
-        return out
-    return make, lambda: len(keys) == 1 and next(iter(keys))[5] == 1
-
-
 def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     """`prepare` for each target vector of `ys` over the same X with the same seed (they draw
     the same rows), each run's bits those of `prepare` alone: binary problems in
-    `n_blocks` contiguous slices (one per thread), the outputs of one block each where a
-    slice holds `D.BLOCK_MIN_OUTPUTS` or more (docs/multiclass.md); one problem's K outputs
-    on a block if `n_blocks` is 1."""
+    `n_blocks` contiguous slices (one per thread), those of a slice the outputs of one
+    solver where it holds `D.BLOCK_MIN_OUTPUTS` or more and they agree but on B (one
+    block: docs/multiclass.md; run i its output i); one problem's K outputs on a block if
+    `n_blocks` is 1."""
     warm_starts = warm_starts or [None] * len(ys)
     block = (n_blocks or 1) == 1    # (a K-output loss's: its classes apart on threads)
     if len(ys) == 1:
@@ -165,35 +160,47 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     n_blocks = min(n_blocks or 1, len(ys))
     bounds = [b * len(ys) // n_blocks for b in range(n_blocks + 1)]
     runs = []
+    binary = kwargs.get("loss", D.DEFAULTS["loss"]) not in V.MULTICLASS_LOSSES
     for part in (range(bounds[b], bounds[b + 1]) for b in range(n_blocks)):
-        make, agreed = _block_maker(len(part))
-        got = [prepare(X, ys[i], warm_start=warm_starts[i], make_solver=make, **kwargs)
-               for i in part] if len(part) >= D.BLOCK_MIN_OUTPUTS else []
-        if not agreed():
-            got = [prepare(X, ys[i], warm_start=warm_starts[i], block=block, **kwargs)
-                   for i in part]
-        runs.extend(got)
+        got = [prepare(X, ys[i], warm_start=warm_starts[i], block=block,
+                       solver=not binary or len(part) < D.BLOCK_MIN_OUTPUTS, **kwargs)
+               for i in part]
+        runs.extend(got if got[0].solver is not None else
+                    _on_one_solver(got, kwargs.get("track_loss", False)))
     return runs
 
 
-def _problems(runs):
-    """The kernel problems of `runs`: (solver, y, its runs), a block's outputs as one, its y
-    their targets side by side (where they lie if they are one array's adjacent columns)."""
+def _on_one_solver(runs, track_loss):
+    """Binary problems' `runs` (`prepare`'s, without their solvers) as the outputs of one
+    solver where they agree but on B (each output keeps its own: squared loss's 0/1
+    targets give each its own "auto" B), else each with its own solver."""
+    first = runs[0]
+    key = [(dataclasses.replace(run.params, B=None), run.t_pick, run.state is None,
+            run.state is None or int(run.state["t"])) for run in runs]
+    if any(k != key[0] for k in key):
+        return [run._replace(solver=_solver_for(run, track_loss, 1, False, run.state))
+                for run in runs]
+    solver = _solver_for(first, track_loss, len(runs), True, None if first.state is None
+                         else stacked([run.state for run in runs]))
+    solver.set_B([run.params.B if run.params.B is not None else 0.0 for run in runs])
+    return [run._replace(solver=solver, out=r) for r, run in enumerate(runs)]
+
+
+def problems(runs):
+    """The kernel problems of `runs`: (solver, y, its runs), the outputs of one solver as
+    one, its y their targets side by side (where they lie if they are one array's adjacent
+    columns)."""
     groups = []
     for run in runs:
-        s = run.solver
-        head = None if len(s.outputs) > 1 or s.n_out == 1 else s.head or s
-        if head is not None and groups and groups[-1][0] is head:
+        if run.out is not None and groups and groups[-1][0] is run.solver:
             groups[-1][1].append(run)
         else:
-            groups.append((head, [run]))
-    for head, group in groups:
-        if head is not None and [r.solver.out for r in group] != list(range(head.n_out)):
-            raise ValueError("the problems of a block must run together, in order")
-    return [(group[0].solver, group[0].y_kernel, group) if head is None else
-            (MultiSolver([r.solver for r in group]), side_by_side([r.y_kernel for r in group]),
-             group)
-            for head, group in groups]
+            groups.append((run.solver, [run]))
+    for solver, group in groups:
+        if group[0].out is not None and [r.out for r in group] != list(range(solver.n_out)):
+            raise ValueError("the outputs of a solver must run together, in order")
+    return [(solver, group[0].y_kernel if group[0].out is None else
+             side_by_side([r.y_kernel for r in group]), group) for solver, group in groups]
 
 
 def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
@@ -209,15 +216,15 @@ def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
             threads.run_split(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]),
                               merge_every, None, None, 0.0)
         return
-    problems = _problems(runs)
-    n_groups = max(1, min(n_jobs, len(problems)))
-    bounds = [g * len(problems) // n_groups for g in range(n_groups + 1)]
+    groups = problems(runs)
+    n_groups = max(1, min(n_jobs, len(groups)))
+    bounds = [g * len(groups) // n_groups for g in range(n_groups + 1)]
     block, long = max(1, LOCKSTEP_ROWS // runs[0].solver.k), 1
-    if sum(_vector_bytes(run.solver) for run in runs) > LOCKSTEP_CACHE:
+    if sum(_vector_bytes(solver) for solver, _, _ in groups) > LOCKSTEP_CACHE:
         block, long = t_end, LOCKSTEP_LONG      # (cut at chunks)
 
     def run_group(g, stop=None):
-        group = problems[bounds[g]:bounds[g + 1]]
+        group = groups[bounds[g]:bounds[g + 1]]
         solvers = [solver for solver, _, _ in group]
 
         def step_to(t):
@@ -230,8 +237,7 @@ def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
                 raise_status(status, run.solver, Xb, run.params)
 
         run_chunked(step_to, min(s.t for s in solvers), t_end,
-                    sum(len(runs) for _, _, runs in group) * _work_per_iteration(group[0][2][0])
-                    / long, stop)
+                    sum(_work_per_iteration(runs[0]) for _, _, runs in group) / long, stop)
 
     if n_groups == 1:
         run_group(0)
@@ -242,14 +248,13 @@ def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
 
 def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
             track_loss=False, warm_start=None, known_classes=None, row_stats=None,
-            k_above_rows=False, make_solver=None, block=True, **args):
+            k_above_rows=False, block=True, solver=True, **args):
     """Validate one `train` call and build its solver: its `Params` (`pgs.rules.params.resolve`
     of `args`, `pgs.train`'s training arguments, `pgs.DEFAULTS` for those not given) and
-    `solver_of` them (K outputs on a block if `block` and K >= `D.BLOCK_MIN_OUTPUTS`; or
-    ``make_solver(params, n_features, rng_state, t_pick, track_loss, n_out, t0)``'s).
-    `k_above_rows` lets a mini-batch hold more rows than X (partial_fit); ``row_stats(q,
-    full)`` gives X's when the "auto" rules need them (`pgs.dask`;
-    `pgs.rules.defaults.row_stats`)."""
+    `solver_of` them (K outputs on a block if `block` and K >= `D.BLOCK_MIN_OUTPUTS`; none
+    without `solver`: `prepare_many` builds one for several runs). `k_above_rows` lets a
+    mini-batch hold more rows than X (partial_fit); ``row_stats(q, full)`` gives X's when
+    the "auto" rules need them (`pgs.dask`; `pgs.rules.defaults.row_stats`)."""
     if warm_start is not None and not isinstance(warm_start, Model):
         raise TypeError(f"warm_start must be a pgs.Model, got {type(warm_start).__name__}")
     if warm_start is not None:      # (the loss decides how y is read: checked first)
@@ -293,92 +298,124 @@ def prepare(X, y, *, sigma=D.DEFAULTS["sigma"], seed=None, sample_weight=None,
         else:
             t_pick = -1
 
-    solver = (make_solver(params, n_features, rng_state, max(t_pick, 0), track_loss,
-                          data.n_outputs, t0) if make_solver is not None else
-              solver_of(params, n_features, rng_state, max(t_pick, 0), track_loss,
-                        n_out=data.n_outputs,
-                        block=block and data.n_outputs >= D.BLOCK_MIN_OUTPUTS))
+    run = Run(None, Xb, data.y, data.weights, t_total, t_pick, state, params, classes,
+              n_features, rng=rng_state)
+    if not solver:
+        return run
+    return run._replace(solver=_solver_for(
+        run, track_loss, data.n_outputs, block and data.n_outputs >= D.BLOCK_MIN_OUTPUTS,
+        state))
+
+
+def _solver_for(run, track_loss, n_out, block, state):
+    """The solver of a prepared run: `n_out` outputs (feature-major if `block`), resuming
+    `state` (a warm start's) and keeping the run's t_pick."""
+    solver = solver_of(run.params, run.n_features, run.rng, max(run.t_pick, 0), track_loss,
+                       n_out=n_out, block=block)
     if state is not None:
         solver.set_state(state)
-        if t_pick != -1:
-            solver.set_t_pick(t_pick)
-    return Run(solver, Xb, data.y, data.weights, t_total, t_pick, state, params,
-               classes, n_features)
+        if run.t_pick != -1:
+            solver.set_t_pick(run.t_pick)
+    return solver
 
 
 def finish_all(runs, keep_state, xt=None):
-    """`finish` of each run; binary problems' new iterates (`keep_state`, or a block's) go
-    into the rows of one matrix as each is taken: the estimators' coef_, without a copy."""
+    """`finish` of each run, the outputs of one solver (`prepare_many`) from its iterate
+    taken once (rows of one matrix); separate binary problems' new iterates (with
+    `keep_state`) go into the rows of one matrix as each is taken: the estimators' coef_,
+    without a copy."""
     rows = None
-    if len(runs) > 1 and all(len(run.solver.outputs) == 1 for run in runs) and \
-            (keep_state or runs[0].solver.n_out > 1):
+    if len(runs) > 1 and all(run.out is None and run.solver.n_out == 1 for run in runs) \
+            and keep_state:
         rows = np.empty((len(runs), runs[0].n_features + 1))
-    return [finish(run, False, keep_state, None if rows is None else rows[i], xt)
-            for i, run in enumerate(runs)]
+    models = []
+    for solver, _, group in problems(runs):
+        if group[0].out is None:
+            models.append(finish(group[0], False, keep_state,
+                                 None if rows is None else rows[len(models)], xt))
+            continue
+        which, iteration = _which(group[0])
+        W, state, bias = _taken(solver, which, keep_state)
+        models += [_model(run, W[r], output_state(bias, r), which, iteration,
+                          None if state is None else output_state(state, r), False, xt)
+                   for r, run in enumerate(group)]
+    return models
+
+
+def _which(run):
+    """(The iterate a finished run returns, its iteration)."""
+    t_done = run.solver.t
+    if run.params.iterate != "random":
+        return run.params.iterate, t_done
+    t_pick = int(run.state["t_pick"]) if run.t_pick == -1 else run.t_pick
+    return ("pick", t_pick) if t_pick <= t_done else ("last", t_done)
+
+
+def _taken(solver, which, keep_state):
+    """A done solver's iterate `which`, its state (`keep_state`: the solver's buffers, no
+    copy) and its scalars. Without keep_state the iterate is computed in one of its
+    buffers, with it the iterate is the one new vector: either way no copy of the state
+    (the memory budget)."""
+    bias = solver._scalars()
+    if not keep_state:
+        return solver.take(which), None, bias
+    solver.finish()
+    return solver.iterate(which), solver.get_state(copy=False), bias
 
 
 def finish(run, stopped, keep_state, out=None, xt=None):
     """The `Model` of a run that `_run_chunks` (or `run_lockstep`) has done (its iterate
     written into `out`, if given; `xt(v)`: X^T v where run.Xb has no rows, `screen`)."""
-    solver, n = run.solver, run.n_features
-    t_done = solver.t
-    which, iteration = run.params.iterate, t_done
-    if which == "random":
-        t_pick = int(run.state["t_pick"]) if run.t_pick == -1 else run.t_pick
-        which, iteration = ("pick", t_pick) if t_pick <= t_done else ("last", t_done)
-    # The solver is done: without keep_state the iterate is computed in one of its
-    # buffers, with keep_state the model keeps its buffers as the state and the iterate
-    # is the one new vector. Either way no copy of the state (the memory budget).
-    bias = solver._scalars()
-    if keep_state:
-        solver.finish()
-        w = solver.iterate(which)
-        state = solver.get_state(copy=False)
-    else:
-        w, state = solver.take(which), None
+    which, iteration = _which(run)
+    w, state, bias = _taken(run.solver, which, keep_state)
     if out is not None:
         out[:] = w
         w = out
+    return _model(run, w, bias, which, iteration, state, stopped, xt)
+
+
+def _model(run, w, bias, which, iteration, state, stopped, xt):
+    """The `Model` (a `MulticlassModel` for K outputs) of iterate `w` of `run`."""
+    t_done = run.solver.t
     params = dict(dataclasses.asdict(run.params), T=t_done,
-                  passes=t_done * solver.k / run.Xb.shape[0])   # (of this call's rows)
+                  passes=t_done * run.solver.k / run.Xb.shape[0])   # (of this call's rows)
     icpts = intercepts(run, w, bias, which)
-    model = (MulticlassModel if w.ndim == 2 else Model)(       # (K outputs: a MultiSolver)
-        coef=w[..., :n], intercept=icpts if w.ndim == 2 else icpts[0], iteration=iteration,
-        T=t_done, classes=run.classes, params=params)
+    model = (MulticlassModel if w.ndim == 2 else Model)(
+        coef=w[..., :run.n_features], intercept=icpts if w.ndim == 2 else icpts[0],
+        iteration=iteration, T=t_done, classes=run.classes, params=params)
     if run.params.l1 > 0.0:     # (w = 0 where the null model's certificate holds)
         screen(model, run.Xb, run.y_kernel, run.weights, xt)
     if stopped:
         model.params["stopped_early"] = True
-    if keep_state:
+    if state is not None:
         model._state = state
     return model
 
 
 def intercepts(run, w, bias, which):
-    """The bias of each output of `run`'s iterate `which`, `w` (one row, or K), from the
-    solver's scalars `bias` (a dict, or K): the constant column's weight times its value,
-    or the free bias."""
-    prm = run.params
+    """The bias of each output of `run`'s iterate `which`, `w` (one row, or R), from the
+    solver's scalars `bias` (`Solver._scalars`: each output's an array of R for R > 1):
+    the constant column's weight times its value, or the free bias."""
+    prm, W = run.params, np.atleast_2d(w)
+    b = {key: np.broadcast_to(bias[key], (W.shape[0],)) for key in ("b", "b_sum", "b_pick")}
 
-    def one(w_column, b):
+    def one(r):
         if not prm.fit_intercept:
             return 0.0
         if prm.icpt:
-            return w_column * prm.icpt
+            return W[r, run.n_features] * prm.icpt
         if which == "average":
-            return b["b_sum"] / b["rho_sum"] if b["rho_sum"] > 0.0 else 0.0
-        return b["b_pick"] if which == "pick" else b["b"]
+            return b["b_sum"][r] / bias["rho_sum"] if bias["rho_sum"] > 0.0 else 0.0
+        return b["b_pick"][r] if which == "pick" else b["b"][r]
 
-    return [one(wc[run.n_features], b) for wc, b in
-            zip(np.atleast_2d(w), bias if w.ndim == 2 else [bias], strict=True)]
+    return [float(one(r)) for r in range(W.shape[0])]
 
 
 def _work_per_iteration(run):
-    """Non-zeros an iteration of `run` reads: k rows of the mean row's non-zeros (K times
-    for K outputs)."""
+    """Non-zeros an iteration of `run`'s solver reads: k rows of the mean row's non-zeros
+    (R times for R outputs)."""
     Xb = run.Xb
-    n_out = len(run.solver.outputs)
-    return n_out * run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
+    return run.solver.n_out * run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
 
 
 def _run_chunks(run, callback, every, start):

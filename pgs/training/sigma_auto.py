@@ -12,7 +12,6 @@ import time
 
 import numpy as np
 
-from pgs.engine.solver import iterates
 from pgs.rules import defaults as D
 from pgs.rules import parameters as P
 from pgs.rules import validation as V
@@ -24,7 +23,7 @@ from pgs.rules.data import (
     side_by_side,
 )
 from pgs.rules.params import seed_entropy
-from pgs.training.fit import finish_all, intercepts, prepare_many, run_many_to
+from pgs.training.fit import finish_all, intercepts, prepare_many, problems, run_many_to
 
 
 def is_auto(sigma):
@@ -133,17 +132,22 @@ def r2_per_row(y, weights):
 
 def _current(runs):
     """The runs' current iterates (the average, or the last for the other choices: a picked
-    iterate may lie ahead) as the columns of one (n_features, P) array, taken in one pass
-    over their vectors (`pgs.engine.solver.iterates`), and their intercepts (a K-output
-    run gives K of each)."""
+    iterate may lie ahead) as the columns of one (n_features, P) array, each solver's taken
+    in one pass over its vectors, and their intercepts (a K-output run gives K of each)."""
     which = "average" if runs[0].params.iterate == "average" else "last"
-    W = iterates([s for run in runs for s in run.solver.outputs], which)
+    W = np.empty((runs[0].n_features + 1, sum(solver.n_out for solver, _, _ in
+                                              problems(runs))))
     icpts, c = [], 0
-    for run in runs:
-        k = len(run.solver.outputs)
-        w = W[:, c] if k == 1 else W[:, c:c + k].T
-        icpts.extend(intercepts(run, w, run.solver._scalars(), which))
-        c += k
+    for solver, _, group in problems(runs):
+        R = solver.n_out
+        if solver.l1 > 0.0:         # (zero where the sparse model is)
+            W[:, c:c + R] = np.atleast_2d(solver.iterate(which)).T
+        else:
+            solver._check_which(which)
+            solver._iterate_to(W[:, c:c + R], which == "average")
+        icpts.extend(intercepts(group[0], W[:, c] if R == 1 else W[:, c:c + R].T,
+                                solver._scalars(), which))
+        c += R
     return W[:runs[0].n_features], icpts
 
 
