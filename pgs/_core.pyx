@@ -194,8 +194,8 @@ cdef void _draws_end(const Draws* dr, const PGSSampler* smp, PGSState* st) noexc
 
 cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_ssize_t r,
                         int64_t i, const double* y, Py_ssize_t y_stride, double g_scale,
-                        const PGSSampler* smp, const PGSParams* prm,
-                        PGSState* st) noexcept nogil:
+                        const PGSSampler* smp, const PGSParams* prm, PGSState* st,
+                        double* coefs, Py_ssize_t k) noexcept nogil:
     """Row i's -loss'(z, y_i) times its weight / k into output c's coefs[k c + r] for its
     K margins z (the K-output losses overwrite z; row i's class at y[y_stride i]; K
     binary problems: output c's target at y[y_stride i + c]); the sampled loss added up
@@ -207,13 +207,13 @@ cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_
     if loss_tag is Multinomial or loss_tag is CrammerSinger:
         v = L.multi_dloss(tag, z, K, <Py_ssize_t>y[y_stride * i])
         for c in range(K):
-            st.coefs[prm.k * c + r] = -z[c] * g_scale
+            coefs[k * c + r] = -z[c] * g_scale
         if prm.track_loss:
             st.loss_sum += v * g_scale * prm.k
     else:
         for c in range(K):
-            st.coefs[prm.k * c + r] = -L.loss_at(loss_id, z[c], y[y_stride * i + c], prm.eps,
-                                                 &v if prm.track_loss else NULL) * g_scale
+            coefs[k * c + r] = -L.loss_at(loss_id, z[c], y[y_stride * i + c], prm.eps,
+                                          &v if prm.track_loss else NULL) * g_scale
             if prm.track_loss:
                 st.loss_sum += v * g_scale * prm.k
 
@@ -244,6 +244,8 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
     cdef DualVector one
     cdef double z1[1]
     cdef Draws dr
+    cdef PGSOutput* outs = st.outs      # (locals: no store to a vector can move them)
+    cdef double* coefs = st.coefs
     cdef Py_ssize_t K = st.n_out
     cdef Py_ssize_t k = prm.k
     cdef Py_ssize_t r, c
@@ -302,12 +304,12 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                 z[0] = dual_dot(dv, data, indices, indptr[i], indptr[i + 1], prm.icpt,
                                 indptr[nxt] if nxt >= 0 else 0, indptr[nxt + 1] if nxt >= 0 else 0)
             for c in range(K):
-                z[c] = dv[c].c * z[c] + st.outs[c].b
+                z[c] = dv[c].c * z[c] + outs[c].b
                 if not isfinite(z[c]):
                     status = PGS_NONFINITE        # nothing of the batch is applied
             if status != PGS_OK:
                 break
-            _coefs(tag, loss_id, z, K, r, i, y, y_stride, g_scale, smp, prm, st)
+            _coefs(tag, loss_id, z, K, r, i, y, y_stride, g_scale, smp, prm, st, coefs, k)
         if status != PGS_OK:
             break
 
@@ -333,7 +335,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                 i = st.rows[r]
                 n_nz = 0
                 for c in range(K):
-                    z[K + c] = st.coefs[k * c + r] * gw
+                    z[K + c] = coefs[k * c + r] * gw
                     n_nz += z[K + c] != 0.0
                 if 4 * n_nz >= K:
                     dual_add_block_two(dv, K, data, indices, indptr[i], indptr[i + 1], z + K,
@@ -348,11 +350,11 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             for c in range(K):
                 updated = False
                 for r in range(k):
-                    if st.coefs[k * c + r] != 0.0:
+                    if coefs[k * c + r] != 0.0:
                         i = st.rows[r]
                         # (prepaid: the batch paid this step's debts, its rows add only)
                         dual_add(&dv[c], data, indices, indptr[i], indptr[i + 1],
-                                 st.coefs[k * c + r] * gw, prm.icpt, not prepaid)
+                                 coefs[k * c + r] * gw, prm.icpt, not prepaid)
                         updated = True
                 if updated:
                     dual_maintain(&dv[c])
@@ -371,13 +373,13 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             if prm.l1 > 0.0 and dv[c].U < U_MAX:
                 dv[c].U = fmin(dv[c].U + prm.l1 * gw, U_MAX)
             dual_set_scale(&dv[c], tsig)
-            dual_project(&dv[c], st.outs[c].B, tsig)     # (one-vs-rest: each its own B)
+            dual_project(&dv[c], outs[c].B, tsig)     # (one-vs-rest: each its own B)
             if prm.icpt_rate > 0.0:
                 gsum = 0.0
                 for r in range(k):
-                    gsum += st.coefs[k * c + r]
-                st.outs[c].b += prm.icpt_rate * eta * gsum          # (plain SGD)
-            if not (isfinite(dv[c].c) and isfinite(st.outs[c].b)):
+                    gsum += coefs[k * c + r]
+                outs[c].b += prm.icpt_rate * eta * gsum          # (plain SGD)
+            if not (isfinite(dv[c].c) and isfinite(outs[c].b)):
                 status = PGS_NONFINITE
         if status != PGS_OK:
             break
@@ -391,16 +393,16 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
             for c in range(K):
                 if not wide:
                     dual_add_to_average(&dv[c], st.t, rho)
-                st.outs[c].b_sum += rho * st.outs[c].b
+                outs[c].b_sum += rho * outs[c].b
             st.rho_sum += rho
         if st.t == prm.t_pick:
             for c in range(K):
                 dual_write_w(&dv[c], st.w_pick + c * n_cols)
-                st.outs[c].b_pick = st.outs[c].b
+                outs[c].b_pick = outs[c].b
 
     _draws_end(&dr, smp, st)
     for c in range(K):
-        _dual_to_state(&dv[c], &st.outs[c])
+        _dual_to_state(&dv[c], &outs[c])
     return status
 
 
