@@ -569,6 +569,14 @@ def build_alias(const double[::1] weights):
 SAMPLING_MODES = ("iid", "permutation", "cyclic")
 
 
+cdef inline double _iterate_at(const DualVector* dv, Py_ssize_t j, bint average,
+                               double tt) noexcept nogil:
+    """Coordinate j of the last iterate c u_j, or of the average (0 before any is summed)."""
+    if not average:
+        return dv.c * dual_u(dv, j)
+    return dual_average_at(dv, j, tt) if tt > 0.0 else 0.0
+
+
 #: Each output's own scalars in a state (`SolverCore._scalars`), and their values at the
 #: start (a state that lacks one: lam alone, whose scalars set_lam rebuilds, or an older one).
 OUTPUT_SCALARS = dict(Q=0.0, Q_comp=0.0, Q_abs=0.0, C=0.0, c=0.0, S=1.0, n_updates=0, b=0.0,
@@ -833,8 +841,9 @@ cdef class SolverCore:
         """The last iterate w = c u, or with `average` the mean of the iterates (0 before
         any is summed: t = 0, or a parallel worker given no step), of every output into
         the columns of out, shape (n_cols, R), any strides, in one pass over the vectors
-        (output by output, each pass over a block would read every line of it). Element
-        by element, so out may be the outputs' wsum or clast themselves."""
+        (output by output, each pass over a block would read every line of it), or output
+        by output where out is an (R, n_cols) array's transpose (each row written in
+        turn). Element by element, so out may be the outputs' wsum or clast themselves."""
         cdef Py_ssize_t R = self.n_out, c, j
         cdef DualVector* dvs
         cdef double tt = self.st.rho_sum
@@ -848,12 +857,14 @@ cdef class SolverCore:
         for c in range(R):
             pgs_dual(&dvs[c], &self.prm, &self.st, self.n_cols, c)
         with nogil:
-            for j in range(self.n_cols):
+            if out.strides[0] == sizeof(double):    # (rows of an (R, n_cols) array)
                 for c in range(R):
-                    if not average:
-                        out[j, c] = dvs[c].c * dual_u(&dvs[c], j)
-                    else:
-                        out[j, c] = dual_average_at(&dvs[c], j, tt) if tt > 0.0 else 0.0
+                    for j in range(self.n_cols):
+                        out[j, c] = _iterate_at(&dvs[c], j, average, tt)
+            else:
+                for j in range(self.n_cols):
+                    for c in range(R):
+                        out[j, c] = _iterate_at(&dvs[c], j, average, tt)
         free(dvs)
 
     cdef double _rebuild(self, DualVector* dv, Py_ssize_t c) noexcept nogil:

@@ -187,9 +187,7 @@ def _on_one_solver(runs, track_loss):
 
 
 def problems(runs):
-    """The kernel problems of `runs`: (solver, y, its runs), the outputs of one solver as
-    one, its y their targets side by side (where they lie if they are one array's adjacent
-    columns)."""
+    """The kernel problems of `runs`: (solver, its runs), the outputs of one solver as one."""
     groups = []
     for run in runs:
         if run.out is not None and groups and groups[-1][0] is run.solver:
@@ -199,8 +197,14 @@ def problems(runs):
     for solver, group in groups:
         if group[0].out is not None and [r.out for r in group] != list(range(solver.n_out)):
             raise ValueError("the outputs of a solver must run together, in order")
-    return [(solver, group[0].y_kernel if group[0].out is None else
-             side_by_side([r.y_kernel for r in group]), group) for solver, group in groups]
+    return groups
+
+
+def _targets(group):
+    """A problem's y: its run's, or its outputs' targets side by side (where they lie if
+    they are one array's adjacent columns)."""
+    return group[0].y_kernel if group[0].out is None else \
+        side_by_side([r.y_kernel for r in group])
 
 
 def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
@@ -220,24 +224,24 @@ def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
     n_groups = max(1, min(n_jobs, len(groups)))
     bounds = [g * len(groups) // n_groups for g in range(n_groups + 1)]
     block, long = max(1, LOCKSTEP_ROWS // runs[0].solver.k), 1
-    if sum(_vector_bytes(solver) for solver, _, _ in groups) > LOCKSTEP_CACHE:
+    if sum(_vector_bytes(solver) for solver, _ in groups) > LOCKSTEP_CACHE:
         block, long = t_end, LOCKSTEP_LONG      # (cut at chunks)
 
     def run_group(g, stop=None):
         group = groups[bounds[g]:bounds[g + 1]]
-        solvers = [solver for solver, _, _ in group]
+        solvers = [solver for solver, _ in group]
+        ys = [_targets(runs) for _, runs in group]
 
         def step_to(t):
             # (a solver's bits do not depend on the schedule: chunks change nothing)
             failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices,
-                                          Xb.indptr, [y for _, y, _ in group],
-                                          group[0][2][0].weights)
+                                          Xb.indptr, ys, group[0][1][0].weights)
             if failed >= 0:
-                run = group[failed][2][0]
+                run = group[failed][1][0]
                 raise_status(status, run.solver, Xb, run.params)
 
         run_chunked(step_to, min(s.t for s in solvers), t_end,
-                    sum(_work_per_iteration(runs[0]) for _, _, runs in group) / long, stop)
+                    sum(_work_per_iteration(runs[0]) for _, runs in group) / long, stop)
 
     if n_groups == 1:
         run_group(0)
@@ -329,7 +333,7 @@ def finish_all(runs, keep_state, xt=None):
             and keep_state:
         rows = np.empty((len(runs), runs[0].n_features + 1))
     models = []
-    for solver, _, group in problems(runs):
+    for solver, group in problems(runs):
         if group[0].out is None:
             models.append(finish(group[0], False, keep_state,
                                  None if rows is None else rows[len(models)], xt))

@@ -135,10 +135,10 @@ def _current(runs):
     iterate may lie ahead) as the columns of one (n_features, P) array, each solver's taken
     in one pass over its vectors, and their intercepts (a K-output run gives K of each)."""
     which = "average" if runs[0].params.iterate == "average" else "last"
-    W = np.empty((runs[0].n_features + 1, sum(solver.n_out for solver, _, _ in
-                                              problems(runs))))
+    groups = problems(runs)
+    W = np.empty((runs[0].n_features + 1, sum(solver.n_out for solver, _ in groups)))
     icpts, c = [], 0
-    for solver, _, group in problems(runs):
+    for solver, group in groups:
         R = solver.n_out
         if solver.l1 > 0.0:         # (zero where the sparse model is)
             W[:, c:c + R] = np.atleast_2d(solver.iterate(which)).T
