@@ -58,14 +58,14 @@ def _halving_reference(fit_at, holdout_values, grid, per_pass, t_cap, se_of_diff
         rung *= 2
     win, t_choice = alive[0], t
     stop = slice(None) if stop is None else stop
-    best, best_values, stale = float(np.mean(values[win][stop])), values[win][stop], 0
+    best, stale = float(np.mean(values[win][stop])), 0
     if check is None:
         t = t_cap
     while check is not None and t < t_cap and stale < D.N_ITER_NO_CHANGE:
         t = min(t_cap, t + check)
         v = holdout_values(final_at(grid[win], t_choice, t))[stop]
-        if np.mean(v) > best + se_of_difference(v, best_values):
-            best, best_values, stale = float(np.mean(v)), v, 0
+        if np.mean(v) > best:
+            best, stale = float(np.mean(v)), 0
         else:
             stale += 1
     return grid[win], np.array(scores), t_choice, t
@@ -454,8 +454,9 @@ class _Holdout:
 
 @pytest.mark.parametrize("scores, checks", [
     ([0.5, 0.5, 0.5], 3),                  # three stale scores: stop
-    ([0.505, 0.505, 0.51], 3),             # a gain of the standard error or less is stale
+    ([0.49, 0.5, 0.495], 3),               # none above the best (0.5): stale
     ([0.5, 0.5, 0.52, 0.5, 0.5, 0.5], 6),  # a gain resets the count of stale scores
+    ([0.501, 0.5, 0.5, 0.502, 0.5, 0.5], 6),    # however small (the noise's 0.01 too)
     ([0.5, 0.52, 0.5, 0.5, 0.53, 0.5], 6),
     ([0.52, 0.54, 0.56, 0.58, 0.6, 0.62], 6),  # gains all the way: to t_cap
 ])

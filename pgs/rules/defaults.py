@@ -89,8 +89,8 @@ SEARCH_SHARE = 0.5
 #: The winner's held-out score is taken every pass, or every this many rows if a pass is
 #: shorter (small sets: as many passes as before the rule, at little cost) ...
 CHECK_ROWS = 10_000
-#: ... and the run stops after this many scores in a row without an improvement larger
-#: than the paired standard error of the difference (measured: docs/defaults.md 4).
+#: ... and the run stops after this many scores in a row no better than the best so far
+#: (measured: docs/defaults.md 4).
 N_ITER_NO_CHANGE = 3
 #: The share of the held-out rows that stay out after the search (the rest join the
 #: training): the rows the stop is read on, never trained on (docs/defaults.md 4).
