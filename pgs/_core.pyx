@@ -26,7 +26,7 @@ from pgs._dual cimport (
     dual_set_scale, dual_project, dual_add_to_average, dual_write_w,
     dual_average_at, dual_u,
     dual_truncate, dual_exact_Q, dual_renormalise, dual_rescale, dual_recompute_Q,
-    dual_one_block, dual_dot_block, dual_add_block_two, dual_maintain_block,
+    dual_dot_block, dual_add_block_two, dual_maintain_block,
     dual_add_to_average_block,
 )
 from pgs._random cimport xoshiro_bounded, xoshiro_next, xoshiro_shuffle
@@ -194,9 +194,9 @@ cdef void _draws_end(const Draws* dr, const PGSSampler* smp, PGSState* st) noexc
 
 cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_ssize_t r,
                         int64_t i, const double* y, Py_ssize_t y_stride, double g_scale,
-                        const PGSSampler* smp, const PGSParams* prm, PGSState* st,
-                        double* coefs, Py_ssize_t k) noexcept nogil:
-    """Row i's -loss'(z, y_i) times its weight / k into output c's coefs[k c + r] for its
+                        const PGSSampler* smp, const PGSParams* prm,
+                        PGSState* st) noexcept nogil:
+    """Row i's -loss'(z, y_i) times its weight / k into output c's st.coefs[k c + r] for its
     K margins z (the K-output losses overwrite z; row i's class at y[y_stride i]; K
     binary problems: output c's target at y[y_stride i + c]); the sampled loss added up
     if tracked."""
@@ -207,13 +207,13 @@ cdef inline void _coefs(loss_tag* tag, int loss_id, double* z, Py_ssize_t K, Py_
     if loss_tag is Multinomial or loss_tag is CrammerSinger:
         v = L.multi_dloss(tag, z, K, <Py_ssize_t>y[y_stride * i])
         for c in range(K):
-            coefs[k * c + r] = -z[c] * g_scale
+            st.coefs[prm.k * c + r] = -z[c] * g_scale
         if prm.track_loss:
             st.loss_sum += v * g_scale * prm.k
     else:
         for c in range(K):
-            coefs[k * c + r] = -L.loss_at(loss_id, z[c], y[y_stride * i + c], prm.eps,
-                                          &v if prm.track_loss else NULL) * g_scale
+            st.coefs[prm.k * c + r] = -L.loss_at(loss_id, z[c], y[y_stride * i + c], prm.eps,
+                                                 &v if prm.track_loss else NULL) * g_scale
             if prm.track_loss:
                 st.loss_sum += v * g_scale * prm.k
 
@@ -261,8 +261,13 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
         dv, z = &one, z1
     for c in range(K):
         pgs_dual(&dv[c], prm, st, n_cols, c)
-    one_block = K > 1 and dual_one_block(dv, K)
-    wide = one_block and dv[0].kind == P_TWO     # (the updates too)
+    # One block (feature-major at p = 2 or 1.5, without l1): a row's K margins take each
+    # entry once; at p = 2 ("wide") the updates, Q's recomputation and the average's folds
+    # too. (Other p interleave u with lam: there the one-pass margins did not pay,
+    # bench/results/block_margins.md.)
+    one_block = (K > 1 and prm.p_kind != P_GENERAL and prm.l1 == 0.0 and st.out_step == 1
+                 and st.stride == K and st.wout_step == 1 and st.wstride == K)
+    wide = one_block and prm.p_kind == P_TWO
     _draws_start(&dr, smp, st, n_rows, indptr)
 
     while st.t < t_end:
@@ -309,7 +314,7 @@ cdef int _pgs_loop(loss_tag* tag, int loss_id, const floating_t* data,
                     status = PGS_NONFINITE        # nothing of the batch is applied
             if status != PGS_OK:
                 break
-            _coefs(tag, loss_id, z, K, r, i, y, y_stride, g_scale, smp, prm, st, coefs, k)
+            _coefs(tag, loss_id, z, K, r, i, y, y_stride, g_scale, smp, prm, st)
         if status != PGS_OK:
             break
 
@@ -567,14 +572,6 @@ def build_alias(const double[::1] weights):
 # ------------------------------------------------------------ Python-facing state
 
 SAMPLING_MODES = ("iid", "permutation", "cyclic")
-
-
-cdef inline double _iterate_at(const DualVector* dv, Py_ssize_t j, bint average,
-                               double tt) noexcept nogil:
-    """Coordinate j of the last iterate c u_j, or of the average (0 before any is summed)."""
-    if not average:
-        return dv.c * dual_u(dv, j)
-    return dual_average_at(dv, j, tt) if tt > 0.0 else 0.0
 
 
 #: Each output's own scalars in a state (`SolverCore._scalars`), and their values at the
@@ -841,9 +838,8 @@ cdef class SolverCore:
         """The last iterate w = c u, or with `average` the mean of the iterates (0 before
         any is summed: t = 0, or a parallel worker given no step), of every output into
         the columns of out, shape (n_cols, R), any strides, in one pass over the vectors
-        (output by output, each pass over a block would read every line of it), or output
-        by output where out is an (R, n_cols) array's transpose (each row written in
-        turn). Element by element, so out may be the outputs' wsum or clast themselves."""
+        (output by output, each pass over a block would read every line of it). Element by
+        element, so out may be the outputs' wsum or clast themselves."""
         cdef Py_ssize_t R = self.n_out, c, j
         cdef DualVector* dvs
         cdef double tt = self.st.rho_sum
@@ -857,14 +853,12 @@ cdef class SolverCore:
         for c in range(R):
             pgs_dual(&dvs[c], &self.prm, &self.st, self.n_cols, c)
         with nogil:
-            if out.strides[0] == sizeof(double):    # (rows of an (R, n_cols) array)
+            for j in range(self.n_cols):
                 for c in range(R):
-                    for j in range(self.n_cols):
-                        out[j, c] = _iterate_at(&dvs[c], j, average, tt)
-            else:
-                for j in range(self.n_cols):
-                    for c in range(R):
-                        out[j, c] = _iterate_at(&dvs[c], j, average, tt)
+                    if not average:
+                        out[j, c] = dvs[c].c * dual_u(&dvs[c], j)
+                    else:
+                        out[j, c] = dual_average_at(&dvs[c], j, tt) if tt > 0.0 else 0.0
         free(dvs)
 
     cdef double _rebuild(self, DualVector* dv, Py_ssize_t c) noexcept nogil:

@@ -329,7 +329,7 @@ cdef inline void _dot_block(const DualVector* dv, Py_ssize_t K, const floating_t
                             const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
                             double icpt, Py_ssize_t nxt_lo, Py_ssize_t nxt_hi,
                             double* acc, double* z, bint q3) noexcept nogil:
-    """`dual_dot_block` of a `dual_one_block` (acc: scratch of 4 K): each entry read once,
+    """`dual_dot_block` of one block (acc: scratch of 4 K): each entry read once,
     its K coordinates in one pass over them (output c's lam_j at lam[K j + c]: its u_j
     at p = 2; with `q3`, p = 1.5, u_j computed from it as `_u_at` computes it), summed
     as `_dot` sums (four partial sums), so each z[c] has `dual_dot`'s bits; the next
@@ -374,29 +374,14 @@ cdef inline void _dot_block(const DualVector* dv, Py_ssize_t K, const floating_t
         z[c] = ((acc[c] + acc[K + c]) + (acc[2 * K + c] + acc[3 * K + c])) + icpt * x
 
 
-cdef inline bint dual_one_block(const DualVector* dv, Py_ssize_t K) noexcept nogil:
-    """True where the K outputs are one block at p = 2 or 1.5 (u is lam, or none) without
-    l1: output c's lam_j and wsum_j at lam[K j + c] and wsum[K j + c] of output 0's. A
-    row's K margins then take each entry once (`dual_dot_block`); at p = 2 the updates,
-    Q's recomputation and the average's folds too (a "wide" block: `dual_add_block_two`,
-    `dual_maintain_block`, `dual_add_to_average_block`). (Other p interleave u with lam:
-    there the one-pass margins did not pay, bench/results/block_margins.md.)"""
-    cdef Py_ssize_t c
-    for c in range(K):
-        if (dv[c].kind == P_GENERAL or dv[c].kind != dv[0].kind or dv[c].l1
-                or dv[c].lam != dv[0].lam + c or dv[c].stride != K
-                or (dv[c].wsum != NULL and (dv[c].wsum != dv[0].wsum + c or dv[c].wstride != K))
-                or (dv[c].wsum == NULL) != (dv[0].wsum == NULL)):
-            return False
-    return True
-
-
 cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floating_t* data,
                                 const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
                                 double icpt, Py_ssize_t nxt_lo, Py_ssize_t nxt_hi,
                                 double* z, bint one_block) noexcept nogil:
     """z[c] = <x, u_c> (`dual_dot`) for each output c of a block of K, dv[c] its dual
-    vector, and z of length 5 K (scratch beyond K): `one_block` (`dual_one_block`), each
+    vector, and z of length 5 K (scratch beyond K): `one_block` (the K outputs one block at
+    p = 2 or 1.5 without l1: output c's lam_j and wsum_j at lam[K j + c] and wsum[K j + c]
+    of output 0's; `_pgs_loop` of pgs/_core.pyx reads it from the state's layout), each
     entry's K coordinates in one pass (`_dot_block`), else output by output (as each
     feature's K coordinates are adjacent the first output's reads bring the others'
     lines: docs/multiclass.md)."""
@@ -669,7 +654,7 @@ cdef inline void _add_block_two(DualVector* dv, Py_ssize_t K, const floating_t* 
 cdef inline void dual_add_block_two(DualVector* dv, Py_ssize_t K, const floating_t* data,
                                     const index_t* indices, Py_ssize_t lo, Py_ssize_t hi,
                                     const double* g, double icpt, double* dq) noexcept nogil:
-    """`dual_add` of g[c] x to each output c of a wide block (`dual_one_block` at p = 2; dq:
+    """`dual_add` of g[c] x to each output c of a wide block (one block at p = 2; dq:
     scratch of 3 K): each entry's K coordinates in one pass, each output's arithmetic that
     of `_add_row_two` (an output with g[c] = 0 adds 0 to its coordinates, which can only
     turn a -0.0 into 0.0; its Q and updates are left alone)."""
@@ -680,7 +665,7 @@ cdef inline void dual_add_block_two(DualVector* dv, Py_ssize_t K, const floating
 
 
 cdef inline void dual_maintain_block(DualVector* dv, Py_ssize_t K, double* acc) noexcept nogil:
-    """`dual_maintain` of every output of a wide block (`dual_one_block` at p = 2) whose Q
+    """`dual_maintain` of every output of a wide block (one block at p = 2) whose Q
     is due (acc: scratch of K): one pass over the block for all of them, each Q summed as
     `dual_exact_Q` sums it (output by output, each pass would read every line of the
     block)."""
@@ -876,7 +861,7 @@ cdef inline void dual_add_to_average(DualVector* dv, long long t, double rho) no
 
 cdef inline void dual_add_to_average_block(DualVector* dv, Py_ssize_t K, long long t,
                                            double rho, double* fold) noexcept nogil:
-    """`dual_add_to_average` of every output of a wide block (`dual_one_block` at p = 2)
+    """`dual_add_to_average` of every output of a wide block (one block at p = 2)
     with an average (fold: scratch of K): the outputs due a fold fold in one pass over the
     block, each element as `dual_fold_average` folds it (output by output, each pass would
     read every line)."""
