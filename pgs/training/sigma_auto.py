@@ -378,14 +378,14 @@ def _prefer_first(winners, scores, values, holdout):
     return max(better, key=lambda c: scores[c], default=first)
 
 
-def _until_stale(rows, runs, holdout, values_now, best_values, t_cap, k, per_pass,
+def _until_stale(rows, runs, holdout, values_now, start_values, t_cap, k, per_pass,
                  max_passes, report, sigma):
     """Run `runs` on to `t_cap`, or until `D.N_ITER_NO_CHANGE` held-out scores in a row
     (``values_now()``: per row), taken every pass (`per_pass` iterations, at least
-    `D.CHECK_ROWS` rows), are no better than the best (`best_values`: the winner's last
-    rung's). (Any gain counts: a steady climb of gains each within the noise went on
+    `D.CHECK_ROWS` rows), are no better than the best (at first `start_values`': the
+    winner's last rung's). (Any gain counts: a steady climb of gains each within the noise went on
     rising where the stop had read them as stale; docs/defaults.md 4.)"""
-    t, best, stale = runs[0].solver.t, holdout.score(best_values), 0
+    t, best, stale = runs[0].solver.t, holdout.score(start_values), 0
     check = max(per_pass, math.ceil(D.CHECK_ROWS / k))
     while t < t_cap and stale < D.N_ITER_NO_CHANGE:
         t = min(t_cap, t + check)
