@@ -43,7 +43,9 @@
 # in shared buffers, each feature's K coordinates adjacent: output c's lam_j at
 # lam[K j + c] (its DualVector's lam points at offset c, stride K; 2 K for lam and u
 # interleaved; wstride K for wsum, clast and paid). A row's K margins (`dual_dot_block`)
-# and updates then share its features' cache lines instead of missing on K vectors.
+# and updates then share its features' cache lines instead of missing on K vectors. One
+# output keeps its own p = 2 margin and update: the block's at R = 1 took 1.25-2.1x the
+# time of a pass (bench/results/stride_r.md).
 
 from libc.math cimport sqrt, fabs, copysign, exp2, log2, NAN
 from libc.stdint cimport int32_t, int64_t
