@@ -160,8 +160,7 @@ class _PGSBase(BaseEstimator):
                   sample_weight=weights, keep_state=True, k_above_rows=partial)
         families = [(targets, dict(loss=loss, known_classes=kernel_classes(
             loss, getattr(self, "_n_outputs", 2)))) for targets, loss in families]
-        # Structure checked once here; entries by the kernel, as it reads each row.
-        X = as_csr_buffers(X, check_entries=False)
+        X = self._buffers(X)
         n_jobs = _effective_n_jobs(self.n_jobs)
         if warm or not sigma_auto.is_auto(self.sigma):
             (targets, model), = families        # (a fixed sigma: one model, `_losses`)
@@ -183,6 +182,11 @@ class _PGSBase(BaseEstimator):
             rows.close()
         self.sigma_grid_, self.sigma_scores_ = grid, scores[chosen]
         return models, families[chosen][1]["loss"]
+
+    def _buffers(self, X):
+        """X as the solver reads it: CSR buffers, their structure checked once here (the
+        entries by the kernel, as it reads each row)."""
+        return as_csr_buffers(X, check_entries=False)
 
     def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
         """The problems at a fixed sigma ("auto" with `warm_models`: theirs), continuing

@@ -469,6 +469,25 @@ def test_default_round_is_half_a_pass(client):
     _same_model(auto, chain)
 
 
+def test_estimators_check_a_dask_fit_as_an_in_memory_one(client):
+    """A dask X is checked by its shape (it stays on the cluster), y as in memory."""
+    pytest.importorskip("sklearn")
+    X, y = _problem(m=300, n=20, seed=2)
+    one = _dask(X, (300,))
+    with client.as_current():
+        est = pgs.dask.PGSRegressor(T=300, sigma=1e-3, random_state=0)
+        with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+            est.fit(one, y[:-1])
+        with pytest.raises(ValueError, match="y contains NaN"):
+            est.fit(one, np.where(np.arange(300) == 7, np.nan, y))
+        with pytest.raises(ValueError, match="classes"):
+            pgs.dask.PGSClassifier(T=300, sigma=1e-3).fit(one, np.linspace(0, 1, 300))
+        est.fit(one, y)
+        assert est.n_features_in_ == 20
+        with pytest.raises(ValueError, match="X has 19 features"):
+            est.set_params(warm_start=True).fit(_dask(X[:, :19], (300,)), y)
+
+
 def test_estimators_with_every_default_are_the_in_memory_ones(client):
     """PGSClassifier() (3 classes: one-vs-rest and Crammer-Singer compared) and
     PGSRegressor() on a one-chunk dask X:

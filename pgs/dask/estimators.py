@@ -4,48 +4,63 @@
 import inspect
 
 import dask.array as da
+import numpy as np
+from sklearn.utils import assert_all_finite, check_consistent_length, column_or_1d
+from sklearn.utils.validation import validate_data
 
 from pgs import estimators as E
 from pgs.dask.client import DEFAULT_TIMEOUT, get_client
-from pgs.dask.training import DaskRows, _fetch, _partition, shape_only_csr, train
+from pgs.dask.training import DaskRows, _fetch, _partition, train
 from pgs.rules.docstrings import fill_doc
 
 
 class _DaskFit:
-    """`fit` on dask arrays: the estimator's own `fit` runs on an empty stand-in X of the same
-    shape (all it reads of X), and `_fit_many` trains each problem on the dask X with
-    `pgs.dask.train`. In-memory input is fitted as by the parent class."""
-
-    _dask_X = None
+    """`fit` on a dask X: the estimator's own `fit` with X kept on the cluster, validated
+    by its shape (`_validate`), ``sigma="auto"`` training on its shards (`_rows`) and each
+    problem at a fixed sigma trained by `pgs.dask.train` (`_fit_many`). In-memory input
+    is fitted as by the parent class; a `partial_fit` batch is gathered to the client."""
 
     def fit(self, X, y, sample_weight=None):
         """Fit on in-memory or dask arrays (see `pgs.dask.PGSClassifier`); returns self."""
-        if not isinstance(X, da.Array):
-            return super().fit(X, y, sample_weight)
-        client = get_client()
-        if isinstance(y, da.Array):
-            y = _fetch(client, y, DEFAULT_TIMEOUT, "y")
-        if isinstance(sample_weight, da.Array):
-            sample_weight = _fetch(client, sample_weight, DEFAULT_TIMEOUT, "sample_weight")
-        X = _partition(X)
-        self._dask_X, self._client = X, client
-        try:
-            return super().fit(shape_only_csr(X.shape), y, sample_weight)
-        finally:
-            self._dask_X = self._client = None
+        if isinstance(X, da.Array):
+            y, sample_weight = (_fetch(get_client(), a, DEFAULT_TIMEOUT, what)
+                                if isinstance(a, da.Array) else a
+                                for a, what in ((y, "y"), (sample_weight, "sample_weight")))
+        return super().fit(X, y, sample_weight)
+
+    def partial_fit(self, X, y, *args, **kwargs):
+        """`partial_fit` of the parent class; a dask batch is gathered to the client."""
+        if isinstance(X, da.Array):
+            X = _fetch(get_client(), X, DEFAULT_TIMEOUT, "X")
+        return super().partial_fit(X, y, *args, **kwargs)
+
+    def _validate(self, X, *y, reset, y_numeric=False):
+        if not (isinstance(X, da.Array) and y):       # (in memory, or a prediction's X)
+            return super()._validate(X, *y, reset=reset, y_numeric=y_numeric)
+        X = _partition(X)       # (the row chunks' sizes known: X's shape is)
+        validate_data(self, X, skip_check_array=True, reset=reset)   # (n_features_in_)
+        y = column_or_1d(y[0], warn=True)      # (scikit-learn's checks of y, as for X in memory)
+        if y_numeric:
+            y = y.astype(np.float64) if y.dtype.kind == "O" else y
+            assert_all_finite(y, input_name="y")
+        check_consistent_length(X, y)
+        return X, y
+
+    def _buffers(self, X):
+        return X if isinstance(X, da.Array) else super()._buffers(X)
 
     def _rows(self, X, n_jobs):
         """Where ``sigma="auto"`` trains: the dask X's shards (`pgs.dask.training.DaskRows`)."""
-        if self._dask_X is None:
+        if not isinstance(X, da.Array):
             return super()._rows(X, n_jobs)
-        return DaskRows(self._dask_X, self._client, merge_every=self.merge_every)
+        return DaskRows(X, get_client(), merge_every=self.merge_every)
 
     def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
-        if self._dask_X is None:
+        if not isinstance(X, da.Array):
             return super()._fit_many(X, targets, warm_models, n_jobs, **kw)
         # (known_classes: every problem of a fit holds both its targets, or all K classes)
         del kw["known_classes"], kw["k_above_rows"]
-        return [train(self._dask_X, target, client=self._client, merge_every=self.merge_every,
+        return [train(X, target, client=get_client(), merge_every=self.merge_every,
                       warm_start=warm, **kw)
                 for target, warm in zip(targets, warm_models or [None] * len(targets),
                                         strict=True)]
