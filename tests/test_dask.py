@@ -488,21 +488,25 @@ def test_estimators_check_a_dask_fit_as_an_in_memory_one(client):
             est.set_params(warm_start=True).fit(_dask(X[:, :19], (300,)), y)
 
 
-def test_estimators_with_every_default_are_the_in_memory_ones(client):
-    """PGSClassifier() (3 classes: one-vs-rest and Crammer-Singer compared) and
-    PGSRegressor() on a one-chunk dask X:
-    the in-memory estimators' fits, sigma search and stopping rule included."""
+@pytest.mark.parametrize("n_classes, loss", [(3, "auto"), (8, "auto"), (3, "squared")])
+def test_estimators_with_every_default_are_the_in_memory_ones(client, n_classes, loss):
+    """PGSClassifier() (one-vs-rest and Crammer-Singer compared; its one-vs-rest problems
+    one solver's outputs, a block from 8; "squared": each output its own radius B) and
+    PGSRegressor() on a one-chunk dask X: the in-memory estimators' fits, sigma search and
+    stopping rule included."""
     X, _ = _problem(m=2400, n=20, seed=8)
-    y3 = np.random.default_rng(1).integers(0, 3, 2400)
+    y = np.random.default_rng(1).integers(0, n_classes, 2400)
     z = X @ np.ones(20) + 0.1 * np.random.default_rng(2).standard_normal(2400)
     with client.as_current():
-        got = pgs.dask.PGSClassifier(random_state=4).fit(_dask(X, 2400), y3)
+        got = pgs.dask.PGSClassifier(loss=loss, random_state=4).fit(_dask(X, 2400), y)
         reg = pgs.dask.PGSRegressor(random_state=5).fit(_dask(X, 2400), z)
-    want = pgs.PGSClassifier(random_state=4).fit(X, y3)
+    want = pgs.PGSClassifier(loss=loss, random_state=4).fit(X, y)
     np.testing.assert_array_equal(got.coef_, want.coef_)
     np.testing.assert_array_equal(got.intercept_, want.intercept_)
     assert got.sigma_ == want.sigma_ and got.n_iter_ == want.n_iter_
     assert got.loss_ == want.loss_
+    if loss == "squared":       # (the outputs' radii differ: the test tests them)
+        assert len(set(want.params_["B"])) == n_classes
     np.testing.assert_array_equal(reg.coef_, pgs.PGSRegressor(random_state=5).fit(X, z).coef_)
 
 

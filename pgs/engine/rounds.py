@@ -48,23 +48,29 @@ class RoundParams(NamedTuple):
     merge_every: int = 1
     track_loss: bool = False
     block: bool = False
+    B: object = None
 
     def solver(self, t_pick, rng, t_offset=None, n_out=1):
         """A `Solver` of the run's constants (the PRNG and t_pick of a worker or probe) and
         `n_out` outputs, feature-major if `block` (its lam set and its change taken in one
-        pass over the block: `run_shard`)."""
-        return solver_of(self.resolved, self.n_features, rng, t_pick, self.track_loss,
-                         t_offset, n_out, block=self.block)
+        pass over the block: `run_shard`), each output's radius `B` (None: the resolved
+        one; one-vs-rest problems may each have their own)."""
+        solver = solver_of(self.resolved, self.n_features, rng, t_pick, self.track_loss,
+                           t_offset, n_out, block=self.block)
+        if self.B is not None:
+            solver.set_B(self.B)
+        return solver
 
 
-def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=False):
+def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=False, B=None):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
     are split into shards of `sizes` rows, in worker order (`merge_every` None:
-    `default_merge_every` of rounds of `passes` passes)."""
+    `default_merge_every` of rounds of `passes` passes; `B`: each output's radius, or None
+    for the run's)."""
     merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k,
                                                      passes)
     block = run.solver.n_out >= D.BLOCK_MIN_OUTPUTS    # (K outputs)
-    params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss), block)
+    params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss), block, B)
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
 

@@ -200,7 +200,7 @@ def problems(runs):
     return groups
 
 
-def _targets(group):
+def targets_of(group):
     """A problem's y: its run's, or its outputs' targets side by side (where they lie if
     they are one array's adjacent columns)."""
     return group[0].y_kernel if group[0].out is None else \
@@ -230,7 +230,7 @@ def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
     def run_group(g, stop=None):
         group = groups[bounds[g]:bounds[g + 1]]
         solvers = [solver for solver, _ in group]
-        ys = [_targets(runs) for _, runs in group]
+        ys = [targets_of(runs) for _, runs in group]
 
         def step_to(t):
             # (a solver's bits do not depend on the schedule: chunks change nothing)
