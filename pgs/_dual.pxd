@@ -396,8 +396,12 @@ cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floati
             _dot_block(dv, K, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, z + K, z, False)
         return
     for c in range(K):
-        z[c] = _dot(<DotBlock*>NULL, &dv[c], data, indices, lo, hi, icpt,
-                    nxt_lo if c == 0 else 0, nxt_hi if c == 0 else 0)
+        if dv[c].stride == (2 if dv[c].kind == P_GENERAL else 1):      # (output-major)
+            z[c] = dual_dot(&dv[c], data, indices, lo, hi, icpt,
+                            nxt_lo if c == 0 else 0, nxt_hi if c == 0 else 0)
+        else:
+            z[c] = _dot(<DotBlock*>NULL, &dv[c], data, indices, lo, hi, icpt,
+                        nxt_lo if c == 0 else 0, nxt_hi if c == 0 else 0)
 
 
 # ------------------------------------------------------------------------- add

@@ -250,19 +250,22 @@ def test_k_outputs_draw_with_one_sampler(block, monkeypatch):
 
 
 def test_few_outputs_keep_their_own_vectors(monkeypatch):
-    """Below `BLOCK_MIN_OUTPUTS` one-vs-rest problems and a K-output problem's classes keep
-    vectors of their own (a block's loops over so few coordinates cost more than they
-    save); from it on they share a block."""
+    """One-vs-rest problems and a K-output problem's classes are the outputs of one solver;
+    below `BLOCK_MIN_OUTPUTS` each output's vector is its own (output-major: a block's
+    loops over so few coordinates cost more than they save), from it on they share a
+    block (feature-major)."""
     monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 4)
     X, ys = _problems(n_classes=4)
-    for n, shared in ((3, False), (4, True)):
+    for n, shared in ((2, False), (3, False), (4, True)):
         runs = F.prepare_many(X, ys[:n], 1, loss="hinge", sigma=1e-3, T=10, seed=0)
-        assert all(run.solver.n_out == (n if shared else 1) for run in runs)
         labels = np.argmax(np.stack(ys[:n]), axis=0).astype(np.float64)
         multi = F.prepare(X, labels, loss="multinomial", sigma=1e-3, T=10).solver
-        assert multi.n_out == n and multi.block == shared
-        # (each feature's n coordinates adjacent, or each class's vector)
-        assert multi.lam.strides == ((8 * n, 8) if shared else (8, 8 * 41))
+        for solver in (runs[0].solver, multi):
+            assert solver.n_out == n and solver.block == shared
+            # (each feature's n coordinates adjacent, or each output's vector)
+            assert solver.lam.strides == ((8 * n, 8) if shared else (8, 8 * 41))
+        assert [run.out for run in runs] == list(range(n))
+        assert all(run.solver is runs[0].solver for run in runs)
 
 
 def test_problems_differing_in_B_alone_share_a_block():

@@ -195,10 +195,30 @@ def test_k_class_fit_holds_its_block_and_the_coef(loss, iterate, block, monkeypa
     assert peak <= blocks * block + 8 * (N_WIDE + 1) + 2**20, (peak / block, "blocks")
 
 
+@pytest.mark.parametrize("which", ["last", "average"])
+@pytest.mark.parametrize("block", [False, True])
+def test_take_of_r_outputs(which, block):
+    """R outputs: `take` gives `iterate`'s (R, n_cols) bits, output-major in the solver's
+    own buffer (each output's row contiguous), a block (feature-major, rows strided) in a
+    new array."""
+    X, y = _wide(m=200, nnz=20)
+    b = as_csr_buffers(X)
+    Y = np.stack([y, -y, np.where(np.arange(200) % 3 == 0, 1.0, -1.0)], axis=1)
+    s = pgs.engine.solver.Solver(N_WIDE, pgs.LOSS_NAMES.index("hinge"), 2.0, 1e-3, 0.0, 1.0,
+                                 0.0, 1, 0, True, np.arange(1, 5, dtype=np.uint64),
+                                 n_out=3, block=block)
+    assert s.run(50, b.data, b.indices, b.indptr, Y) == 0
+    expected = s.iterate(which)
+    own = s.lam if which == "last" else s.wsum
+    w = s.take(which)
+    np.testing.assert_array_equal(w, expected)
+    assert w.shape == (3, N_WIDE + 1) and np.shares_memory(w, own) != block
+
+
 def test_problems_of_their_own_hand_their_buffers_over():
     """Without keep_state, one-vs-rest problems with vectors of their own (fewer than
-    `BLOCK_MIN_OUTPUTS` a thread) take each iterate in one of their buffers: no
-    (K, n_features) matrix on top of them."""
+    `BLOCK_MIN_OUTPUTS` a thread: output-major) take each iterate in one of their buffers:
+    no (K, n_features) matrix on top of them."""
     from pgs.training.fit import fit_many
 
     X, _ = _wide(m=300, nnz=20)

@@ -1,8 +1,9 @@
-"""One-vs-rest in lock-step against the same problems one after another.
+"""One-vs-rest together against the same problems one after another.
 
 `PGSClassifier` seeds every one-vs-rest problem with `random_state`, so the problems draw
-the same rows, and runs them in lock-step (`pgs.training.fit.fit_many`): a row is fetched
-from memory once for all classes. This script times `PGSClassifier(sigma=..., T=...,
+the same rows, and runs them together (`pgs.training.fit.fit_many`: the outputs of one
+solver; the σ search's candidates in lock-step): a row is fetched from memory once for all
+classes. This script times `PGSClassifier(sigma=..., T=...,
 n_jobs=1).fit` against `pgs.train` on each problem in turn with the same arguments, which
 gives the same models bit for bit (checked), on data sets of several shapes:
 

@@ -111,15 +111,16 @@ class Solver(SolverCore):
     def take(self, which):
         """The iterate `which` ("last", "average" or "pick") computed in one of the solver's
         buffers (no memory on top of the state, which it consumes until `set_state`; to
-        keep it: `finish`, `iterate(which)`, `get_state(copy=False)`); R > 1 outputs: one
-        new array."""
+        keep it: `finish`, `iterate(which)`, `get_state(copy=False)`): (n_cols,), or for R
+        outputs (R, n_cols), each output's row contiguous; a block (feature-major): one new
+        array."""
         self._check_state()
         self._check_which(which)
         if self._handed:
             raise RuntimeError("get_state(copy=False) handed the solver's buffers over as "
                                "a state: take() would overwrite it (use iterate())")
-        # (l1 > 0, or R outputs: O(n) more)
-        w = self.iterate(which) if self.l1 > 0.0 or self.n_out > 1 else None
+        # (l1 > 0, or a block, whose outputs' rows are strided: O(n) more)
+        w = self.iterate(which) if self.l1 > 0.0 or self.block else None
         self.finish()
         self._consumed = True
         if w is not None:
@@ -131,11 +132,11 @@ class Solver(SolverCore):
                 w, columns = self._new()
                 self._iterate_to(columns, False)
                 return w
-            np.multiply(self.u, self.scale, out=self.u)
-            return self.u
-        w = self.wsum if self.clast is None else self.clast
-        self._iterate_to(w[:, None], True)
-        return w
+            w = np.multiply(self.u, self.scale, out=self.u)
+        else:
+            w = self.wsum if self.clast is None else self.clast
+            self._iterate_to(w if w.ndim == 2 else w[:, None], True)
+        return w if w.ndim == 1 else w.T     # (R outputs: their rows)
 
     def iterate(self, which):
         """The iterate `which` ("last", "average" or "pick") as a new array."""

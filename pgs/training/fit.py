@@ -131,9 +131,8 @@ def _vector_bytes(solver):
 def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
     """`fit` for several target vectors over the same X (one-vs-rest problems): problem i
     is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i], ...)`` bit for bit, run as
-    the outputs of one block (`prepare_many`) for each of `n_jobs` threads (or, below
-    `D.BLOCK_MIN_OUTPUTS` a thread, in lock-step there, `run_many_to`); a single problem
-    is split by rows between them."""
+    the outputs of one solver (`prepare_many`) for each of `n_jobs` threads; a single
+    problem is split by rows between them."""
     seed = seed_entropy(seed)   # (one draw for all: else they would draw different rows)
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
     runs = prepare_many(X, ys, n_jobs, seed=seed, warm_starts=warm_starts, **kwargs)
@@ -150,9 +149,9 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     """`prepare` for each target vector of `ys` over the same X with the same seed (they draw
     the same rows), each run's bits those of `prepare` alone: binary problems in
     `n_blocks` contiguous slices (one per thread), those of a slice the outputs of one
-    solver where it holds `D.BLOCK_MIN_OUTPUTS` or more and they agree but on B (one
-    block: docs/multiclass.md; run i its output i); one problem's K outputs on a block if
-    `n_blocks` is 1."""
+    solver where they agree but on B (run i its output i; a block, feature-major, from
+    `D.BLOCK_MIN_OUTPUTS` outputs: docs/multiclass.md); one problem's K outputs on a block
+    if `n_blocks` is 1."""
     warm_starts = warm_starts or [None] * len(ys)
     block = (n_blocks or 1) == 1    # (a K-output loss's: its classes apart on threads)
     if len(ys) == 1:
@@ -163,7 +162,7 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
     binary = kwargs.get("loss", D.DEFAULTS["loss"]) not in V.MULTICLASS_LOSSES
     for part in (range(bounds[b], bounds[b + 1]) for b in range(n_blocks)):
         got = [prepare(X, ys[i], warm_start=warm_starts[i], block=block,
-                       solver=not binary or len(part) < D.BLOCK_MIN_OUTPUTS, **kwargs)
+                       solver=not binary or len(part) == 1, **kwargs)
                for i in part]
         runs.extend(got if got[0].solver is not None else
                     _on_one_solver(got, kwargs.get("track_loss", False)))
@@ -173,14 +172,17 @@ def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
 def _on_one_solver(runs, track_loss):
     """Binary problems' `runs` (`prepare`'s, without their solvers) as the outputs of one
     solver where they agree but on B (each output keeps its own: squared loss's 0/1
-    targets give each its own "auto" B), else each with its own solver."""
+    targets give each its own "auto" B), else each with its own solver. (One solver of R
+    outputs against R solvers in lock-step: 0.72-0.97x the time a pass below
+    `D.BLOCK_MIN_OUTPUTS`, bench/results/ovr_one_solver.md.)"""
     first = runs[0]
     key = [(dataclasses.replace(run.params, B=None), run.t_pick, run.state is None,
             run.state is None or int(run.state["t"])) for run in runs]
     if any(k != key[0] for k in key):
         return [run._replace(solver=_solver_for(run, track_loss, 1, False, run.state))
                 for run in runs]
-    solver = _solver_for(first, track_loss, len(runs), True, None if first.state is None
+    solver = _solver_for(first, track_loss, len(runs), len(runs) >= D.BLOCK_MIN_OUTPUTS,
+                         None if first.state is None
                          else stacked([run.state for run in runs]))
     solver.set_B([run.params.B if run.params.B is not None else 0.0 for run in runs])
     return [run._replace(solver=solver, out=r) for r, run in enumerate(runs)]
