@@ -144,12 +144,12 @@ class _PGSBase(BaseEstimator):
                              reset=reset, **kwargs)
 
     def _train(self, X, families, weights, *, warm, partial, strata=None):
-        """(one `pgs.Model` per target array, the loss trained): `fit` (T iterations; T None:
-        ``sigma="auto"``'s stopping rule, or `max_passes` passes) or `partial_fit` (one pass
-        of the batch, which may have fewer rows than k) of the model of `families`, a list
-        of (target arrays, loss) pairs: the one given, or ``sigma="auto"``'s choice among
-        them; `warm` continues the fitted models, keeping their sigma and random streams;
-        `strata` stratify ``sigma="auto"``'s split."""
+        """(one `pgs.Model` per problem, the loss trained): `fit` (T iterations; T None:
+        ``sigma="auto"``'s stopping rule, or `max_passes` passes) or `partial_fit` (one
+        pass of the batch, which may have fewer rows than k) of the model of `families`, a
+        list of (targets, loss) pairs (`_targets`' (m, R) or (m,)): the one given, or
+        ``sigma="auto"``'s choice among them; `warm` continues the fitted models, keeping
+        their sigma and random streams; `strata` stratify ``sigma="auto"``'s split."""
         if partial and X.shape[0] < self.k:
             warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
                           f"k={self.k}: its one iteration draws {self.k} rows from them "
@@ -322,15 +322,15 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         return ("hinge", "crammer_singer")
 
     def _targets(self, y_index, n_classes, loss):
-        """`loss`'s per-problem targets: +-1 (or 0/1 for "squared") for each class vs the
-        rest; a K-output loss's one problem: the class indices."""
+        """`loss`'s targets: (m, R) +-1 (or 0/1 for "squared") for each class vs the rest
+        (R = 1 for two classes); a K-output loss's one problem: the class indices (m,)."""
         self._n_outputs = n_classes
         if loss in V.MULTICLASS_LOSSES:
-            return [y_index.astype(np.float64)]
+            return y_index.astype(np.float64)
         positives = np.array([1] if n_classes == 2 else range(n_classes))
         rest = 0.0 if loss == "squared" else -1.0
-        # (the columns of one array, row by row: a block reads each row's K targets in place)
-        return list(np.where(y_index[:, None] == positives, 1.0, rest).T)
+        # (one array, row by row: the solver reads each row's R targets in place)
+        return np.where(y_index[:, None] == positives, 1.0, rest)
 
     def fit(self, X, y, sample_weight=None):
         """Fit one-vs-rest binary problems with the Primal Gradient Solver.
@@ -581,14 +581,14 @@ class PGSRegressor(RegressorMixin, _PGSBase):
             self._check_params()
         X, y = self._validate(X, y, reset=not warm, y_numeric=True)
         weights = _check_weights(sample_weight, X.shape[0])
-        models, self.loss_ = self._train(X, [([np.asarray(y, dtype=np.float64)], self.loss)],
+        models, self.loss_ = self._train(X, [(np.asarray(y, dtype=np.float64), self.loss)],
                                          weights, warm=warm, partial=partial)
         self._set_fitted(models)
         return self
 
     def _per_row(self, strata, targets, sample_weight):
         """The held-out per-row score of ``sigma="auto"``: R^2's terms."""
-        return sigma_auto.r2_per_row(targets[0], sample_weight)
+        return sigma_auto.r2_per_row(targets, sample_weight)
 
     def _set_fitted(self, models):
         super()._set_fitted(models)

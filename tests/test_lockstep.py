@@ -114,7 +114,7 @@ def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, loss, monkeypatch):
     X, ys = _problems(n_classes=5, dtype=np.float32)
     kw = dict(loss=loss, p=1.8, sigma=1e-3, T=700, k=2, iterate=iterate,
               sampling="permutation", t_offset="auto")
-    many = fit_many(X, ys, n_jobs=n_jobs, seed=9, keep_state=True, **kw)
+    many = fit_many(X, np.column_stack(ys), n_jobs=n_jobs, seed=9, keep_state=True, **kw)
     for y, model in zip(ys, many, strict=True):
         ref = fit(X, y, seed=9, keep_state=True, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)
@@ -122,41 +122,42 @@ def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, loss, monkeypatch):
         assert model.iteration == ref.iteration
         assert model.params == ref.params
     # ... and a warm start of all of them is each one's warm start.
-    more = fit_many(X, ys, n_jobs=n_jobs, seed=10, warm_starts=many, **kw)
+    more = fit_many(X, np.column_stack(ys), n_jobs=n_jobs, seed=10, warm_starts=many, **kw)
     for y, warm, model in zip(ys, many, more, strict=True):
         ref = fit(X, y, seed=10, warm_start=warm, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)
         assert model.T == 1400
 
 
-def test_targets_side_by_side_are_read_in_place():
-    """One array's adjacent columns (the estimators' targets) are one (m, K) read-only view
-    of it, read by the block in place with the bits of separate vectors (a thread's block
-    of classes 3..5 reads rows of stride 6); any other vectors are stacked anew."""
-    from pgs.rules.data import side_by_side
-
+def test_targets_are_read_in_place():
+    """An (m, R) C-ordered float64 array of targets (the estimators'): each solver reads its
+    slice of columns in place (a thread's classes 3..5 read rows of stride 6), with the
+    bits of separate vectors; other layouts and dtypes are stacked anew, with the same
+    models."""
     X, ys = _problems(n_classes=6)
     Y = np.column_stack(ys)
-    view = side_by_side(list(Y.T))
-    assert np.shares_memory(view, Y) and not view.flags.writeable
-    np.testing.assert_array_equal(view, Y)
-    assert np.shares_memory(side_by_side(list(Y.T)[3:]), Y)
-    for others in (ys, list(Y.T)[::2], list(Y.T)[::-1], [y.astype(np.float32) for y in ys]):
-        got = side_by_side(others)
-        assert not np.shares_memory(got, Y)
-        np.testing.assert_array_equal(got, np.column_stack(others))
+    runs = F.prepare_many(X, Y, 2, loss="hinge", sigma=1e-3, T=10, seed=0)
+    assert [run.columns for run in runs] == [slice(0, 3), slice(3, 6)]
+    assert all(np.shares_memory(run.y_kernel, Y) for run in runs)
+    for other in (np.asfortranarray(Y), Y.astype(np.float32)):
+        runs = F.prepare_many(X, other, 2, loss="hinge", sigma=1e-3, T=10, seed=0)
+        assert not any(np.shares_memory(run.y_kernel, other) for run in runs)
+        np.testing.assert_array_equal(runs[1].y_kernel, Y[:, 3:])
     for loss, p, n_jobs in (("hinge", 2.0, 1), ("logistic", 1.8, 2)):
         kw = dict(loss=loss, p=p, sigma=1e-3, T=500, iterate="average", seed=4)
-        apart = fit_many(X, ys, n_jobs=n_jobs, **kw)
-        columns = fit_many(X, list(Y.T), n_jobs=n_jobs, **kw)
-        for one, two in zip(apart, columns, strict=True):
-            np.testing.assert_array_equal(two.coef, one.coef)
-            assert two.intercept == one.intercept
+        in_place = fit_many(X, Y, n_jobs=n_jobs, **kw)
+        stacked = fit_many(X, np.asfortranarray(Y), n_jobs=n_jobs, **kw)
+        for y, one, two in zip(ys, in_place, stacked, strict=True):
+            ref = fit(X, y, **kw)
+            np.testing.assert_array_equal(one.coef, ref.coef)
+            np.testing.assert_array_equal(two.coef, ref.coef)
+            assert one.intercept == two.intercept == ref.intercept
 
 
 def test_fit_many_seed_none_shares_one_fresh_seed():
     X, ys = _problems(n_classes=3)
-    models = fit_many(X, ys, sigma=1e-4, T=300, iterate="last", sampling="iid")
+    models = fit_many(X, np.column_stack(ys), sigma=1e-4, T=300, iterate="last",
+                      sampling="iid")
     seeds = {m.params["seed"] for m in models}
     assert len(seeds) == 1
     ref = pgs.train(X, ys[2], sigma=1e-4, T=300, iterate="last", sampling="iid",
@@ -169,7 +170,8 @@ def test_fit_many_names_a_bad_entry():
     X = X.copy()
     X.indices[X.indptr[4] + 1] = X.shape[1] + 3
     with pytest.raises(ValueError, match="column index"):
-        fit_many(X, ys, n_jobs=2, sigma=1e-4, T=2000, seed=0, sampling="cyclic")
+        fit_many(X, np.column_stack(ys), n_jobs=2, sigma=1e-4, T=2000, seed=0,
+                 sampling="cyclic")
 
 
 def test_fit_many_continues_problems_at_different_iterations():
@@ -179,7 +181,7 @@ def test_fit_many_continues_problems_at_different_iterations():
     kw = dict(loss="logistic", sigma=1e-3, iterate="last", sampling="iid")
     warm = [fit(X, y, T=T, seed=4, keep_state=True, **kw)
             for y, T in zip(ys, (100, 250, 100), strict=True)]
-    more = fit_many(X, ys, n_jobs=2, T=200, seed=4, warm_starts=warm, **kw)
+    more = fit_many(X, np.column_stack(ys), n_jobs=2, T=200, seed=4, warm_starts=warm, **kw)
     for y, w, model in zip(ys, warm, more, strict=True):
         ref = fit(X, y, T=200, seed=4, warm_start=w, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)
@@ -188,26 +190,26 @@ def test_fit_many_continues_problems_at_different_iterations():
 
 @pytest.mark.parametrize("p", [2.0, 1.5, 1.3])
 def test_block_of_binary_problems(p):
-    """`prepare_many` puts K binary problems in one block (each feature's K coordinates
-    adjacent) that runs as one problem with each row's K targets, on threads a block a
-    thread's slice (K-output losses' problems keep their own); the block's problems run
-    together only; a row whose hinge loss is flat for every output leaves the block's
-    dual vectors as they were, bit for bit."""
+    """`prepare_many` puts K binary problems on one solver (a block: each feature's K
+    coordinates adjacent) that runs as one problem with each row's K targets, on threads
+    one a thread's slice (a K-output loss's problem on threads: its own); a row whose
+    hinge loss is flat for every output leaves the block's dual vectors as they were, bit
+    for bit."""
     X, ys = _problems(n_classes=3)
-    on_threads = F.prepare_many(X, ys, 2, loss="hinge", sigma=1e-3, T=10, seed=0)
-    assert [run.solver.n_out for run in on_threads] == [1, 2, 2]     # (slices of 1 and 2)
-    assert on_threads[1].solver is on_threads[2].solver and on_threads[1].solver.block
-    labels = np.argmax(np.stack(ys), axis=0).astype(np.float64)
-    apart = F.prepare_many(X, [labels, labels], 1, loss="multinomial", sigma=1e-3, T=10)
-    assert [run.solver.n_out for run in apart] == [3, 3] and all(r.out is None for r in apart)
-    assert apart[0].solver is not apart[1].solver
-    runs = F.prepare_many(X, ys, 1, loss="hinge", p=p, sigma=1e-3, T=400, seed=4,
+    Y = np.column_stack(ys)
+    on_threads = F.prepare_many(X, Y, 2, loss="hinge", sigma=1e-3, T=10, seed=0)
+    assert [run.solver.n_out for run in on_threads] == [1, 2]     # (slices of 1 and 2)
+    assert on_threads[1].solver.block and on_threads[1].each is not None
+    assert [run.columns for run in on_threads] == [0, slice(1, 3)]
+    labels = np.argmax(Y, axis=1).astype(np.float64)
+    apart = F.prepare_many(X, labels, 2, loss="multinomial", sigma=1e-3, T=10)
+    assert len(apart) == 1 and apart[0].solver.n_out == 3 and not apart[0].solver.block
+    with pytest.raises(ValueError, match=r"class indices \(m,\), got targets of shape"):
+        F.prepare_many(X, np.column_stack([labels, labels]), 1, loss="multinomial", T=10)
+    runs = F.prepare_many(X, Y, 1, loss="hinge", p=p, sigma=1e-3, T=400, seed=4,
                           iterate="last", fit_intercept=False)
-    assert [run.out for run in runs] == [0, 1, 2]
-    assert all(run.solver is runs[0].solver for run in runs)
+    assert len(runs) == 1 and len(runs[0].each) == 3
     multi = runs[0].solver
-    with pytest.raises(ValueError, match="must run together"):
-        F.run_many_to(runs[:2], 400)
     F.run_many_to(runs, 400)
     before = multi.get_state()
     # One row scaled up: every output's margin is far past the hinge's kink, |z| > 10
@@ -237,7 +239,7 @@ def test_k_outputs_draw_with_one_sampler(block, monkeypatch):
     runs = [F.prepare(X, labels, loss="multinomial", **kw)]
     F.run_many_to(runs, 700)
     if block:       # (below BLOCK_MIN_OUTPUTS one-vs-rest problems are apart)
-        ovr = F.prepare_many(X, ys, 1, loss="hinge", **kw)
+        ovr = F.prepare_many(X, np.column_stack(ys), 1, loss="hinge", **kw)
         F.run_many_to(ovr, 700)
         runs.append(ovr[0])
     for run in runs:
@@ -257,15 +259,15 @@ def test_few_outputs_keep_their_own_vectors(monkeypatch):
     monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", 4)
     X, ys = _problems(n_classes=4)
     for n, shared in ((2, False), (3, False), (4, True)):
-        runs = F.prepare_many(X, ys[:n], 1, loss="hinge", sigma=1e-3, T=10, seed=0)
+        runs = F.prepare_many(X, np.column_stack(ys[:n]), 1, loss="hinge", sigma=1e-3, T=10,
+                              seed=0)
         labels = np.argmax(np.stack(ys[:n]), axis=0).astype(np.float64)
         multi = F.prepare(X, labels, loss="multinomial", sigma=1e-3, T=10).solver
         for solver in (runs[0].solver, multi):
             assert solver.n_out == n and solver.block == shared
             # (each feature's n coordinates adjacent, or each output's vector)
             assert solver.lam.strides == ((8 * n, 8) if shared else (8, 8 * 41))
-        assert [run.out for run in runs] == list(range(n))
-        assert all(run.solver is runs[0].solver for run in runs)
+        assert len(runs) == 1 and len(runs[0].each) == n
 
 
 def test_problems_differing_in_B_alone_share_a_block():
@@ -277,10 +279,9 @@ def test_problems_differing_in_B_alone_share_a_block():
     ys = [(y > 0).astype(np.float64) for y in ys]
     kw = dict(loss="squared", sigma=1e-3, T=600, seed=3, schedule="pgs", t_offset=0.0,
               iterate="average")
-    runs = F.prepare_many(X, ys, 1, **kw)
-    assert len({run.params.B for run in runs}) == 4
-    assert all(run.solver is runs[0].solver for run in runs)
-    for y, model in zip(ys, fit_many(X, ys, **kw), strict=True):
+    runs = F.prepare_many(X, np.column_stack(ys), 1, **kw)
+    assert len(runs) == 1 and len({params.B for params in runs[0].each}) == 4
+    for y, model in zip(ys, fit_many(X, np.column_stack(ys), **kw), strict=True):
         ref = fit(X, y, **kw)
         np.testing.assert_array_equal(model.coef, ref.coef)
         assert model.intercept == ref.intercept
@@ -292,10 +293,11 @@ def test_problems_that_disagree_keep_their_own_vectors():
     X, ys = _problems(n_classes=2)
     kw = dict(loss="logistic", sigma=1e-3, seed=3, keep_state=True)
     warm = [fit(X, y, T=t, **kw) for y, t in zip(ys, (100, 200), strict=True)]
-    runs = F.prepare_many(X, ys, 1, warm_starts=warm, loss="logistic", sigma=1e-3, T=50,
-                          seed=3)
-    assert all(run.solver.n_out == 1 for run in runs)
-    more = fit_many(X, ys, warm_starts=warm, loss="logistic", sigma=1e-3, T=50, seed=3)
+    runs = F.prepare_many(X, np.column_stack(ys), 1, warm_starts=warm, loss="logistic",
+                          sigma=1e-3, T=50, seed=3)
+    assert len(runs) == 2 and all(run.solver.n_out == 1 for run in runs)
+    more = fit_many(X, np.column_stack(ys), warm_starts=warm, loss="logistic", sigma=1e-3,
+                    T=50, seed=3)
     for y, w, model in zip(ys, warm, more, strict=True):
         ref = fit(X, y, warm_start=w, loss="logistic", sigma=1e-3, T=50, seed=3)
         np.testing.assert_array_equal(model.coef, ref.coef)

@@ -222,7 +222,7 @@ def test_problems_of_their_own_hand_their_buffers_over():
     from pgs.training.fit import fit_many
 
     X, _ = _wide(m=300, nnz=20)
-    ys = [np.where(np.arange(300) % 3 == c, 1.0, -1.0) for c in range(3)]
+    ys = np.stack([np.where(np.arange(300) % 3 == c, 1.0, -1.0) for c in range(3)], axis=1)
     vector = 8 * (N_WIDE + 1)
     kw = dict(loss="hinge", sigma=1e-4, iterate="average", n_jobs=2, seed=0)
     fit_many(X, ys, T=2, **kw)

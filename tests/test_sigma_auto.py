@@ -532,24 +532,24 @@ def test_current_iterates_are_each_problems_own(iterate, monkeypatch):
     from pgs.training.fit import intercepts, prepare_many, run_many_to
 
     X, labels = _multiclass()
-    ys = [np.where(labels == c, 1.0, -1.0) for c in range(3)]
+    Y = np.stack([np.where(labels == c, 1.0, -1.0) for c in range(3)], axis=1)
     kw = dict(sigma=1e-3, T=600, seed=2, iterate=iterate)
     for block_min, loss, targets, intercept in (
-            (2, "hinge", ys, "column"), (2, "hinge", ys, "free"), (100, "hinge", ys, "column"),
-            (2, "multinomial", [labels.astype(np.float64)], "column"),
-            (2, "logistic", ys[:1], "column")):
+            (2, "hinge", Y, "column"), (2, "hinge", Y, "free"), (100, "hinge", Y, "column"),
+            (2, "multinomial", labels.astype(np.float64), "column"),
+            (2, "logistic", Y[:, 0], "column")):
         monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", block_min)
         runs = prepare_many(X, targets, 1, loss=loss, intercept=intercept, **kw)
         run_many_to(runs, 600)
         W, icpts = SA._current(runs)
         which = "average" if iterate == "average" else "last"
         columns, expected = [], []
-        for run in runs:           # (a problem of a block: its output of the solver's)
+        for run in runs:           # (R problems on one solver: each output's own)
             w, bias = run.solver.iterate(which), run.solver._scalars()
-            if run.out is not None:
-                w, bias = w[run.out], output_state(bias, run.out)
-            columns.extend(np.atleast_2d(w)[:, :run.n_features])
-            expected.extend(intercepts(run, w, bias, which))
+            for r in range(len(run.each or [None])):
+                one = (w, bias) if run.each is None else (w[r], output_state(bias, r))
+                columns.extend(np.atleast_2d(one[0])[:, :run.n_features])
+                expected.extend(intercepts(run, *one, which))
         np.testing.assert_array_equal(W, np.array(columns).T)
         assert icpts == expected
         holdout = SA.Holdout(X[:50], lambda Z: Z, None)

@@ -81,7 +81,7 @@ def _per_row(X, y, sigma, repeats=3):
     common = dict(sigma=sigma, T=X.shape[0], seed=0, max_passes=1.0)
     fits = [lambda: pgs.train(X, y, loss="multinomial", **common),
             lambda: pgs.train(X, y, loss="crammer_singer", **common),
-            lambda: fit_many(X, ovr_targets, loss="logistic", **common),
+            lambda: fit_many(X, np.column_stack(ovr_targets), loss="logistic", **common),
             lambda: [pgs.train(X, t, loss="logistic", **common) for t in ovr_targets]]
     times = [[] for _ in fits]
     for _ in range(repeats):

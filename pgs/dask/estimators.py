@@ -60,9 +60,10 @@ class _DaskFit:
             return super()._fit_many(X, targets, warm_models, n_jobs, **kw)
         # (known_classes: every problem of a fit holds both its targets, or all K classes)
         del kw["known_classes"], kw["k_above_rows"]
+        columns = targets.T if targets.ndim == 2 else [targets]
         return [train(X, target, client=get_client(), merge_every=self.merge_every,
                       warm_start=warm, **kw)
-                for target, warm in zip(targets, warm_models or [None] * len(targets),
+                for target, warm in zip(columns, warm_models or [None] * len(columns),
                                         strict=True)]
 
 

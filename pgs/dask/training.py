@@ -25,7 +25,7 @@ from pgs.rules.defaults import DASK_ROUND_PASSES, DEFAULTS, q_stride, row_sq_nor
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.params import KEEP
 from pgs.training import sigma_auto
-from pgs.training.fit import check_reports, finish, prepare, problems, targets_of
+from pgs.training.fit import check_reports, finish, prepare
 from pgs.training.train import train as _pgs_train
 
 #: Times an actor lost with its worker is made again for the same call.
@@ -278,17 +278,15 @@ class DaskRows:
     def advance(self, groups, t_end):
         """Every run of `groups` to iteration `t_end` by rounds, together: one call per
         shard and round for all of them (`pgs.engine.rounds.run_rounds`)."""
-        # (a solver's key on the shards: its candidate's loss and sigma, its place; R
-        # one-vs-rest problems on one solver: one run of their R targets, each its own B)
-        runs = {(outs[0].params.loss, outs[0].params.sigma, c): (
-            outs[0]._replace(y_kernel=targets_of(outs)), None if outs[0].out is None
-            else [0.0 if r.params.B is None else r.params.B for r in outs])
-            for group in groups for c, (solver, outs) in enumerate(problems(group))
-            if solver.t < t_end}
+        # (a run's key on the shards: its candidate's loss and sigma, its place)
+        runs = {(run.params.loss, run.params.sigma, c): run for group in groups
+                for c, run in enumerate(group) if run.solver.t < t_end}
         if not runs:
             return
         states = {}
-        for key, (run, B) in runs.items():
+        for key, run in runs.items():
+            # (R one-vs-rest problems on one solver: each output its own radius)
+            B = None if run.each is None else [0.0 if e.B is None else e.B for e in run.each]
             params, state = P.setup(run, self.sizes, self.merge_every, DASK_ROUND_PASSES, B=B)
             if key not in self._sent:          # (targets, weights, constants: once)
                 self.actors.setup(run, params, key)
@@ -296,7 +294,7 @@ class DaskRows:
             states[key] = [state, params]
         P.run_rounds(states, _map_runs(self.actors, "sigma search round"), t_end,
                      params.merge_every)
-        for key, (run, _) in runs.items():
+        for key, run in runs.items():
             run.solver.set_state(P.final_solver_state(states[key][0]))
 
     def xt_dot(self, v):

@@ -154,21 +154,6 @@ def two_class_signs(y, neg, pos):
     return np.where(is_pos, 1.0, -1.0), n_other
 
 
-def side_by_side(ys):
-    """The (m, K) array whose columns are the float64 vectors `ys`, in order: where they are
-    one array's adjacent columns (the estimators' one-vs-rest targets) a read-only view of
-    them, so that a block reads a row's K targets at once with no copy; else a new array."""
-    first = ys[0]
-    if all(isinstance(y, np.ndarray) and y.dtype == np.float64 and y.ndim == 1
-           and y.shape == first.shape and y.strides == first.strides
-           and y.__array_interface__["data"][0] == first.__array_interface__["data"][0] + 8 * c
-           for c, y in enumerate(ys)):
-        # (every element [i, c] is ys[c][i]: the view reads no memory they do not hold)
-        return np.lib.stride_tricks.as_strided(first, (first.shape[0], len(ys)),
-                                               (first.strides[0], 8), writeable=False)
-    return np.column_stack(ys)
-
-
 def check_y_shape(y, n_samples):
     """`y` as an array, checked to be 1-D with one entry per row of X."""
     y = np.asarray(y)

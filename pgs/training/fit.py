@@ -24,7 +24,7 @@ from pgs.models.multiclass import MulticlassModel
 from pgs.models.pgs_model import Model
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, kernel_targets, side_by_side
+from pgs.rules.data import as_csr_buffers, kernel_targets
 from pgs.rules.params import Data, Params, resolve, seed_entropy, seed_sequence
 from pgs.training.screening import screen
 
@@ -66,9 +66,11 @@ def _check_warm_start(warm_start, params, n_features):
 
 
 class Run(NamedTuple):
-    """One validated `train` call, ready to run: its solver and what `finish` needs; `out`:
-    its output of a solver of R binary problems' (`prepare_many`), None for the whole;
-    `rng`: the PRNG state its solver starts from."""
+    """One validated `train` call, ready to run: its solver and what `finish` needs; for R
+    binary problems on one solver (`prepare_many`), `each`: each one's `Params` (they agree
+    but for B; `params` is the first's) and `y_kernel` their (m, R) targets; `columns`: its
+    column (or slice of them) of `prepare_many`'s targets; `rng`: the PRNG state its solver
+    starts from."""
 
     solver: Solver
     Xb: object
@@ -80,7 +82,8 @@ class Run(NamedTuple):
     params: Params
     classes: object
     n_features: int
-    out: object = None
+    each: object = None
+    columns: object = None
     rng: object = None
 
 
@@ -128,52 +131,63 @@ def _vector_bytes(solver):
     return sum(8 * a.size for a in arrays.values())
 
 
-def fit_many(X, ys, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
-    """`fit` for several target vectors over the same X (one-vs-rest problems): problem i
-    is ``fit(X, ys[i], seed=seed, warm_start=warm_starts[i], ...)`` bit for bit, run as
-    the outputs of one solver (`prepare_many`) for each of `n_jobs` threads; a single
-    problem is split by rows between them."""
+def fit_many(X, Y, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
+    """`fit` for each column of the targets `Y` (m, R) over the same X (one-vs-rest
+    problems; 1-D: one problem): problem r is ``fit(X, Y[:, r], seed=seed,
+    warm_start=warm_starts[r], ...)`` bit for bit, run as the outputs of one solver
+    (`prepare_many`) for each of `n_jobs` threads; a single problem is split by rows
+    between them. A model for each problem."""
     seed = seed_entropy(seed)   # (one draw for all: else they would draw different rows)
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
-    runs = prepare_many(X, ys, n_jobs, seed=seed, warm_starts=warm_starts, **kwargs)
+    runs = prepare_many(X, Y, n_jobs, seed=seed, warm_starts=warm_starts, **kwargs)
     if len({run.t_total for run in runs}) > 1:     # (cannot share turns; each runs alone)
         for run in runs:
             _run_chunks(run, None, None, 0.0)
-    elif runs:
-        # One problem (binary, regression): its rows are split between the threads.
-        run_many_to(runs, runs[0].t_total, n_jobs, split=len(runs) == 1)
+    else:
+        # One problem (binary, regression, K-output): its rows split between the threads.
+        run_many_to(runs, runs[0].t_total, n_jobs,
+                    split=len(runs) == 1 and runs[0].each is None)
     return finish_all(runs, keep_state)
 
 
-def prepare_many(X, ys, n_blocks=1, *, warm_starts=None, **kwargs):
-    """`prepare` for each target vector of `ys` over the same X with the same seed (they draw
-    the same rows), each run's bits those of `prepare` alone: binary problems in
-    `n_blocks` contiguous slices (one per thread), those of a slice the outputs of one
-    solver where they agree but on B (run i its output i; a block, feature-major, from
-    `D.BLOCK_MIN_OUTPUTS` outputs: docs/multiclass.md); one problem's K outputs on a block
-    if `n_blocks` is 1."""
-    warm_starts = warm_starts or [None] * len(ys)
-    block = (n_blocks or 1) == 1    # (a K-output loss's: its classes apart on threads)
-    if len(ys) == 1:
-        return [prepare(X, ys[0], warm_start=warm_starts[0], block=block, **kwargs)]
-    n_blocks = min(n_blocks or 1, len(ys))
-    bounds = [b * len(ys) // n_blocks for b in range(n_blocks + 1)]
+def prepare_many(X, Y, n_blocks=1, *, warm_starts=None, **kwargs):
+    """`prepare` for each column of the targets `Y` (m, R) over the same X with the same
+    seed (they draw the same rows), each problem's bits those of `prepare` alone: binary
+    problems in `n_blocks` contiguous slices of columns (one per thread), those of a slice
+    the outputs of one solver where they agree but on B (a block, feature-major, from
+    `D.BLOCK_MIN_OUTPUTS` outputs: docs/multiclass.md). A 1-D `Y` (or one column) is one
+    problem, a K-output loss's K outputs on a block if `n_blocks` is 1."""
+    Y = np.asarray(Y)
+    if Y.ndim == 1 or Y.shape[1] == 1:
+        # (a K-output loss's classes: on a block on one thread, apart on threads)
+        return [prepare(X, Y if Y.ndim == 1 else Y[:, 0],
+                        warm_start=(warm_starts or [None])[0], block=(n_blocks or 1) == 1,
+                        **kwargs)]
+    if kwargs.get("loss", D.DEFAULTS["loss"]) in V.MULTICLASS_LOSSES:
+        raise ValueError(f"a K-output loss trains one problem of class indices (m,), got "
+                         f"targets of shape {Y.shape}")
+    R = Y.shape[1]
+    warm_starts = warm_starts or [None] * R
+    n_blocks = min(n_blocks or 1, R)
+    bounds = [b * R // n_blocks for b in range(n_blocks + 1)]
     runs = []
-    binary = kwargs.get("loss", D.DEFAULTS["loss"]) not in V.MULTICLASS_LOSSES
-    for part in (range(bounds[b], bounds[b + 1]) for b in range(n_blocks)):
-        got = [prepare(X, ys[i], warm_start=warm_starts[i], block=block,
-                       solver=not binary or len(part) == 1, **kwargs)
-               for i in part]
-        runs.extend(got if got[0].solver is not None else
-                    _on_one_solver(got, kwargs.get("track_loss", False)))
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        columns = [Y[:, r] for r in range(lo, hi)]
+        got = [prepare(X, y, warm_start=warm_starts[lo + i], solver=hi - lo == 1, **kwargs)
+               ._replace(columns=lo + i) for i, y in enumerate(columns)]
+        runs.extend(got if hi - lo == 1 else
+                    _on_one_solver(got, Y, columns, slice(lo, hi),
+                                   kwargs.get("track_loss", False)))
     return runs
 
 
-def _on_one_solver(runs, track_loss):
-    """Binary problems' `runs` (`prepare`'s, without their solvers) as the outputs of one
-    solver where they agree but on B (each output keeps its own: squared loss's 0/1
-    targets give each its own "auto" B), else each with its own solver. (One solver of R
-    outputs against R solvers in lock-step: 0.72-0.97x the time a pass below
+def _on_one_solver(runs, Y, columns, part, track_loss):
+    """Binary problems' `runs` (`prepare`'s, without their solvers, of the `columns` of `Y`
+    in the slice `part`) as the outputs of one solver where they agree but on B (each
+    output keeps its own: squared loss's 0/1 targets give each its own "auto" B), else
+    each with its own solver. The solver's targets are `Y`'s columns where they lie (the
+    kernel reads a row's R targets in place) if the runs took them as they are. (One
+    solver of R outputs against R solvers in lock-step: 0.72-0.98x the time a pass below
     `D.BLOCK_MIN_OUTPUTS`, bench/results/ovr_one_solver.md.)"""
     first = runs[0]
     key = [(dataclasses.replace(run.params, B=None), run.t_pick, run.state is None,
@@ -185,33 +199,16 @@ def _on_one_solver(runs, track_loss):
                          None if first.state is None
                          else stacked([run.state for run in runs]))
     solver.set_B([run.params.B if run.params.B is not None else 0.0 for run in runs])
-    return [run._replace(solver=solver, out=r) for r, run in enumerate(runs)]
-
-
-def problems(runs):
-    """The kernel problems of `runs`: (solver, its runs), the outputs of one solver as one."""
-    groups = []
-    for run in runs:
-        if run.out is not None and groups and groups[-1][0] is run.solver:
-            groups[-1][1].append(run)
-        else:
-            groups.append((run.solver, [run]))
-    for solver, group in groups:
-        if group[0].out is not None and [r.out for r in group] != list(range(solver.n_out)):
-            raise ValueError("the outputs of a solver must run together, in order")
-    return groups
-
-
-def targets_of(group):
-    """A problem's y: its run's, or its outputs' targets side by side (where they lie if
-    they are one array's adjacent columns)."""
-    return group[0].y_kernel if group[0].out is None else \
-        side_by_side([r.y_kernel for r in group])
+    in_place = Y.dtype == np.float64 and Y.strides[1] == 8 and all(
+        run.y_kernel is y for run, y in zip(runs, columns, strict=True))
+    return [first._replace(solver=solver, each=tuple(run.params for run in runs),
+                           columns=part, y_kernel=Y[:, part] if in_place else
+                           np.column_stack([run.y_kernel for run in runs]))]
 
 
 def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
     """Run `prepare`'s runs over the same rows (seeded alike: they draw the same rows) to
-    iteration `t_end` in lock-step (a block's outputs, `prepare_many`, as one problem), in
+    iteration `t_end` in lock-step (R problems on one solver, `prepare_many`, as one), in
     contiguous groups on `n_jobs` threads, in chunks (Ctrl-C); each run's bits are those of
     its own `_run_chunks`. With `split`, each run alone, its rows split between the
     threads, which merge their dual states (`pgs.engine.threads.run_split`; `merge_every`
@@ -222,28 +219,25 @@ def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
             threads.run_split(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]),
                               merge_every, None, None, 0.0)
         return
-    groups = problems(runs)
-    n_groups = max(1, min(n_jobs, len(groups)))
-    bounds = [g * len(groups) // n_groups for g in range(n_groups + 1)]
+    n_groups = max(1, min(n_jobs, len(runs)))
+    bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
     block, long = max(1, LOCKSTEP_ROWS // runs[0].solver.k), 1
-    if sum(_vector_bytes(solver) for solver, _ in groups) > LOCKSTEP_CACHE:
+    if sum(_vector_bytes(run.solver) for run in runs) > LOCKSTEP_CACHE:
         block, long = t_end, LOCKSTEP_LONG      # (cut at chunks)
 
     def run_group(g, stop=None):
-        group = groups[bounds[g]:bounds[g + 1]]
-        solvers = [solver for solver, _ in group]
-        ys = [targets_of(runs) for _, runs in group]
+        group = runs[bounds[g]:bounds[g + 1]]
+        solvers = [run.solver for run in group]
 
         def step_to(t):
             # (a solver's bits do not depend on the schedule: chunks change nothing)
-            failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices,
-                                          Xb.indptr, ys, group[0][1][0].weights)
+            failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices, Xb.indptr,
+                                          [run.y_kernel for run in group], group[0].weights)
             if failed >= 0:
-                run = group[failed][1][0]
-                raise_status(status, run.solver, Xb, run.params)
+                raise_status(status, solvers[failed], Xb, group[failed].params)
 
         run_chunked(step_to, min(s.t for s in solvers), t_end,
-                    sum(_work_per_iteration(runs[0]) for _, runs in group) / long, stop)
+                    sum(_work_per_iteration(run) for run in group) / long, stop)
 
     if n_groups == 1:
         run_group(0)
@@ -326,25 +320,25 @@ def _solver_for(run, track_loss, n_out, block, state):
 
 
 def finish_all(runs, keep_state, xt=None):
-    """`finish` of each run, the outputs of one solver (`prepare_many`) from its iterate
-    taken once (rows of one matrix); separate binary problems' new iterates (with
-    `keep_state`) go into the rows of one matrix as each is taken: the estimators' coef_,
-    without a copy."""
+    """The `Model` of each problem of `runs`: `finish` of each run, R problems on one
+    solver (`prepare_many`) from its iterate taken once (rows of one matrix); separate
+    binary problems' new iterates (with `keep_state`) go into the rows of one matrix as
+    each is taken: the estimators' coef_, without a copy."""
     rows = None
-    if len(runs) > 1 and all(run.out is None and run.solver.n_out == 1 for run in runs) \
-            and keep_state:
+    if len(runs) > 1 and all(run.solver.n_out == 1 for run in runs) and keep_state:
         rows = np.empty((len(runs), runs[0].n_features + 1))
     models = []
-    for solver, group in problems(runs):
-        if group[0].out is None:
-            models.append(finish(group[0], False, keep_state,
+    for run in runs:
+        if run.each is None:
+            models.append(finish(run, False, keep_state,
                                  None if rows is None else rows[len(models)], xt))
             continue
-        which, iteration = _which(group[0])
-        W, state, bias = _taken(solver, which, keep_state)
-        models += [_model(run, W[r], output_state(bias, r), which, iteration,
+        which, iteration = _which(run)
+        W, state, bias = _taken(run.solver, which, keep_state)
+        models += [_model(run._replace(params=params, y_kernel=run.y_kernel[:, r]), W[r],
+                          output_state(bias, r), which, iteration,
                           None if state is None else output_state(state, r), False, xt)
-                   for r, run in enumerate(group)]
+                   for r, params in enumerate(run.each)]
     return models
 
 

@@ -15,15 +15,9 @@ import numpy as np
 from pgs.rules import defaults as D
 from pgs.rules import parameters as P
 from pgs.rules import validation as V
-from pgs.rules.data import (
-    CSRBuffers,
-    as_csr_buffers,
-    kernel_classes,
-    kernel_targets,
-    side_by_side,
-)
+from pgs.rules.data import CSRBuffers, as_csr_buffers, kernel_classes, kernel_targets
 from pgs.rules.params import seed_entropy
-from pgs.training.fit import finish_all, intercepts, prepare_many, problems, run_many_to
+from pgs.training.fit import finish_all, intercepts, prepare_many, run_many_to
 
 
 def is_auto(sigma):
@@ -135,17 +129,16 @@ def _current(runs):
     iterate may lie ahead) as the columns of one (n_features, P) array, each solver's taken
     in one pass over its vectors, and their intercepts (a K-output run gives K of each)."""
     which = "average" if runs[0].params.iterate == "average" else "last"
-    groups = problems(runs)
-    W = np.empty((runs[0].n_features + 1, sum(solver.n_out for solver, _ in groups)))
+    W = np.empty((runs[0].n_features + 1, sum(run.solver.n_out for run in runs)))
     icpts, c = [], 0
-    for solver, group in groups:
-        R = solver.n_out
+    for run in runs:
+        solver, R = run.solver, run.solver.n_out
         if solver.l1 > 0.0:         # (zero where the sparse model is)
             W[:, c:c + R] = np.atleast_2d(solver.iterate(which)).T
         else:
             solver._check_which(which)
             solver._iterate_to(W[:, c:c + R], which == "average")
-        icpts.extend(intercepts(group[0], W[:, c] if R == 1 else W[:, c:c + R].T,
+        icpts.extend(intercepts(run, W[:, c] if R == 1 else W[:, c:c + R].T,
                                 solver._scalars(), which))
         c += R
     return W[:runs[0].n_features], icpts
@@ -228,11 +221,12 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
     the ascending grid, each family's held-out score of each value at its last rung (one
     row a family), the chosen family's index).
 
-    `families`: the models compared, each a pair (targets, kwargs): its problems' target
-    arrays and the `prepare` arguments that make it that model (the loss, its
-    `known_classes`). Each family halves its own grid; the winners of the families race
-    alike and are compared last: the first family (the order is the preference) unless
-    another's score beats it by more than the paired standard error (docs/defaults.md 9).
+    `families`: the models compared, each a pair (targets, kwargs): its targets (one
+    problem's (m,), or R binary problems' (m, R): `prepare_many`'s) and the `prepare`
+    arguments that make it that model (the loss, its `known_classes`). Each family halves
+    its own grid; the winners of the families race alike and are compared last: the first
+    family (the order is the preference) unless another's score beats it by more than the
+    paired standard error (docs/defaults.md 9).
 
     `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val,
     joined)`` keeps the training rows and returns the held-out ones, then ``X_train`` is
@@ -272,8 +266,8 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
     # candidate f * len(grid) + g is family f's at grid[g])
     groups = []
     for targets, kwargs in families:
-        ys = list(side_by_side(targets)[train].T)   # (one array: a block reads them in place)
-        groups += [prepare_many(rows.X_train, ys, getattr(rows, "n_jobs", 1),
+        Y = targets[train]
+        groups += [prepare_many(rows.X_train, Y, getattr(rows, "n_jobs", 1),
                                 row_stats=rows.stats, sigma=float(s), T=t_cap, seed=seed,
                                 sample_weight=weights, **{**train_kwargs, **kwargs})
                    for s in grid]
@@ -287,9 +281,9 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
         # 2) but those that tell it when to stop (4)
         Xb, trained = rows.every_row()
         w = None if sample_weight is None else sample_weight[trained]
-        ys = side_by_side(families[family][0])[trained].T   # (as `prepare_many`'s)
-        runs = [run._replace(Xb=Xb, y_kernel=y, weights=w)
-                for run, y in zip(runs, ys, strict=True)]
+        Y = families[family][0][trained]
+        runs = [run._replace(Xb=Xb, y_kernel=Y if run.columns is None else Y[:, run.columns],
+                             weights=w) for run in runs]
     # (max_passes: passes of the rows trained on)
     m = train.shape[0] + joined.shape[0]
     t_cap = t_cap if T is not None else D.default_T(m, k, max_passes)
@@ -434,7 +428,7 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
         per_row = accuracy_per_row((y_kernel if loss in V.MULTICLASS_LOSSES else y_kernel > 0)
                                    .astype(np.intp)) if classification \
             else r2_per_row(y_kernel, weights)
-        family = ([y_kernel], dict(loss=loss, known_classes=kernel_classes(
+        family = (y_kernel, dict(loss=loss, known_classes=kernel_classes(
             loss, len(classes) if classification else 2)))
         models, grid, scores, _ = fit_auto(
             rows, [family], per_row, grid=sigma_grid, validation_fraction=validation_fraction,
