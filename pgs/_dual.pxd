@@ -238,10 +238,16 @@ cdef inline void _ahead_rest(Ahead* ah) noexcept nogil:
 
 
 # What a margin reads, a compile-time constant of `_dot` (Cython emits one `_dot` each, so
-# no stride, power or l1 test is left in the loop over the row's entries; GCC would not
-# clone the one function that took them as arguments: at p = 1.5 a pass took 1.24x the
-# instructions, bench/results/one_loop.md).
+# no power or l1 test is left in the loop over the row's entries; GCC would not clone the
+# one function that took them as arguments: at p = 1.5 a pass took 1.24x the
+# instructions, bench/results/one_loop.md). One output's u at p = 2 and other p take
+# their strides as constants; the other modes, and a block's outputs, the dual vector's
+# (bench/results/block_modes.md).
 cdef struct DotTwo:         # u at stride 1 (p = 2: u is lam)
+    char _unused
+cdef struct DotPow:         # other p: u interleaved with lam (stride 2)
+    char _unused
+cdef struct DotU:           # u at the dual vector's stride (an output of a block)
     char _unused
 cdef struct DotTwoL1:       # p = 2 with l1: lam_j truncated by U
     char _unused
@@ -249,31 +255,22 @@ cdef struct DotQ3:          # p = 1.5: u_j = t |t|, t = lam_j / S
     char _unused
 cdef struct DotQ3L1:        # p = 1.5 with l1: of lam_j as its debt leaves it
     char _unused
-cdef struct DotPow:         # other p: u interleaved with lam (stride 2)
-    char _unused
-cdef struct DotBlock:       # an output of a block: stride, p = 1.5 and l1 read from dv
-    char _unused
 ctypedef fused dot_mode:
     DotTwo
+    DotPow
+    DotU
     DotTwoL1
     DotQ3
     DotQ3L1
-    DotPow
-    DotBlock
 
 
 cdef inline double _dot(dot_mode* mode, const DualVector* dv, const floating_t* data,
                         const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double icpt,
                         Py_ssize_t nxt_lo, Py_ssize_t nxt_hi) noexcept nogil:
     """`dual_dot` for the `mode` (`_u_at`)."""
-    cdef Py_ssize_t sd
-    cdef bint q3, l1
-    if dot_mode is DotBlock:
-        sd, q3, l1 = dv.stride, dv.u == NULL, dv.l1 and dv.kind != P_GENERAL
-    else:
-        sd = 2 if dot_mode is DotPow else 1
-        q3 = dot_mode is DotQ3 or dot_mode is DotQ3L1
-        l1 = dot_mode is DotTwoL1 or dot_mode is DotQ3L1
+    cdef Py_ssize_t sd = 1 if dot_mode is DotTwo else 2 if dot_mode is DotPow else dv.stride
+    cdef bint q3 = dot_mode is DotQ3 or dot_mode is DotQ3L1
+    cdef bint l1 = dot_mode is DotTwoL1 or dot_mode is DotQ3L1
     cdef const double* u = dv.lam if q3 else dv.u
     cdef Py_ssize_t ps = dv.wstride
     cdef const double* paid = dv.paid
@@ -312,9 +309,10 @@ cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
     stops the loop before it changes anything. Entries [nxt_lo, nxt_hi) (the row drawn
     a few places on; empty for none) are prefetched meanwhile. Four partial sums: one
     would chain an add latency per entry. With l1, p = 2 and 1.5 read lam_j as the l1 term
-    leaves it, changing nothing; other p's rows pay first (`dual_truncate`). One output's
-    vectors (stride 1, or 2 for lam and u interleaved: constants here, where the binary
-    loop spends its time); a block's outputs take `dual_dot_block`.
+    leaves it, changing nothing; other p's rows pay first (`dual_truncate`). The mode is
+    chosen here, once a row: p = 2 and other p read u at stride 1 and 2 as constants (one
+    output: where the binary loop spends its time), the others, and an output of a block
+    (`dual_dot_block`), at the dual vector's stride.
     """
     if dv.u == NULL:
         if dv.l1:
@@ -324,7 +322,9 @@ cdef inline double dual_dot(const DualVector* dv, const floating_t* data,
         return _dot(<DotTwoL1*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
     if dv.stride == 1:
         return _dot(<DotTwo*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
-    return _dot(<DotPow*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
+    if dv.stride == 2:
+        return _dot(<DotPow*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
+    return _dot(<DotU*>NULL, dv, data, indices, lo, hi, icpt, nxt_lo, nxt_hi)
 
 
 cdef inline void _dot_block(const DualVector* dv, Py_ssize_t K, const floating_t* data,
@@ -384,7 +384,7 @@ cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floati
     vector, and z of length 5 K (scratch beyond K): `one_block` (the K outputs one block at
     p = 2 or 1.5 without l1: output c's lam_j and wsum_j at lam[K j + c] and wsum[K j + c]
     of output 0's; `_pgs_loop` of pgs/_core.pyx reads it from the state's layout), each
-    entry's K coordinates in one pass (`_dot_block`), else output by output (as each
+    entry's K coordinates in one pass (`_dot_block`), else output by output (`dual_dot`; as each
     feature's K coordinates are adjacent the first output's reads bring the others'
     lines: docs/multiclass.md)."""
     cdef Py_ssize_t c
@@ -396,12 +396,8 @@ cdef inline void dual_dot_block(const DualVector* dv, Py_ssize_t K, const floati
             _dot_block(dv, K, data, indices, lo, hi, icpt, nxt_lo, nxt_hi, z + K, z, False)
         return
     for c in range(K):
-        if dv[c].stride == (2 if dv[c].kind == P_GENERAL else 1):      # (output-major)
-            z[c] = dual_dot(&dv[c], data, indices, lo, hi, icpt,
-                            nxt_lo if c == 0 else 0, nxt_hi if c == 0 else 0)
-        else:
-            z[c] = _dot(<DotBlock*>NULL, &dv[c], data, indices, lo, hi, icpt,
-                        nxt_lo if c == 0 else 0, nxt_hi if c == 0 else 0)
+        z[c] = dual_dot(&dv[c], data, indices, lo, hi, icpt, nxt_lo if c == 0 else 0,
+                        nxt_hi if c == 0 else 0)
 
 
 # ------------------------------------------------------------------------- add
