@@ -488,7 +488,7 @@ def test_estimators_check_a_dask_fit_as_an_in_memory_one(client):
             est.set_params(warm_start=True).fit(_dask(X[:, :19], (300,)), y)
 
 
-@pytest.mark.parametrize("n_classes, loss", [(3, "auto"), (8, "auto"), (3, "squared")])
+@pytest.mark.parametrize("n_classes, loss", [(2, "auto"), (3, "auto"), (8, "auto"), (3, "squared")])
 def test_estimators_with_every_default_are_the_in_memory_ones(client, n_classes, loss):
     """PGSClassifier() (one-vs-rest and Crammer-Singer compared; its one-vs-rest problems
     one solver's outputs, a block from 8; "squared": each output its own radius B) and

@@ -160,9 +160,9 @@ def prepare_many(X, Y, n_blocks=1, *, warm_starts=None, **kwargs):
     Y = np.asarray(Y)
     if Y.ndim == 1 or Y.shape[1] == 1:
         # (a K-output loss's classes: on a block on one thread, apart on threads)
-        return [prepare(X, Y if Y.ndim == 1 else Y[:, 0],
-                        warm_start=(warm_starts or [None])[0], block=(n_blocks or 1) == 1,
-                        **kwargs)]
+        run = prepare(X, Y if Y.ndim == 1 else Y[:, 0], warm_start=(warm_starts or [None])[0],
+                      block=(n_blocks or 1) == 1, **kwargs)
+        return [run if Y.ndim == 1 else run._replace(columns=0)]
     if kwargs.get("loss", D.DEFAULTS["loss"]) in V.MULTICLASS_LOSSES:
         raise ValueError(f"a K-output loss trains one problem of class indices (m,), got "
                          f"targets of shape {Y.shape}")
