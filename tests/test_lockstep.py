@@ -105,9 +105,13 @@ def test_lockstep_validates_its_arguments():
 
 @pytest.mark.parametrize("n_jobs", [1, 2, 3, 8])
 @pytest.mark.parametrize("iterate", ["last", "average", "random"])
-@pytest.mark.parametrize("cache", [None, 0])
-@pytest.mark.parametrize("loss", ["hinge", "logistic"])  # (a block on one thread, or lock-step)
-def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, loss, monkeypatch):
+@pytest.mark.parametrize("cache, block_min", [(None, 2), (0, 2), (None, 100)])
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, block_min, loss, monkeypatch):
+    """fit_many's problems (one solver a thread's slice: a block, or below block_min each
+    output's own vectors; a slice of one: a solver of its own) are each `fit`'s, bit for
+    bit, warm starts too."""
+    monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", block_min)
     if cache is not None:   # vectors past the cache: turns of a whole chunk, here short
         monkeypatch.setattr(F, "LOCKSTEP_CACHE", cache)
         monkeypatch.setattr(chunks, "CHUNK_WORK", 2**8)
