@@ -176,8 +176,10 @@ class InMemoryRows:
 
     def advance(self, groups, t_end):
         """Every run of `groups` (lists of runs, one per candidate) to iteration t_end."""
+        # (a candidate of one problem is split by rows; R problems by slices of columns)
         run_many_to([run for group in groups for run in group], t_end, self.n_jobs,
-                    split=all(len(group) == 1 for group in groups), merge_every=self.merge_every)
+                    split=all(len(group) == 1 and group[0].each is None for group in groups),
+                    merge_every=self.merge_every)
 
     def close(self):
         """Nothing to release."""
