@@ -285,9 +285,7 @@ class DaskRows:
             return
         states = {}
         for key, run in runs.items():
-            # (R one-vs-rest problems on one solver: each output its own radius)
-            B = None if run.each is None else [0.0 if e.B is None else e.B for e in run.each]
-            params, state = P.setup(run, self.sizes, self.merge_every, DASK_ROUND_PASSES, B=B)
+            params, state = P.setup(run, self.sizes, self.merge_every, DASK_ROUND_PASSES)
             if key not in self._sent:          # (targets, weights, constants: once)
                 self.actors.setup(run, params, key)
                 self._sent.add(key)

@@ -62,14 +62,15 @@ class RoundParams(NamedTuple):
         return solver
 
 
-def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=False, B=None):
+def setup(run, sizes, merge_every=None, passes=THREADS_ROUND_PASSES, track_loss=False):
     """(params, common state) for a prepared run (`pgs.training.fit.prepare`) whose rows
     are split into shards of `sizes` rows, in worker order (`merge_every` None:
-    `default_merge_every` of rounds of `passes` passes; `B`: each output's radius, or None
-    for the run's)."""
+    `default_merge_every` of rounds of `passes` passes); R one-vs-rest problems' run keeps
+    each output's radius."""
     merge_every = merge_every or default_merge_every(sum(sizes), len(sizes), run.params.k,
                                                      passes)
     block = run.solver.n_out >= D.BLOCK_MIN_OUTPUTS    # (K outputs)
+    B = None if run.each is None else [0.0 if e.B is None else e.B for e in run.each]
     params = RoundParams(run.params, run.n_features, merge_every, bool(track_loss), block, B)
     return params, start_state(run.solver.get_state(), sizes, run.params.seed, params)
 
