@@ -613,9 +613,16 @@ def test_verbose_reports_the_losses_compared_and_the_one_kept(capsys):
     from pgs import PGSClassifier
     X, y = _bands(3000)
     clf = PGSClassifier(random_state=0, verbose=1).fit(X, y)
-    lines = [line for line in capsys.readouterr().out.splitlines() if "-- loss:" in line]
+    out = [line for line in capsys.readouterr().out.splitlines()
+           if line.startswith(("-- loss:", "-- sigma rung"))]
+    lines = [line for line in out if "-- loss:" in line]
     assert len(lines) == 1 and lines[0].startswith("-- loss: hinge 0.")
     assert ", crammer_singer 0." in lines[0] and f"; kept {clf.loss_};" in lines[0]
+    # The loss is chosen at the first rung (each family's, on the same rows), and only the
+    # one kept runs the later rungs: one line a rung
+    rungs = [line.split(" passes")[0] for line in out if line.startswith("-- sigma")]
+    assert out[2] == lines[0] and rungs[0] == rungs[1] and len(rungs) >= 4
+    assert len(set(rungs[1:])) == len(rungs) - 1
     PGSClassifier(random_state=0, verbose=1, loss="hinge").fit(X, y)
     assert "-- loss:" not in capsys.readouterr().out
 

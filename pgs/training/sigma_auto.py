@@ -225,10 +225,10 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
 
     `families`: the models compared, each a pair (targets, kwargs): its targets (one
     problem's (m,), or R binary problems' (m, R): `prepare_many`'s) and the `prepare`
-    arguments that make it that model (the loss, its `known_classes`). Each family halves
-    its own grid; the winners of the families race alike and are compared last: the first
-    family (the order is the preference) unless another's score beats it by more than the
-    paired standard error (docs/defaults.md 9).
+    arguments that make it that model (the loss, its `known_classes`). Each family runs
+    its own grid's first rung; their best there are compared: the first family (the order
+    is the preference) unless another's score beats it by more than the paired standard
+    error, and only the one kept halves on (docs/defaults.md 9).
 
     `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val,
     joined)`` keeps the training rows and returns the held-out ones, then ``X_train`` is
@@ -315,33 +315,37 @@ def _stop_rows(val, strata, seed):
 def _halve(rows, groups, names, grid, holdout, per_pass, k, t_search, max_passes, report,
            extrapolate):
     """Successive halving of the candidates `groups` (one list of runs each: a family for
-    each of `names`, each over the ascending sigma `grid`) within `t_search` iterations, each
-    family's apart, ranked by their held-out scores (each row's extrapolated one rung on,
-    if `extrapolate`), the families' winners then compared (`fit_auto`): (the winner's
-    index, each candidate's score at its last rung, its per-row scores there)."""
-    n, n_families = len(grid), len(names)
-    scores, values, before = np.full(n * n_families, np.nan), [None] * len(groups), \
+    each of `names`, each over the ascending sigma `grid`) within `t_search` iterations,
+    ranked by their held-out scores (each row's extrapolated one rung on, if
+    `extrapolate`); several families are compared at the first rung, each by its best
+    score there (`_prefer_first`), and the one kept halves on alone: (the winner's index,
+    each candidate's score at its last rung, its per-row scores there)."""
+    n = len(grid)
+    scores, values, before = np.full(len(groups), np.nan), [None] * len(groups), \
         [None] * len(groups)
-    alive = [list(range(f * n, (f + 1) * n)) for f in range(n_families)]
+    families = [list(range(f * n, (f + 1) * n)) for f in range(len(names))]
     pair_rungs = 0
     rung = max(D.FIRST_RUNG_PASSES * per_pass, D.FIRST_RUNG_ROWS / k)   # (iterations)
     while True:
         t_end = min(t_search, max(1, math.ceil(rung)))
-        rows.advance([groups[c] for family in alive for c in family], t_end)
-        for c in (c for family in alive for c in family):
+        alive = [c for family in families for c in family]
+        rows.advance([groups[c] for c in alive], t_end)
+        for c in alive:
             before[c], values[c] = values[c], holdout.values(*_current(groups[c]))
             scores[c] = holdout.score(values[c])
         # Halve down to two, which race on to `D.RACE_PASSES` (at least a rung of their
         # own) before the choice: short runs favour the small sigmas, which the larger
         # overtake later (measured: the hard RCV1-like set's held-out accuracy at 1 pass
         # ranked 2e-7 first, from 2 passes on 6.3e-6).
-        pair_rungs += len(alive[0]) == 2
+        pair_rungs += len(families[0]) == 2
         last = t_end >= t_search or (pair_rungs and t_end >= D.RACE_PASSES * per_pass)
         # R^2: the small sigmas start slowly, and are judged where their curves are going
         # (each row's score one rung on, 2 v - v_before; measured: docs/defaults.md 3)
         judged = {c: 2.0 * values[c] - before[c] if extrapolate and before[c] is not None
-                  else values[c] for family in alive for c in family}
-        for f, family in enumerate(alive):
+                  else values[c] for c in alive}
+        heads = [max(family, key=lambda c: scores[c] if np.isfinite(scores[c]) else -math.inf)
+                 for family in families]
+        for f, family in enumerate(families):
             keep = 1 if last or len(family) == 1 else max(math.ceil(len(family) / 2), 2)
             kept = _choose(family, {c: holdout.score(judged[c]) for c in family}, judged,
                            holdout, keep)
@@ -351,22 +355,26 @@ def _halve(rows, groups, names, grid, holdout, per_pass, k, t_search, max_passes
                 + ", ".join(f"{grid[c % n]:.3g}" for c in kept), t_end / per_pass, max_passes,
                 short=f"sigma rung of {t_end / per_pass:.3g} passes: {len(kept)} of "
                 f"{len(family)} kept, best score {best:.4f}")
-            for c in set(family) - set(kept):
-                groups[c] = None            # (the losers' states freed)
-            alive[f] = kept
-        if all(len(family) == 1 for family in alive):
-            win = _prefer_first([f[0] for f in alive], scores, values, holdout)
-            if n_families > 1:
-                report("loss: " + ", ".join(f"{names[f[0] // n]} {scores[f[0]]:.4f}"
-                                            for f in alive) + f"; kept {names[win // n]}",
-                       t_end / per_pass, max_passes)
-            return win, scores, values
+            families[f] = kept
+        if len(families) > 1:
+            # The loss by the families' best at the first rung, where the losses that
+            # matter (letter: 69% against 77%) already part; the rest would cost the
+            # search the other family's rungs (docs/defaults.md 9)
+            win = _prefer_first(heads, scores, values, holdout)
+            report("loss: " + ", ".join(f"{names[c // n]} {scores[c]:.4f}" for c in heads)
+                   + f"; kept {names[win // n]}", t_end / per_pass, max_passes)
+            families = [families[win // n]]
+        for c in set(alive) - set(families[0]):
+            groups[c] = None            # (the losers' states freed)
+        if len(families[0]) == 1:
+            return families[0][0], scores, values
         rung *= 2
 
 
 def _prefer_first(winners, scores, values, holdout):
-    """The families' winners' choice: the first, unless another's score beats it by more
-    than the paired standard error (then the best of those); NaN scores never win."""
+    """The families' choice by their best candidates `winners`: the first, unless another's
+    score beats it by more than the paired standard error (then the best of those); NaN
+    scores never win."""
     first = winners[0]
     better = [c for c in winners[1:] if np.isfinite(scores[c]) and (
         not np.isfinite(scores[first]) or scores[c] > scores[first]
