@@ -625,14 +625,27 @@ def test_verbose_reports_the_losses_compared_and_the_one_kept(capsys):
     assert len(set(rungs[1:])) == len(rungs) - 1
     PGSClassifier(random_state=0, verbose=1, loss="hinge").fit(X, y)
     assert "-- loss:" not in capsys.readouterr().out
+    # A tie (every held-out row right for both losses) goes on to the last rung: both
+    # families run every rung, and the first (hinge) is kept
+    X, y = _separable()
+    PGSClassifier(random_state=0, verbose=1).fit(X, y)
+    out = [line for line in capsys.readouterr().out.splitlines()
+           if line.startswith(("-- loss:", "-- sigma rung"))]
+    rungs = [line.split(" passes")[0] for line in out[:-1]]
+    assert out[-1].startswith("-- loss: hinge 1.0000, crammer_singer 1.0000; kept hinge")
+    assert len(rungs) >= 6 and rungs[0::2] == rungs[1::2] and len(set(rungs)) == len(rungs) // 2
+
+
+def _separable(m=3000):
+    """Three classes far apart: both losses get every held-out row right."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, m)
+    return 20.0 * np.eye(3, 6)[y] + rng.normal(size=(m, 6)), y
 
 
 def test_the_default_loss_is_hinge_for_two_classes_a_tie_a_fixed_sigma_and_streams():
     from pgs import PGSClassifier
-    rng = np.random.default_rng(0)
-    centres = 20.0 * np.eye(3, 6)
-    y = rng.integers(0, 3, 3000)
-    X = centres[y] + rng.normal(size=(3000, 6))     # (both losses: every held-out row right)
+    X, y = _separable()
     tie = PGSClassifier(random_state=0).fit(X, y)
     assert tie.loss_ == "hinge" and tie.score(X, y) == 1.0
     ovr = PGSClassifier(random_state=0, loss="hinge").fit(X, y)
@@ -666,3 +679,18 @@ def test_the_families_winners_prefer_the_first(scores, chosen):
     values = [np.zeros(3)] * len(scores)
     assert SA._prefer_first(list(range(len(scores))), np.array(scores), values,
                             _Paired()) == chosen
+
+
+@pytest.mark.parametrize("scores, chosen", [
+    ([0.80, 0.81], None),           # within the standard error either way: not yet
+    ([0.82, 0.80], None),           # a lead of exactly the standard error is not enough
+    ([0.80, 0.83], 1),              # the other beyond it
+    ([0.83, 0.80], 0),              # the first beyond it
+    ([0.83, 0.80, 0.82], None),     # the first beyond one of them only
+    ([0.90, 0.80, 0.95], 2),
+    ([0.5, np.nan], 0),             # NaN is beaten by any score
+])
+def test_the_families_part_where_one_leads_by_more_than_the_standard_error(scores, chosen):
+    values = [np.zeros(3)] * len(scores)
+    assert SA._parted(list(range(len(scores))), np.array(scores), values,
+                      _Paired()) == chosen

@@ -10,8 +10,8 @@ another (`--seeds`; first an untimed fit on 3,000 rows), the trees in turn (A B,
 ...; `--rounds`); a seed's time is its best over the rounds, its test accuracy, loss,
 sigma and passes its first round's.
 Sets: exp_defaults' multiclass sets (R8, letter and MNIST real; RCV1-like 8 classes,
-news20-like and dense 10-class generated), or those named with `--sets`. Writes
-results/NAME.md.
+news20-like and dense 10-class generated), or those named with `--sets`; ``--sets
+bands``: `bands_sets`. Writes results/NAME.md.
 """
 
 import argparse
@@ -27,13 +27,33 @@ ROOT = Path(__file__).resolve().parents[2]
 SETS = ("R8", "letter", "MNIST", "RCV1-like, 8", "news20", "dense 10")
 
 
+def _bands(m, noise, seed, n_classes=5):
+    """Five classes, bands of one feature (one linear score each cannot separate a middle
+    band from the rest; Crammer-Singer can), three features of noise and `noise` sparse
+    ones (20 non-zeros a row): a Crammer-Singer lead that takes passes to show."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0.0, n_classes, m)
+    X = sp.hstack([sp.csr_matrix(np.column_stack([t / n_classes, 0.3 * rng.normal(size=(
+        m, 3))])), sp.random(m, noise, density=20 / noise, random_state=seed)]).tocsr()
+    return X, np.floor(t).astype(int)
+
+
+def bands_sets():
+    """(name, X, y, X_test, y_test): `_bands` at 4,000 and 20,000 rows, 2,000-20,000 noise
+    features, 4,000 test rows."""
+    return [(f"bands, {m} rows, {noise} noise", *_bands(m, noise, 0), *_bands(4000, noise, 1))
+            for noise in (2000, 5000, 20000) for m in (4000, 20000)]
+
+
 def _worker(tree, names, seeds):
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
     sys.path[:0] = [tree, str(ROOT)]
     import pgs
     from bench.experiments.exp_defaults import classification_sets
     assert pgs.__file__.startswith(tree), pgs.__file__
-    for name, X, y, Xt, yt in classification_sets(False):
+    sets = bands_sets() if "bands" in names else classification_sets(False)
+    for name, X, y, Xt, yt in sets:
         if not any(n in name for n in names):
             continue
         pgs.PGSClassifier(random_state=0).fit(X[:3000], y[:3000])     # (warm: imports)

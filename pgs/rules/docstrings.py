@@ -159,9 +159,9 @@ warm_start : bool, default False
 [classifier]
 loss : str, default "auto"
     "auto": hinge; for more than two classes with ``sigma="auto"``, one-vs-rest hinge or
-    Crammer-Singer, whichever scores better on the held-out rows at the σ search's first
-    rung (hinge unless Crammer-Singer's lead exceeds the paired standard error), whose
-    search then goes on alone; ``loss_`` says which (docs/defaults.md 9). Or
+    Crammer-Singer, whichever scores better on the held-out rows, compared at each rung of
+    the σ search until one leads by more than the paired standard error (a tie at the last
+    rung: hinge); ``loss_`` says which (docs/defaults.md 9). Or
     "hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber", "multinomial",
     "crammer_singer" or "squared": the loss of every binary problem (+1 for the class, -1 for
     the rest). "squared" is least squares on one-hot 0/1 targets with argmax prediction

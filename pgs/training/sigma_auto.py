@@ -225,10 +225,11 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
 
     `families`: the models compared, each a pair (targets, kwargs): its targets (one
     problem's (m,), or R binary problems' (m, R): `prepare_many`'s) and the `prepare`
-    arguments that make it that model (the loss, its `known_classes`). Each family runs
-    its own grid's first rung; their best there are compared: the first family (the order
-    is the preference) unless another's score beats it by more than the paired standard
-    error, and only the one kept halves on (docs/defaults.md 9).
+    arguments that make it that model (the loss, its `known_classes`). Each family halves
+    its own grid; their best are compared at each rung until one leads by more than the
+    paired standard error (at the last rung: the first family, the order being the
+    preference, unless another beats it by more), and only the one kept halves on
+    (docs/defaults.md 9).
 
     `rows` (`InMemoryRows`, or `pgs.dask.training.DaskRows`): ``split(train, val,
     joined)`` keeps the training rows and returns the held-out ones, then ``X_train`` is
@@ -317,9 +318,10 @@ def _halve(rows, groups, names, grid, holdout, per_pass, k, t_search, max_passes
     """Successive halving of the candidates `groups` (one list of runs each: a family for
     each of `names`, each over the ascending sigma `grid`) within `t_search` iterations,
     ranked by their held-out scores (each row's extrapolated one rung on, if
-    `extrapolate`); several families are compared at the first rung, each by its best
-    score there (`_prefer_first`), and the one kept halves on alone: (the winner's index,
-    each candidate's score at its last rung, its per-row scores there)."""
+    `extrapolate`); several families are compared at each rung, each by its best score
+    there (`_prefer_first`), until they part by more than the paired standard error (or
+    at the last), and the one kept halves on alone: (the winner's index, each candidate's
+    score at its last rung, its per-row scores there)."""
     n = len(grid)
     scores, values, before = np.full(len(groups), np.nan), [None] * len(groups), \
         [None] * len(groups)
@@ -357,18 +359,34 @@ def _halve(rows, groups, names, grid, holdout, per_pass, k, t_search, max_passes
                 f"{len(family)} kept, best score {best:.4f}")
             families[f] = kept
         if len(families) > 1:
-            # The loss by the families' best at the first rung, where the losses that
-            # matter (letter: 69% against 77%) already part; the rest would cost the
-            # search the other family's rungs (docs/defaults.md 9)
-            win = _prefer_first(heads, scores, values, holdout)
-            report("loss: " + ", ".join(f"{names[c // n]} {scores[c]:.4f}" for c in heads)
-                   + f"; kept {names[win // n]}", t_end / per_pass, max_passes)
-            families = [families[win // n]]
-        for c in set(alive) - set(families[0]):
+            # The loss by the families' best as soon as they part by more than the paired
+            # standard error (letter's 69% against 77% at the first rung), saving the
+            # other family's rungs; a tie goes on (a loss may take passes to pull ahead),
+            # and at the last rung goes to the first (docs/defaults.md 9)
+            win = _prefer_first(heads, scores, values, holdout) if all(
+                len(family) == 1 for family in families) else _parted(heads, scores, values,
+                                                                       holdout)
+            if win is not None:
+                report("loss: " + ", ".join(f"{names[c // n]} {scores[c]:.4f}"
+                                            for c in heads) + f"; kept {names[win // n]}",
+                       t_end / per_pass, max_passes)
+                families = [families[win // n]]
+        for c in set(alive).difference(*families):
             groups[c] = None            # (the losers' states freed)
-        if len(families[0]) == 1:
+        if len(families) == 1 and len(families[0]) == 1:
             return families[0][0], scores, values
         rung *= 2
+
+
+def _parted(winners, scores, values, holdout):
+    """`_prefer_first`'s choice where it is clear: another family beats the first by more
+    than the paired standard error, or the first beats every other by more (a NaN score
+    is beaten); else None (a tie, decided later)."""
+    win = _prefer_first(winners, scores, values, holdout)
+    first = winners[0]
+    return win if win != first or all(not np.isfinite(scores[c]) or scores[first] > scores[c]
+                                      + holdout.se_of_difference(values[first], values[c])
+                                      for c in winners[1:]) else None
 
 
 def _prefer_first(winners, scores, values, holdout):
