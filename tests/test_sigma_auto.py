@@ -618,8 +618,8 @@ def test_verbose_reports_the_losses_compared_and_the_one_kept(capsys):
     lines = [line for line in out if "-- loss:" in line]
     assert len(lines) == 1 and lines[0].startswith("-- loss: hinge 0.")
     assert ", crammer_singer 0." in lines[0] and f"; kept {clf.loss_};" in lines[0]
-    # The loss is chosen at the first rung (each family's, on the same rows), and only the
-    # one kept runs the later rungs: one line a rung
+    # Crammer-Singer leads by more than the standard error at the first rung (each family's
+    # best on the same rows): the loss is chosen there, and only it runs the later rungs
     rungs = [line.split(" passes")[0] for line in out if line.startswith("-- sigma")]
     assert out[2] == lines[0] and rungs[0] == rungs[1] and len(rungs) >= 4
     assert len(set(rungs[1:])) == len(rungs) - 1

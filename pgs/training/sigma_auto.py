@@ -360,7 +360,7 @@ def _halve(rows, groups, names, grid, holdout, per_pass, k, t_search, max_passes
             families[f] = kept
         if len(families) > 1:
             # The loss by the families' best as soon as they part by more than the paired
-            # standard error (letter's 69% against 77% at the first rung), saving the
+            # standard error (letter: 64% against 69% at the first rung), saving the
             # other family's rungs; a tie goes on (a loss may take passes to pull ahead),
             # and at the last rung goes to the first (docs/defaults.md 9)
             win = _prefer_first(heads, scores, values, holdout) if all(
