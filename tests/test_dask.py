@@ -377,6 +377,23 @@ def test_estimators_take_dask_arrays(client):
                                sampling="iid", t_offset=0, intercept_scaling=1.0)
         np.testing.assert_array_equal(est.coef_[0], model.coef)
         assert est.get_params()["merge_every"] == 100
+        # Three classes on three chunks: one solver's outputs, each pgs.dask.train's
+        est.fit(_dask(X, (300, 300, 300)), y3)
+        for c in range(3):
+            model = pgs.dask.train(_dask(X, (300, 300, 300)), np.where(y3 == c, 1.0, -1.0),
+                                   loss="logistic", seed=1, merge_every=100, iterate="last",
+                                   T=900, sigma=1e-4, sampling="iid", t_offset=0,
+                                   intercept_scaling=1.0)
+            np.testing.assert_array_equal(est.coef_[c], model.coef)
+            assert est.intercept_[c] == model.intercept
+        # A warm start continues every problem from its state; one chunk: the in-memory
+        # estimator's
+        kw = dict(random_state=3, T=600, sigma=1e-4, warm_start=True)
+        got = pgs.dask.PGSClassifier(merge_every=600, **kw).fit(one, y3).fit(one, y3)
+        want = pgs.PGSClassifier(**kw).fit(X, y3).fit(X, y3)
+        assert not np.array_equal(want.coef_, pgs.PGSClassifier(**kw).fit(X, y3).coef_)
+        np.testing.assert_array_equal(got.coef_, want.coef_)
+        np.testing.assert_array_equal(got.intercept_, want.intercept_)
 
 
 def test_sampled_q_norms_are_the_same_rows_on_the_shards(client):

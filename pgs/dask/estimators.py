@@ -1,5 +1,6 @@
 """`pgs.dask.PGSClassifier` and `pgs.dask.PGSRegressor`: the scikit-learn estimators, whose
-`fit` also takes row-chunked dask arrays (each problem trained by `pgs.dask.train`)."""
+`fit` also takes row-chunked dask arrays (trained by `pgs.dask.train`'s rounds on their
+shards)."""
 
 import inspect
 
@@ -10,14 +11,14 @@ from sklearn.utils.validation import validate_data
 
 from pgs import estimators as E
 from pgs.dask.client import DEFAULT_TIMEOUT, get_client
-from pgs.dask.training import DaskRows, _fetch, _partition, train
+from pgs.dask.training import DaskRows, _fetch, _partition, fit_many
 from pgs.rules.docstrings import fill_doc
 
 
 class _DaskFit:
     """`fit` on a dask X: the estimator's own `fit` with X kept on the cluster, validated
-    by its shape (`_validate`), ``sigma="auto"`` training on its shards (`_rows`) and each
-    problem at a fixed sigma trained by `pgs.dask.train` (`_fit_many`). In-memory input
+    by its shape (`_validate`), ``sigma="auto"`` training on its shards (`_rows`) and the
+    problems at a fixed sigma on them as one solver's outputs (`_fit_many`). In-memory input
     is fitted as by the parent class; a `partial_fit` batch is gathered to the client."""
 
     def fit(self, X, y, sample_weight=None):
@@ -58,13 +59,8 @@ class _DaskFit:
     def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
         if not isinstance(X, da.Array):
             return super()._fit_many(X, targets, warm_models, n_jobs, **kw)
-        # (known_classes: every problem of a fit holds both its targets, or all K classes)
-        del kw["known_classes"], kw["k_above_rows"]
-        columns = targets.T if targets.ndim == 2 else [targets]
-        return [train(X, target, client=get_client(), merge_every=self.merge_every,
-                      warm_start=warm, **kw)
-                for target, warm in zip(columns, warm_models or [None] * len(columns),
-                                        strict=True)]
+        return fit_many(X, targets, client=get_client(), merge_every=self.merge_every,
+                        warm_starts=warm_models, **kw)
 
 
 def _init_for(parent):
@@ -78,10 +74,10 @@ def _init_for(parent):
 class PGSClassifier(_DaskFit, E.PGSClassifier):
     """`pgs.PGSClassifier` whose `fit` also takes dask arrays (dask-ml's convention).
 
-    With a dask X (row-chunks of scipy.sparse CSR or NumPy), each one-vs-rest problem is
-    trained by `pgs.dask.train`, one shard per row-chunk, on `pgs.dask.get_client()`'s
-    client; y and sample_weight are gathered to it. With one chunk the model equals
-    `pgs.PGSClassifier`'s bit for bit. Prediction takes in-memory X.
+    With a dask X (row-chunks of scipy.sparse CSR or NumPy), the one-vs-rest problems are
+    trained together, each as `pgs.dask.train` would train it, one shard per row-chunk, on
+    `pgs.dask.get_client()`'s client; y and sample_weight are gathered to it. With one
+    chunk the model equals `pgs.PGSClassifier`'s bit for bit. Prediction takes in-memory X.
 
     Parameters
     ----------

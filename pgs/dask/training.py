@@ -23,9 +23,9 @@ from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import DASK_ROUND_PASSES, DEFAULTS, q_stride, row_sq_norms, row_stats
 from pgs.rules.docstrings import fill_doc
-from pgs.rules.params import KEEP
+from pgs.rules.params import KEEP, seed_entropy
 from pgs.training import sigma_auto
-from pgs.training.fit import check_reports, finish, prepare
+from pgs.training.fit import check_reports, finish, finish_all, prepare, prepare_many
 from pgs.training.train import train as _pgs_train
 
 #: Times an actor lost with its worker is made again for the same call.
@@ -202,6 +202,22 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         del actors
 
 
+def fit_many(X, Y, *, client, merge_every=None, warm_starts=None, keep_state=False,
+             seed=None, **kwargs):
+    """`pgs.training.fit.fit_many` on a dask X: the problems of the targets `Y` (m, R) the
+    outputs of one solver (`prepare_many`), run by `train`'s rounds on X's shards
+    (`DaskRows.as_chunked`) in one call per shard and round; each problem's bits those
+    of `train` alone."""
+    rows = DaskRows(X, client, merge_every=merge_every)
+    try:
+        runs = prepare_many(rows.as_chunked(), Y, 1, warm_starts=warm_starts,
+                            row_stats=rows.stats, seed=seed_entropy(seed), **kwargs)
+        rows.advance([runs], runs[0].t_total)    # (the estimators' problems share their t)
+        return finish_all(runs, keep_state, rows.xt_dot)
+    finally:
+        rows.close()
+
+
 class DaskRows:
     """`pgs.training.sigma_auto.fit_auto`'s rows on a Dask cluster (``sigma="auto"``).
 
@@ -259,6 +275,14 @@ class DaskRows:
         self.sizes, self._sent = self.actors.sizes, set()
         self.actors.wait()
         return shape_only_csr(self.actors.shape), order
+
+    def as_chunked(self):
+        """For runs at a fixed sigma: every row, the shards X's row chunks (or `n_jobs`
+        near-equal ones), as `train`'s; (the runs' X, its shape only)."""
+        self.actors = _Actors(self.client, _partition(self.X, self.n_jobs), self.timeout)
+        self.sizes, self.stats, self._sent = self.actors.sizes, self.actors.stats, set()
+        self.actors.wait()
+        return shape_only_csr(self.actors.shape)
 
     def _rows_of_chunks(self, *row_sets, taken=None):
         """The sorted global rows of each of `row_sets` as one dask array a chunk that
