@@ -7,7 +7,7 @@ Learning", ICDM 2009.
 from pgs._version import __version__
 from pgs.engine.solver import DivergedError, Progress
 from pgs.io.svmlight import dump_svmlight, load_svmlight, load_svmlight_files
-from pgs.models import Model, MulticlassModel
+from pgs.models import Model, MulticlassModel, OneVsRestModel
 from pgs.models.file_format import load_model
 from pgs.rules.defaults import DEFAULTS, PAPER
 from pgs.rules.losses import LOSS_NAMES
@@ -15,7 +15,8 @@ from pgs.training.csgd import train_cadaline, train_csgd
 from pgs.training.train import train
 
 __all__ = [
-    "DEFAULTS", "DivergedError", "LOSS_NAMES", "Model", "MulticlassModel", "PAPER", "Progress",
+    "DEFAULTS", "DivergedError", "LOSS_NAMES", "Model", "MulticlassModel", "OneVsRestModel",
+    "PAPER", "Progress",
     "__version__",
     "dump_svmlight", "load_model", "load_svmlight", "load_svmlight_files", "train",
     "train_cadaline", "train_csgd",

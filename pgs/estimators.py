@@ -25,6 +25,7 @@ from pgs.rules.parameters import RUN_ARGS
 from pgs.rules.parameters import check as check_parameter
 from pgs.rules.params import KEEP, Params, check_args, seed_entropy
 from pgs.training import sigma_auto
+from pgs.training.classes import auto_losses, class_targets, stacked_coef
 from pgs.training.fit import fit_many
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
@@ -310,27 +311,13 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
 
     def _losses(self, n_classes, *, warm, partial):
         """The losses this fit may train, the preferred first: `loss`, or for "auto" the
-        fitted `loss_` (a warm start), else hinge, and for more than two classes with
-        ``sigma="auto"`` also Crammer-Singer, compared on the held-out rows
-        (docs/defaults.md 9)."""
+        fitted `loss_` (a warm start), else `auto_losses` (hinge, and for more than two
+        classes with ``sigma="auto"`` also Crammer-Singer: docs/defaults.md 9)."""
         if self.loss != "auto":
             return (self.loss,)
         if warm:
             return (self.loss_,)
-        if n_classes == 2 or partial or not sigma_auto.is_auto(self.sigma):
-            return ("hinge",)
-        return ("hinge", "crammer_singer")
-
-    def _targets(self, y_index, n_classes, loss):
-        """`loss`'s targets: (m, R) +-1 (or 0/1 for "squared") for each class vs the rest
-        (R = 1 for two classes); a K-output loss's one problem: the class indices (m,)."""
-        self._n_outputs = n_classes
-        if loss in V.MULTICLASS_LOSSES:
-            return y_index.astype(np.float64)
-        positives = np.array([1] if n_classes == 2 else range(n_classes))
-        rest = 0.0 if loss == "squared" else -1.0
-        # (one array, row by row: the solver reads each row's R targets in place)
-        return np.where(y_index[:, None] == positives, 1.0, rest)
+        return auto_losses(n_classes, not partial and sigma_auto.is_auto(self.sigma))
 
     def fit(self, X, y, sample_weight=None):
         """Fit one-vs-rest binary problems with the Primal Gradient Solver.
@@ -407,7 +394,8 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         if weighted is not None and weighted.shape[0] < 2:
             raise ValueError("PGSClassifier needs at least 2 classes with positive weight, but "
                              f"only class {weighted!r} has non-zero sample_weight * class_weight")
-        families = [(self._targets(y_index, classes.shape[0], loss), loss) for loss in
+        self._n_outputs = classes.shape[0]
+        families = [(class_targets(y_index, classes.shape[0], loss), loss) for loss in
                     self._losses(classes.shape[0], warm=warm, partial=partial)]
         models, self.loss_ = self._train(X, families, weights, warm=warm, partial=partial,
                                          strata=y_index)
@@ -423,19 +411,7 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                 coef, intercept = coef[1:] - coef[:1], intercept[1:] - intercept[:1]
             self.coef_, self.intercept_ = coef, intercept
             return
-        base = models[0].coef.base
-        if len(models) == 1:
-            self.coef_ = models[0].coef[np.newaxis, :]      # (a view: no copy)
-        elif base is not None and base.ndim == 2 and base.shape[0] == len(models) and \
-                all(model.coef.base is base for model in models):
-            self.coef_ = base[:, :models[0].coef.shape[0]]  # (`finish_all`'s rows: a view)
-        else:
-            # Each model's coef becomes its row of coef_ as it is copied there: the models'
-            # own arrays are freed one by one, so one copy of the coefficients stays.
-            self.coef_ = np.empty((len(models), models[0].coef.shape[0]))
-            for i, model in enumerate(models):
-                self.coef_[i] = model.coef
-                model.coef = self.coef_[i]
+        self.coef_ = stacked_coef(models)
         intercepts = np.array([model.intercept for model in models])
         if self.loss_ == "squared" and len(models) == 1:
             # 0/1 regression of the positive class: predict it above 1/2.

@@ -571,3 +571,33 @@ def test_dask_null_model_check_reads_the_shards(client, sigma):
             assert got.intercept == pytest.approx(b0, abs=1e-12)
         if sigma != "auto":
             _same_model(got, pgs.train(X, y, n_jobs=3, **kw))
+
+
+@pytest.mark.parametrize("loss, sigma", [("hinge", 1e-3), ("auto", "auto")])
+def test_labels_of_many_classes_train_as_the_dask_estimator_does(client, loss, sigma):
+    """pgs.dask.train on 3 classes: one problem a class on X's shards (one-vs-rest), or
+    loss="auto"'s choice, the weights of pgs.dask.PGSClassifier with the same arguments;
+    a warm start continues each problem."""
+    pytest.importorskip("sklearn")
+    from pgs.estimators import _base_entropy
+
+    X, _ = _problem(m=900, n=20, seed=3)
+    y = np.random.default_rng(0).integers(0, 3, 900)
+    Xd = _dask(X, (300, 300, 300))
+    with client.as_current():
+        est = pgs.dask.PGSClassifier(loss=loss, sigma=sigma, random_state=1,
+                                     merge_every=100).fit(Xd, y)
+    model = pgs.dask.train(Xd, y, loss=loss, sigma=sigma, seed=_base_entropy(1),
+                           merge_every=100, client=client, keep_state=True)
+    np.testing.assert_array_equal(est.coef_, model.coef)
+    np.testing.assert_array_equal(est.intercept_, model.intercept)
+    assert est.loss_ == model.params["loss"]
+    if isinstance(model, pgs.OneVsRestModel):
+        more = pgs.dask.train(Xd, y, loss=loss, warm_start=model, T=300, merge_every=100,
+                              client=client)
+        assert more.T == model.T + 300
+        for c in range(3):
+            alone = pgs.dask.train(Xd, np.where(y == c, 1.0, -1.0), loss="hinge", T=300,
+                                   warm_start=model.problems[c], merge_every=100,
+                                   client=client)
+            np.testing.assert_array_equal(more.coef[c], alone.coef)

@@ -1,4 +1,5 @@
-"""Fitted estimators as plain pgs models, saved without pickle (no scikit-learn import here):
+"""One-vs-rest models (`pgs.train`'s for labels of more than two classes with a binary loss),
+and fitted estimators as plain pgs models, saved without pickle (no scikit-learn import here):
 a regressor or a binary classifier of a PGS loss is a `pgs.Model`; a one-vs-rest or "squared"
 (C-Adaline) classifier a `OneVsRestModel` (kind "ovr").
 """
@@ -10,8 +11,10 @@ from pgs.models.pgs_model import check_saved_params
 
 
 class OneVsRestModel(LinearModel):
-    """A fitted one-vs-rest `PGSClassifier`: one row of weights per binary problem (one row:
-    ``classes[1]`` where the output is positive; else the class of the largest output).
+    """A one-vs-rest linear classifier: `pgs.train`'s for labels of more than two classes
+    with a binary loss, or a fitted one-vs-rest `PGSClassifier`'s. One row of weights per
+    binary problem (one row: ``classes[1]`` where the output is positive; else the class
+    of the largest output).
 
     Attributes
     ----------
@@ -21,11 +24,20 @@ class OneVsRestModel(LinearModel):
         The returned iterate and the iterations run, per problem.
     classes : ndarray of shape (n_classes,)
     params : dict
-        The problems' training arguments (as resolved) and the estimator's ``class_weight``.
+        The first problem's training arguments (as resolved; each problem resolves B and
+        t_offset from its own targets) and an estimator's ``class_weight``.
+    problems : list of pgs.Model or None
+        From `pgs.train`: each class's binary problem (with ``keep_state=True`` their
+        states, which ``warm_start=`` continues; not saved by `save`).
+    sigma_grid, sigma_scores : ndarray or None
+        With ``sigma="auto"``: the values tried and their scores (not saved by `save`).
     """
 
     _kind = "ovr"
     _coef_ndim = 2
+    problems = None
+    sigma_grid = None
+    sigma_scores = None
 
     @classmethod
     def _from_saved(cls, *, params, classes, **fields):

@@ -218,9 +218,8 @@ def kernel_targets(y, n_samples, loss, classes=None):
     if spec.is_classification:
         index, classes = class_indices(y, n_samples, classes)
         if not spec.multiclass and classes.shape[0] > 2:
-            raise ValueError(f"y has {classes.shape[0]} classes; this loss is binary: use "
-                             "loss='multinomial' or 'crammer_singer', or the estimator layer's "
-                             "one-vs-rest (pgs.PGSClassifier)")
+            raise ValueError(f"y has {classes.shape[0]} classes; this loss is binary (pgs.train "
+                             "trains one problem a class from the labels)")
         return (index if spec.multiclass else 2.0 * index - 1.0), classes
     y = check_y_shape(y, n_samples)
     if y.dtype.kind not in "biuf":

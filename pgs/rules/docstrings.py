@@ -13,14 +13,19 @@ X : array_like or scipy.sparse matrix/array, shape (m, n_features)
     anything else converted once to CSR. A bad entry (NaN, inf, an index out of range) is a
     ValueError naming it, raised before it changes the model.
 y : array_like, shape (m,)
-    For classification losses any two distinct labels (the smaller one is mapped to -1, the
-    larger to +1); for "multinomial" and "crammer_singer" any number of labels (two or more);
-    for regression losses real targets.
+    For classification losses any labels, two or more: for a binary loss two are mapped to -1
+    (the smaller) and +1, and more than two train one problem a class against the rest (a
+    `OneVsRestModel`, its problems the outputs of one solver; one sigma for all with
+    ``sigma="auto"``, scored on the class they predict together); for regression losses
+    real targets.
 loss : str, default "hinge"
     Classification: "hinge", "logistic", "squared_hinge", "smooth_hinge", "modified_huber"; with
     K classes as one problem (docs/multiclass.md, a `MulticlassModel` of K rows, one dual vector
     per class): "multinomial" (softmax cross-entropy, ``predict_proba``) and "crammer_singer"
-    (the multiclass hinge). Regression: "squared", "huber", "epsilon_insensitive", "absolute".
+    (the multiclass hinge); "auto": hinge, and for more than two classes with ``sigma="auto"``
+    one-vs-rest hinge or Crammer-Singer, whichever scores better on the held-out rows
+    (``model.params["loss"]`` says which; docs/defaults.md 9). Regression: "squared", "huber",
+    "epsilon_insensitive", "absolute".
 p : float in (1, 2], default 2.0
     Norm of the regulariser: p = 2 is Pegasos; every p costs O(non-zeros) a row.
 sigma : float > 0 or "auto", default "auto"

@@ -15,8 +15,15 @@ import numpy as np
 from pgs.rules import defaults as D
 from pgs.rules import parameters as P
 from pgs.rules import validation as V
-from pgs.rules.data import CSRBuffers, as_csr_buffers, kernel_classes, kernel_targets
+from pgs.rules.data import (
+    CSRBuffers,
+    as_csr_buffers,
+    class_indices,
+    kernel_classes,
+    kernel_targets,
+)
 from pgs.rules.params import seed_entropy
+from pgs.training.classes import auto_losses, class_targets, one_vs_rest, ovr_model
 from pgs.training.fit import finish_all, intercepts, prepare_many, run_many_to
 
 
@@ -434,37 +441,51 @@ def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, **kwargs):
 def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", seed=None,
                   max_passes=D.DEFAULTS["max_passes"], verbose=0, start=None,
                   loss=D.DEFAULTS["loss"], callback=None, callback_every=None, **kwargs):
-    """`fit_auto` for one problem (`pgs.train`'s arguments) on the rows ``make_rows()``
-    makes once the arguments are checked (and closes): the model, with
-    ``model.sigma_grid`` and ``model.sigma_scores``."""
+    """`fit_auto` for `pgs.train`'s arguments on the rows ``make_rows()`` makes once the
+    arguments are checked (and closes): the model, with ``model.sigma_grid`` and
+    ``model.sigma_scores``. Labels of more than two classes with a binary loss train one
+    problem a class on one sigma, scored on the prediction they make together (a
+    `OneVsRestModel`); ``loss="auto"`` hinge, or for more than two classes also
+    Crammer-Singer, the one that scores better kept (`fit_auto`)."""
     if callback is not None:
         # (a callback follows one run's iterations; the search runs several candidates)
         raise ValueError("callback needs a fixed sigma: sigma='auto' runs several "
                          "candidates (verbose=1 reports the search and each pass)")
     V.check_count("callback_every", callback_every, allow_none=True)
     V.check_bool("keep_state", kwargs.get("keep_state", False))
-    V.check_loss(loss)
+    if loss != "auto":
+        V.check_loss(loss)
     sigma_grid, validation_fraction, verbose = check_search(sigma_grid, validation_fraction,
                                                             verbose)
     max_passes = V.check_positive("max_passes", max_passes)
     seed = seed_entropy(seed)
-    classification = loss in V.CLASSIFICATION_LOSSES
+    many = one_vs_rest(loss, y)
+    classification = loss == "auto" or loss in V.CLASSIFICATION_LOSSES
     with contextlib.closing(make_rows()) as rows:
-        y_kernel, classes = kernel_targets(y, rows.n_rows, loss)
+        if many:
+            y_index, classes = class_indices(y, rows.n_rows)
+            losses = auto_losses(len(classes), True) if loss == "auto" else (loss,)
+            y_kernel = None
+        else:
+            losses = ("hinge",) if loss == "auto" else (loss,)
+            y_kernel, classes = kernel_targets(y, rows.n_rows, losses[0])
+            y_index = y_kernel if losses[0] in V.MULTICLASS_LOSSES else y_kernel > 0
         weights = V.check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
         T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
-        per_row = accuracy_per_row((y_kernel if loss in V.MULTICLASS_LOSSES else y_kernel > 0)
-                                   .astype(np.intp)) if classification \
+        per_row = accuracy_per_row(y_index.astype(np.intp)) if classification \
             else r2_per_row(y_kernel, weights)
-        family = (y_kernel, dict(loss=loss, known_classes=kernel_classes(
-            loss, len(classes) if classification else 2)))
-        models, grid, scores, _ = fit_auto(
-            rows, [family], per_row, grid=sigma_grid, validation_fraction=validation_fraction,
+        n_classes = len(classes) if classification else 2
+        families = [(y_kernel if not many else class_targets(y_index, n_classes, name),
+                     dict(loss=name, known_classes=kernel_classes(name, n_classes)))
+                    for name in losses]
+        models, grid, scores, chosen = fit_auto(
+            rows, families, per_row, grid=sigma_grid, validation_fraction=validation_fraction,
             seed=seed, T=T, max_passes=max_passes, sample_weight=weights,
-            strata=y_kernel if classification else None, verbose=verbose, start=start,
-            **kwargs)
-    model = models[0]
+            strata=(y_index if many else y_kernel) if classification else None,
+            verbose=verbose, start=start, **kwargs)
+    multiclass = losses[chosen] in V.MULTICLASS_LOSSES
+    model = ovr_model(models, classes) if many and not multiclass else models[0]
     if classification:
         model.classes = classes
-    model.sigma_grid, model.sigma_scores = grid, scores[0]
+    model.sigma_grid, model.sigma_scores = grid, scores[chosen]
     return model
