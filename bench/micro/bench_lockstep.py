@@ -82,10 +82,12 @@ def load(name, rows):
 def fit_lockstep(X, y, kw, seed, turns="auto"):
     """PGSClassifier(n_jobs=1).fit: (seconds, the fitted estimator, the turns taken).
     `turns`: "auto" (as `fit_many` chooses: "short", LOCKSTEP_ROWS, or "long", a chunk
-    each), or "short" or "long" for every size."""
+    each), or "short" or "long" for every size, or "apart": each solver to the end alone,
+    one after another."""
     clf = pgs.PGSClassifier(n_jobs=1, random_state=seed, **kw)
-    cache, vector_bytes, sizes = F.LOCKSTEP_CACHE, F._vector_bytes, []
-    F.LOCKSTEP_CACHE = {"auto": cache, "short": float("inf"), "long": -1}[turns]
+    cache, long, vector_bytes, sizes = F.LOCKSTEP_CACHE, F.LOCKSTEP_LONG, F._vector_bytes, []
+    F.LOCKSTEP_CACHE = {"auto": cache, "short": float("inf"), "long": -1, "apart": -1}[turns]
+    F.LOCKSTEP_LONG = 10**15 if turns == "apart" else long     # (one chunk: the whole run)
     F._vector_bytes = lambda solver: sizes.append(vector_bytes(solver)) or sizes[-1]
     try:
         t0 = time.perf_counter()
@@ -93,7 +95,7 @@ def fit_lockstep(X, y, kw, seed, turns="auto"):
         seconds = time.perf_counter() - t0
         return seconds, clf, "long" if sum(sizes) > F.LOCKSTEP_CACHE else "short"
     finally:
-        F.LOCKSTEP_CACHE, F._vector_bytes = cache, vector_bytes
+        F.LOCKSTEP_CACHE, F.LOCKSTEP_LONG, F._vector_bytes = cache, long, vector_bytes
 
 
 def fit_in_turn(X, y, kw, seed, clf):
@@ -128,6 +130,47 @@ def _span(values):
     return f"{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
 
 
+def _default_fits(args, argv):
+    """`PGSClassifier()` (its sigma candidates in lock-step, in each of ``--turns``) on
+    ``--sets``, the turns in alternating order each round after one fit to warm the process
+    (its first large allocations); the same bits checked; the table written to --out."""
+    rows = []
+    for name in args.sets:
+        X, y = load(name, args.rows or SETS[name][1])
+        fit_lockstep(X, y, {}, 99, args.turns[0])
+        times, coef = {t: [] for t in args.turns}, {}
+        for r in range(args.rounds):
+            for turns in args.turns[::1 if r % 2 == 0 else -1]:
+                seconds, clf, _ = fit_lockstep(X, y, {}, r, turns)
+                times[turns].append(seconds)
+                assert np.array_equal(coef.setdefault(r, clf.coef_), clf.coef_), (name, turns)
+        ratios = [[a / b for a, b in zip(times[t], times[args.turns[0]], strict=True)]
+                  for t in args.turns[1:]]
+        rows.append(f"| {name} | {X.shape[0]:,} x {X.shape[1]:,}, {len(np.unique(y))} "
+                    "classes | " + " | ".join(_span(times[t]) for t in args.turns) + " | "
+                    + " | ".join(f"{min(r):.2f}-{max(r):.2f}x" for r in ratios) + " |")
+        print(rows[-1], flush=True)
+    text = "\n".join([
+        "# Default fits: the sigma candidates in lock-step, or apart",
+        "",
+        f"`python bench/micro/bench_lockstep.py {_command(argv)}`: `PGSClassifier(n_jobs=1, "
+        f"random_state=r).fit` with every other default, r = 0..{args.rounds - 1}, the turns "
+        "alternated in order each round, after one fit that warms the process. Turns: the "
+        "sigma search's candidates in lock-step as `fit_many` chooses (auto), forced short "
+        "or long, or apart (each candidate to the rung's end alone, one after another). The "
+        "same weights in every case (checked). Seconds, median [min-max]; the ratio to the "
+        "first turns' time is taken per round.",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores.",
+        "",
+        "| set | shape | " + " | ".join(f"{t} (s)" for t in args.turns) + " | "
+        + " | ".join(f"{t} / {args.turns[0]}" for t in args.turns[1:]) + " |",
+        "|---|---|" + "---|" * (2 * len(args.turns) - 1),
+        *rows,
+    ]) + "\n"
+    print_and_write(text, args.out)
+    return Path(args.out)
+
+
 def main(argv=None):
     """Parse the command line (`argv`, default sys.argv), run, write the table; its path."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -138,8 +181,9 @@ def main(argv=None):
     ap.add_argument("--p", type=float, nargs="+", default=[2.0])
     ap.add_argument("--iterate", nargs="+", default=["average", "last"])
     ap.add_argument("--loss", default="hinge")
-    ap.add_argument("--turns", nargs="+", default=["auto"], choices=["auto", "short", "long"],
-                    help="lock-step turns: as fit_many chooses, or forced")
+    ap.add_argument("--turns", nargs="+", default=["auto"],
+                    choices=["auto", "short", "long", "apart"],
+                    help="lock-step turns: as fit_many chooses, or forced; apart: none")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=str(RESULTS / "lockstep.md"))
     ap.add_argument("--long-factor", type=int, default=None,
@@ -149,15 +193,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
     if args.default:
-        for name in args.sets:
-            X, y = load(name, args.rows or SETS[name][1])
-            fits = {t: [fit_lockstep(X, y, {}, 0, t) for _ in range(args.rounds)]
-                    for t in args.turns}
-            assert all(np.array_equal(f[1].coef_, fits[args.turns[0]][0][1].coef_)
-                       for runs in fits.values() for f in runs)
-            print(f"| {name} | " + " | ".join(f"{t}: {_span([f[0] for f in runs])} s"
-                                              for t, runs in fits.items()) + " |")
-        return None
+        return _default_fits(args, argv)
     if args.long_factor is not None:
         F.LOCKSTEP_LONG = args.long_factor
 
