@@ -1,5 +1,5 @@
 # Public C-level API of the Primal Gradient Solver kernel: the one entry point pgs's own
-# solver (SolverCore, _lockstep) runs too.
+# solver (SolverCore, run_solver) runs too.
 #
 # Downstream Cython code can `cimport pgs._core` and drive the solver over its own CSR
 # buffers: pgs_init (parameters), pgs_state_init (a zeroed state of R >= 1 outputs with
@@ -157,7 +157,7 @@ cdef void pgs_dual(DualVector* dv, const PGSParams* prm, const PGSState* st,
                    Py_ssize_t n_cols, Py_ssize_t r) noexcept nogil
 
 # Iterations st.t + 1 .. t_end; a PGSStatus. `_dispatch` of pgs/_core.pyx (the loop
-# SolverCore and _lockstep run) for float64 data and int64 indices.
+# SolverCore and run_solver run) for float64 data and int64 indices.
 cdef int pgs_run_f64_i64(int loss_id, const double* data, const int64_t* indices,
                          const int64_t* indptr, const double* y, Py_ssize_t n_rows,
                          Py_ssize_t n_cols, const PGSParams* prm, PGSState* st,

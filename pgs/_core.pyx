@@ -961,63 +961,27 @@ cdef class SolverCore:
                         dtype=np.uint64)
 
 
-def _lockstep(list solvers, list ys, const floating_t[::1] data, const index_t[::1] indices,
-              const index_t[::1] indptr, long long t_end, long long block):
-    """Run each solver in turn `block` iterations, until all reach t_end: (index of the
-    first that failed or -1, its status). A solver's y has a row for each row of X, read
-    where it lies (any row stride): one column (a target, or a K-output loss's class), or
-    R binary problems' R targets side by side. One solver with block = t_end is a plain
-    run."""
-    cdef Py_ssize_t a, n = len(solvers), failed = -1, n_rows = indptr.shape[0] - 1, n_y
-    cdef int status = PGS_OK
-    cdef long long te = t_end
-    cdef SolverCore s
-    cdef const double[:, :] yv
+def run_solver(SolverCore s, const double[:, :] y, const floating_t[::1] data,
+               const index_t[::1] indices, const index_t[::1] indptr, long long t_end):
+    """Run solver `s` to iteration `t_end` over X's CSR buffers, the GIL released: its status.
+    `y` has a row for each row of X, read where it lies (any row stride): one column (a
+    target, or a K-output loss's class), or R binary problems' R targets side by side."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t n_y = (1 if s.loss_id == L.LOSS_MULTINOMIAL
+                           or s.loss_id == L.LOSS_CRAMMER_SINGER else s.n_out)
     cdef const floating_t* dp = &data[0] if data.shape[0] > 0 else NULL
     cdef const index_t* ip = &indices[0] if indices.shape[0] > 0 else NULL
-    cdef PGSState** sts = <PGSState**>malloc(n * sizeof(PGSState*))
-    cdef const PGSParams** prms = <const PGSParams**>malloc(n * sizeof(PGSParams*))
-    cdef const PGSSampler** smps = <const PGSSampler**>malloc(n * sizeof(PGSSampler*))
-    cdef const double** y = <const double**>malloc(n * sizeof(double*))
-    cdef Py_ssize_t* y_strides = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    cdef int* loss_ids = <int*>malloc(n * sizeof(int))
-    cdef Py_ssize_t* n_cols = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    try:
-        if (sts == NULL or prms == NULL or smps == NULL or y == NULL or y_strides == NULL
-                or loss_ids == NULL or n_cols == NULL):
-            raise MemoryError()
-        for a in range(n):
-            s, yv = solvers[a], ys[a]         # (the lists keep both alive)
-            n_y = (1 if s.loss_id == L.LOSS_MULTINOMIAL or s.loss_id == L.LOSS_CRAMMER_SINGER
-                   else s.n_out)
-            if yv.shape[0] != n_rows or yv.shape[1] != n_y:
-                raise ValueError(f"y has shape {(yv.shape[0], yv.shape[1])}, not ({n_rows}, "
-                                 f"{n_y}): a row for each row of X (R binary problems: "
-                                 f"their R targets)")
-            if (n_y > 1 and yv.strides[1] != 8) or yv.strides[0] % 8:
-                raise ValueError("y's targets of a row must be adjacent doubles")
-            sts[a], prms[a], smps[a] = &s.st, &s.prm, &s.smp
-            y[a], y_strides[a] = &yv[0, 0], yv.strides[0] // 8
-            loss_ids[a], n_cols[a] = s.loss_id, s.n_cols
-            te = min(te, s.st.t)
+    cdef int status = PGS_OK
+    if y.shape[0] != n_rows or y.shape[1] != n_y:
+        raise ValueError(f"y has shape {(y.shape[0], y.shape[1])}, not ({n_rows}, {n_y}): a "
+                         f"row for each row of X (R binary problems: their R targets)")
+    if (n_y > 1 and y.strides[1] != 8) or y.strides[0] % 8:
+        raise ValueError("y's targets of a row must be adjacent doubles")
+    if s.st.t < t_end:
         with nogil:
-            while te < t_end and failed < 0:
-                te = te + block if t_end - te > block else t_end
-                for a in range(n):
-                    status = _dispatch(loss_ids[a], dp, ip, &indptr[0], y[a], y_strides[a],
-                                       n_rows, n_cols[a], prms[a], sts[a], te, smps[a])
-                    if status != PGS_OK:
-                        failed = a
-                        break
-        return (failed, status)
-    finally:
-        free(sts)
-        free(prms)
-        free(smps)
-        free(y)
-        free(y_strides)
-        free(loss_ids)
-        free(n_cols)
+            status = _dispatch(s.loss_id, dp, ip, &indptr[0], &y[0, 0], y.strides[0] // 8,
+                               n_rows, s.n_cols, &s.prm, &s.st, t_end, &s.smp)
+    return status
 
 
 # ------------------------------------------------------------- checks and helpers

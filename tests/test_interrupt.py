@@ -33,7 +33,7 @@ def _fits(X, z, labels):
         "train_cadaline": lambda: pgs.train_cadaline(X, labels, T=3000, seed=3).full_weights(),
         "classifier": lambda: PGSClassifier(T=700, k=2, random_state=4, n_jobs=2).fit(
             X, labels).coef_,
-        "classifier_lockstep": lambda: PGSClassifier(T=700, random_state=5, n_jobs=1).fit(
+        "classifier_one_thread": lambda: PGSClassifier(T=700, random_state=5, n_jobs=1).fit(
             X, labels).coef_,
         "regressor": lambda: PGSRegressor(T=900, random_state=6).fit(X, z).coef_,
     }

@@ -1,4 +1,5 @@
-"""Lock-step runs of several problems over one X: exactly the separate runs, bit for bit."""
+"""Several problems over one X (`fit_many`: the outputs of one solver, a thread's slice of
+them, or one after another): exactly the separate runs, bit for bit."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,7 @@ import pgs
 import pgs.training.fit as F
 from pgs._core import SAMPLING_MODES
 from pgs.engine import chunks
-from pgs.engine.solver import Solver, run_lockstep
+from pgs.engine.solver import Solver
 from pgs.rules import defaults as D
 from pgs.rules.losses import LOSS_NAMES
 from pgs.training.fit import fit, fit_many
@@ -44,77 +45,43 @@ def _assert_same_state(a, b):
             assert value == sb[key], key
 
 
-@pytest.mark.parametrize("sampling", SAMPLING_MODES)
-@pytest.mark.parametrize("p, k, average", [(2.0, 1, False), (1.5, 3, True), (1.8, 20, False)])
-@pytest.mark.parametrize("block", [1, 7, 1000])
-def test_lockstep_equals_separate_runs(sampling, p, k, average, block):
-    X, ys = _problems()
-    T = 400
-    weights = None if sampling == "cyclic" else np.linspace(0.5, 2.0, X.shape[0])
-    # Problems 0-2 share a seed (they draw the same rows), problem 3 has its own.
-    seeds = [5, 5, 5, 6]
-    alone = [_solver(X.shape[1], p=p, k=k, sampling=sampling, seed=s, average=average)
-             for s in seeds]
-    for s, y in zip(alone, ys, strict=True):
-        assert s.run(T, X.data, X.indices, X.indptr, y, weights) == 0
-    together = [_solver(X.shape[1], p=p, k=k, sampling=sampling, seed=s, average=average)
-                for s in seeds]
-    assert run_lockstep(together, T, block, X.data, X.indices, X.indptr, ys, weights) \
-        == (-1, 0)
-    for a, b in zip(alone, together, strict=True):
-        assert b.t == T
-        _assert_same_state(a, b)
-
-
-def test_lockstep_continues_solvers_at_different_iterations():
-    X, ys = _problems(n_classes=3)
-    ahead = [_solver(X.shape[1], seed=1) for _ in ys]
-    ahead[1].run(50, X.data, X.indices, X.indptr, ys[1])
-    assert run_lockstep(ahead, 200, 16, X.data, X.indices, X.indptr, ys) == (-1, 0)
-    for s, y in zip(ahead, ys, strict=True):
-        ref = _solver(X.shape[1], seed=1)
-        ref.run(200, X.data, X.indices, X.indptr, y)
-        _assert_same_state(ref, s)
-
-
-def test_lockstep_reports_the_failing_solver_and_stops():
-    X, ys = _problems(n_classes=3)
-    X = X.copy()
-    X.data[X.indptr[7]] = np.nan            # row 7: every solver fails on drawing it
-    solvers = [_solver(X.shape[1], sampling="cyclic") for _ in ys]
-    failed, status = run_lockstep(solvers, 40, 4, X.data, X.indices, X.indptr, ys)
-    assert (failed, status) == (0, 1)
-    # The first solver stopped before row 7's update (rows in order, turns of 4), and
-    # the others were not run again.
-    assert [s.t for s in solvers] == [7, 4, 4]
-
-
-def test_lockstep_validates_its_arguments():
+def test_a_run_reads_y_where_it_lies_and_checks_it():
+    """`Solver.run` reads a strided y in place (the estimators' (m, R) targets' columns):
+    the bits of a contiguous copy; a y or weights of another length change nothing."""
     X, ys = _problems(n_classes=2)
-    solvers = [_solver(X.shape[1]) for _ in ys]
-    with pytest.raises(ValueError, match="2 solvers but 1 target arrays"):
-        run_lockstep(solvers, 10, 4, X.data, X.indices, X.indptr, ys[:1])
-    with pytest.raises(ValueError, match="block must be >= 1"):
-        run_lockstep(solvers, 10, 0, X.data, X.indices, X.indptr, ys)
+    Y = np.column_stack(ys)
+    a, b = _solver(X.shape[1], seed=3), _solver(X.shape[1], seed=3)
+    assert a.run(300, X.data, X.indices, X.indptr, Y[:, 1]) == 0
+    assert b.run(300, X.data, X.indices, X.indptr, np.ascontiguousarray(Y[:, 1])) == 0
+    _assert_same_state(a, b)
+    s = _solver(X.shape[1])
     with pytest.raises(ValueError, match=r"y has shape \(299, 1\), not \(300, 1\)"):
-        run_lockstep(solvers, 10, 4, X.data, X.indices, X.indptr, [ys[0], ys[1][:-1]])
+        s.run(10, X.data, X.indices, X.indptr, ys[1][:-1])
     with pytest.raises(ValueError, match="sample_weight and indptr disagree"):
-        run_lockstep(solvers, 10, 4, X.data, X.indices, X.indptr, ys, np.ones(3))
-    assert all(s.t == 0 for s in solvers)
+        s.run(10, X.data, X.indices, X.indptr, ys[0], np.ones(3))
+    assert s.t == 0
+
+
+def test_a_run_stops_before_a_bad_row():
+    X, ys = _problems(n_classes=1)
+    X = X.copy()
+    X.data[X.indptr[7]] = np.nan            # row 7: the solver fails on drawing it
+    s = _solver(X.shape[1], sampling="cyclic")
+    assert s.run(40, X.data, X.indices, X.indptr, ys[0]) == 1
+    assert s.t == 7                         # (rows in order: stopped before row 7's update)
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2, 3, 8])
 @pytest.mark.parametrize("iterate", ["last", "average", "random"])
-@pytest.mark.parametrize("cache, block_min", [(None, 2), (0, 2), (None, 100)])
+@pytest.mark.parametrize("chunk, block_min", [(None, 2), (2**8, 2), (None, 100)])
 @pytest.mark.parametrize("loss", ["hinge", "logistic"])
-def test_fit_many_is_fit_per_problem(n_jobs, iterate, cache, block_min, loss, monkeypatch):
+def test_fit_many_is_fit_per_problem(n_jobs, iterate, chunk, block_min, loss, monkeypatch):
     """fit_many's problems (one solver a thread's slice: a block, or below block_min each
-    output's own vectors; a slice of one: a solver of its own) are each `fit`'s, bit for
-    bit, warm starts too."""
+    output's own vectors; a slice of one: a solver of its own), in chunks of any size, are
+    each `fit`'s, bit for bit, warm starts too."""
     monkeypatch.setattr(D, "BLOCK_MIN_OUTPUTS", block_min)
-    if cache is not None:   # vectors past the cache: turns of a whole chunk, here short
-        monkeypatch.setattr(F, "LOCKSTEP_CACHE", cache)
-        monkeypatch.setattr(chunks, "CHUNK_WORK", 2**8)
+    if chunk is not None:
+        monkeypatch.setattr(chunks, "CHUNK_WORK", chunk)
     X, ys = _problems(n_classes=5, dtype=np.float32)
     kw = dict(loss=loss, p=1.8, sigma=1e-3, T=700, k=2, iterate=iterate,
               sampling="permutation", t_offset="auto")
@@ -179,8 +146,8 @@ def test_fit_many_names_a_bad_entry():
 
 
 def test_fit_many_continues_problems_at_different_iterations():
-    """Warm starts of different lengths cannot share turns: each problem runs alone, and
-    still equals its own `fit`."""
+    """Warm starts of different lengths: each problem runs to its own end, and equals its
+    own `fit`."""
     X, ys = _problems(n_classes=3)
     kw = dict(loss="logistic", sigma=1e-3, iterate="last", sampling="iid")
     warm = [fit(X, y, T=T, seed=4, keep_state=True, **kw)
@@ -224,8 +191,8 @@ def test_block_of_binary_problems(p):
     Xr = sp.csr_matrix(x * scale)
     y = np.sign(W[:, :-1] @ x)
     assert np.all(np.abs(W[:, :-1] @ (x * scale)) > 10.0)
-    status = run_lockstep([multi], 410, 410, Xr.data, Xr.indices, Xr.indptr, [y[None, :]])
-    assert status == (-1, 0) and multi.t == 410
+    status = multi.run(410, Xr.data, Xr.indices, Xr.indptr, y[None, :])
+    assert status == 0 and multi.t == 410
     for name in ("lam", "u"):
         if before[name] is not None:
             np.testing.assert_array_equal(getattr(multi, name), before[name])

@@ -171,7 +171,7 @@ def test_multiclass_coef_is_the_models_coef():
 @pytest.mark.parametrize("loss", ["multinomial", "crammer_singer", "hinge", "logistic"])
 def test_k_class_fit_holds_its_block_and_the_coef(loss, iterate, block, monkeypatch):
     """A K-class fit (K outputs, or K one-vs-rest problems: on a block, or each with its
-    own vectors, in lock-step) keeps its K dual vectors (and the average's with
+    own vectors) keeps its K dual vectors (and the average's with
     iterate="average"), the (K, n_features) coef and one vector at a time besides: the K
     iterates are written into the coef as they are taken, not stacked or copied from K
     new vectors (that held one more block)."""

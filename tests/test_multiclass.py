@@ -16,7 +16,7 @@ from reference import (
 import pgs
 from pgs._core import py_multi_loss
 from pgs.engine.rounds import _worker_delta
-from pgs.engine.solver import Solver, output_state, run_lockstep, solver_of, stacked
+from pgs.engine.solver import Solver, output_state, solver_of, stacked
 from pgs.models import MulticlassModel
 from pgs.rules import defaults as D
 from pgs.rules.losses import LOSS_NAMES
@@ -191,8 +191,8 @@ def test_block_of_k_outputs_equals_k_separate_vectors(loss, p, l1):
         apart = solver_of(run.params, N, block.rng_state, n_out=K, block=False)
         assert not apart.block and apart.lam.strides == (8 * s, 8 * s * (N + 1))
         for solver in (block, apart):
-            assert run_lockstep([solver], 150, 150, run.Xb.data, run.Xb.indices, run.Xb.indptr,
-                                [run.y_kernel]) == (-1, 0)
+            assert solver.run(150, run.Xb.data, run.Xb.indices, run.Xb.indptr,
+                              run.y_kernel) == 0
         np.testing.assert_array_equal(block.iterate("last"), apart.iterate("last"))
         for name in ("lam", "u", "wsum", "clast", "paid"):
             if getattr(block, name) is not None:
@@ -219,8 +219,8 @@ def test_outputs_are_checked():
         hinge.run(5, run.Xb.data, run.Xb.indices, run.Xb.indptr, np.ones(X.shape[0]))
 
 
-def test_lockstep_with_other_problems_changes_no_bit():
-    """A K-output problem run in lock-step with others (a sigma grid) equals its own run."""
+def test_run_with_other_problems_changes_no_bit():
+    """A K-output problem run with others (a sigma grid) equals its own run."""
     X, y = _problem(6, m=80)
     alone = [pgs.train(X, y, loss="multinomial", sigma=s, T=300, seed=2) for s in (0.1, 0.01)]
     runs = [prepare(X, y, seed=2, T=300, loss="multinomial", sigma=s) for s in (0.1, 0.01)]

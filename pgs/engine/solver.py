@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pgs._core import OUTPUT_SCALARS, SAMPLING_MODES, SolverCore, _lockstep
+from pgs._core import OUTPUT_SCALARS, SAMPLING_MODES, SolverCore, run_solver
 from pgs.rules.data import entry_problem
 from pgs.rules.defaults import default_callback_every
 from pgs.rules.losses import loss_spec
@@ -36,10 +36,14 @@ class Solver(SolverCore):
         self._handed = False     # `get_state(copy=False)`: its buffers are the caller's
 
     def run(self, t_end, data, indices, indptr, y, sample_weight=None):
-        """Advance to iteration `t_end` over the CSR buffers; a status code (0: ok).
-        `sample_weight` must be the same object on every chunk."""
-        return run_lockstep([self], t_end, max(t_end, 1), data, indices, indptr, [y],
-                            sample_weight)[1]
+        """Advance to iteration `t_end` over the CSR buffers; a status code (0: ok). `y`
+        has a row for each row of X, read where it lies: a vector (any stride), or for R
+        binary problems an (n_rows, R) array of contiguous rows. `sample_weight` must be
+        the same object on every chunk."""
+        y = np.asarray(y)
+        self._ready(indptr, sample_weight)
+        return run_solver(self, y[:, None] if y.ndim == 1 else y, data, indices, indptr,
+                          t_end)
 
     def _ready(self, indptr, sample_weight):
         """Check that the solver may run over the rows of `indptr`; set its sampler up."""
@@ -272,23 +276,6 @@ def solver_of(params, n_features, rng_state, t_pick=0, track_loss=False, t_offse
                   params.t_offset if t_offset is None else t_offset,
                   SCHEDULES.index(params.schedule), params.eta0 or 0.0, params.intercept_rate,
                   params.l1, n_out, block)
-
-
-def run_lockstep(solvers, t_end, block, data, indices, indptr, ys, sample_weight=None):
-    """Advance several solvers over the same X to `t_end` in lock-step, `block` iterations
-    each in turn, so that solvers drawing the same rows (sharing a seed) fetch each row
-    once; each bit-identical to its own `run`. A y is read where it lies: a vector (any
-    stride), or for R binary problems an (n_rows, R) array whose rows are contiguous.
-    (first failed solver, its status) or (-1, 0).
-    """
-    if len(ys) != len(solvers):
-        raise ValueError(f"{len(solvers)} solvers but {len(ys)} target arrays")
-    if block < 1:
-        raise ValueError(f"block must be >= 1, got {block}")
-    ys = [y[:, None] if y.ndim == 1 else y for y in map(np.asarray, ys)]
-    for s in solvers:
-        s._ready(indptr, sample_weight)
-    return _lockstep(list(solvers), ys, data, indices, indptr, t_end, block)
 
 
 #: The kernel's status codes (`PGSStatus` in pgs/_core.pxd; tests/test_layout.py checks

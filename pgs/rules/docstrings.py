@@ -148,7 +148,7 @@ verbose : int >= 0, default 0
 random_state : None, int >= 0 or numpy RandomState, default None
     Seeds row sampling: problem ``c`` equals ``pgs.train(X, y == classes_[c],
     seed=random_state)`` (a regressor ``pgs.train(X, y, seed=random_state)``); the problems draw
-    the same rows, in lock-step.
+    the same rows, as the outputs of one solver.
 n_jobs : int or None, default None
     Threads (None: 1, -1: all cores). Several one-vs-rest problems are shared out in groups (the
     results do not depend on `n_jobs`); with two classes, a regression or a K-output loss's one

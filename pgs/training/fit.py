@@ -16,7 +16,6 @@ from pgs.engine.solver import (
     Solver,
     output_state,
     raise_status,
-    run_lockstep,
     solver_of,
     stacked,
 )
@@ -114,23 +113,6 @@ def check_reports(callback, callback_every, merge_every):
             V.check_count("merge_every", merge_every, allow_none=True))
 
 
-#: Rows a solver takes per turn in `run_many_to`'s lock-step (about 230 KB of RCV1-like rows:
-#: still in L2 when the next problem takes them) ...
-LOCKSTEP_ROWS = 256
-#: ... while the vectors the problems' updates touch (`_vector_bytes`) total at most this;
-#: past it a turn is a whole chunk of LOCKSTEP_LONG times the usual work (docs/defaults.md,
-#: section 5; bench/results/lockstep.md).
-LOCKSTEP_CACHE = 8 << 20
-LOCKSTEP_LONG = 4
-
-
-def _vector_bytes(solver):
-    """Bytes of the vectors every update of `solver` touches (lam, u, the average's)."""
-    arrays = {id(a): a for a in (solver.lam, solver.u, solver.wsum, solver.clast)
-              if a is not None}
-    return sum(8 * a.size for a in arrays.values())
-
-
 def fit_many(X, Y, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, **kwargs):
     """`fit` for each column of the targets `Y` (m, R) over the same X (one-vs-rest
     problems; 1-D: one problem): problem r is ``fit(X, Y[:, r], seed=seed,
@@ -140,13 +122,8 @@ def fit_many(X, Y, *, n_jobs=1, keep_state=False, warm_starts=None, seed=None, *
     seed = seed_entropy(seed)   # (one draw for all: else they would draw different rows)
     X = as_csr_buffers(X, check_entries=False)        # converted once, for all
     runs = prepare_many(X, Y, n_jobs, seed=seed, warm_starts=warm_starts, **kwargs)
-    if len({run.t_total for run in runs}) > 1:     # (cannot share turns; each runs alone)
-        for run in runs:
-            _run_chunks(run, None, None, 0.0)
-    else:
-        # One problem (binary, regression, K-output): its rows split between the threads.
-        run_many_to(runs, runs[0].t_total, n_jobs,
-                    split=len(runs) == 1 and runs[0].each is None)
+    # (one problem, binary, regression or K-output: its rows split between the threads)
+    run_many_to(runs, None, n_jobs, split=len(runs) == 1 and runs[0].each is None)
     return finish_all(runs, keep_state)
 
 
@@ -207,37 +184,26 @@ def _on_one_solver(runs, Y, columns, part, track_loss):
 
 
 def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
-    """Run `prepare`'s runs over the same rows (seeded alike: they draw the same rows) to
-    iteration `t_end` in lock-step (R problems on one solver, `prepare_many`, as one), in
-    contiguous groups on `n_jobs` threads, in chunks (Ctrl-C); each run's bits are those of
-    its own `_run_chunks`. With `split`, each run alone, its rows split between the
-    threads, which merge their dual states (`pgs.engine.threads.run_split`; `merge_every`
-    None: the default)."""
+    """Run `prepare`'s runs over the same rows to iteration `t_end` (None: each to its
+    own `t_total`), one after another, in
+    contiguous groups on `n_jobs` threads, in chunks (Ctrl-C); each run's bits those of its
+    own `_run_chunks`. With `split`, each run alone, its rows split between the threads,
+    which merge their dual states (`pgs.engine.threads.run_split`; `merge_every` None: the
+    default). (The sigma candidates in lock-step, a turn each, took 0.96-1.05x the time of
+    one after another, and 1.15x on news20-like: bench/results/candidates_apart.md.)"""
     Xb = runs[0].Xb
     if split and n_jobs > 1 and Xb.shape[0] > 1:
         for run in runs:
-            threads.run_split(run._replace(t_total=t_end), min(n_jobs, Xb.shape[0]),
-                              merge_every, None, None, 0.0)
+            run = run if t_end is None else run._replace(t_total=t_end)
+            threads.run_split(run, min(n_jobs, Xb.shape[0]), merge_every, None, None, 0.0)
         return
     n_groups = max(1, min(n_jobs, len(runs)))
     bounds = [g * len(runs) // n_groups for g in range(n_groups + 1)]
-    block, long = max(1, LOCKSTEP_ROWS // runs[0].solver.k), 1
-    if sum(_vector_bytes(run.solver) for run in runs) > LOCKSTEP_CACHE:
-        block, long = t_end, LOCKSTEP_LONG      # (cut at chunks)
 
     def run_group(g, stop=None):
-        group = runs[bounds[g]:bounds[g + 1]]
-        solvers = [run.solver for run in group]
-
-        def step_to(t):
-            # (a solver's bits do not depend on the schedule: chunks change nothing)
-            failed, status = run_lockstep(solvers, t, block, Xb.data, Xb.indices, Xb.indptr,
-                                          [run.y_kernel for run in group], group[0].weights)
-            if failed >= 0:
-                raise_status(status, solvers[failed], Xb, group[failed].params)
-
-        run_chunked(step_to, min(s.t for s in solvers), t_end,
-                    sum(_work_per_iteration(run) for run in group) / long, stop)
+        for run in runs[bounds[g]:bounds[g + 1]]:
+            run = run if t_end is None else run._replace(t_total=t_end)
+            _run_chunks(run, None, None, 0.0, stop)
 
     if n_groups == 1:
         run_group(0)
@@ -364,7 +330,7 @@ def _taken(solver, which, keep_state):
 
 
 def finish(run, stopped, keep_state, out=None, xt=None):
-    """The `Model` of a run that `_run_chunks` (or `run_lockstep`) has done (its iterate
+    """The `Model` of a run that `_run_chunks` has done (its iterate
     written into `out`, if given; `xt(v)`: X^T v where run.Xb has no rows, `screen`)."""
     which, iteration = _which(run)
     w, state, bias = _taken(run.solver, which, keep_state)
@@ -418,10 +384,10 @@ def _work_per_iteration(run):
     return run.solver.n_out * run.solver.k * max(1.0, Xb.indptr[-1] / max(1, Xb.shape[0]))
 
 
-def _run_chunks(run, callback, every, start):
+def _run_chunks(run, callback, every, start, stop=None):
     """Run the kernel to `run.t_total`, in chunks (`pgs.engine.chunks`: Ctrl-C interrupts
-    a long run promptly, and chunked runs are bit-identical to an unsplit one) between
-    callback reports; True if the callback stopped it."""
+    a long run promptly, `stop` a worker thread's, and chunked runs are bit-identical to
+    an unsplit one) between callback reports; True if the callback stopped it."""
     solver, Xb = run.solver, run.Xb
     reports = Reports(run, solver.t, callback, every, start)
 
@@ -434,7 +400,7 @@ def _run_chunks(run, callback, every, start):
     while solver.t < run.t_total:
         loss_before, rows_before = solver.loss_sum, solver.consumed
         run_chunked(step_to, solver.t, min(reports.next, run.t_total),
-                    _work_per_iteration(run))
+                    _work_per_iteration(run), stop)
         if not reports.add(solver.t, solver.loss_sum - loss_before,
                            solver.consumed - rows_before, lambda: solver.norm_w):
             break

@@ -1,5 +1,5 @@
 """``sigma="auto"`` (docs/defaults.md, section 3): sigma chosen by successive halving on
-held-out rows, the candidates sharing the seed and the training rows (run in lock-step),
+held-out rows, the candidates sharing the seed and the training rows (one after another),
 for one model or several compared (section 9), and the winner's run continued, not
 refitted, with half the held-out rows until its score on the other half stops improving
 (section 4).
