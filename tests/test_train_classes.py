@@ -46,16 +46,22 @@ def test_each_class_is_pgs_train_of_its_class_against_the_rest(loss, tmp_path):
 
 
 @pytest.mark.parametrize("sigma", [1e-3, "auto"])
-@pytest.mark.parametrize("loss", ["hinge", "auto", "logistic"])
-def test_the_estimator_trains_what_pgs_train_trains(loss, sigma):
+@pytest.mark.parametrize("loss, extra", [("hinge", {}), ("auto", {}), ("logistic", {}),
+                                         ("hinge", dict(n_jobs=2, p=1.5, k=3)),
+                                         ("hinge", dict(l1=1e-3, intercept="column"))])
+def test_the_estimator_trains_what_pgs_train_trains(loss, extra, sigma):
     """`PGSClassifier` and `pgs.train` with the same arguments: the same weights, the same
-    loss chosen (sigma="auto": one sigma for the classes, scored on their prediction)."""
+    loss chosen (sigma="auto": one sigma for the classes, scored on their prediction),
+    with sample weights, threads, p < 2, mini-batches, l1 and a constant column too."""
     pytest.importorskip("sklearn")
     from pgs.estimators import _base_entropy
 
     X, y = _labels(k_classes=5, m=600, seed=1)
-    est = pgs.PGSClassifier(loss=loss, sigma=sigma, random_state=2).fit(X, y)
-    model = pgs.train(X, y, loss=loss, sigma=sigma, seed=_base_entropy(2))
+    w = np.random.default_rng(0).random(600) + 0.1 if extra else None
+    est = pgs.PGSClassifier(loss=loss, sigma=sigma, random_state=2, **extra).fit(
+        X, y, sample_weight=w)
+    model = pgs.train(X, y, loss=loss, sigma=sigma, seed=_base_entropy(2), sample_weight=w,
+                      **extra)
     np.testing.assert_array_equal(est.coef_, model.coef)
     np.testing.assert_array_equal(est.intercept_, model.intercept)
     assert est.loss_ == model.params["loss"]
