@@ -1,7 +1,7 @@
-"""One-vs-rest models (`pgs.train`'s for labels of more than two classes with a binary loss),
-and fitted estimators as plain pgs models, saved without pickle (no scikit-learn import here):
-a regressor or a binary classifier of a PGS loss is a `pgs.Model`; a one-vs-rest or "squared"
-(C-Adaline) classifier a `OneVsRestModel` (kind "ovr").
+"""One-vs-rest models (kind "ovr", saved without pickle): `pgs.train`'s for labels of more
+than two classes with a binary loss, and fitted estimators as plain pgs models (no
+scikit-learn import here): a regressor or a binary classifier of a PGS loss is a
+`pgs.Model`; a one-vs-rest or "squared" (C-Adaline) classifier a `OneVsRestModel`.
 """
 
 import numpy as np

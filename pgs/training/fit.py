@@ -184,13 +184,13 @@ def _on_one_solver(runs, Y, columns, part, track_loss):
 
 
 def run_many_to(runs, t_end, n_jobs=1, split=False, merge_every=None):
-    """Run `prepare`'s runs over the same rows to iteration `t_end` (None: each to its
-    own `t_total`), one after another, in
-    contiguous groups on `n_jobs` threads, in chunks (Ctrl-C); each run's bits those of its
-    own `_run_chunks`. With `split`, each run alone, its rows split between the threads,
-    which merge their dual states (`pgs.engine.threads.run_split`; `merge_every` None: the
-    default). (The sigma candidates in lock-step, a turn each, took 0.96-1.05x the time of
-    one after another, and 1.15x on news20-like: bench/results/candidates_apart.md.)"""
+    """Run `prepare`'s runs over the same rows to iteration `t_end` (None: each to its own
+    `t_total`), one after another, in contiguous groups on `n_jobs` threads, in chunks
+    (Ctrl-C); each run's bits those of its own `_run_chunks`. With `split`, each run alone,
+    its rows split between the threads, which merge their dual states
+    (`pgs.engine.threads.run_split`; `merge_every` None: the default). (The sigma
+    candidates in lock-step, a turn each, took 0.98-1.28x the time of one after another:
+    bench/results/candidates_apart.md.)"""
     Xb = runs[0].Xb
     if split and n_jobs > 1 and Xb.shape[0] > 1:
         for run in runs:
