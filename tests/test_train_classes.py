@@ -35,6 +35,12 @@ def test_each_class_is_pgs_train_of_its_class_against_the_rest(loss, tmp_path):
         np.testing.assert_array_equal(model.coef[c], alone.coef)
         assert model.intercept[c] == alone.intercept
         np.testing.assert_array_equal(model.problems[c].coef, alone.coef)
+    # (the objective: the sum of the problems', each on its +-1 targets)
+    want = sum(problem.objective(X, np.where(y == label, 1, -1))
+               for problem, label in zip(model.problems, model.classes, strict=True))
+    assert model.objective(X, y) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="other than the model's classes"):
+        model.objective(X, np.where(y == "ant", "fox", y))
     z = X @ model.coef.T + model.intercept
     np.testing.assert_array_equal(model.predict(X), model.classes[np.argmax(z, axis=1)])
     assert np.mean(model.predict(X) == y) > 0.8

@@ -7,7 +7,7 @@ scikit-learn import here): a regressor or a binary classifier of a PGS loss is a
 import numpy as np
 
 from pgs.models.base import LinearModel
-from pgs.models.pgs_model import check_saved_params
+from pgs.models.pgs_model import Model, check_saved_params
 
 
 class OneVsRestModel(LinearModel):
@@ -54,6 +54,36 @@ class OneVsRestModel(LinearModel):
         # (LinearModel's docstring: one problem gives 1-D outputs, as a binary pgs.Model)
         z = super().decision_function(X)
         return z[:, 0] if z.shape[1] == 1 else z
+
+    def objective(self, X, y, sample_weight=None):
+        """The sum over the classes of their problems' objectives: `pgs.Model.objective` of
+        row c on the targets +1 where y is ``classes[c]`` and -1 elsewhere (1 and 0 for
+        "squared"), what each problem minimises on its own.
+
+        Parameters
+        ----------
+        X : array_like or sparse matrix, shape (n_samples, n_features)
+        y : array_like, shape (n_samples,)
+            Labels from `classes`.
+        sample_weight : array_like, shape (n_samples,), optional
+            Weights s_i of the empirical risk (all ones by default).
+
+        Returns
+        -------
+        float
+        """
+        y = np.asarray(y)
+        if self.coef.shape[0] != len(self.classes):
+            raise ValueError("a one-vs-rest model of one row (two classes, 'squared') has no "
+                             "objective of its own")
+        if not np.all(np.isin(y, self.classes)):
+            raise ValueError(f"y holds labels other than the model's classes {self.classes}")
+        rest = 0.0 if self.params.get("loss") == "squared" else -1.0
+        return sum(Model(coef=self.coef[c], intercept=float(self.intercept[c]),
+                         iteration=self.iteration, T=self.T, classes=None,
+                         params=self.params).objective(X, np.where(y == label, 1.0, rest),
+                                                       sample_weight)
+                   for c, label in enumerate(self.classes))
 
 
 def model_from_estimator(estimator):
