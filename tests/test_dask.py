@@ -593,6 +593,10 @@ def test_labels_of_many_classes_train_as_the_dask_estimator_does(client, loss, s
     np.testing.assert_array_equal(est.intercept_, model.intercept)
     assert est.loss_ == model.params["loss"]
     if isinstance(model, pgs.OneVsRestModel):
+        # (a batch of two of the three classes, continued; classes= names all three)
+        first = pgs.dask.train(_dask(X[y < 2], 300), y[y < 2], classes=[0, 1, 2],
+                               loss=loss, T=100, merge_every=100, client=client)
+        np.testing.assert_array_equal(first.classes, [0, 1, 2])
         more = pgs.dask.train(Xd, y, loss=loss, warm_start=model, T=300, merge_every=100,
                               client=client)
         assert more.T == model.T + 300

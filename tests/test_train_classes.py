@@ -152,3 +152,37 @@ def test_the_rules_of_many_classes():
     np.testing.assert_array_equal(class_targets(idx, 3, "crammer_singer"), [2.0, 0.0, 1.0])
     assert auto_losses(2, True) == ("hinge",) and auto_losses(3, False) == ("hinge",)
     assert auto_losses(3, True) == ("hinge", "crammer_singer")
+
+
+@pytest.mark.parametrize("loss", ["hinge", "crammer_singer"])
+def test_classes_lets_a_batch_hold_some_of_them(loss):
+    """``classes=`` names every label a stream's batch may hold: a batch of some of them
+    trains the problems of all (a class absent: its problem's targets all -1), as
+    `PGSClassifier.partial_fit` trains them with the same arguments, bit for bit; a warm
+    start then takes batches of the others. Two classes (a binary loss): a batch of one."""
+    pytest.importorskip("sklearn")
+    from pgs.estimators import _base_entropy
+
+    X, y = _labels()
+    labels = np.array(["ant", "bee", "cat", "dog"])
+    cases = [(labels, y != "dog")]                  # three of four classes
+    if loss == "hinge":
+        cases.append((labels[:2], y == "bee"))      # one of two
+    for known, rows in cases:
+        Xb, yb = X[rows], y[rows]
+        model = pgs.train(Xb, yb, classes=known, loss=loss, sigma=1e-3, T=len(yb),
+                          seed=_base_entropy(2), keep_state=True)
+        np.testing.assert_array_equal(model.classes, known)
+        est = pgs.PGSClassifier(loss=loss, sigma=1e-3, random_state=2).partial_fit(
+            Xb, yb, classes=known)
+        np.testing.assert_array_equal(np.atleast_2d(model.coef), est.coef_)
+    more = pgs.train(X[y == "dog"], y[y == "dog"], warm_start=model if loss != "hinge" else
+                     pgs.train(X[y != "dog"], y[y != "dog"], classes=labels, sigma=1e-3,
+                               T=50, keep_state=True, seed=0), loss=loss, sigma=1e-3, T=50)
+    np.testing.assert_array_equal(more.classes, labels)
+    with pytest.raises(ValueError, match="at least two labels"):
+        pgs.train(X, y, classes=["ant"], sigma=1e-3, T=5)
+    with pytest.raises(ValueError, match="for a classification loss"):
+        pgs.train(X, np.ones(len(y)), classes=[0, 1], loss="squared", sigma=1e-3, T=5)
+    with pytest.raises(ValueError, match="other than the known classes"):
+        pgs.train(X, y, classes=labels[:3], sigma=1e-3, T=5)

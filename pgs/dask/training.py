@@ -26,7 +26,7 @@ from pgs.rules.defaults import DASK_ROUND_PASSES, DEFAULTS, q_stride, row_sq_nor
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.params import KEEP, seed_entropy
 from pgs.training import sigma_auto
-from pgs.training.classes import one_vs_rest, train_one_vs_rest
+from pgs.training.classes import check_classes, one_vs_rest, train_one_vs_rest
 from pgs.training.fit import check_reports, finish, finish_all, prepare, prepare_many
 from pgs.training.train import train as _pgs_train
 
@@ -172,6 +172,8 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         sample_weight = _fetch(client, sample_weight, timeout, "sample_weight")
     sigma = kwargs.pop("sigma", DEFAULTS["sigma"])
     auto = sigma_auto.is_auto(sigma)
+    kwargs.setdefault("loss", DEFAULTS["loss"])
+    kwargs["classes"] = check_classes(kwargs.get("classes"), kwargs["loss"])
     if auto and kwargs.get("warm_start") is None:
         return sigma_auto.train_on_rows(
             functools.partial(DaskRows, X, client, n_jobs=n_jobs, merge_every=merge_every,
@@ -180,9 +182,9 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
             callback=callback, **kwargs)
     for key in ("sigma_grid", "validation_fraction", "verbose"):
         kwargs.pop(key, None)
-    kwargs.setdefault("loss", DEFAULTS["loss"])
     warm = kwargs.get("warm_start")
-    if isinstance(warm, OneVsRestModel) or (warm is None and one_vs_rest(kwargs["loss"], y)):
+    if isinstance(warm, OneVsRestModel) or (
+            warm is None and one_vs_rest(kwargs["loss"], y, kwargs["classes"])):
         if callback is not None:
             raise ValueError("callback follows one problem's run: y has more than two "
                              "classes, one problem each")
@@ -192,6 +194,7 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
             sample_weight=sample_weight, sigma=KEEP if auto else sigma), X.shape[0], y, **kwargs)
     if kwargs["loss"] == "auto":
         kwargs["loss"] = "hinge" if warm is None else warm.params["loss"]
+    kwargs["known_classes"] = kwargs.pop("classes")
     # Each shard is built by its actor from its chunk (where the chunk lies, as the
     # scheduler prefers); its targets (and weights) go to it once prepared (O(rows) once).
     actors = _Actors(client, _partition(X, n_jobs), timeout)

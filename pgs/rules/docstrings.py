@@ -81,6 +81,10 @@ sample_weight : array_like of shape (m,), optional
     Non-negative weights s_i of the empirical risk. With ``sampling="iid"`` rows are drawn in
     proportion to weight (an alias table) and the gradient is scaled by the mean weight;
     otherwise each row's gradient is scaled by its weight.
+classes : array_like, optional
+    Every label y may hold, for a batch that holds some of them (a stream's, continued by
+    `warm_start`): a binary loss's two, or the classes of one-vs-rest and the K-output losses
+    (None: y's own; with `warm_start`, the model's).
 sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
     How rows are drawn: i.i.d. uniformly (the paper's), a fresh random order every pass, or in
     the given order (fastest, for data already shuffled). "auto" is "permutation", or "iid" with
@@ -95,13 +99,13 @@ callback_every : int >= 1, optional
 keep_state : bool, default False
     Keep the solver's state on the model (1-4 arrays of n_features floats) so that it can be
     continued with `warm_start`.
-warm_start : Model, optional
+warm_start : Model, MulticlassModel or OneVsRestModel, optional
     A model trained with ``keep_state=True`` with the same arguments (but `T`) on data of the
-    same width: runs `T` more iterations of its state and PRNG stream. For "last" and "average",
-    T1 then T2 iterations equal T1 + T2 at once, bit for bit; with W > 1 workers (`n_jobs`,
-    `pgs.dask`) when T1 is a multiple of a round, ``W * merge_every`` iterations (a run that
-    ends inside a round merges there). Its "auto" values (eta0, intercept_scaling, t_offset)
-    are kept: no row is scanned.
+    same width: runs `T` more iterations of its state and PRNG stream (a `OneVsRestModel`: of
+    each of its problems). For "last" and "average", T1 then T2 iterations equal T1 + T2 at
+    once, bit for bit; with W > 1 workers (`n_jobs`, `pgs.dask`) when T1 is a multiple of a
+    round, ``W * merge_every`` iterations (a run that ends inside a round merges there). Its
+    "auto" values (eta0, intercept_scaling, t_offset) are kept: no row is scanned.
 t_offset : float >= 0 or "auto", default "auto"
     The "pgs" schedule's offset t0 (ignored by "asgd"): steps :math:`1/(\sigma(t + t_0))`, dual
     averaging with the proximal term :math:`t_0 \sigma r(w)` (Xiao 2010), whose random or

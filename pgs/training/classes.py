@@ -9,14 +9,30 @@ from pgs.rules.data import class_indices, kernel_classes, two_class_signs
 from pgs.rules.losses import loss_spec
 
 
-def one_vs_rest(loss, y):
-    """True where `loss` ("auto" or a binary classification loss) meets labels `y` of more
-    than two classes: one binary problem a class. Cheap for numbers (min, max and one
-    comparison); real numbers of more than two values are a ValueError (targets of a
-    regression); a y this cannot read is left to the checks of the one-problem path."""
+def check_classes(classes, loss):
+    """`pgs.train`'s `classes`: None, or the sorted distinct labels of an array-like of two or
+    more, for a classification loss (or "auto")."""
+    if classes is None:
+        return None
+    if not (loss == "auto" or (isinstance(loss, str) and loss in V.CLASSIFICATION_LOSSES)):
+        raise ValueError(f"classes is for a classification loss, got loss={loss!r}")
+    found = np.unique(np.asarray(classes))
+    if found.ndim != 1 or found.shape[0] < 2:
+        raise ValueError(f"classes must hold at least two labels, got classes={classes!r}")
+    return found
+
+
+def one_vs_rest(loss, y, classes=None):
+    """True where `loss` ("auto" or a binary classification loss) meets labels `y` (or the
+    known `classes`) of more than two classes: one binary problem a class. Cheap for numbers
+    (min, max and one comparison); real numbers of more than two values are a ValueError
+    (targets of a regression); a y this cannot read is left to the checks of the
+    one-problem path."""
     if loss != "auto" and not (isinstance(loss, str) and loss in V.CLASSIFICATION_LOSSES
                                and not loss_spec(loss).multiclass):
         return False
+    if classes is not None:
+        return len(classes) > 2
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] == 0:
         return False
@@ -83,15 +99,19 @@ def ovr_model(models, classes):
     return model
 
 
-def train_one_vs_rest(fit_many, n_rows, y, *, loss, warm_start=None, **kwargs):
-    """The `OneVsRestModel` of labels `y` (`n_rows` of them) at a fixed sigma: one binary
-    problem of `loss` a class ("auto": hinge, or the warm start's), trained by
-    ``fit_many(Y, loss=, warm_starts=, known_classes=, **kwargs)`` (`pgs.train`'s, or
-    `pgs.dask.train`'s); `warm_start`, a `OneVsRestModel` that kept its problems' states,
-    continues each problem."""
+def train_one_vs_rest(fit_many, n_rows, y, *, loss, warm_start=None, classes=None, **kwargs):
+    """The `OneVsRestModel` of labels `y` (`n_rows` of them; of `classes`, or the warm
+    start's, if given) at a fixed sigma: one binary problem of `loss` a class ("auto":
+    hinge, or the warm start's), trained by ``fit_many(Y, loss=, warm_starts=,
+    known_classes=, **kwargs)`` (`pgs.train`'s, or `pgs.dask.train`'s); `warm_start`, a
+    `OneVsRestModel` that kept its problems' states, continues each problem."""
     if warm_start is not None and warm_start.problems is None:
         raise ValueError("warm_start model has no solver state: train it with keep_state=True")
-    y_index, classes = class_indices(y, n_rows, getattr(warm_start, "classes", None))
+    if warm_start is not None and classes is not None and \
+            not np.array_equal(classes, warm_start.classes):
+        raise ValueError(f"classes {classes} differ from the warm_start model's "
+                         f"{warm_start.classes}")
+    y_index, classes = class_indices(y, n_rows, getattr(warm_start, "classes", classes))
     if loss == "auto":
         loss = "hinge" if warm_start is None else warm_start.params["loss"]
     models = fit_many(class_targets(y_index, len(classes), loss), loss=loss,

@@ -440,7 +440,8 @@ def train_auto(X, y, *, n_jobs=1, merge_every=None, warm_start=None, **kwargs):
 
 def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", seed=None,
                   max_passes=D.DEFAULTS["max_passes"], verbose=0, start=None,
-                  loss=D.DEFAULTS["loss"], callback=None, callback_every=None, **kwargs):
+                  loss=D.DEFAULTS["loss"], callback=None, callback_every=None, classes=None,
+                  **kwargs):
     """`fit_auto` for `pgs.train`'s arguments on the rows ``make_rows()`` makes once the
     arguments are checked (and closes): the model, with ``model.sigma_grid`` and
     ``model.sigma_scores``. Labels of more than two classes with a binary loss train one
@@ -459,16 +460,16 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
                                                             verbose)
     max_passes = V.check_positive("max_passes", max_passes)
     seed = seed_entropy(seed)
-    many = one_vs_rest(loss, y)
+    many = one_vs_rest(loss, y, classes)
     classification = loss == "auto" or loss in V.CLASSIFICATION_LOSSES
     with contextlib.closing(make_rows()) as rows:
         if many:
-            y_index, classes = class_indices(y, rows.n_rows)
+            y_index, classes = class_indices(y, rows.n_rows, classes)
             losses = auto_losses(len(classes), True) if loss == "auto" else (loss,)
             y_kernel = None
         else:
             losses = ("hinge",) if loss == "auto" else (loss,)
-            y_kernel, classes = kernel_targets(y, rows.n_rows, losses[0])
+            y_kernel, classes = kernel_targets(y, rows.n_rows, losses[0], classes)
             y_index = y_kernel if losses[0] in V.MULTICLASS_LOSSES else y_kernel > 0
         weights = V.check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
         T = V.check_count("T", kwargs.pop("T", None), allow_none=True)

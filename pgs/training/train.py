@@ -8,7 +8,7 @@ from pgs.rules.data import as_csr_buffers
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.params import KEEP
 from pgs.training import sigma_auto
-from pgs.training.classes import one_vs_rest, train_one_vs_rest
+from pgs.training.classes import check_classes, one_vs_rest, train_one_vs_rest
 from pgs.training.fit import check_reports, fit, fit_many
 
 
@@ -18,7 +18,8 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
           eta0=D.DEFAULTS["eta0"], iterate=D.DEFAULTS["iterate"],
           fit_intercept=D.DEFAULTS["fit_intercept"], intercept=D.DEFAULTS["intercept"],
           intercept_scaling=D.DEFAULTS["intercept_scaling"], seed=None,
-          epsilon=D.DEFAULTS["epsilon"], sample_weight=None, sampling=D.DEFAULTS["sampling"],
+          epsilon=D.DEFAULTS["epsilon"], sample_weight=None, classes=None,
+          sampling=D.DEFAULTS["sampling"],
           callback=None, callback_every=None, keep_state=False, warm_start=None,
           t_offset=D.DEFAULTS["t_offset"], sigma_grid=D.DEFAULTS["sigma_grid"],
           validation_fraction=D.DEFAULTS["validation_fraction"], n_jobs=1, merge_every=None,
@@ -68,17 +69,19 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     Regularized Learning", ICDM 2009, Figure 1 and section VII.
     """
     kwargs = {name: value for name, value in locals().items() if name not in ("X", "y")}
+    kwargs["classes"] = check_classes(classes, loss)
     auto = sigma_auto.is_auto(kwargs.pop("sigma"))
     if auto and warm_start is None:
         return sigma_auto.train_auto(X, y, **kwargs)
     sigma_auto.check_search(kwargs.pop("sigma_grid"), kwargs.pop("validation_fraction"),
                             kwargs.pop("verbose"))     # (unused here, checked all the same)
     sigma = KEEP if auto else sigma                 # (a warm start keeps its)
-    if isinstance(warm_start, OneVsRestModel) or (warm_start is None and one_vs_rest(loss, y)):
+    if isinstance(warm_start, OneVsRestModel) or (
+            warm_start is None and one_vs_rest(loss, y, kwargs["classes"])):
         return _one_vs_rest(X, y, sigma=sigma, **kwargs)
     if loss == "auto":
         kwargs["loss"] = "hinge" if warm_start is None else warm_start.params["loss"]
-    return fit(X, y, sigma=sigma, **kwargs)
+    return fit(X, y, sigma=sigma, known_classes=kwargs.pop("classes"), **kwargs)
 
 
 def _one_vs_rest(X, y, *, callback, callback_every, merge_every, n_jobs, **kwargs):
