@@ -6,7 +6,6 @@ problem) and `PGSRegressor`.
 
 import inspect
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -16,23 +15,21 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pgs.io.svmlight import usable_cpus
+from pgs.models.multiclass import MulticlassModel
+from pgs.models.ovr import OneVsRestModel
 from pgs.rules import defaults as D
 from pgs.rules import validation as V
-from pgs.rules.data import as_csr_buffers, class_indices, kernel_classes
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.losses import LOSS_SPECS, LOSSES, loss_names, ovr_probabilities
 from pgs.rules.parameters import RUN_ARGS
-from pgs.rules.parameters import check as check_parameter
-from pgs.rules.params import KEEP, Params, check_args, seed_entropy
+from pgs.rules.params import Params, check_args, seed_entropy
 from pgs.training import sigma_auto
-from pgs.training.classes import auto_losses, class_targets, stacked_coef
-from pgs.training.fit import fit_many
+from pgs.training.train import train
 
 __all__ = ["PGSClassifier", "PGSRegressor"]
 
 #: Losses PGSClassifier accepts: `pgs.train`'s classification losses, plus "squared" (C-Adaline:
-#: this estimator's construction on one-hot 0/1 targets, not a property of the loss) and
-#: "auto" (`PGSClassifier._losses`).
+#: least squares on one-hot 0/1 targets, `pgs.train`'s with `classes`) and "auto".
 CLASSIFIER_LOSSES = loss_names("classification") + ("squared", "auto")
 #: Losses PGSRegressor accepts.
 REGRESSOR_LOSSES = loss_names("regression")
@@ -144,68 +141,37 @@ class _PGSBase(BaseEstimator):
         return validate_data(self, X, *y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=reset, **kwargs)
 
-    def _train(self, X, families, weights, *, warm, partial, strata=None):
-        """(one `pgs.Model` per problem, the loss trained): `fit` (T iterations; T None:
-        ``sigma="auto"``'s stopping rule, or `max_passes` passes) or `partial_fit` (one
-        pass of the batch, which may have fewer rows than k) of the model of `families`, a
-        list of (targets, loss) pairs (`_targets`' (m, R) or (m,)): the one given, or
-        ``sigma="auto"``'s choice among them; `warm` continues the fitted models, keeping
-        their sigma and random streams; `strata` stratify ``sigma="auto"``'s split."""
-        if partial and X.shape[0] < self.k:
-            warnings.warn(f"partial_fit: the batch has {X.shape[0]} rows, fewer than "
-                          f"k={self.k}: its one iteration draws {self.k} rows from them "
-                          f"(rows repeat)", UserWarning, stacklevel=3)
-        kw = {name: getattr(self, name) for name in RUN_ARGS if name != "loss"}
-        kw.update(T=D.default_T(X.shape[0], self.k, 1.0) if partial else self.T,
-                  seed=None if warm else _base_entropy(self.random_state),
-                  sample_weight=weights, keep_state=True, k_above_rows=partial)
-        families = [(targets, dict(loss=loss, known_classes=kernel_classes(
-            loss, getattr(self, "_n_outputs", 2)))) for targets, loss in families]
-        X = self._buffers(X)
-        n_jobs = _effective_n_jobs(self.n_jobs)
-        if warm or not sigma_auto.is_auto(self.sigma):
-            (targets, model), = families        # (a fixed sigma: one model, `_losses`)
-            if not warm:
-                self.sigma_grid_ = self.sigma_scores_ = None
-            return self._fit_many(X, targets, self._models if warm else None, n_jobs,
-                                  sigma=KEEP if warm else self.sigma, **kw, **model), \
-                model["loss"]
-        # One sigma shared by all the one-vs-rest problems, scored on the multiclass
-        # prediction they make together (their margins are compared by argmax).
-        rows = self._rows(X, n_jobs)
-        try:
-            models, grid, scores, chosen = sigma_auto.fit_auto(
-                rows, families, self._per_row(strata, families[0][0], weights),
-                grid=check_parameter("sigma_grid", self.sigma_grid), strata=strata,
-                validation_fraction=self.validation_fraction, verbose=self.verbose,
-                status=getattr(self, "_status", None), **kw)
-        finally:
-            rows.close()
-        self.sigma_grid_, self.sigma_scores_ = grid, scores[chosen]
-        return models, families[chosen][1]["loss"]
+    def _train(self, X, y, weights, loss, classes=None, *, warm, partial):
+        """The model `pgs.train` makes of this fit (`_train_function`'s: `pgs.dask.train` on
+        a dask X), with the estimator's parameters: `fit` (T iterations; T None:
+        ``sigma="auto"``'s stopping rule, or `max_passes` passes) or `partial_fit` (one pass
+        of the batch, which may have fewer rows than k: a warning); `warm` continues the
+        fitted model, keeping its sigma and random stream; `classes` every label y may
+        hold (a classifier's)."""
+        kw = {name: getattr(self, name) for name in RUN_ARGS}
+        kw.update(loss=loss, T=D.default_T(X.shape[0], self.k, 1.0) if partial else self.T)
+        return self._train_function(X)(
+            X, y, sigma=self.sigma, seed=None if warm else _base_entropy(self.random_state),
+            sample_weight=weights, keep_state=True, warm_start=self._model if warm else None,
+            classes=classes, n_jobs=_effective_n_jobs(self.n_jobs), sigma_grid=self.sigma_grid,
+            validation_fraction=self.validation_fraction, verbose=self.verbose, **kw)
 
-    def _buffers(self, X):
-        """X as the solver reads it: CSR buffers, their structure checked once here (the
-        entries by the kernel, as it reads each row)."""
-        return as_csr_buffers(X, check_entries=False)
+    def _train_function(self, X):
+        """What trains on `X`: `pgs.train`."""
+        return train
 
-    def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
-        """The problems at a fixed sigma ("auto" with `warm_models`: theirs), continuing
-        `warm_models` (or None)."""
-        return fit_many(X, targets, n_jobs=n_jobs, warm_starts=warm_models, **kw)
-
-    def _rows(self, X, n_jobs):
-        """Where ``sigma="auto"`` trains: `X`'s rows in memory."""
-        return sigma_auto.InMemoryRows(X, n_jobs)
-
-    def _set_fitted(self, models):
-        """Copy the trained models into scikit-learn's fitted attributes."""
-        self._models = models
+    def _set_fitted(self, model, warm):
+        """Copy the trained model (`pgs.train`'s) into scikit-learn's fitted attributes."""
+        self._model = model
+        self._models = models = model.problems if isinstance(model, OneVsRestModel) \
+            else [model]
         self.params_ = _shared(models)
         self.n_iter_ = float(models[0].params["passes"])
         self.t_ = int(models[0].T)
         self.sigma_ = float(models[0].params["sigma"])
         self.intercept_scaling_ = float(models[0].params["intercept_scaling"])
+        if not warm:
+            self.sigma_grid_, self.sigma_scores_ = model.sigma_grid, model.sigma_scores
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -304,21 +270,6 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         except ValueError as exc:       # (zero everywhere, or a product past the float range)
             raise ValueError(f"sample_weight times class_weight: {exc}") from None
 
-    def _per_row(self, y_index, targets, sample_weight):
-        """The held-out per-row score of ``sigma="auto"``: accuracy."""
-        return sigma_auto.accuracy_per_row(y_index,
-                                           threshold=0.5 if self.loss == "squared" else 0.0)
-
-    def _losses(self, n_classes, *, warm, partial):
-        """The losses this fit may train, the preferred first: `loss`, or for "auto" the
-        fitted `loss_` (a warm start), else `auto_losses` (hinge, and for more than two
-        classes with ``sigma="auto"`` also Crammer-Singer: docs/defaults.md 9)."""
-        if self.loss != "auto":
-            return (self.loss,)
-        if warm:
-            return (self.loss_,)
-        return auto_losses(n_classes, not partial and sigma_auto.is_auto(self.sigma))
-
     def fit(self, X, y, sample_weight=None):
         """Fit one-vs-rest binary problems with the Primal Gradient Solver.
 
@@ -343,10 +294,9 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
         if classes.shape[0] < 2:
             raise ValueError("PGSClassifier needs samples of at least 2 classes in the data, but "
                              f"the data contains only one class: {classes[0]!r}")
-        y_index = np.searchsorted(classes, y)
         if warm and not np.array_equal(classes, self.classes_):
             warm = False  # new classes: the old problems do not apply, start afresh
-        return self._fit_classes(X, y, y_index, classes, sample_weight, warm=warm, partial=False)
+        return self._fit_classes(X, y, classes, sample_weight, warm=warm, partial=False)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue training on one batch: ``ceil(n_batch / k)`` more iterations.
@@ -382,41 +332,36 @@ class PGSClassifier(ClassifierMixin, _PGSBase):
                                  f"call {all_classes!r}")
         X, y = self._validate(X, y, reset=first)
         check_classification_targets(y)
-        y_index = class_indices(y, X.shape[0], all_classes)[0].astype(np.intp)
-        return self._fit_classes(X, y, y_index, all_classes, sample_weight, warm=not first,
-                                 partial=True)
+        return self._fit_classes(X, y, all_classes, sample_weight, warm=not first, partial=True)
 
-    def _fit_classes(self, X, y, y_index, classes, sample_weight, *, warm, partial):
-        """Train the problems of `classes` (y's indices in them: `y_index`); returns self."""
+    def _fit_classes(self, X, y, classes, sample_weight, *, warm, partial):
+        """Train the problems of `classes` on y's labels (`_train`); returns self."""
         weights = self._weights(sample_weight, X, y, classes)
         # A fit needs two classes that carry weight (a partial_fit batch may hold one).
         weighted = None if partial or weights is None else np.unique(y[weights > 0])
         if weighted is not None and weighted.shape[0] < 2:
             raise ValueError("PGSClassifier needs at least 2 classes with positive weight, but "
                              f"only class {weighted!r} has non-zero sample_weight * class_weight")
-        self._n_outputs = classes.shape[0]
-        families = [(class_targets(y_index, classes.shape[0], loss), loss) for loss in
-                    self._losses(classes.shape[0], warm=warm, partial=partial)]
-        models, self.loss_ = self._train(X, families, weights, warm=warm, partial=partial,
-                                         strata=y_index)
-        self._set_fitted(models, classes)
+        # ("auto": the fitted loss for a warm start, hinge for a stream's batch: no search)
+        loss = self.loss if self.loss != "auto" else self.loss_ if warm else \
+            "hinge" if partial else "auto"
+        model = self._train(X, y, weights, loss, classes, warm=warm, partial=partial)
+        self.loss_ = model.params["loss"]
+        self._set_fitted(model, warm, classes)
         return self
 
-    def _set_fitted(self, models, classes):
+    def _set_fitted(self, model, warm, classes):
         self.classes_ = classes
-        super()._set_fitted(models)
-        if self.loss_ in V.MULTICLASS_LOSSES:
-            coef, intercept = models[0].coef, models[0].intercept
+        super()._set_fitted(model, warm)
+        if isinstance(model, MulticlassModel):
+            coef, intercept = model.coef, model.intercept
             if len(classes) == 2:       # (one output, as scikit-learn's binary classifiers)
                 coef, intercept = coef[1:] - coef[:1], intercept[1:] - intercept[:1]
             self.coef_, self.intercept_ = coef, intercept
-            return
-        self.coef_ = stacked_coef(models)
-        intercepts = np.array([model.intercept for model in models])
-        if self.loss_ == "squared" and len(models) == 1:
-            # 0/1 regression of the positive class: predict it above 1/2.
-            intercepts = intercepts - 0.5
-        self.intercept_ = intercepts
+        elif isinstance(model, OneVsRestModel):
+            self.coef_, self.intercept_ = model.coef, model.intercept
+        else:                           # (one binary problem: a view, as the others)
+            self.coef_, self.intercept_ = model.coef[np.newaxis, :], np.array([model.intercept])
 
     def decision_function(self, X):
         """Margins of the rows: shape (n_samples,) for two classes, else (n_samples, n_classes).
@@ -557,19 +502,12 @@ class PGSRegressor(RegressorMixin, _PGSBase):
             self._check_params()
         X, y = self._validate(X, y, reset=not warm, y_numeric=True)
         weights = _check_weights(sample_weight, X.shape[0])
-        models, self.loss_ = self._train(X, [(np.asarray(y, dtype=np.float64), self.loss)],
-                                         weights, warm=warm, partial=partial)
-        self._set_fitted(models)
+        model = self._train(X, np.asarray(y, dtype=np.float64), weights, self.loss, warm=warm,
+                            partial=partial)
+        self.loss_ = self.loss
+        self._set_fitted(model, warm)
+        self.coef_, self.intercept_ = model.coef, np.array([model.intercept])
         return self
-
-    def _per_row(self, strata, targets, sample_weight):
-        """The held-out per-row score of ``sigma="auto"``: R^2's terms."""
-        return sigma_auto.r2_per_row(targets, sample_weight)
-
-    def _set_fitted(self, models):
-        super()._set_fitted(models)
-        self.coef_ = models[0].coef
-        self.intercept_ = np.array([models[0].intercept])
 
     def predict(self, X):
         """Predicted values.

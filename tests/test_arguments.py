@@ -26,7 +26,9 @@ LABELS = np.arange(M) % 3
 # ----------------------------------------------------------------- k and the rows
 
 
-def test_k_above_the_rows_is_refused_by_train_and_fit():
+def test_k_above_the_rows_is_refused_by_train_and_fit_unless_T_is_given():
+    """Passes of a batch larger than the rows are almost surely a mistake: refused; with T
+    given (a stream's small batch, continued by a warm start) a warning, and it runs."""
     with pytest.raises(ValueError, match=rf"k must be at most the number of rows of X, "
                                          rf"got k={M + 1} for {M} rows"):
         pgs.train(X, Y, k=M + 1)
@@ -36,7 +38,10 @@ def test_k_above_the_rows_is_refused_by_train_and_fit():
             est.fit(X, y)
     model = pgs.train(X, Y, k=4, T=5, keep_state=True, seed=0)
     with pytest.raises(ValueError, match="k=4 for 3 rows"):
-        pgs.train(X[:3], Y[:3], k=4, T=5, warm_start=model, seed=0)
+        pgs.train(X[:3], Y[:3], k=4, warm_start=model, seed=0)
+    with pytest.warns(UserWarning, match="the batch has 3 rows, fewer than k=4"):
+        more = pgs.train(X[:3], Y[:3], k=4, T=5, warm_start=model, seed=0)
+    assert more.T == 10
 
 
 @pytest.mark.parametrize("make", [lambda: PGSClassifier(k=8, random_state=0),

@@ -183,6 +183,29 @@ def test_classes_lets_a_batch_hold_some_of_them(loss):
     with pytest.raises(ValueError, match="at least two labels"):
         pgs.train(X, y, classes=["ant"], sigma=1e-3, T=5)
     with pytest.raises(ValueError, match="for a classification loss"):
-        pgs.train(X, np.ones(len(y)), classes=[0, 1], loss="squared", sigma=1e-3, T=5)
+        pgs.train(X, np.ones(len(y)), classes=[0, 1], loss="huber", sigma=1e-3, T=5)
     with pytest.raises(ValueError, match="other than the known classes"):
         pgs.train(X, y, classes=labels[:3], sigma=1e-3, T=5)
+
+
+def test_squared_with_classes_is_least_squares_classification():
+    """``loss="squared"`` with ``classes=``: each class's problem is the regression of its
+    0/1 indicator (`pgs.train` of it, bit for bit); two classes one problem, of the second
+    class, its bias less 1/2 so that the second class is predicted above 1/2."""
+    X, y = _labels()
+    kw = dict(loss="squared", sigma=1e-3, T=600, seed=3)
+    model = pgs.train(X, y, classes=np.unique(y), **kw)
+    assert isinstance(model, pgs.OneVsRestModel) and model.coef.shape == (4, N)
+    for c, label in enumerate(model.classes):
+        alone = pgs.train(X, np.where(y == label, 1.0, 0.0), **kw)
+        np.testing.assert_array_equal(model.coef[c], alone.coef)
+        assert model.intercept[c] == alone.intercept
+    two = np.where(y == "ant", "ant", "rest")
+    model = pgs.train(X, two, classes=["ant", "rest"], **kw)
+    alone = pgs.train(X, np.where(two == "rest", 1.0, 0.0), **kw)
+    np.testing.assert_array_equal(model.coef[0], alone.coef)
+    assert model.intercept[0] == alone.intercept - 0.5
+    np.testing.assert_array_equal(model.predict(X), np.where(
+        X @ alone.coef + alone.intercept > 0.5, "rest", "ant"))
+    assert isinstance(pgs.train(X, np.ones(len(y)), loss="squared", sigma=1e-3, T=5),
+                      pgs.Model)              # (without classes: a regression)

@@ -310,7 +310,8 @@ def _cmd_train(args, out):
     ticker = _Elapsed(sys.stderr, args.data)
     if not args.quiet and sys.stderr.isatty():
         ticker.start()
-    estimator._status = lambda text: setattr(ticker, "status", text)
+    if not estimator.verbose:   # (the search's lines go to the ticker; --verbose prints them)
+        estimator.set_params(verbose=lambda text: setattr(ticker, "status", text))
     start = time.perf_counter()
     try:
         estimator.fit(X, y)

@@ -11,15 +11,14 @@ from sklearn.utils.validation import validate_data
 
 from pgs import estimators as E
 from pgs.dask.client import DEFAULT_TIMEOUT, get_client
-from pgs.dask.training import DaskRows, _fetch, _partition, fit_many
+from pgs.dask.training import _fetch, _partition, train
 from pgs.rules.docstrings import fill_doc
 
 
 class _DaskFit:
     """`fit` on a dask X: the estimator's own `fit` with X kept on the cluster, validated
-    by its shape (`_validate`), ``sigma="auto"`` training on its shards (`_rows`) and the
-    problems at a fixed sigma on them as one solver's outputs (`_fit_many`). In-memory input
-    is fitted as by the parent class; a `partial_fit` batch is gathered to the client."""
+    by its shape (`_validate`) and trained by `pgs.dask.train` (`_train_function`). In-memory
+    input is fitted as by the parent class; a `partial_fit` batch is gathered to the client."""
 
     def fit(self, X, y, sample_weight=None):
         """Fit on in-memory or dask arrays (see `pgs.dask.PGSClassifier`); returns self."""
@@ -47,20 +46,15 @@ class _DaskFit:
         check_consistent_length(X, y)
         return X, y
 
-    def _buffers(self, X):
-        return X if isinstance(X, da.Array) else super()._buffers(X)
-
-    def _rows(self, X, n_jobs):
-        """Where ``sigma="auto"`` trains: the dask X's shards (`pgs.dask.training.DaskRows`)."""
+    def _train_function(self, X):
+        """What trains on `X`: `pgs.dask.train` on X's own chunks (one shard each, on
+        `get_client()`'s client) for a dask X, else the parent's."""
         if not isinstance(X, da.Array):
-            return super()._rows(X, n_jobs)
-        return DaskRows(X, get_client(), merge_every=self.merge_every)
+            return super()._train_function(X)
 
-    def _fit_many(self, X, targets, warm_models, n_jobs, **kw):
-        if not isinstance(X, da.Array):
-            return super()._fit_many(X, targets, warm_models, n_jobs, **kw)
-        return fit_many(X, targets, client=get_client(), merge_every=self.merge_every,
-                        warm_starts=warm_models, **kw)
+        def on_the_cluster(X, y, n_jobs, **kwargs):     # (the shards are X's chunks)
+            return train(X, y, client=get_client(), merge_every=self.merge_every, **kwargs)
+        return on_the_cluster
 
 
 def _init_for(parent):

@@ -174,7 +174,8 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
     auto = sigma_auto.is_auto(sigma)
     kwargs.setdefault("loss", DEFAULTS["loss"])
     kwargs["classes"] = check_classes(kwargs.get("classes"), kwargs["loss"])
-    if auto and kwargs.get("warm_start") is None:
+    warm = kwargs.pop("warm_start", None)
+    if auto and warm is None:
         return sigma_auto.train_on_rows(
             functools.partial(DaskRows, X, client, n_jobs=n_jobs, merge_every=merge_every,
                               timeout=timeout),
@@ -182,7 +183,6 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
             callback=callback, **kwargs)
     for key in ("sigma_grid", "validation_fraction", "verbose"):
         kwargs.pop(key, None)
-    warm = kwargs.get("warm_start")
     if isinstance(warm, OneVsRestModel) or (
             warm is None and one_vs_rest(kwargs["loss"], y, kwargs["classes"])):
         if callback is not None:
@@ -191,7 +191,8 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         X = _partition(X, n_jobs)
         return train_one_vs_rest(functools.partial(
             fit_many, X, client=client, merge_every=merge_every, keep_state=keep_state,
-            sample_weight=sample_weight, sigma=KEEP if auto else sigma), X.shape[0], y, **kwargs)
+            sample_weight=sample_weight, sigma=KEEP if auto else sigma), X.shape[0], y,
+            warm_start=warm, **kwargs)
     if kwargs["loss"] == "auto":
         kwargs["loss"] = "hinge" if warm is None else warm.params["loss"]
     kwargs["known_classes"] = kwargs.pop("classes")
@@ -205,7 +206,7 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
         # "auto" rules' sums over X's rows (pgs/rules/defaults.py) come from the shards.
         run = prepare(shape_only_csr(actors.shape), y, sample_weight=sample_weight,
                       track_loss=callback is not None, row_stats=actors.stats,
-                      sigma=KEEP if auto else sigma, **kwargs)
+                      sigma=KEEP if auto else sigma, warm_start=warm, **kwargs)
         params, state = P.setup(run, actors.sizes, merge_every, DASK_ROUND_PASSES,
                                 track_loss=callback is not None)
         actors.setup(run, params)

@@ -84,7 +84,9 @@ sample_weight : array_like of shape (m,), optional
 classes : array_like, optional
     Every label y may hold, for a batch that holds some of them (a stream's, continued by
     `warm_start`): a binary loss's two, or the classes of one-vs-rest and the K-output losses
-    (None: y's own; with `warm_start`, the model's).
+    (None: y's own; with `warm_start`, the model's). With ``loss="squared"`` y's labels are
+    classes: least squares on each class's 0/1 indicator (C-Adaline's targets; two classes:
+    one problem, of the second, predicted above 1/2), a `OneVsRestModel`.
 sampling : {"auto", "iid", "permutation", "cyclic"}, default "auto"
     How rows are drawn: i.i.d. uniformly (the paper's), a fresh random order every pass, or in
     the given order (fastest, for data already shuffled). "auto" is "permutation", or "iid" with
@@ -137,9 +139,10 @@ l1 : float >= 0, default 0
     past 0) and ``iterate="average"`` keeps the average's values on the last iterate's support.
     `pgs.sparse.l1_max` is the smallest l1 that gives w = 0, `pgs.sparse.l1_path` a path of
     models (docs/sparse.md). Not with ``iterate="random"``.
-verbose : int >= 0, default 0
+verbose : int >= 0 or callable, default 0
     With ``sigma="auto"``, print each halving rung's scores and each later pass's held-out
-    score, the elapsed time and a bound on the time left.
+    score, the elapsed time and a bound on the time left; a callable receives the bound and
+    the line (the command line's progress display).
 [estimator]
 +sigma
     `PGSClassifier` chooses one sigma for all its one-vs-rest problems, scored on their argmax

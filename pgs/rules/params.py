@@ -102,7 +102,7 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
     given), sigma (a number, or `KEEP` with a warm start) and the seed checked, then
     ``data()``'s `Data` read (after: the arguments' errors come first) and every "auto"
     rule applied, a warm start's ``model.params`` (`saved`) standing for "auto".
-    `k_above_rows` lets k exceed the rows (`partial_fit`'s small batches)."""
+    `k_above_rows` lets k exceed the rows silently (the sigma search's splits)."""
     def kept(name, value, default=None):     # (a warm start keeps its model's values)
         return saved.get(name, default) if saved is not None and value == "auto" else value
 
@@ -112,7 +112,7 @@ def resolve(data, *, sigma, seed, saved=None, k_above_rows=False, **args):
     r.seed = seed_entropy(seed)
     d = data()
     if not k_above_rows:
-        V.check_k_rows(r.k, d.m)
+        V.check_k_rows(r.k, d.m, r.T)
     if r.T is None:
         r.T = D.default_T(d.m, r.k, r.max_passes)
     if r.B == "auto" or (r.B is None and loss_spec(r.loss).auto_radius):

@@ -2,6 +2,7 @@
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -90,12 +91,17 @@ def check_epsilon(loss, epsilon):
     return epsilon
 
 
-def check_k_rows(k, m):
+def check_k_rows(k, m, T=None):
     """k at most the m rows: more would draw every batch's rows more than once, almost
-    surely a mistake (`partial_fit`'s small batches are let through)."""
-    if k > m:
+    surely a mistake, unless T says how many iterations (a stream's small batch: a
+    warning)."""
+    if k > m and T is None:
         raise ValueError(f"k must be at most the number of rows of X, got k={k} for "
-                         f"{m} rows")
+                         f"{m} rows (with T given, a batch may be smaller than k)")
+    if k > m:
+        warnings.warn(f"the batch has {m} rows, fewer than k={k}: each of its {T} "
+                      f"iteration(s) draws {k} rows from them (rows repeat)", UserWarning,
+                      stacklevel=5)
 
 
 def check_sample_weight(sample_weight, m):
@@ -126,11 +132,13 @@ def check_bool(name, value):
 
 
 def check_verbose(verbose):
-    """`verbose`: a bool or an int >= 0, as an int."""
+    """`verbose`: a bool or an int >= 0, as an int, or a callable (it receives each line)."""
+    if callable(verbose):
+        return verbose
     if isinstance(verbose, (bool, np.bool_)):
         return int(verbose)
     if not is_int(verbose) or verbose < 0:
-        raise ValueError(f"verbose must be an int >= 0, got verbose={verbose!r}")
+        raise ValueError(f"verbose must be an int >= 0 or a callable, got verbose={verbose!r}")
     return int(verbose)
 
 

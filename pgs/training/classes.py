@@ -11,11 +11,13 @@ from pgs.rules.losses import loss_spec
 
 def check_classes(classes, loss):
     """`pgs.train`'s `classes`: None, or the sorted distinct labels of an array-like of two or
-    more, for a classification loss (or "auto")."""
+    more, for a classification loss, "auto" or "squared" (least-squares classification)."""
     if classes is None:
         return None
-    if not (loss == "auto" or (isinstance(loss, str) and loss in V.CLASSIFICATION_LOSSES)):
-        raise ValueError(f"classes is for a classification loss, got loss={loss!r}")
+    if not (loss in ("auto", "squared") or (isinstance(loss, str)
+                                             and loss in V.CLASSIFICATION_LOSSES)):
+        raise ValueError(f"classes is for a classification loss (or 'squared'), got "
+                         f"loss={loss!r}")
     found = np.unique(np.asarray(classes))
     if found.ndim != 1 or found.shape[0] < 2:
         raise ValueError(f"classes must hold at least two labels, got classes={classes!r}")
@@ -27,7 +29,10 @@ def one_vs_rest(loss, y, classes=None):
     known `classes`) of more than two classes: one binary problem a class. Cheap for numbers
     (min, max and one comparison); real numbers of more than two values are a ValueError
     (targets of a regression); a y this cannot read is left to the checks of the
-    one-problem path."""
+    one-problem path. "squared" with `classes`: least-squares classification, one problem
+    a class (two classes: one, of the second)."""
+    if loss == "squared":
+        return classes is not None
     if loss != "auto" and not (isinstance(loss, str) and loss in V.CLASSIFICATION_LOSSES
                                and not loss_spec(loss).multiclass):
         return False
@@ -88,11 +93,14 @@ def stacked_coef(models):
 
 def ovr_model(models, classes):
     """The `OneVsRestModel` of one binary problem a class (`models`, in the order of
-    `classes`): their weights' rows, biases, the first's iteration, T and training values;
-    the problems themselves (their states, for a warm start) as ``problems``."""
+    `classes`; "squared" of two classes: one, on the second's 0/1 indicator, its bias less
+    1/2 so that it predicts the second class above 1/2): their weights' rows, biases, the
+    first's iteration, T and training values; the problems themselves (their states, for a
+    warm start) as ``problems``."""
     first = models[0]
+    half = 0.5 if len(models) == 1 and first.params["loss"] == "squared" else 0.0
     model = OneVsRestModel(coef=stacked_coef(models),
-                           intercept=np.array([m.intercept for m in models]),
+                           intercept=np.array([m.intercept for m in models]) - half,
                            iteration=first.iteration, T=first.T, classes=classes,
                            params=dict(first.params))
     model.problems = models

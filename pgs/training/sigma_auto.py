@@ -208,22 +208,23 @@ def _choose(alive, scores, values, holdout, keep):
     return sorted(order[:keep])
 
 
-def _report(verbose, start, status, text, passes_done, passes_max, short=None):
+def _report(verbose, start, text, passes_done, passes_max, short=None):
     """A `verbose` line (a sigma rung's scores, or a pass's held-out score) with the
-    elapsed time and a bound on the time left (at `passes_max`), also to `status` (the
-    command line's progress display), if given."""
-    if not (verbose or status):
+    elapsed time and a bound on the time left (at `passes_max`): printed, or for a
+    callable `verbose` (the command line's progress display) the bound and the line, or
+    its `short` form, passed to it."""
+    if not verbose:
         return
     elapsed = time.perf_counter() - start
     bound = elapsed / passes_done * max(passes_max - passes_done, 0)
-    if status is not None:
-        status(f"at most {bound:.1f} s left: {short or text}")
-    if verbose:
+    if callable(verbose):
+        verbose(f"at most {bound:.1f} s left: {short or text}")
+    else:
         print(f"-- {text}; {elapsed:.2f} s, at most {bound:.2f} s left", flush=True)
 
 
 def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max_passes,
-             sample_weight=None, strata=None, keep_state=False, verbose=0, status=None,
+             sample_weight=None, strata=None, keep_state=False, verbose=0,
              start=None, **train_kwargs):
     """Choose sigma by successive halving on held-out rows, then continue the winner on
     every row (module docstring): (the final model of each problem of the chosen family,
@@ -247,15 +248,15 @@ def fit_auto(rows, families, per_row, *, grid, validation_fraction, seed, T, max
     rows)``: the per-row scores of held-out margins (``per_row.extrapolate``: `_halve`'s).
     `grid` None: `D.default_sigma_grid`; `validation_fraction` "auto": `D.auto_validation_fraction`
     (none held out: the training rows score). T None: until the held-out score stops
-    improving, at most `max_passes` passes. `status` receives each `verbose` line; `start`
+    improving, at most `max_passes` passes. `verbose`: 0, 1 or a callable (`_report`); `start`
     is the call's ``time.perf_counter()``; the rest are `prepare`'s arguments but sigma.
     """
     start = time.perf_counter() if start is None else start
-    report = functools.partial(_report, verbose, start, status)
+    report = functools.partial(_report, verbose, start)
     m = rows.n_rows
     k = V.check_count("k", train_kwargs.get("k", 1))
     if not train_kwargs.get("k_above_rows", False):
-        V.check_k_rows(k, m)
+        V.check_k_rows(k, m, T)
     train_kwargs["k_above_rows"] = True  # (the split may have fewer rows than k)
     t_cap = T if T is not None else D.default_T(m, k, max_passes)
     train, val = validation_split(m, D.auto_validation_fraction(m) if validation_fraction
@@ -461,7 +462,7 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
     max_passes = V.check_positive("max_passes", max_passes)
     seed = seed_entropy(seed)
     many = one_vs_rest(loss, y, classes)
-    classification = loss == "auto" or loss in V.CLASSIFICATION_LOSSES
+    classification = many or loss == "auto" or loss in V.CLASSIFICATION_LOSSES
     with contextlib.closing(make_rows()) as rows:
         if many:
             y_index, classes = class_indices(y, rows.n_rows, classes)
@@ -473,7 +474,8 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
             y_index = y_kernel if losses[0] in V.MULTICLASS_LOSSES else y_kernel > 0
         weights = V.check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
         T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
-        per_row = accuracy_per_row(y_index.astype(np.intp)) if classification \
+        per_row = accuracy_per_row(y_index.astype(np.intp), threshold=0.5 if loss == "squared"
+                                   else 0.0) if classification \
             else r2_per_row(y_kernel, weights)
         n_classes = len(classes) if classification else 2
         families = [(y_kernel if not many else class_targets(y_index, n_classes, name),
