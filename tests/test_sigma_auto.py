@@ -170,6 +170,13 @@ def test_verbose_reports_rungs_and_passes_and_is_silent_by_default(capsys):
     assert all(" s" in line and "left" in line for line in lines)
     with pytest.raises(ValueError, match="verbose"):
         pgs.train(X, y, verbose=-1)
+    # a callable receives each line (with the bound on the time left) instead: no print,
+    # the same model
+    got = []
+    again = pgs.train(X, y, seed=3, verbose=got.append)
+    assert capsys.readouterr().out == "" and len(got) == len(lines)
+    assert all(line.startswith("at most ") for line in got)
+    np.testing.assert_array_equal(again.coef, model.coef)
 
 
 def test_train_is_deterministic_for_a_seed_and_records_fresh_entropy():
