@@ -127,19 +127,26 @@ def test_what_one_vs_rest_does_not_take():
         pgs.train(X, y, sigma=1e-3, T=10, callback=lambda progress: None)
     with pytest.raises(ValueError, match="p must be"):
         pgs.train(X, y, sigma=1e-3, T=10, p=3.0)
-    with pytest.raises(ValueError, match="y has 300 rows|y has shape|rows"):
+    with pytest.raises(ValueError, match="X has 10 rows but y has 300 entries"):
         pgs.train(X[:10], y, sigma=1e-3, T=10)
+    with pytest.raises(ValueError, match="'hinge2' is not one of"):    # (not "classes is for")
+        pgs.train(X, y, classes=["ant", "bee", "cat"], loss="hinge2", sigma=1e-3, T=10)
 
 
 def test_the_rules_of_many_classes():
-    """`one_vs_rest`: a binary classification loss or "auto" meeting more than two labels
-    (numbers by min and max, others by their distinct values); `class_targets`: +-1 (0/1
+    """`one_vs_rest`: a binary classification loss or "auto" meeting more than two labels,
+    of any dtype (the first label, another, and a third), or `classes` of more than two
+    ("squared" only with them); `class_targets`: +-1 (0/1
     for squared) a class, the second class positive for two, class indices for a K-output
     loss; `auto_losses`: Crammer-Singer only for more than two classes and a search."""
     assert one_vs_rest("hinge", [0, 1, 2]) and one_vs_rest("auto", ["a", "b", "c"])
     assert not one_vs_rest("hinge", [0, 5, 5, 0]) and not one_vs_rest("auto", [1.5, -2.0])
     assert not one_vs_rest("multinomial", [0, 1, 2]) and not one_vs_rest("squared", [0, 1, 2])
     assert one_vs_rest("logistic", [0.0, np.nan, 1.0])     # (NaN: the labels' check names it)
+    assert not one_vs_rest("hinge", np.array(["b", "a", "b"], dtype=object))
+    assert one_vs_rest("hinge", np.array(["b", "a", "b", "c"], dtype=object))
+    assert one_vs_rest("hinge", [0, 1], classes=[0, 1, 2]) and one_vs_rest("squared", [0], [0, 1])
+    assert not one_vs_rest("auto", [0, 1, 2], classes=[0, 1])
     assert one_vs_rest("hinge", [0.0, 1.0, 7.0]) and not one_vs_rest("hinge", [0.5, 1.5])
     with pytest.raises(ValueError, match="non-integer numbers of more than two values"):
         one_vs_rest("auto", [0.5, 1.0, 2.0])
@@ -176,10 +183,16 @@ def test_classes_lets_a_batch_hold_some_of_them(loss):
         est = pgs.PGSClassifier(loss=loss, sigma=1e-3, random_state=2).partial_fit(
             Xb, yb, classes=known)
         np.testing.assert_array_equal(np.atleast_2d(model.coef), est.coef_)
-    more = pgs.train(X[y == "dog"], y[y == "dog"], warm_start=model if loss != "hinge" else
-                     pgs.train(X[y != "dog"], y[y != "dog"], classes=labels, sigma=1e-3,
-                               T=50, keep_state=True, seed=0), loss=loss, sigma=1e-3, T=50)
-    np.testing.assert_array_equal(more.classes, labels)
+        if len(known) == 4:
+            # ... and a batch of the class it lacked continues every problem, as the
+            # estimator's next partial_fit does
+            last = y == "dog"
+            more = pgs.train(X[last], y[last], warm_start=model, loss=loss, sigma=1e-3,
+                             T=int(last.sum()))
+            est.partial_fit(X[last], y[last])
+            np.testing.assert_array_equal(more.classes, labels)
+            np.testing.assert_array_equal(more.coef, est.coef_)
+            assert not np.array_equal(more.coef, model.coef)
     with pytest.raises(ValueError, match="at least two labels"):
         pgs.train(X, y, classes=["ant"], sigma=1e-3, T=5)
     with pytest.raises(ValueError, match="for a classification loss"):

@@ -19,14 +19,13 @@ from pgs.dask.client import DEFAULT_TIMEOUT, check_timeout, gather, get_client, 
 from pgs.engine import rounds as P
 from pgs.engine.solver import Reports, raise_status
 from pgs.engine.threads import after_round
-from pgs.models.ovr import OneVsRestModel
 from pgs.rules import validation as V
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.defaults import DASK_ROUND_PASSES, DEFAULTS, q_stride, row_sq_norms, row_stats
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.params import KEEP, seed_entropy
 from pgs.training import sigma_auto
-from pgs.training.classes import check_classes, one_vs_rest, train_one_vs_rest
+from pgs.training.classes import check_classes, route, train_one_vs_rest
 from pgs.training.fit import check_reports, finish, finish_all, prepare, prepare_many
 from pgs.training.train import train as _pgs_train
 
@@ -183,18 +182,13 @@ def train(X, y, *, client=None, n_jobs=None, merge_every=None, sample_weight=Non
             callback=callback, **kwargs)
     for key in ("sigma_grid", "validation_fraction", "verbose"):
         kwargs.pop(key, None)
-    if isinstance(warm, OneVsRestModel) or (
-            warm is None and one_vs_rest(kwargs["loss"], y, kwargs["classes"])):
-        if callback is not None:
-            raise ValueError("callback follows one problem's run: y has more than two "
-                             "classes, one problem each")
+    ovr, kwargs["loss"] = route(kwargs["loss"], y, kwargs["classes"], warm, callback)
+    if ovr:
         X = _partition(X, n_jobs)
         return train_one_vs_rest(functools.partial(
             fit_many, X, client=client, merge_every=merge_every, keep_state=keep_state,
             sample_weight=sample_weight, sigma=KEEP if auto else sigma), X.shape[0], y,
             warm_start=warm, **kwargs)
-    if kwargs["loss"] == "auto":
-        kwargs["loss"] = "hinge" if warm is None else warm.params["loss"]
     kwargs["known_classes"] = kwargs.pop("classes")
     # Each shard is built by its actor from its chunk (where the chunk lies, as the
     # scheduler prefers); its targets (and weights) go to it once prepared (O(rows) once).

@@ -5,7 +5,7 @@ import numpy as np
 
 from pgs.models.ovr import OneVsRestModel
 from pgs.rules import validation as V
-from pgs.rules.data import class_indices, kernel_classes, two_class_signs
+from pgs.rules.data import class_indices, kernel_classes
 from pgs.rules.losses import loss_spec
 
 
@@ -14,8 +14,9 @@ def check_classes(classes, loss):
     more, for a classification loss, "auto" or "squared" (least-squares classification)."""
     if classes is None:
         return None
-    if not (loss in ("auto", "squared") or (isinstance(loss, str)
-                                             and loss in V.CLASSIFICATION_LOSSES)):
+    if loss != "auto":
+        V.check_loss(loss)           # (a misspelt loss is named as such first)
+    if not (loss in ("auto", "squared") or loss in V.CLASSIFICATION_LOSSES):
         raise ValueError(f"classes is for a classification loss (or 'squared'), got "
                          f"loss={loss!r}")
     found = np.unique(np.asarray(classes))
@@ -26,11 +27,11 @@ def check_classes(classes, loss):
 
 def one_vs_rest(loss, y, classes=None):
     """True where `loss` ("auto" or a binary classification loss) meets labels `y` (or the
-    known `classes`) of more than two classes: one binary problem a class. Cheap for numbers
-    (min, max and one comparison); real numbers of more than two values are a ValueError
-    (targets of a regression); a y this cannot read is left to the checks of the
-    one-problem path. "squared" with `classes`: least-squares classification, one problem
-    a class (two classes: one, of the second)."""
+    known `classes`) of more than two classes: one binary problem a class. Two O(m)
+    comparisons, no sort (the labels' own check sorts them once, later); real numbers of
+    more than two values are a ValueError (targets of a regression); a y this cannot read
+    is left to the checks of the one-problem path. "squared" with `classes`: least-squares
+    classification, one problem a class (two classes: one, of the second)."""
     if loss == "squared":
         return classes is not None
     if loss != "auto" and not (isinstance(loss, str) and loss in V.CLASSIFICATION_LOSSES
@@ -41,18 +42,29 @@ def one_vs_rest(loss, y, classes=None):
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] == 0:
         return False
-    if y.dtype.kind in "biuf":
-        many = two_class_signs(y, y.min(), y.max())[1] > 0     # (NaN: its check follows)
-        if many and y.dtype.kind == "f" and np.any(np.isfinite(y) & (y != np.round(y))):
-            # (as scikit-learn's "continuous" targets: not thousands of classes)
-            raise ValueError(f"y holds non-integer numbers of more than two values: labels "
-                             f"of a classification loss (loss={loss!r}) are integers or "
-                             f"strings; real targets need a regression loss")
-        return many
-    try:
-        return np.unique(y).shape[0] > 2
-    except TypeError:
-        return False
+    other = y[y != y[0]]           # (a NaN differs from everything: its check follows)
+    many = other.shape[0] > 0 and bool(np.any(other != other[0]))
+    if many and y.dtype.kind == "f" and np.any(np.isfinite(y) & (y != np.round(y))):
+        # (as scikit-learn's "continuous" targets: not thousands of classes)
+        raise ValueError(f"y holds non-integer numbers of more than two values: labels "
+                         f"of a classification loss (loss={loss!r}) are integers or "
+                         f"strings; real targets need a regression loss")
+    return many
+
+
+def route(loss, y, classes, warm_start, callback):
+    """(one-vs-rest?, the loss) of a `pgs.train` call at a fixed sigma: one-vs-rest for a
+    `OneVsRestModel` warm start, or labels of more than two classes with a binary loss
+    (`one_vs_rest`; a callback follows one problem's run: refused); "auto" resolved to
+    hinge, or the warm start's loss."""
+    ovr = isinstance(warm_start, OneVsRestModel) or (
+        warm_start is None and one_vs_rest(loss, y, classes))
+    if ovr and callback is not None:
+        raise ValueError("callback follows one problem's run: y has more than two classes, "
+                         "one problem each (train them one by one to follow each)")
+    if loss == "auto":
+        loss = "hinge" if warm_start is None else warm_start.params["loss"]
+    return ovr, loss
 
 
 def auto_losses(n_classes, search):
@@ -109,10 +121,10 @@ def ovr_model(models, classes):
 
 def train_one_vs_rest(fit_many, n_rows, y, *, loss, warm_start=None, classes=None, **kwargs):
     """The `OneVsRestModel` of labels `y` (`n_rows` of them; of `classes`, or the warm
-    start's, if given) at a fixed sigma: one binary problem of `loss` a class ("auto":
-    hinge, or the warm start's), trained by ``fit_many(Y, loss=, warm_starts=,
-    known_classes=, **kwargs)`` (`pgs.train`'s, or `pgs.dask.train`'s); `warm_start`, a
-    `OneVsRestModel` that kept its problems' states, continues each problem."""
+    start's, if given) at a fixed sigma: one binary problem of `loss` (`route`'s) a class,
+    trained by ``fit_many(Y, loss=, warm_starts=, known_classes=, **kwargs)`` (`pgs.train`'s,
+    or `pgs.dask.train`'s); `warm_start`, a `OneVsRestModel` that kept its problems'
+    states, continues each problem."""
     if warm_start is not None and warm_start.problems is None:
         raise ValueError("warm_start model has no solver state: train it with keep_state=True")
     if warm_start is not None and classes is not None and \
@@ -120,8 +132,6 @@ def train_one_vs_rest(fit_many, n_rows, y, *, loss, warm_start=None, classes=Non
         raise ValueError(f"classes {classes} differ from the warm_start model's "
                          f"{warm_start.classes}")
     y_index, classes = class_indices(y, n_rows, getattr(warm_start, "classes", classes))
-    if loss == "auto":
-        loss = "hinge" if warm_start is None else warm_start.params["loss"]
     models = fit_many(class_targets(y_index, len(classes), loss), loss=loss,
                       warm_starts=None if warm_start is None else warm_start.problems,
                       known_classes=kernel_classes(loss), **kwargs)

@@ -471,7 +471,8 @@ def train_on_rows(make_rows, y, *, sigma_grid=None, validation_fraction="auto", 
         else:
             losses = ("hinge",) if loss == "auto" else (loss,)
             y_kernel, classes = kernel_targets(y, rows.n_rows, losses[0], classes)
-            y_index = y_kernel if losses[0] in V.MULTICLASS_LOSSES else y_kernel > 0
+            y_index = y_kernel if losses[0] in V.MULTICLASS_LOSSES else y_kernel > 0 \
+                if classification else None
         weights = V.check_sample_weight(kwargs.pop("sample_weight", None), rows.n_rows)
         T = V.check_count("T", kwargs.pop("T", None), allow_none=True)
         per_row = accuracy_per_row(y_index.astype(np.intp), threshold=0.5 if loss == "squared"

@@ -2,13 +2,12 @@
 
 import functools
 
-from pgs.models.ovr import OneVsRestModel
 from pgs.rules import defaults as D
 from pgs.rules.data import as_csr_buffers
 from pgs.rules.docstrings import fill_doc
 from pgs.rules.params import KEEP
 from pgs.training import sigma_auto
-from pgs.training.classes import check_classes, one_vs_rest, train_one_vs_rest
+from pgs.training.classes import check_classes, route, train_one_vs_rest
 from pgs.training.fit import check_reports, fit, fit_many
 
 
@@ -76,11 +75,9 @@ def train(X, y, *, loss=D.DEFAULTS["loss"], p=D.DEFAULTS["p"], sigma=D.DEFAULTS[
     sigma_auto.check_search(kwargs.pop("sigma_grid"), kwargs.pop("validation_fraction"),
                             kwargs.pop("verbose"))     # (unused here, checked all the same)
     sigma = KEEP if auto else sigma                 # (a warm start keeps its)
-    if isinstance(warm_start, OneVsRestModel) or (
-            warm_start is None and one_vs_rest(loss, y, kwargs["classes"])):
+    ovr, kwargs["loss"] = route(loss, y, kwargs["classes"], warm_start, callback)
+    if ovr:
         return _one_vs_rest(X, y, sigma=sigma, **kwargs)
-    if loss == "auto":
-        kwargs["loss"] = "hinge" if warm_start is None else warm_start.params["loss"]
     return fit(X, y, sigma=sigma, known_classes=kwargs.pop("classes"), **kwargs)
 
 
@@ -88,10 +85,7 @@ def _one_vs_rest(X, y, *, callback, callback_every, merge_every, n_jobs, **kwarg
     """`train` at a fixed sigma of labels of more than two classes with a binary loss (or
     continuing a `OneVsRestModel`): `train_one_vs_rest` on one solver's outputs for each
     of `n_jobs` threads (`fit_many`)."""
-    if callback is not None:
-        raise ValueError("callback follows one problem's run: y has more than two classes, "
-                         "one problem each (train them one by one to follow each)")
-    check_reports(None, callback_every, merge_every)  # (merge_every: a problem split by rows)
+    check_reports(callback, callback_every, merge_every)  # (merge_every: rows split)
     Xb = as_csr_buffers(X, check_entries=False)
     return train_one_vs_rest(functools.partial(fit_many, Xb, n_jobs=n_jobs), Xb.shape[0], y,
                              **kwargs)
