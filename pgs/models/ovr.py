@@ -87,23 +87,14 @@ class OneVsRestModel(LinearModel):
 
 
 def model_from_estimator(estimator):
-    """A fitted `PGSClassifier` or `PGSRegressor` as a `pgs.Model` or `OneVsRestModel` that
-    predicts as it does (bit for bit: same weights, same rule)."""
-    models = getattr(estimator, "_models", None)
-    if not models:
+    """A fitted `PGSClassifier` or `PGSRegressor` as a `pgs.Model`, `MulticlassModel` or
+    `OneVsRestModel` that predicts as it does (bit for bit): the model `pgs.train` returned
+    to it, its weights shared, with a classifier's ``class_weight`` in its params."""
+    model = getattr(estimator, "_model", None)
+    if model is None:
         raise ValueError(f"{type(estimator).__name__} is not fitted: call fit first")
-    first = models[0]
-    classes = getattr(estimator, "classes_", None)
     # (a classifier's class_weight: its objective is not the model's unweighted one)
-    params = first.params if classes is None else dict(first.params,
-                                                       class_weight=estimator.class_weight)
-    if classes is None or (len(models) == 1 and first.params["loss"] != "squared"):
-        # A regressor, one K-output model, or one PGS problem whose -1/+1 are
-        # classes_[0]/classes_[1].
-        return type(first)(coef=first.coef, intercept=first.intercept,
-                           iteration=first.iteration, T=first.T, params=params,
-                           classes=None if classes is None else np.asarray(classes))
-    return OneVsRestModel(coef=np.atleast_2d(estimator.coef_), intercept=estimator.intercept_,
-                          iteration=first.iteration, T=first.T, classes=np.asarray(classes),
-                          params=params)
-
+    params = dict(model.params) if not hasattr(estimator, "classes_") else \
+        dict(model.params, class_weight=estimator.class_weight)
+    return type(model)(coef=model.coef, intercept=model.intercept, iteration=model.iteration,
+                       T=model.T, classes=model.classes, params=params)
