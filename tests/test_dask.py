@@ -593,10 +593,13 @@ def test_labels_of_many_classes_train_as_the_dask_estimator_does(client, loss, s
     np.testing.assert_array_equal(est.intercept_, model.intercept)
     assert est.loss_ == model.params["loss"]
     if isinstance(model, pgs.OneVsRestModel):
-        # (a batch of two of the three classes, continued; classes= names all three)
-        first = pgs.dask.train(_dask(X[y < 2], 300), y[y < 2], classes=[0, 1, 2],
-                               loss=loss, T=100, merge_every=100, client=client)
-        np.testing.assert_array_equal(first.classes, [0, 1, 2])
+        # (a batch of two of the three classes, classes= naming all three: one chunk, the
+        # in-memory model of every problem, the absent class's too)
+        kw = dict(classes=[0, 1, 2], loss=loss, T=100, seed=5, sigma=1e-3)
+        first = pgs.dask.train(_dask(X[y < 2], int(np.sum(y < 2))), y[y < 2], merge_every=100,
+                               client=client, **kw)
+        np.testing.assert_array_equal(first.coef, pgs.train(X[y < 2], y[y < 2], **kw).coef)
+        assert first.coef.shape[0] == 3
         more = pgs.dask.train(Xd, y, loss=loss, warm_start=model, T=300, merge_every=100,
                               client=client)
         assert more.T == model.T + 300
